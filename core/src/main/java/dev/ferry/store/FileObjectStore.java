@@ -1,0 +1,495 @@
+package dev.ferry.store;
+
+import java.io.FilterInputStream;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.nio.channels.Channels;
+import java.nio.channels.FileChannel;
+import java.nio.file.AtomicMoveNotSupportedException;
+import java.nio.file.DirectoryNotEmptyException;
+import java.nio.file.FileAlreadyExistsException;
+import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
+import java.nio.file.NotDirectoryException;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.nio.file.StandardOpenOption;
+import java.nio.file.attribute.BasicFileAttributes;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.HexFormat;
+import java.util.List;
+import java.util.Objects;
+import java.util.TreeSet;
+import java.util.UUID;
+import java.util.stream.Stream;
+
+/**
+ * An object store over a directory: each top-level folder is a bucket, each key a file below it, '/'
+ * separating folders. Later the shared-file-system tier.
+ *
+ * <p>Writes go to a temporary file under {@code ROOT/.ferry-tmp}, are fsync'd and then moved into place
+ * atomically, so a reader sees the old object or the new one, never a half-written one. An object's ETag is
+ * derived from its file's identity (inode, modification time, size), as web servers do for static files, so
+ * files dropped into the directory by other programs get ETags too, and any rewrite changes it.
+ *
+ * <p>Keys that a file system cannot hold as given (empty segments, {@code .} or {@code ..}, a trailing
+ * '/') are refused with a fatal error; nothing outside {@code ROOT} is ever read or written.
+ * Listing walks the folder under the prefix and sorts: fine for thousands of keys per prefix, not millions.
+ *
+ * <p>Thread-safe: every operation is a file-system operation, atomic where it matters.
+ */
+public final class FileObjectStore implements ObjectStore, BucketOperations {
+    private static final String TMP_DIR = ".ferry-tmp";
+    private static final String UPLOADS_DIR = ".ferry-uploads";
+
+    private final Path root;
+    private final Path tmp;
+    private final Path uploads;
+
+    public FileObjectStore(Path root) throws IOException {
+        this.root = Objects.requireNonNull(root, "root is null").toAbsolutePath().normalize();
+        Files.createDirectories(this.root);
+        this.tmp = Files.createDirectories(this.root.resolve(TMP_DIR));
+        this.uploads = Files.createDirectories(this.root.resolve(UPLOADS_DIR));
+    }
+
+    public Path root() {
+        return root;
+    }
+
+    @Override
+    public ObjectMeta head(ObjectKey key) throws IOException {
+        Path file = fileFor(key);
+        try {
+            BasicFileAttributes attrs = Files.readAttributes(file, BasicFileAttributes.class);
+            if (!attrs.isRegularFile()) {
+                throw ObjectNotFoundException.of(key);
+            }
+            return meta(key, attrs);
+        } catch (NoSuchFileException | NotDirectoryException e) {
+            throw notFound(key);
+        }
+    }
+
+    @Override
+    public ObjectContent get(GetRequest request) throws IOException {
+        ObjectKey key = request.key();
+        Path file = fileFor(key);
+        FileChannel channel;
+        try {
+            channel = FileChannel.open(file, StandardOpenOption.READ);
+        } catch (NoSuchFileException | NotDirectoryException e) {
+            throw notFound(key);
+        } catch (IOException e) {
+            if (Files.isDirectory(file)) {
+                throw notFound(key);
+            }
+            throw e;
+        }
+        try {
+            // Attributes of the open file: a concurrent replace moves a new inode in, ours stays consistent.
+            BasicFileAttributes attrs = Files.readAttributes(file, BasicFileAttributes.class);
+            ObjectMeta meta = meta(key, attrs);
+            long size = channel.size();
+            if (size != meta.size()) {
+                // Replaced between open and stat: report the version we actually hold.
+                meta = new ObjectMeta(key, size, meta.etag() + "-r", null, meta.lastModified());
+            }
+            if (request.ifMatch() != null && !request.ifMatch().equals(meta.etag())) {
+                throw new StoreException(StoreException.Kind.PRECONDITION_FAILED, 412,
+                        "object changed: " + key + " has ETag " + meta.etag() + ", not " + request.ifMatch(), null);
+            }
+            ByteRange range;
+            if (request.range() == null) {
+                range = size == 0 ? null : ByteRange.of(0, size);
+            } else {
+                range = request.range().clip(size);
+                if (range == null) {
+                    throw new StoreException(StoreException.Kind.FATAL, 416,
+                            "range " + request.range().toHttpHeader() + " starts past the end of " + key + " (" + size + " bytes)", null);
+                }
+            }
+            channel.position(range == null ? 0 : range.offset());
+            InputStream in = new BoundedInputStream(Channels.newInputStream(channel), range == null ? 0 : range.length());
+            return new ObjectContent(meta, range, in);
+        } catch (IOException | RuntimeException e) {
+            channel.close();
+            throw e;
+        }
+    }
+
+    @Override
+    public ListPage list(ListRequest request) throws IOException {
+        Path bucketDir = bucketDir(request.bucket());
+        if (!Files.isDirectory(bucketDir)) {
+            throw new ObjectNotFoundException("no such bucket: " + request.bucket());
+        }
+        String prefix = request.prefix();
+        int slash = prefix.lastIndexOf('/');
+        Path start = slash < 0 ? bucketDir : bucketDir.resolve(prefix.substring(0, slash));
+        if (!start.normalize().startsWith(bucketDir) || !Files.isDirectory(start)) {
+            return new ListPage(List.of(), List.of(), null);
+        }
+        TreeSet<String> keys = new TreeSet<>();
+        try (Stream<Path> walk = Files.walk(start)) {
+            walk.filter(Files::isRegularFile).forEach(p -> {
+                String key = bucketDir.relativize(p).toString().replace(p.getFileSystem().getSeparator(), "/");
+                if (key.startsWith(prefix)) {
+                    keys.add(key);
+                }
+            });
+        } catch (java.io.UncheckedIOException e) {
+            throw e.getCause();
+        }
+        List<ObjectMeta> objects = new ArrayList<>();
+        List<String> prefixes = new ArrayList<>();
+        String after = request.continuationToken();
+        String last = null;
+        boolean truncated = false;
+        for (String key : after == null ? keys : keys.tailSet(after, false)) {
+            String entry = key;
+            boolean isPrefix = false;
+            if (request.delimiter() != null) {
+                int d = key.indexOf(request.delimiter(), prefix.length());
+                if (d >= 0) {
+                    entry = key.substring(0, d + request.delimiter().length());
+                    isPrefix = true;
+                }
+            }
+            if (isPrefix && !prefixes.isEmpty() && prefixes.get(prefixes.size() - 1).equals(entry)) {
+                continue;
+            }
+            if (isPrefix && after != null && after.startsWith(entry)) {
+                continue; // this common prefix was returned on an earlier page
+            }
+            if (objects.size() + prefixes.size() == request.maxKeys()) {
+                truncated = true;
+                break;
+            }
+            if (isPrefix) {
+                prefixes.add(entry);
+                last = entry + Character.MAX_VALUE; // resume after every key under this prefix
+            } else {
+                try {
+                    objects.add(meta(ObjectKey.of(request.bucket(), key),
+                            Files.readAttributes(bucketDir.resolve(key), BasicFileAttributes.class)));
+                } catch (NoSuchFileException e) {
+                    continue; // deleted while listing
+                }
+                last = key;
+            }
+        }
+        return new ListPage(objects, prefixes, truncated ? last : null);
+    }
+
+    @Override
+    public ObjectMeta put(ObjectKey key, PutBody body) throws IOException {
+        Path file = fileFor(key);
+        Path temp = writeTemp(body);
+        return moveIntoPlace(key, temp, file);
+    }
+
+    @Override
+    public void delete(ObjectKey key) throws IOException {
+        Path file = fileFor(key);
+        try {
+            if (Files.isRegularFile(file)) {
+                Files.deleteIfExists(file);
+            }
+        } catch (NoSuchFileException e) {
+            return;
+        }
+        Path bucketDir = bucketDir(key.bucket());
+        for (Path dir = file.getParent(); dir != null && !dir.equals(bucketDir) && dir.startsWith(bucketDir); dir = dir.getParent()) {
+            try {
+                Files.delete(dir);
+            } catch (DirectoryNotEmptyException | NoSuchFileException e) {
+                break;
+            }
+        }
+    }
+
+    @Override
+    public MultipartUpload startMultipart(ObjectKey key) throws IOException {
+        fileFor(key); // validates the key and the bucket now, not at completion
+        requireBucket(key.bucket());
+        String id = UUID.randomUUID().toString();
+        Path dir = Files.createDirectories(uploads.resolve(id));
+        Files.writeString(dir.resolve("key"), key.bucket() + "\n" + key.key());
+        return new MultipartUpload(key, id);
+    }
+
+    @Override
+    public CompletedPart uploadPart(MultipartUpload upload, int partNumber, PutBody body) throws IOException {
+        Path dir = uploadDir(upload);
+        if (partNumber < 1 || partNumber > CompletedPart.MAX_PARTS) {
+            throw new StoreException(StoreException.Kind.FATAL, 400,
+                    "part number must be 1 to " + CompletedPart.MAX_PARTS + ": " + partNumber, null);
+        }
+        Path temp = writeTemp(body);
+        Path part = dir.resolve(Integer.toString(partNumber));
+        Files.move(temp, part, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+        return new CompletedPart(partNumber, etagOf(Files.readAttributes(part, BasicFileAttributes.class)));
+    }
+
+    @Override
+    public ObjectMeta completeMultipart(MultipartUpload upload, List<CompletedPart> parts) throws IOException {
+        Path dir = uploadDir(upload);
+        if (parts.isEmpty()) {
+            throw new StoreException(StoreException.Kind.FATAL, 400, "multipart upload of " + upload.key() + " has no parts", null);
+        }
+        int previous = 0;
+        for (CompletedPart p : parts) {
+            if (p.partNumber() <= previous) {
+                throw new StoreException(StoreException.Kind.FATAL, 400,
+                        "parts of " + upload.key() + " must be in ascending order: " + p.partNumber() + " after " + previous, null);
+            }
+            previous = p.partNumber();
+            Path part = dir.resolve(Integer.toString(p.partNumber()));
+            String actual;
+            try {
+                actual = etagOf(Files.readAttributes(part, BasicFileAttributes.class));
+            } catch (NoSuchFileException e) {
+                throw new StoreException(StoreException.Kind.FATAL, 400,
+                        "part " + p.partNumber() + " of " + upload.key() + " was never uploaded", null);
+            }
+            if (!actual.equals(p.etag())) {
+                throw new StoreException(StoreException.Kind.FATAL, 400,
+                        "part " + p.partNumber() + " of " + upload.key() + " has ETag " + actual + ", not " + p.etag(), null);
+            }
+        }
+        Path temp = tmp.resolve(UUID.randomUUID() + ".part");
+        try (FileChannel out = FileChannel.open(temp, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE)) {
+            for (CompletedPart p : parts) {
+                try (FileChannel in = FileChannel.open(dir.resolve(Integer.toString(p.partNumber())), StandardOpenOption.READ)) {
+                    long size = in.size();
+                    for (long done = 0; done < size; ) {
+                        done += in.transferTo(done, size - done, out);
+                    }
+                }
+            }
+            out.force(true);
+        } catch (IOException e) {
+            Files.deleteIfExists(temp);
+            throw e;
+        }
+        ObjectMeta meta = moveIntoPlace(upload.key(), temp, fileFor(upload.key()));
+        deleteRecursively(dir);
+        return meta;
+    }
+
+    @Override
+    public void abortMultipart(MultipartUpload upload) throws IOException {
+        deleteRecursively(uploadDir(upload));
+    }
+
+    @Override
+    public List<String> listBuckets() throws IOException {
+        try (Stream<Path> children = Files.list(root)) {
+            return children.filter(Files::isDirectory)
+                    .map(p -> p.getFileName().toString())
+                    .filter(name -> !name.startsWith("."))
+                    .sorted()
+                    .toList();
+        }
+    }
+
+    @Override
+    public void createBucket(String bucket) throws IOException {
+        ObjectKey.validateBucket(bucket);
+        Files.createDirectories(root.resolve(bucket));
+    }
+
+    private Path bucketDir(String bucket) {
+        ObjectKey.validateBucket(bucket);
+        return root.resolve(bucket);
+    }
+
+    private void requireBucket(String bucket) throws IOException {
+        if (!Files.isDirectory(bucketDir(bucket))) {
+            throw new ObjectNotFoundException("no such bucket: " + bucket);
+        }
+    }
+
+    /** The file of a key; refuses keys a file system cannot hold or that would leave the root. */
+    private Path fileFor(ObjectKey key) throws StoreException {
+        Path bucketDir = bucketDir(key.bucket());
+        String k = key.key();
+        if (k.startsWith("/") || k.endsWith("/") || k.contains("//") || k.contains("\\")) {
+            throw unstorable(key, "it has an empty path segment or a backslash");
+        }
+        for (String segment : k.split("/")) {
+            if (segment.equals(".") || segment.equals("..") || segment.equals(TMP_DIR) || segment.equals(UPLOADS_DIR)) {
+                throw unstorable(key, "it has a '" + segment + "' segment");
+            }
+            if (segment.getBytes(java.nio.charset.StandardCharsets.UTF_8).length > 255) {
+                throw unstorable(key, "a path segment is longer than 255 bytes");
+            }
+        }
+        Path file = bucketDir.resolve(k).normalize();
+        if (!file.startsWith(bucketDir) || file.equals(bucketDir)) {
+            throw unstorable(key, "it resolves outside its bucket");
+        }
+        return file;
+    }
+
+    private static StoreException unstorable(ObjectKey key, String why) {
+        return new StoreException(StoreException.Kind.FATAL, 400, "key cannot be stored in a file system store because " + why + ": " + key, null);
+    }
+
+    private ObjectNotFoundException notFound(ObjectKey key) {
+        if (!Files.isDirectory(root.resolve(key.bucket()))) {
+            return new ObjectNotFoundException("no such bucket: " + key.bucket());
+        }
+        return ObjectNotFoundException.of(key);
+    }
+
+    private Path uploadDir(MultipartUpload upload) throws IOException {
+        String id = upload.uploadId();
+        if (id.contains("/") || id.contains("..") || id.startsWith(".")) {
+            throw new StoreException(StoreException.Kind.NOT_FOUND, 404, "no such upload: " + id, null);
+        }
+        Path dir = uploads.resolve(id);
+        Path keyFile = dir.resolve("key");
+        if (!Files.isRegularFile(keyFile)) {
+            throw new StoreException(StoreException.Kind.NOT_FOUND, 404, "no such upload: " + id + " for " + upload.key(), null);
+        }
+        String expected = upload.key().bucket() + "\n" + upload.key().key();
+        if (!Files.readString(keyFile).equals(expected)) {
+            throw new StoreException(StoreException.Kind.NOT_FOUND, 404, "upload " + id + " is not for " + upload.key(), null);
+        }
+        return dir;
+    }
+
+    private Path writeTemp(PutBody body) throws IOException {
+        Path temp = tmp.resolve(UUID.randomUUID() + ".part");
+        try {
+            try (FileChannel channel = FileChannel.open(temp, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE)) {
+                long written;
+                if (body.file() != null) {
+                    try (FileChannel src = FileChannel.open(body.file(), StandardOpenOption.READ)) {
+                        written = 0;
+                        while (written < body.length()) {
+                            long n = src.transferTo(written, body.length() - written, channel);
+                            if (n <= 0) {
+                                break;
+                            }
+                            written += n;
+                        }
+                    }
+                } else {
+                    // The channel's stream is not closed here: closing it would close the channel before fsync.
+                    OutputStream out = Channels.newOutputStream(channel);
+                    try (InputStream in = body.open()) {
+                        written = in.transferTo(out);
+                    }
+                }
+                if (written != body.length()) {
+                    throw new StoreException(StoreException.Kind.FATAL, 400,
+                            "body yielded " + written + " bytes but declared " + body.length(), null);
+                }
+                channel.force(true);
+            }
+            return temp;
+        } catch (IOException | RuntimeException e) {
+            Files.deleteIfExists(temp);
+            throw e;
+        }
+    }
+
+    private ObjectMeta moveIntoPlace(ObjectKey key, Path temp, Path file) throws IOException {
+        try {
+            requireBucket(key.bucket());
+            try {
+                Files.createDirectories(file.getParent());
+            } catch (FileAlreadyExistsException e) {
+                throw unstorable(key, "a parent folder of it is already an object");
+            }
+            if (Files.isDirectory(file)) {
+                throw unstorable(key, "other keys already use it as a folder");
+            }
+            try {
+                Files.move(temp, file, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+            } catch (AtomicMoveNotSupportedException e) {
+                Files.move(temp, file, StandardCopyOption.REPLACE_EXISTING);
+            }
+            return meta(key, Files.readAttributes(file, BasicFileAttributes.class));
+        } finally {
+            Files.deleteIfExists(temp);
+        }
+    }
+
+    private static ObjectMeta meta(ObjectKey key, BasicFileAttributes attrs) {
+        return new ObjectMeta(key, attrs.size(), etagOf(attrs), null, attrs.lastModifiedTime().toInstant());
+    }
+
+    /** ETag from file identity: changes whenever the file is replaced or rewritten. */
+    static String etagOf(BasicFileAttributes attrs) {
+        long h = 0xcbf29ce484222325L;
+        String identity = String.valueOf(attrs.fileKey()) + "/" + attrs.lastModifiedTime().toInstant() + "/" + attrs.size();
+        for (int i = 0; i < identity.length(); i++) {
+            h ^= identity.charAt(i);
+            h *= 0x100000001b3L;
+        }
+        return HexFormat.of().toHexDigits(h) + "-" + Long.toHexString(attrs.size());
+    }
+
+    private static void deleteRecursively(Path dir) throws IOException {
+        if (!Files.exists(dir)) {
+            return;
+        }
+        try (Stream<Path> walk = Files.walk(dir)) {
+            for (Path p : walk.sorted(Comparator.reverseOrder()).toList()) {
+                Files.deleteIfExists(p);
+            }
+        }
+    }
+
+    /** Yields at most {@code remaining} bytes of the underlying stream. */
+    static final class BoundedInputStream extends FilterInputStream {
+        private long remaining;
+
+        BoundedInputStream(InputStream in, long limit) {
+            super(in);
+            this.remaining = limit;
+        }
+
+        @Override
+        public int read() throws IOException {
+            if (remaining <= 0) {
+                return -1;
+            }
+            int b = super.read();
+            if (b >= 0) {
+                remaining--;
+            }
+            return b;
+        }
+
+        @Override
+        public int read(byte[] b, int off, int len) throws IOException {
+            if (remaining <= 0) {
+                return -1;
+            }
+            int n = super.read(b, off, (int) Math.min(len, remaining));
+            if (n > 0) {
+                remaining -= n;
+            }
+            return n;
+        }
+
+        @Override
+        public long skip(long n) throws IOException {
+            long skipped = super.skip(Math.min(n, remaining));
+            remaining -= skipped;
+            return skipped;
+        }
+
+        @Override
+        public int available() throws IOException {
+            return (int) Math.min(super.available(), remaining);
+        }
+    }
+}

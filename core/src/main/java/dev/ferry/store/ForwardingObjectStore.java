@@ -1,0 +1,88 @@
+package dev.ferry.store;
+
+import java.io.IOException;
+import java.util.List;
+import java.util.Objects;
+
+/**
+ * A decorator that forwards every call to a delegate; subclasses override what they change. Implements
+ * {@link BucketOperations} by forwarding when the delegate has it.
+ */
+public abstract class ForwardingObjectStore implements ObjectStore, BucketOperations {
+    protected final ObjectStore delegate;
+
+    protected ForwardingObjectStore(ObjectStore delegate) {
+        this.delegate = Objects.requireNonNull(delegate, "delegate is null");
+    }
+
+    public ObjectStore delegate() {
+        return delegate;
+    }
+
+    @Override
+    public ObjectMeta head(ObjectKey key) throws IOException {
+        return delegate.head(key);
+    }
+
+    @Override
+    public ObjectContent get(GetRequest request) throws IOException {
+        return delegate.get(request);
+    }
+
+    @Override
+    public ListPage list(ListRequest request) throws IOException {
+        return delegate.list(request);
+    }
+
+    @Override
+    public ObjectMeta put(ObjectKey key, PutBody body) throws IOException {
+        return delegate.put(key, body);
+    }
+
+    @Override
+    public void delete(ObjectKey key) throws IOException {
+        delegate.delete(key);
+    }
+
+    @Override
+    public MultipartUpload startMultipart(ObjectKey key) throws IOException {
+        return delegate.startMultipart(key);
+    }
+
+    @Override
+    public CompletedPart uploadPart(MultipartUpload upload, int partNumber, PutBody body) throws IOException {
+        return delegate.uploadPart(upload, partNumber, body);
+    }
+
+    @Override
+    public ObjectMeta completeMultipart(MultipartUpload upload, List<CompletedPart> parts) throws IOException {
+        return delegate.completeMultipart(upload, parts);
+    }
+
+    @Override
+    public void abortMultipart(MultipartUpload upload) throws IOException {
+        delegate.abortMultipart(upload);
+    }
+
+    @Override
+    public List<String> listBuckets() throws IOException {
+        return buckets().listBuckets();
+    }
+
+    @Override
+    public void createBucket(String bucket) throws IOException {
+        buckets().createBucket(bucket);
+    }
+
+    private BucketOperations buckets() {
+        if (delegate instanceof BucketOperations ops) {
+            return ops;
+        }
+        throw new UnsupportedOperationException(delegate.getClass().getSimpleName() + " has no bucket operations");
+    }
+
+    @Override
+    public void close() throws IOException {
+        delegate.close();
+    }
+}

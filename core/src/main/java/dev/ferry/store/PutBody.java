@@ -1,0 +1,60 @@
+package dev.ferry.store;
+
+import java.io.ByteArrayInputStream;
+import java.io.IOException;
+import java.io.InputStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Objects;
+
+/**
+ * The bytes of a write. A body can be opened more than once, so a failed upload can be retried.
+ */
+public interface PutBody {
+    /** Exact number of bytes {@link #open()} yields. */
+    long length();
+
+    /** A fresh stream over the whole body. */
+    InputStream open() throws IOException;
+
+    /** The file behind this body, when there is one (lets adapters upload without copying). */
+    default Path file() {
+        return null;
+    }
+
+    static PutBody ofBytes(byte[] bytes) {
+        Objects.requireNonNull(bytes, "bytes is null");
+        return new PutBody() {
+            @Override
+            public long length() {
+                return bytes.length;
+            }
+
+            @Override
+            public InputStream open() {
+                return new ByteArrayInputStream(bytes);
+            }
+        };
+    }
+
+    static PutBody ofFile(Path path) throws IOException {
+        Objects.requireNonNull(path, "path is null");
+        long size = Files.size(path);
+        return new PutBody() {
+            @Override
+            public long length() {
+                return size;
+            }
+
+            @Override
+            public InputStream open() throws IOException {
+                return Files.newInputStream(path);
+            }
+
+            @Override
+            public Path file() {
+                return path;
+            }
+        };
+    }
+}

@@ -1,0 +1,112 @@
+package dev.ferry.store;
+
+import java.io.IOException;
+import java.io.InterruptedIOException;
+import java.net.ConnectException;
+import java.net.SocketException;
+import java.net.SocketTimeoutException;
+import java.net.http.HttpTimeoutException;
+
+/**
+ * A failure of an object store, classified where it enters ferry (the adapter that talked to the store), so
+ * decorators above decide by {@link #kind()} alone whether to retry, back off or give up.
+ */
+public class StoreException extends IOException {
+    private static final long serialVersionUID = 1L;
+
+    /** What went wrong, as far as the caller needs to know. */
+    public enum Kind {
+        /** The object or bucket does not exist (404). */
+        NOT_FOUND(false),
+        /** Credentials missing, wrong or not allowed (401, 403). */
+        ACCESS_DENIED(false),
+        /** A conditional request did not match (412): the object changed. */
+        PRECONDITION_FAILED(false),
+        /** The store asked us to slow down (503 SlowDown, 429). Retryable, and a signal to the governor. */
+        THROTTLED(true),
+        /** A transient failure: 408, other 5xx, connection reset, timeout. */
+        RETRYABLE(true),
+        /** Anything else: bad request, invalid range, protocol errors. */
+        FATAL(false);
+
+        private final boolean retryable;
+
+        Kind(boolean retryable) {
+            this.retryable = retryable;
+        }
+
+        public boolean retryable() {
+            return retryable;
+        }
+    }
+
+    private final Kind kind;
+    private final int httpStatus;
+
+    public StoreException(Kind kind, String message) {
+        this(kind, 0, message, null);
+    }
+
+    public StoreException(Kind kind, int httpStatus, String message, Throwable cause) {
+        super(message, cause);
+        this.kind = kind;
+        this.httpStatus = httpStatus;
+    }
+
+    public Kind kind() {
+        return kind;
+    }
+
+    /** The HTTP status the store answered with, or 0 where there was none. */
+    public int httpStatus() {
+        return httpStatus;
+    }
+
+    public boolean isRetryable() {
+        return kind.retryable();
+    }
+
+    /** The kind an HTTP status (with S3 error code, may be null) belongs to. */
+    public static Kind kindOf(int status, String errorCode) {
+        if ("SlowDown".equals(errorCode) || status == 429) {
+            return Kind.THROTTLED;
+        }
+        if ("NoSuchKey".equals(errorCode) || "NoSuchBucket".equals(errorCode) || status == 404) {
+            return Kind.NOT_FOUND;
+        }
+        if (status == 401 || status == 403) {
+            return Kind.ACCESS_DENIED;
+        }
+        if (status == 412) {
+            return Kind.PRECONDITION_FAILED;
+        }
+        if (status == 408 || status >= 500 || "RequestTimeout".equals(errorCode) || "InternalError".equals(errorCode)) {
+            return Kind.RETRYABLE;
+        }
+        return Kind.FATAL;
+    }
+
+    /**
+     * Classifies any failure: a {@link StoreException} keeps its kind; resets, refused connections and
+     * timeouts are retryable; other I/O errors are retryable too (a broken stream mid-read); everything else
+     * is fatal.
+     */
+    public static Kind classify(Throwable t) {
+        for (Throwable c = t; c != null; c = c.getCause()) {
+            if (c instanceof StoreException se) {
+                return se.kind();
+            }
+            if (c instanceof SocketTimeoutException || c instanceof HttpTimeoutException
+                    || c instanceof ConnectException || c instanceof SocketException) {
+                return Kind.RETRYABLE;
+            }
+        }
+        if (t instanceof InterruptedIOException) {
+            return Kind.FATAL;
+        }
+        if (t instanceof IOException) {
+            return Kind.RETRYABLE;
+        }
+        return Kind.FATAL;
+    }
+}
