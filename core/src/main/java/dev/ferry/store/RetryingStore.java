@@ -161,8 +161,12 @@ public final class RetryingStore extends ForwardingObjectStore {
 
         @Override
         public int read(byte[] b, int off, int len) throws IOException {
+            java.util.Objects.checkFromIndexSize(off, len, b.length);
             if (position >= range.length()) {
                 return -1;
+            }
+            if (len == 0) {
+                return 0;
             }
             while (true) {
                 try {

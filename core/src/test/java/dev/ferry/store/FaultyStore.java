@@ -102,6 +102,9 @@ public final class FaultyStore extends ForwardingObjectStore {
 
         @Override
         public int read(byte[] b, int off, int len) throws IOException {
+            if (len == 0) {
+                return 0;
+            }
             if (left <= 0) {
                 throw new SocketException("Connection reset");
             }
