@@ -67,14 +67,6 @@ public record GovernorConfig(
     }
 
     public String prefixOf(String bucket, String key) {
-        int end = 0;
-        for (int i = 0; i < prefixDepth; i++) {
-            int slash = key.indexOf('/', end);
-            if (slash < 0) {
-                break;
-            }
-            end = slash + 1;
-        }
-        return bucket + "/" + key.substring(0, end);
+        return Prefixes.of(bucket, key, prefixDepth);
     }
 }

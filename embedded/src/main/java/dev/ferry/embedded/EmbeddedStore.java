@@ -1,0 +1,106 @@
+package dev.ferry.embedded;
+
+import java.io.IOException;
+import java.net.URI;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Objects;
+import java.util.Properties;
+import org.gaul.s3proxy.BlobStores;
+import org.gaul.s3proxy.S3Proxy;
+import org.gaul.s3proxy.auth.AuthenticationType;
+import org.gaul.s3proxy.blobstore.BlobStore;
+
+/**
+ * A real S3-compatible server on 127.0.0.1 serving a directory: each top-level folder is a bucket. It is
+ * s3proxy (its {@code filesystem-nio2} backend) behind the {@link CloudProfile}, started in-process.
+ *
+ * <p>It accepts any credentials (the signature is not checked): it binds to loopback only and exists for
+ * demos, tests and benchmarks, not for serving data to others.
+ *
+ * <p>Thread-safe once started.
+ */
+public final class EmbeddedStore implements AutoCloseable {
+    /** What the server has seen: requests, how many were refused with SlowDown, GET body bytes sent. */
+    public record Stats(long requests, long slowDowns, long bytesServed) {
+    }
+
+    private final S3Proxy proxy;
+    private final CloudProfileBlobStore blobStore;
+    private final Path root;
+
+    private EmbeddedStore(Path root, S3Proxy proxy, CloudProfileBlobStore blobStore) {
+        this.root = root;
+        this.proxy = proxy;
+        this.blobStore = blobStore;
+    }
+
+    /**
+     * Starts a server over {@code root} (created if missing) on {@code port} (0 picks a free one).
+     *
+     * @throws IOException when the folder cannot be created or the port cannot be bound
+     */
+    public static EmbeddedStore start(Path root, int port, CloudProfile profile) throws IOException {
+        Objects.requireNonNull(root, "root is null");
+        Objects.requireNonNull(profile, "profile is null");
+        if (port < 0 || port > 65535) {
+            throw new IllegalArgumentException("port must be 0 to 65535: " + port);
+        }
+        Path dir = Files.createDirectories(root.toAbsolutePath().normalize());
+        Properties props = new Properties();
+        props.setProperty("jclouds.filesystem.basedir", dir.toString());
+        BlobStore backend = BlobStores.create("filesystem-nio2", props);
+        CloudProfileBlobStore profiled = new CloudProfileBlobStore(backend, profile);
+        S3Proxy proxy = S3Proxy.builder()
+                .blobStore(profiled)
+                .endpoint(URI.create("http://127.0.0.1:" + port))
+                .awsAuthentication(AuthenticationType.NONE, null, null)
+                .ignoreUnknownHeaders(true)
+                .jettyMaxThreads(256)
+                .build();
+        try {
+            proxy.start();
+            for (int i = 0; i < 500 && !"STARTED".equals(proxy.getState()); i++) {
+                Thread.sleep(10);
+            }
+        } catch (Exception e) {
+            try {
+                proxy.stop();
+            } catch (Exception suppressed) {
+                e.addSuppressed(suppressed);
+            }
+            String why = e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage();
+            throw new IOException("cannot start the embedded store on 127.0.0.1:" + port + ": " + why, e);
+        }
+        if (!"STARTED".equals(proxy.getState())) {
+            throw new IOException("the embedded store did not start on 127.0.0.1:" + port + " (state " + proxy.getState() + ")");
+        }
+        return new EmbeddedStore(dir, proxy, profiled);
+    }
+
+    /** The endpoint URL clients use, e.g. {@code http://127.0.0.1:9000}. */
+    public URI endpoint() {
+        return URI.create("http://127.0.0.1:" + proxy.getPort());
+    }
+
+    public int port() {
+        return proxy.getPort();
+    }
+
+    public Path root() {
+        return root;
+    }
+
+    public Stats stats() {
+        return blobStore.stats();
+    }
+
+    @Override
+    public void close() {
+        try {
+            proxy.stop();
+        } catch (Exception e) {
+            throw new IllegalStateException("cannot stop the embedded store: " + e.getMessage(), e);
+        }
+    }
+}

@@ -1,0 +1,358 @@
+package dev.ferry.s3;
+
+import dev.ferry.store.BucketOperations;
+import dev.ferry.store.ByteRange;
+import dev.ferry.store.CompletedPart;
+import dev.ferry.store.GetRequest;
+import dev.ferry.store.ListPage;
+import dev.ferry.store.ListRequest;
+import dev.ferry.store.MultipartUpload;
+import dev.ferry.store.ObjectContent;
+import dev.ferry.store.ObjectKey;
+import dev.ferry.store.ObjectMeta;
+import dev.ferry.store.ObjectNotFoundException;
+import dev.ferry.store.ObjectStore;
+import dev.ferry.store.PutBody;
+import dev.ferry.store.StoreException;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.UncheckedIOException;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Objects;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.atomic.AtomicInteger;
+import software.amazon.awssdk.auth.credentials.AwsBasicCredentials;
+import software.amazon.awssdk.auth.credentials.AwsCredentialsProvider;
+import software.amazon.awssdk.auth.credentials.DefaultCredentialsProvider;
+import software.amazon.awssdk.auth.credentials.StaticCredentialsProvider;
+import software.amazon.awssdk.core.ResponseInputStream;
+import software.amazon.awssdk.core.checksums.RequestChecksumCalculation;
+import software.amazon.awssdk.core.checksums.ResponseChecksumValidation;
+import software.amazon.awssdk.core.exception.SdkClientException;
+import software.amazon.awssdk.core.exception.SdkException;
+import software.amazon.awssdk.core.sync.RequestBody;
+import software.amazon.awssdk.http.apache.ApacheHttpClient;
+import software.amazon.awssdk.regions.Region;
+import software.amazon.awssdk.retries.DefaultRetryStrategy;
+import software.amazon.awssdk.services.s3.S3Client;
+import software.amazon.awssdk.services.s3.S3ClientBuilder;
+import software.amazon.awssdk.services.s3.model.AbortMultipartUploadRequest;
+import software.amazon.awssdk.services.s3.model.Bucket;
+import software.amazon.awssdk.services.s3.model.BucketAlreadyOwnedByYouException;
+import software.amazon.awssdk.services.s3.model.CommonPrefix;
+import software.amazon.awssdk.services.s3.model.CompleteMultipartUploadRequest;
+import software.amazon.awssdk.services.s3.model.CompleteMultipartUploadResponse;
+import software.amazon.awssdk.services.s3.model.CompletedMultipartUpload;
+import software.amazon.awssdk.services.s3.model.CreateMultipartUploadRequest;
+import software.amazon.awssdk.services.s3.model.DeleteObjectRequest;
+import software.amazon.awssdk.services.s3.model.GetObjectRequest;
+import software.amazon.awssdk.services.s3.model.GetObjectResponse;
+import software.amazon.awssdk.services.s3.model.HeadObjectRequest;
+import software.amazon.awssdk.services.s3.model.HeadObjectResponse;
+import software.amazon.awssdk.services.s3.model.ListObjectsV2Request;
+import software.amazon.awssdk.services.s3.model.ListObjectsV2Response;
+import software.amazon.awssdk.services.s3.model.PutObjectRequest;
+import software.amazon.awssdk.services.s3.model.PutObjectResponse;
+import software.amazon.awssdk.services.s3.model.S3Exception;
+import software.amazon.awssdk.services.s3.model.S3Object;
+import software.amazon.awssdk.services.s3.model.UploadPartRequest;
+
+/**
+ * An {@link ObjectStore} over S3 or an S3-compatible server, on the AWS SDK for Java v2's sync client.
+ *
+ * <p>Choices, and why:
+ * <ul>
+ *   <li>The SDK's own retries are off: {@link dev.ferry.store.RetryingStore} and
+ *       {@link dev.ferry.store.GovernedStore} above this store retry and pace, and must see every SlowDown.
+ *   <li>Flexible checksums only where an operation requires them: S3-compatible servers (older MinIO, GCS
+ *       interop, s3proxy) reject or ignore the trailing checksums SDKs send by default since 2025.
+ *   <li>A read longer than {@code partSize} becomes parallel ranged GETs of {@code partSize}, every one after
+ *       the first pinned with If-Match to the first's ETag, so the parts always belong to one version.
+ * </ul>
+ * Failures are classified into {@link StoreException} kinds here, where they enter.
+ *
+ * <p>Thread-safe.
+ */
+public final class S3ObjectStore implements ObjectStore, BucketOperations {
+    private final S3StoreConfig config;
+    private final S3Client s3;
+    private final ExecutorService partExecutor;
+
+    public S3ObjectStore(S3StoreConfig config) {
+        this.config = Objects.requireNonNull(config, "config is null");
+        S3ClientBuilder builder = S3Client.builder()
+                .region(Region.of(config.region()))
+                .forcePathStyle(config.pathStyle())
+                .credentialsProvider(credentials(config))
+                .requestChecksumCalculation(RequestChecksumCalculation.WHEN_REQUIRED)
+                .responseChecksumValidation(ResponseChecksumValidation.WHEN_REQUIRED)
+                .overrideConfiguration(o -> o.retryStrategy(DefaultRetryStrategy.doNotRetry()))
+                .httpClientBuilder(ApacheHttpClient.builder()
+                        .maxConnections(config.maxConnections())
+                        .connectionTimeout(config.connectTimeout())
+                        .socketTimeout(config.socketTimeout()));
+        if (config.endpoint() != null) {
+            builder.endpointOverride(config.endpoint());
+        }
+        this.s3 = builder.build();
+        AtomicInteger threads = new AtomicInteger();
+        this.partExecutor = Executors.newCachedThreadPool(r -> {
+            Thread t = new Thread(r, "ferry-s3-part-" + threads.incrementAndGet());
+            t.setDaemon(true);
+            return t;
+        });
+    }
+
+    private static AwsCredentialsProvider credentials(S3StoreConfig config) {
+        if (config.accessKeyId() != null) {
+            return StaticCredentialsProvider.create(AwsBasicCredentials.create(config.accessKeyId(), config.secretAccessKey()));
+        }
+        return DefaultCredentialsProvider.builder().build();
+    }
+
+    public S3StoreConfig config() {
+        return config;
+    }
+
+    @Override
+    public ObjectMeta head(ObjectKey key) throws IOException {
+        HeadObjectResponse r = call("HEAD " + key, key, () ->
+                s3.headObject(HeadObjectRequest.builder().bucket(key.bucket()).key(key.key()).build()));
+        return new ObjectMeta(key, r.contentLength(), r.eTag(), r.versionId(), lastModified(r.lastModified()));
+    }
+
+    @Override
+    public ObjectContent get(GetRequest request) throws IOException {
+        ObjectKey key = request.key();
+        ByteRange asked = request.range() == null ? ByteRange.from(0) : request.range();
+        long firstLength = Math.min(asked.length(), config.partSize());
+        ResponseInputStream<GetObjectResponse> first;
+        try {
+            first = getRange(request, ByteRange.of(asked.offset(), firstLength), request.ifMatch());
+        } catch (StoreException e) {
+            if (e.httpStatus() == 416 && request.range() == null) {
+                return getEmpty(request);
+            }
+            throw e;
+        }
+        GetObjectResponse r = first.response();
+        long total = totalSize(r, key);
+        ObjectMeta meta = new ObjectMeta(key, total, r.eTag(), r.versionId(), lastModified(r.lastModified()));
+        ByteRange range = asked.clip(total);
+        if (range == null) {
+            first.close();
+            throw new StoreException(StoreException.Kind.FATAL, 416,
+                    "range " + asked.toHttpHeader() + " starts past the end of " + key + " (" + total + " bytes)", null);
+        }
+        long firstEnd = asked.offset() + Math.min(firstLength, range.length());
+        if (firstEnd >= range.end()) {
+            return new ObjectContent(meta, range, first);
+        }
+        GetRequest pinned = request.withIfMatch(meta.etag());
+        InputStream stream = new ParallelRangeStream(first, firstEnd, range.end(), config.partSize(),
+                config.readConcurrency(), (offset, length) -> {
+                    try (InputStream in = getRange(pinned, ByteRange.of(offset, length), pinned.ifMatch())) {
+                        byte[] part = in.readNBytes(length);
+                        if (part.length != length) {
+                            throw new StoreException(StoreException.Kind.RETRYABLE, 0, "short part of " + key + " at "
+                                    + offset + ": " + part.length + " of " + length + " bytes", null);
+                        }
+                        return part;
+                    }
+                }, partExecutor);
+        return new ObjectContent(meta, range, stream);
+    }
+
+    private ResponseInputStream<GetObjectResponse> getRange(GetRequest request, ByteRange range, String ifMatch) throws IOException {
+        GetObjectRequest.Builder b = GetObjectRequest.builder()
+                .bucket(request.key().bucket()).key(request.key().key()).range(range.toHttpHeader());
+        if (ifMatch != null) {
+            b.ifMatch("\"" + ifMatch + "\"");
+        }
+        GetObjectRequest get = b.build();
+        return call("GET " + request.key() + " " + range.toHttpHeader(), request.key(), () -> s3.getObject(get));
+    }
+
+    /** A whole-object read that met 416: the object is empty (S3 refuses any range of an empty object). */
+    private ObjectContent getEmpty(GetRequest request) throws IOException {
+        GetObjectRequest.Builder b = GetObjectRequest.builder().bucket(request.key().bucket()).key(request.key().key());
+        if (request.ifMatch() != null) {
+            b.ifMatch("\"" + request.ifMatch() + "\"");
+        }
+        GetObjectRequest get = b.build();
+        ResponseInputStream<GetObjectResponse> in = call("GET " + request.key(), request.key(), () -> s3.getObject(get));
+        GetObjectResponse r = in.response();
+        ObjectMeta meta = new ObjectMeta(request.key(), r.contentLength(), r.eTag(), r.versionId(), lastModified(r.lastModified()));
+        return new ObjectContent(meta, meta.size() == 0 ? null : ByteRange.of(0, meta.size()), in);
+    }
+
+    private static long totalSize(GetObjectResponse r, ObjectKey key) throws StoreException {
+        String contentRange = r.contentRange();
+        if (contentRange != null) {
+            int slash = contentRange.lastIndexOf('/');
+            if (slash >= 0 && !contentRange.endsWith("*")) {
+                return Long.parseLong(contentRange.substring(slash + 1).trim());
+            }
+        }
+        if (r.contentLength() != null && contentRange == null) {
+            return r.contentLength(); // a server that ignored the Range header sent it all
+        }
+        throw new StoreException(StoreException.Kind.FATAL, 0, "no object size in the response for " + key
+                + " (Content-Range: " + contentRange + ")", null);
+    }
+
+    @Override
+    public ListPage list(ListRequest request) throws IOException {
+        ListObjectsV2Request.Builder b = ListObjectsV2Request.builder()
+                .bucket(request.bucket())
+                .prefix(request.prefix())
+                .maxKeys(request.maxKeys());
+        if (request.delimiter() != null) {
+            b.delimiter(request.delimiter());
+        }
+        if (request.continuationToken() != null) {
+            b.continuationToken(request.continuationToken());
+        }
+        ListObjectsV2Request list = b.build();
+        ListObjectsV2Response r = call("LIST s3://" + request.bucket() + "/" + request.prefix(), null, () -> s3.listObjectsV2(list));
+        List<ObjectMeta> objects = new ArrayList<>(r.contents().size());
+        for (S3Object o : r.contents()) {
+            objects.add(new ObjectMeta(ObjectKey.of(request.bucket(), o.key()), o.size(), o.eTag(), null, lastModified(o.lastModified())));
+        }
+        List<String> prefixes = r.commonPrefixes().stream().map(CommonPrefix::prefix).toList();
+        String next = Boolean.TRUE.equals(r.isTruncated()) ? r.nextContinuationToken() : null;
+        return new ListPage(objects, prefixes, next);
+    }
+
+    @Override
+    public ObjectMeta put(ObjectKey key, PutBody body) throws IOException {
+        PutObjectRequest put = PutObjectRequest.builder().bucket(key.bucket()).key(key.key())
+                .contentLength(body.length()).build();
+        PutObjectResponse r = call("PUT " + key, key, () -> s3.putObject(put, requestBody(body)));
+        // S3 does not return Last-Modified on PUT; the acknowledgement time is close enough for ferry's uses.
+        return new ObjectMeta(key, body.length(), r.eTag(), r.versionId(), Instant.now());
+    }
+
+    private static RequestBody requestBody(PutBody body) {
+        if (body.file() != null) {
+            return RequestBody.fromFile(body.file());
+        }
+        return RequestBody.fromContentProvider(() -> {
+            try {
+                return body.open();
+            } catch (IOException e) {
+                throw new UncheckedIOException(e);
+            }
+        }, body.length(), "application/octet-stream");
+    }
+
+    @Override
+    public void delete(ObjectKey key) throws IOException {
+        call("DELETE " + key, key, () -> s3.deleteObject(DeleteObjectRequest.builder().bucket(key.bucket()).key(key.key()).build()));
+    }
+
+    @Override
+    public MultipartUpload startMultipart(ObjectKey key) throws IOException {
+        String id = call("create multipart upload of " + key, key, () -> s3.createMultipartUpload(
+                CreateMultipartUploadRequest.builder().bucket(key.bucket()).key(key.key()).build())).uploadId();
+        return new MultipartUpload(key, id);
+    }
+
+    @Override
+    public CompletedPart uploadPart(MultipartUpload upload, int partNumber, PutBody body) throws IOException {
+        ObjectKey key = upload.key();
+        UploadPartRequest part = UploadPartRequest.builder().bucket(key.bucket()).key(key.key())
+                .uploadId(upload.uploadId()).partNumber(partNumber).contentLength(body.length()).build();
+        String etag = call("upload part " + partNumber + " of " + key, key, () -> s3.uploadPart(part, requestBody(body))).eTag();
+        return new CompletedPart(partNumber, etag);
+    }
+
+    @Override
+    public ObjectMeta completeMultipart(MultipartUpload upload, List<CompletedPart> parts) throws IOException {
+        ObjectKey key = upload.key();
+        List<software.amazon.awssdk.services.s3.model.CompletedPart> sdkParts = parts.stream()
+                .map(p -> software.amazon.awssdk.services.s3.model.CompletedPart.builder()
+                        .partNumber(p.partNumber()).eTag("\"" + p.etag() + "\"").build())
+                .toList();
+        CompleteMultipartUploadRequest complete = CompleteMultipartUploadRequest.builder()
+                .bucket(key.bucket()).key(key.key()).uploadId(upload.uploadId())
+                .multipartUpload(CompletedMultipartUpload.builder().parts(sdkParts).build()).build();
+        CompleteMultipartUploadResponse r = call("complete multipart upload of " + key, key, () -> s3.completeMultipartUpload(complete));
+        ObjectMeta head = head(key); // the response carries no size
+        return new ObjectMeta(key, head.size(), r.eTag() != null ? r.eTag() : head.etag(),
+                r.versionId() != null ? r.versionId() : head.versionId(), head.lastModified());
+    }
+
+    @Override
+    public void abortMultipart(MultipartUpload upload) throws IOException {
+        ObjectKey key = upload.key();
+        call("abort multipart upload of " + key, key, () -> s3.abortMultipartUpload(AbortMultipartUploadRequest.builder()
+                .bucket(key.bucket()).key(key.key()).uploadId(upload.uploadId()).build()));
+    }
+
+    @Override
+    public List<String> listBuckets() throws IOException {
+        return call("LIST buckets", null, () -> s3.listBuckets()).buckets().stream().map(Bucket::name).sorted().toList();
+    }
+
+    @Override
+    public void createBucket(String bucket) throws IOException {
+        ObjectKey.validateBucket(bucket);
+        try {
+            call("CREATE bucket " + bucket, null, () -> s3.createBucket(b -> b.bucket(bucket)));
+        } catch (StoreException e) {
+            if (!(e.getCause() instanceof BucketAlreadyOwnedByYouException)) {
+                throw e;
+            }
+        }
+    }
+
+    @Override
+    public void close() {
+        partExecutor.shutdownNow();
+        s3.close();
+    }
+
+    @FunctionalInterface
+    private interface SdkCall<T> {
+        T run();
+    }
+
+    /** Runs an SDK call and classifies what it throws. */
+    private static <T> T call(String what, ObjectKey key, SdkCall<T> call) throws StoreException {
+        try {
+            return call.run();
+        } catch (S3Exception e) {
+            throw classify(what, key, e);
+        } catch (SdkClientException e) {
+            // No answer from the store: connection refused or reset, timeouts. Transient unless an interrupt.
+            StoreException.Kind kind = Thread.currentThread().isInterrupted()
+                    ? StoreException.Kind.FATAL : StoreException.Kind.RETRYABLE;
+            throw new StoreException(kind, 0, what + ": " + e.getMessage(), e);
+        } catch (SdkException e) {
+            throw new StoreException(StoreException.Kind.FATAL, 0, what + ": " + e.getMessage(), e);
+        } catch (UncheckedIOException e) {
+            throw new StoreException(StoreException.classify(e.getCause()), 0, what + ": " + e.getCause().getMessage(), e.getCause());
+        }
+    }
+
+    static StoreException classify(String what, ObjectKey key, S3Exception e) {
+        int status = e.statusCode();
+        String code = e.awsErrorDetails() == null ? null : e.awsErrorDetails().errorCode();
+        String message = e.awsErrorDetails() == null ? e.getMessage() : e.awsErrorDetails().errorMessage();
+        StoreException.Kind kind = StoreException.kindOf(status, code);
+        String text = what + ": " + status + (code == null ? "" : " " + code) + (message == null ? "" : ": " + message);
+        if (kind == StoreException.Kind.NOT_FOUND) {
+            return new ObjectNotFoundException("NoSuchBucket".equals(code) ? "no such bucket: " + text
+                    : key == null ? text : "no such object: " + key, e);
+        }
+        return new StoreException(kind, status, text, e);
+    }
+
+    private static Instant lastModified(Instant t) {
+        return t == null ? Instant.EPOCH : t;
+    }
+}
