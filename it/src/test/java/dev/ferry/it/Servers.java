@@ -1,0 +1,99 @@
+package dev.ferry.it;
+
+import java.io.IOException;
+import java.net.ServerSocket;
+import java.net.Socket;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Assumptions;
+
+/** Helpers for tests that start real servers and real clients as separate processes. */
+final class Servers {
+    private Servers() {
+    }
+
+    static int freePort() throws IOException {
+        try (ServerSocket s = new ServerSocket(0)) {
+            return s.getLocalPort();
+        }
+    }
+
+    static void awaitPort(int port, Duration timeout, Process process) throws IOException, InterruptedException {
+        long deadline = System.nanoTime() + timeout.toNanos();
+        while (System.nanoTime() < deadline) {
+            if (process != null && !process.isAlive()) {
+                throw new IOException("the server exited with " + process.exitValue() + " before listening on " + port);
+            }
+            try (Socket ignored = new Socket("127.0.0.1", port)) {
+                return;
+            } catch (IOException e) {
+                Thread.sleep(50);
+            }
+        }
+        throw new IOException("nothing listened on 127.0.0.1:" + port + " within " + timeout);
+    }
+
+    /** {@code ferry <args>} as its own JVM, on this test's class path: the CLI as a user runs it. */
+    static Process ferry(Path log, String... args) throws IOException {
+        List<String> command = new ArrayList<>();
+        command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
+        command.add("-cp");
+        command.add(System.getProperty("java.class.path"));
+        command.add("dev.ferry.cli.Main");
+        command.addAll(List.of(args));
+        return new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(log.toFile()).start();
+    }
+
+    static void stop(Process p) throws InterruptedException {
+        if (p != null) {
+            p.destroy();
+            if (!p.waitFor(10, TimeUnit.SECONDS)) {
+                p.destroyForcibly().waitFor();
+            }
+        }
+    }
+
+    /** Where a real client is required (the project's test script says so), its absence fails; else skips. */
+    static void requireTool(boolean present, String what) {
+        if (present) {
+            return;
+        }
+        String reason = what + " is not installed here; scripts/test installs it";
+        if ("1".equals(System.getenv("FERRY_REQUIRE_REAL_CLIENTS"))) {
+            throw new AssertionError(reason);
+        }
+        System.out.println("SKIPPED: " + reason);
+        Assumptions.abort(reason);
+    }
+
+    /** The first executable named {@code name} on PATH, or null. */
+    static Path onPath(String name) {
+        for (String dir : System.getenv().getOrDefault("PATH", "").split(java.io.File.pathSeparator)) {
+            Path p = Path.of(dir, name);
+            if (Files.isExecutable(p)) {
+                return p;
+            }
+        }
+        return null;
+    }
+
+    /** Runs a command to completion and returns its exit code and output. */
+    record Result(int exitCode, String output) {
+    }
+
+    static Result run(Duration timeout, java.util.Map<String, String> env, String... command) throws IOException, InterruptedException {
+        ProcessBuilder pb = new ProcessBuilder(command).redirectErrorStream(true);
+        pb.environment().putAll(env);
+        Process p = pb.start();
+        byte[] out = p.getInputStream().readAllBytes();
+        if (!p.waitFor(timeout.toSeconds(), TimeUnit.SECONDS)) {
+            p.destroyForcibly();
+            throw new IOException(String.join(" ", command) + " did not finish within " + timeout);
+        }
+        return new Result(p.exitValue(), new String(out, java.nio.charset.StandardCharsets.UTF_8));
+    }
+}
