@@ -62,11 +62,11 @@ public final class GovernedStore extends ForwardingObjectStore {
             Thread.currentThread().interrupt();
             throw new InterruptedIOException("interrupted while waiting for a request slot on " + prefix);
         }
-        long started;
+        // A request counts from its reservation: one reserved at a rate since decreased must not decrease it again.
+        long started = clock.nanoTime();
         try {
-            long wait = governor.reserve(clock.nanoTime());
+            long wait = governor.reserve(started);
             clock.sleepNanos(wait);
-            started = clock.nanoTime();
         } catch (InterruptedException e) {
             governor.cancel();
             Thread.currentThread().interrupt();

@@ -15,7 +15,9 @@ import java.util.Objects;
  *   <li>{@code burst} (default 100 ms): how much unused rate a prefix may save up, as time at the current rate.
  *   <li>{@code initialConcurrency} (default 16) and {@code maxConcurrency} (default 64): requests in flight per
  *       prefix at the start and at most.
- *   <li>{@code decrease} (default 0.5): the factor rate and concurrency are multiplied by on a SlowDown.
+ *   <li>{@code decrease} (default 0.5): the factor concurrency is multiplied by on a SlowDown (AIMD's halving).
+ *   <li>{@code rateDecrease} (default 0.7, TCP CUBIC's beta): the factor the request rate is multiplied by
+ *       on a SlowDown.
  *   <li>{@code recovery} (default 2 s): the time the rate takes to climb back to where it was throttled.
  * </ul>
  */
@@ -27,10 +29,11 @@ public record GovernorConfig(
         int initialConcurrency,
         int maxConcurrency,
         double decrease,
+        double rateDecrease,
         Duration recovery) {
 
     public static final GovernorConfig DEFAULT =
-            new GovernorConfig(1, 5500, 1, Duration.ofMillis(100), 16, 64, 0.5, Duration.ofSeconds(2));
+            new GovernorConfig(1, 5500, 1, Duration.ofMillis(100), 16, 64, 0.5, 0.7, Duration.ofSeconds(2));
 
     public GovernorConfig {
         if (prefixDepth < 0) {
@@ -48,17 +51,17 @@ public record GovernorConfig(
             throw new IllegalArgumentException(
                     "need 1 <= initialConcurrency <= maxConcurrency: " + initialConcurrency + ", " + maxConcurrency);
         }
-        if (!(decrease > 0 && decrease < 1)) {
-            throw new IllegalArgumentException("decrease must be between 0 and 1: " + decrease);
+        if (!(decrease > 0 && decrease < 1) || !(rateDecrease > 0 && rateDecrease < 1)) {
+            throw new IllegalArgumentException("decrease and rateDecrease must be between 0 and 1: " + decrease + ", " + rateDecrease);
         }
     }
 
     public GovernorConfig withMaxRate(double rate) {
-        return new GovernorConfig(prefixDepth, rate, Math.min(minRate, rate), burst, initialConcurrency, maxConcurrency, decrease, recovery);
+        return new GovernorConfig(prefixDepth, rate, Math.min(minRate, rate), burst, initialConcurrency, maxConcurrency, decrease, rateDecrease, recovery);
     }
 
     public GovernorConfig withPrefixDepth(int depth) {
-        return new GovernorConfig(depth, maxRate, minRate, burst, initialConcurrency, maxConcurrency, decrease, recovery);
+        return new GovernorConfig(depth, maxRate, minRate, burst, initialConcurrency, maxConcurrency, decrease, rateDecrease, recovery);
     }
 
     /** The throttling unit of a key: its bucket and first {@code prefixDepth} segments. */

@@ -22,7 +22,7 @@ public class StoreException extends IOException {
         ACCESS_DENIED(false),
         /** A conditional request did not match (412): the object changed. */
         PRECONDITION_FAILED(false),
-        /** The store asked us to slow down (503 SlowDown, 429). Retryable, and a signal to the governor. */
+        /** The store asked us to slow down (503, SlowDown, 429). Retryable, and a signal to the governor. */
         THROTTLED(true),
         /** A transient failure: 408, other 5xx, connection reset, timeout. */
         RETRYABLE(true),
@@ -66,9 +66,13 @@ public class StoreException extends IOException {
         return kind.retryable();
     }
 
-    /** The kind an HTTP status (with S3 error code, may be null) belongs to. */
+    /**
+     * The kind an HTTP status (with S3 error code, may be null) belongs to. Every 503 counts as throttling:
+     * S3 answers 503 (SlowDown, or Service Unavailable) when a prefix is over its rate, and a HEAD's 503 has
+     * no body to tell them apart.
+     */
     public static Kind kindOf(int status, String errorCode) {
-        if ("SlowDown".equals(errorCode) || status == 429) {
+        if ("SlowDown".equals(errorCode) || status == 429 || status == 503) {
             return Kind.THROTTLED;
         }
         if ("NoSuchKey".equals(errorCode) || "NoSuchBucket".equals(errorCode) || status == 404) {

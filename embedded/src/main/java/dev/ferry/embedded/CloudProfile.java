@@ -31,8 +31,8 @@ public record CloudProfile(
     public CloudProfile {
         Objects.requireNonNull(firstByteLatency, "firstByteLatency is null");
         Objects.requireNonNull(prefixBurst, "prefixBurst is null");
-        if (firstByteLatency.isNegative() || prefixBurst.isNegative()) {
-            throw new IllegalArgumentException("firstByteLatency and prefixBurst must not be negative");
+        if (firstByteLatency.isNegative() || prefixBurst.isNegative() || prefixBurst.isZero()) {
+            throw new IllegalArgumentException("firstByteLatency must not be negative and prefixBurst must be positive");
         }
         if (connectionBandwidth < 0 || aggregateBandwidth < 0 || prefixRequestRate < 0) {
             throw new IllegalArgumentException("bandwidths and prefixRequestRate must not be negative (0 means unlimited)");
@@ -47,7 +47,7 @@ public record CloudProfile(
     }
 
     public static CloudProfile none() {
-        return new CloudProfile(Duration.ZERO, 0, 0, 0, Duration.ZERO, 1);
+        return new CloudProfile(Duration.ZERO, 0, 0, 0, Duration.ofMillis(100), 1); // the burst applies once a rate is set
     }
 
     /** A profile by name: {@code cloud} or {@code none}. */

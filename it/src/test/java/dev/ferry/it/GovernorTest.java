@@ -1,0 +1,120 @@
+package dev.ferry.it;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.ferry.embedded.CloudProfile;
+import dev.ferry.embedded.EmbeddedStore;
+import dev.ferry.s3.S3ObjectStore;
+import dev.ferry.s3.S3StoreConfig;
+import dev.ferry.store.GovernedStore;
+import dev.ferry.store.GovernorConfig;
+import dev.ferry.store.MeterSnapshot;
+import dev.ferry.store.MeteredStore;
+import dev.ferry.store.ObjectKey;
+import dev.ferry.store.ObjectStore;
+import dev.ferry.store.Prices;
+import dev.ferry.store.PutBody;
+import dev.ferry.store.RetryPolicy;
+import dev.ferry.store.RetryingStore;
+import dev.ferry.store.StoreException;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The per-prefix governor against the embedded store's cloud profile over real sockets: a client pushing
+ * at least 4x the prefix limit ends, after a short ramp, with under 5% of its requests answered SlowDown and
+ * its throughput within 20% of the limit. The governor is not told the limit; it learns it from SlowDowns.
+ */
+class GovernorTest {
+    static final double LIMIT = 50;
+    static final int THREADS = 12;
+
+    @TempDir
+    Path root;
+
+    @Test
+    void pushing4xTheLimit_settlesNearTheLimit_withFewSlowDowns() throws Exception {
+        CloudProfile profile = CloudProfile.none().withFirstByteLatency(Duration.ofMillis(10)).withPrefixRequestRate(LIMIT);
+        try (EmbeddedStore server = EmbeddedStore.start(root, 0, profile)) {
+            S3ObjectStore s3 = new S3ObjectStore(S3StoreConfig.endpoint(server.endpoint(), "k", "s"));
+            s3.createBucket("gov");
+            ObjectKey key = ObjectKey.of("gov", "hot/object");
+            s3.put(key, PutBody.ofBytes(new byte[100]));
+
+            // Ungoverned, the same client offers far more than the limit: the premise of the test.
+            MeteredStore bare = new MeteredStore(s3, Prices.AWS_S3_STANDARD);
+            Rate offered = hammer(bare, key, Duration.ofSeconds(2));
+            assertThat(offered.attemptsPerSecond()).isGreaterThanOrEqualTo(4 * LIMIT);
+            Thread.sleep(300);
+
+            MeteredStore meter = new MeteredStore(s3, Prices.AWS_S3_STANDARD);
+            GovernedStore governed = new GovernedStore(meter, GovernorConfig.DEFAULT);
+            ObjectStore client = new RetryingStore(governed, new RetryPolicy(20, Duration.ofMillis(20), Duration.ofSeconds(1)));
+            Thread load = Thread.ofPlatform().start(() -> hammerQuietly(client, key, Duration.ofSeconds(11)));
+            Thread.sleep(4_000); // ramp: the first SlowDowns teach the governor the limit
+            MeterSnapshot before = meter.snapshot();
+            long t0 = System.nanoTime();
+            Thread.sleep(6_000);
+            MeterSnapshot after = meter.snapshot();
+            double seconds = (System.nanoTime() - t0) / 1e9;
+            load.join();
+
+            long requests = after.requests(MeteredStore.Op.HEAD) - before.requests(MeteredStore.Op.HEAD);
+            long slowDowns = after.failures(StoreException.Kind.THROTTLED) - before.failures(StoreException.Kind.THROTTLED);
+            double throughput = (requests - slowDowns) / seconds;
+            double slowDownRate = (double) slowDowns / requests;
+            System.out.printf("governor: offered %.0f req/s ungoverned (%.0f%% SlowDown); governed %.1f req/s ok, %.2f%% SlowDown, state %s%n",
+                    offered.attemptsPerSecond(), 100 * offered.slowDownRate(), throughput, 100 * slowDownRate, governed.state());
+            assertThat(slowDownRate).isLessThan(0.05);
+            assertThat(throughput).isBetween(0.8 * LIMIT, 1.2 * LIMIT);
+            s3.close();
+        }
+    }
+
+    record Rate(double attemptsPerSecond, double slowDownRate) {
+    }
+
+    private static Rate hammer(MeteredStore store, ObjectKey key, Duration duration) throws InterruptedException {
+        hammerQuietly(store, key, duration);
+        MeterSnapshot s = store.snapshot();
+        long attempts = s.requests(MeteredStore.Op.HEAD);
+        return new Rate(attempts / (duration.toNanos() / 1e9), (double) s.failures(StoreException.Kind.THROTTLED) / attempts);
+    }
+
+    private static void hammerQuietly(ObjectStore store, ObjectKey key, Duration duration) {
+        long end = System.nanoTime() + duration.toNanos();
+        AtomicBoolean failed = new AtomicBoolean();
+        AtomicLong unexpected = new AtomicLong();
+        List<Thread> threads = new ArrayList<>();
+        for (int i = 0; i < THREADS; i++) {
+            threads.add(Thread.ofPlatform().start(() -> {
+                while (System.nanoTime() < end) {
+                    try {
+                        store.head(key);
+                    } catch (StoreException e) {
+                        if (e.kind() != StoreException.Kind.THROTTLED) {
+                            unexpected.incrementAndGet();
+                            failed.set(true);
+                        }
+                    } catch (Exception e) {
+                        unexpected.incrementAndGet();
+                    }
+                }
+            }));
+        }
+        for (Thread t : threads) {
+            try {
+                t.join();
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }
+        assertThat(unexpected.get()).as("failures other than SlowDown").isZero();
+    }
+}
