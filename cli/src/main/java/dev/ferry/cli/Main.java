@@ -48,8 +48,7 @@ public final class Main implements Runnable {
             return e instanceof UserError ue ? ue.exitCode() : 1;
         });
         cli.setParameterExceptionHandler((e, a) -> {
-            err.println("ferry: " + e.getMessage());
-            e.getCommandLine().usage(err);
+            err.println("ferry: " + Errors.oneSentence(e) + " Try '" + e.getCommandLine().getCommandSpec().qualifiedName() + " --help'.");
             return 2;
         });
         return cli.execute(args);

@@ -1,0 +1,65 @@
+package dev.ferry.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.io.PrintWriter;
+import java.io.StringWriter;
+import org.junit.jupiter.api.Test;
+
+class MainTest {
+    record Run(int exit, String out, String err) {
+    }
+
+    static Run run(String... args) {
+        StringWriter out = new StringWriter();
+        StringWriter err = new StringWriter();
+        int exit = Main.run(args, new PrintWriter(out, true), new PrintWriter(err, true));
+        return new Run(exit, out.toString(), err.toString());
+    }
+
+    @Test
+    void help_listsEverySubcommand() {
+        Run r = run("--help");
+        assertThat(r.exit()).isZero();
+        assertThat(r.out()).contains("Usage: ferry").contains("store").contains("demo").contains("bench");
+    }
+
+    @Test
+    void version_namesFerryAndJava() {
+        Run r = run("--version");
+        assertThat(r.exit()).isZero();
+        assertThat(r.out()).startsWith("ferry ").contains("Java");
+    }
+
+    @Test
+    void badProfile_isOneSentence_exit2_noStackTrace() {
+        Run r = run("store", "--root", "/tmp/ferry-never-used", "--profile", "fast");
+        assertThat(r.exit()).isEqualTo(2);
+        assertThat(r.err().strip()).isEqualTo("ferry: --profile: unknown profile 'fast': use cloud or none.");
+    }
+
+    @Test
+    void negativeLatency_isRefused() {
+        Run r = run("store", "--root", "/tmp/ferry-never-used", "--latency-ms", "-5");
+        assertThat(r.exit()).isEqualTo(2);
+        assertThat(r.err()).contains("--latency-ms must not be negative");
+    }
+
+    @Test
+    void unknownOption_namesIt() {
+        Run r = run("store", "--root", "/tmp/x", "--bogus");
+        assertThat(r.exit()).isEqualTo(2);
+        assertThat(r.err().strip()).isEqualTo("ferry: Unknown option: '--bogus'. Try 'ferry store --help'.");
+    }
+
+    @Test
+    void portInUse_isOneSentence() throws Exception {
+        try (java.net.ServerSocket taken = new java.net.ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
+            Run r = run("store", "--root", System.getProperty("java.io.tmpdir") + "/ferry-port-test", "--port",
+                    Integer.toString(taken.getLocalPort()), "--profile", "none");
+            assertThat(r.exit()).isEqualTo(1);
+            assertThat(r.err()).startsWith("ferry: cannot start the embedded store on 127.0.0.1:" + taken.getLocalPort());
+            assertThat(r.err().strip().lines().count()).isEqualTo(1);
+        }
+    }
+}
