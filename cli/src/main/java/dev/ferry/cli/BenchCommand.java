@@ -1,13 +1,18 @@
 package dev.ferry.cli;
 
-import java.util.concurrent.Callable;
+import picocli.CommandLine;
 import picocli.CommandLine.Command;
 
-/** {@code ferry bench}: placeholder replaced below. */
-@Command(name = "bench", mixinStandardHelpOptions = true, description = "Run a benchmark.")
-final class BenchCommand implements Callable<Integer> {
+/** {@code ferry bench}: end-to-end benchmarks that anyone can rerun; BENCHMARKS.md records their output. */
+@Command(name = "bench", mixinStandardHelpOptions = true,
+        description = "End-to-end benchmarks (figures in BENCHMARKS.md come from these).",
+        subcommands = {GetBench.class})
+final class BenchCommand implements Runnable {
+    @CommandLine.Spec
+    CommandLine.Model.CommandSpec spec;
+
     @Override
-    public Integer call() {
-        throw new UserError("bench is not written yet");
+    public void run() {
+        spec.commandLine().usage(spec.commandLine().getOut());
     }
 }

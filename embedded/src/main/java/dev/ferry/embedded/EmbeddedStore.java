@@ -50,7 +50,7 @@ public final class EmbeddedStore implements AutoCloseable {
         Properties props = new Properties();
         props.setProperty("jclouds.filesystem.basedir", dir.toString());
         BlobStore backend = BlobStores.create("filesystem-nio2", props);
-        CloudProfileBlobStore profiled = new CloudProfileBlobStore(backend, profile);
+        CloudProfileBlobStore profiled = new CloudProfileBlobStore(new EtagFillingBlobStore(backend), profile);
         S3Proxy proxy = S3Proxy.builder()
                 .blobStore(profiled)
                 .endpoint(URI.create("http://127.0.0.1:" + port))

@@ -109,6 +109,27 @@ class CloudProfileTest {
         }
     }
 
+    @Test
+    void filesCopiedIntoTheFolder_areServedWithAnEtagThatChangesWithTheFile() throws Exception {
+        java.nio.file.Files.createDirectories(root.resolve("dropped/dir"));
+        java.nio.file.Files.writeString(root.resolve("dropped/dir/a.txt"), "first");
+        try (EmbeddedStore server = EmbeddedStore.start(root, 0, CloudProfile.none());
+                S3ObjectStore s3 = client(server)) {
+            ObjectKey key = ObjectKey.of("dropped", "dir/a.txt");
+            String etag = s3.head(key).etag();
+            assertThat(new String(s3.readBytes(key, null))).isEqualTo("first");
+            assertThat(s3.list(dev.ferry.store.ListRequest.of("dropped", "dir/")).objects())
+                    .singleElement().satisfies(m -> assertThat(m.etag()).isEqualTo(etag));
+            try (ObjectContent c = s3.get(GetRequest.range(key, ByteRange.of(1, 2)))) {
+                assertThat(c.meta().etag()).isEqualTo(etag);
+            }
+            java.nio.file.Files.writeString(root.resolve("dropped/dir/a.txt"), "second!");
+            java.nio.file.Files.setLastModifiedTime(root.resolve("dropped/dir/a.txt"),
+                    java.nio.file.attribute.FileTime.from(java.time.Instant.now().plusSeconds(5)));
+            assertThat(s3.head(key).etag()).isNotEqualTo(etag);
+        }
+    }
+
     private static S3ObjectStore client(EmbeddedStore server) {
         return new S3ObjectStore(S3StoreConfig.endpoint(server.endpoint(), "key", "secret"));
     }
