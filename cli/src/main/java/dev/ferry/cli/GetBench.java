@@ -4,7 +4,10 @@ import dev.ferry.embedded.CloudProfile;
 import dev.ferry.embedded.EmbeddedStore;
 import dev.ferry.s3.S3ObjectStore;
 import dev.ferry.s3.S3StoreConfig;
+import dev.ferry.store.ChainConfig;
 import dev.ferry.store.FileObjectStore;
+import dev.ferry.store.ParallelReadConfig;
+import dev.ferry.store.StoreChain;
 import dev.ferry.store.GetRequest;
 import dev.ferry.store.ObjectContent;
 import dev.ferry.store.ObjectKey;
@@ -92,11 +95,11 @@ final class GetBench implements Callable<Integer> {
             System.out.printf("writing %d objects of %d MiB under %s ...%n", objects, sizeMib, root);
             writeObjects(root, size);
             try (EmbeddedStore server = EmbeddedStore.start(root, 0, cloud);
-                    S3ObjectStore s3 = new S3ObjectStore(S3StoreConfig.endpoint(server.endpoint(), "bench", "bench")
-                            .withPartSize((long) partMib << 20).withReadConcurrency(readConcurrency))) {
+                    StoreChain s3 = StoreChain.over(new S3ObjectStore(S3StoreConfig.endpoint(server.endpoint(), "bench", "bench")),
+                            ChainConfig.DEFAULT.withParallelRead(new ParallelReadConfig((long) partMib << 20, readConcurrency)))) {
                 System.out.println("machine: " + Machine.describe());
                 System.out.println("store:   ferry store --profile " + profile + " at " + server.endpoint() + " (in this JVM)");
-                System.out.printf("ferry:   S3ObjectStore, %d objects at once, %d MiB ranged GETs, %d in flight per object%n",
+                System.out.printf("ferry:   the standard chain over S3ObjectStore, %d objects at once, %d MiB ranged GETs, %d in flight per object%n",
                         objectParallelism, partMib, readConcurrency);
                 if (awsPath != null) {
                     System.out.println("aws:     " + awsPath + " " + awsVersion(awsPath) + ", default settings (10 concurrent requests, 8 MiB parts)");

@@ -15,6 +15,13 @@ class ConfigDefaultsTest {
     }
 
     @Test
+    void parallelReadAndChainDefaults() {
+        assertThat(ParallelReadConfig.DEFAULT).isEqualTo(new ParallelReadConfig(8L << 20, 8));
+        assertThat(ChainConfig.DEFAULT).isEqualTo(new ChainConfig(ParallelReadConfig.DEFAULT, RetryPolicy.DEFAULT,
+                GovernorConfig.DEFAULT, Prices.AWS_S3_STANDARD));
+    }
+
+    @Test
     void retryDefaults() {
         assertThat(RetryPolicy.DEFAULT).isEqualTo(new RetryPolicy(8, Duration.ofMillis(50), Duration.ofSeconds(5)));
     }

@@ -13,7 +13,7 @@ class AdapterConfigDefaultsTest {
     @Test
     void s3Defaults() {
         assertThat(S3StoreConfig.aws()).isEqualTo(new S3StoreConfig(null, "us-east-1", false, null, null,
-                8L << 20, 8, 64, Duration.ofSeconds(5), Duration.ofSeconds(30)));
+                64, Duration.ofSeconds(5), Duration.ofSeconds(30)));
         assertThat(S3StoreConfig.endpoint(java.net.URI.create("http://127.0.0.1:9000"), "a", "b").pathStyle()).isTrue();
     }
 
@@ -28,7 +28,7 @@ class AdapterConfigDefaultsTest {
 
     @Test
     void s3Config_refusesHalfCredentials() {
-        assertThatThrownBy(() -> new S3StoreConfig(null, "us-east-1", false, "id", null, 8L << 20, 8, 64,
+        assertThatThrownBy(() -> new S3StoreConfig(null, "us-east-1", false, "id", null, 64,
                 Duration.ofSeconds(5), Duration.ofSeconds(30))).hasMessageContaining("accessKeyId and secretAccessKey");
     }
 }

@@ -95,8 +95,7 @@ class CloudProfileTest {
     void connectionBandwidthCap_slowsASingleStream() throws IOException {
         CloudProfile profile = CloudProfile.none().withConnectionBandwidth(16L << 20);
         try (EmbeddedStore server = EmbeddedStore.start(root, 0, profile);
-                S3ObjectStore s3 = new S3ObjectStore(S3StoreConfig.endpoint(server.endpoint(), "k", "s")
-                        .withPartSize(64L << 20))) { // one request: no parallel parts
+                S3ObjectStore s3 = client(server)) { // the bare store: one request, one connection
             s3.createBucket("bandwidth");
             ObjectKey key = ObjectKey.of("bandwidth", "big");
             s3.put(key, PutBody.ofBytes(new byte[8 << 20]));

@@ -5,30 +5,36 @@ import dev.ferry.embedded.EmbeddedStore;
 import dev.ferry.s3.S3ObjectStore;
 import dev.ferry.s3.S3StoreConfig;
 import dev.ferry.store.AbstractObjectStoreContractTest;
+import dev.ferry.store.ChainConfig;
 import dev.ferry.store.ObjectStore;
+import dev.ferry.store.ParallelReadConfig;
+import dev.ferry.store.StoreChain;
 import java.io.IOException;
 import java.nio.file.Path;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.io.TempDir;
 
-/** S3ObjectStore against the embedded store (s3proxy) over a real socket, with parallel ranged reads in play. */
+/**
+ * The standard chain over S3ObjectStore against the embedded store (s3proxy) over a real socket, with 1 MiB
+ * parts so that the suite's multi-MiB reads go out as parallel ranged GETs.
+ */
 class EmbeddedStoreContractTest extends AbstractObjectStoreContractTest {
     @TempDir
     static Path root;
     static EmbeddedStore server;
-    static S3ObjectStore store;
+    static StoreChain store;
 
     @BeforeAll
     static void start() throws IOException {
         server = EmbeddedStore.start(root, 0, CloudProfile.none());
-        // Small parts so that multi-MiB reads in the suite go out as parallel ranged GETs.
-        store = new S3ObjectStore(S3StoreConfig.endpoint(server.endpoint(), "test", "test").withPartSize(1 << 20));
+        store = StoreChain.over(new S3ObjectStore(S3StoreConfig.endpoint(server.endpoint(), "test", "test")),
+                ChainConfig.DEFAULT.withParallelRead(new ParallelReadConfig(1 << 20, 4)));
         store.createBucket("contract");
     }
 
     @AfterAll
-    static void stop() {
+    static void stop() throws IOException {
         store.close();
         server.close();
     }

@@ -32,8 +32,7 @@ class MotoContractTest extends AbstractObjectStoreContractTest {
         moto = new ProcessBuilder(List.of(python.toString(), "-m", "moto.server", "-H", "127.0.0.1", "-p", Integer.toString(port)))
                 .redirectErrorStream(true).redirectOutput(log.toFile()).start();
         Servers.awaitPort(port, Duration.ofSeconds(60), moto);
-        store = new S3ObjectStore(S3StoreConfig.endpoint(URI.create("http://127.0.0.1:" + port), "testing", "testing")
-                .withPartSize(1 << 20));
+        store = new S3ObjectStore(S3StoreConfig.endpoint(URI.create("http://127.0.0.1:" + port), "testing", "testing"));
         store.createBucket("contract");
     }
 

@@ -15,15 +15,11 @@ import dev.ferry.store.ObjectStore;
 import dev.ferry.store.PutBody;
 import dev.ferry.store.StoreException;
 import java.io.IOException;
-import java.io.InputStream;
 import java.io.UncheckedIOException;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.atomic.AtomicInteger;
 import software.amazon.awssdk.auth.credentials.AwsBasicCredentials;
 import software.amazon.awssdk.auth.credentials.AwsCredentialsProvider;
 import software.amazon.awssdk.auth.credentials.DefaultCredentialsProvider;
@@ -69,9 +65,10 @@ import software.amazon.awssdk.services.s3.model.UploadPartRequest;
  *       {@link dev.ferry.store.GovernedStore} above this store retry and pace, and must see every SlowDown.
  *   <li>Flexible checksums only where an operation requires them: S3-compatible servers (older MinIO, GCS
  *       interop, s3proxy) reject or ignore the trailing checksums SDKs send by default since 2025.
- *   <li>A read longer than {@code partSize} becomes parallel ranged GETs of {@code partSize}, every one after
- *       the first pinned with If-Match to the first's ETag, so the parts always belong to one version.
  * </ul>
+ * Each call is one request, so that the decorators above see, pace and count every request on the wire;
+ * long reads become parallel ranged GETs in {@link dev.ferry.store.ParallelReadStore} at the top of the
+ * chain ({@link dev.ferry.store.StoreChain}).
  * Failures are classified into {@link StoreException} kinds here, where they enter.
  *
  * <p>Thread-safe.
@@ -79,7 +76,6 @@ import software.amazon.awssdk.services.s3.model.UploadPartRequest;
 public final class S3ObjectStore implements ObjectStore, BucketOperations {
     private final S3StoreConfig config;
     private final S3Client s3;
-    private final ExecutorService partExecutor;
 
     public S3ObjectStore(S3StoreConfig config) {
         this.config = Objects.requireNonNull(config, "config is null");
@@ -98,12 +94,6 @@ public final class S3ObjectStore implements ObjectStore, BucketOperations {
             builder.endpointOverride(config.endpoint());
         }
         this.s3 = builder.build();
-        AtomicInteger threads = new AtomicInteger();
-        this.partExecutor = Executors.newCachedThreadPool(r -> {
-            Thread t = new Thread(r, "ferry-s3-part-" + threads.incrementAndGet());
-            t.setDaemon(true);
-            return t;
-        });
     }
 
     private static AwsCredentialsProvider credentials(S3StoreConfig config) {
@@ -127,66 +117,30 @@ public final class S3ObjectStore implements ObjectStore, BucketOperations {
     @Override
     public ObjectContent get(GetRequest request) throws IOException {
         ObjectKey key = request.key();
-        ByteRange asked = request.range() == null ? ByteRange.from(0) : request.range();
-        long firstLength = Math.min(asked.length(), config.partSize());
-        ResponseInputStream<GetObjectResponse> first;
-        try {
-            first = getRange(request, ByteRange.of(asked.offset(), firstLength), request.ifMatch());
-        } catch (StoreException e) {
-            if (e.httpStatus() == 416 && request.range() == null) {
-                return getEmpty(request);
-            }
-            throw e;
+        GetObjectRequest.Builder b = GetObjectRequest.builder().bucket(key.bucket()).key(key.key());
+        if (request.range() != null) {
+            b.range(request.range().toHttpHeader());
         }
-        GetObjectResponse r = first.response();
-        long total = totalSize(r, key);
-        ObjectMeta meta = new ObjectMeta(key, total, r.eTag(), r.versionId(), lastModified(r.lastModified()));
-        ByteRange range = asked.clip(total);
-        if (range == null) {
-            first.close();
-            throw new StoreException(StoreException.Kind.FATAL, 416,
-                    "range " + asked.toHttpHeader() + " starts past the end of " + key + " (" + total + " bytes)", null);
-        }
-        long firstEnd = asked.offset() + Math.min(firstLength, range.length());
-        if (firstEnd >= range.end()) {
-            return new ObjectContent(meta, range, first);
-        }
-        GetRequest pinned = request.withIfMatch(meta.etag());
-        InputStream stream = new ParallelRangeStream(first, firstEnd, range.end(), config.partSize(),
-                config.readConcurrency(), (offset, length) -> {
-                    try (InputStream in = getRange(pinned, ByteRange.of(offset, length), pinned.ifMatch())) {
-                        byte[] part = in.readNBytes(length);
-                        if (part.length != length) {
-                            throw new StoreException(StoreException.Kind.RETRYABLE, 0, "short part of " + key + " at "
-                                    + offset + ": " + part.length + " of " + length + " bytes", null);
-                        }
-                        return part;
-                    }
-                }, partExecutor);
-        return new ObjectContent(meta, range, stream);
-    }
-
-    private ResponseInputStream<GetObjectResponse> getRange(GetRequest request, ByteRange range, String ifMatch) throws IOException {
-        GetObjectRequest.Builder b = GetObjectRequest.builder()
-                .bucket(request.key().bucket()).key(request.key().key()).range(range.toHttpHeader());
-        if (ifMatch != null) {
-            b.ifMatch("\"" + ifMatch + "\"");
-        }
-        GetObjectRequest get = b.build();
-        return call("GET " + request.key() + " " + range.toHttpHeader(), request.key(), () -> s3.getObject(get));
-    }
-
-    /** A whole-object read that met 416: the object is empty (S3 refuses any range of an empty object). */
-    private ObjectContent getEmpty(GetRequest request) throws IOException {
-        GetObjectRequest.Builder b = GetObjectRequest.builder().bucket(request.key().bucket()).key(request.key().key());
         if (request.ifMatch() != null) {
             b.ifMatch("\"" + request.ifMatch() + "\"");
         }
         GetObjectRequest get = b.build();
-        ResponseInputStream<GetObjectResponse> in = call("GET " + request.key(), request.key(), () -> s3.getObject(get));
+        String what = "GET " + key + (request.range() == null ? "" : " " + request.range().toHttpHeader());
+        ResponseInputStream<GetObjectResponse> in = call(what, key, () -> s3.getObject(get));
         GetObjectResponse r = in.response();
-        ObjectMeta meta = new ObjectMeta(request.key(), r.contentLength(), r.eTag(), r.versionId(), lastModified(r.lastModified()));
-        return new ObjectContent(meta, meta.size() == 0 ? null : ByteRange.of(0, meta.size()), in);
+        long total = request.range() == null ? r.contentLength() : totalSize(r, key);
+        ObjectMeta meta = new ObjectMeta(key, total, r.eTag(), r.versionId(), lastModified(r.lastModified()));
+        ByteRange range;
+        if (request.range() == null) {
+            range = total == 0 ? null : ByteRange.of(0, total);
+        } else {
+            range = request.range().clip(total);
+            if (range == null) {
+                in.close();
+                throw new StoreException(StoreException.Kind.FATAL, 416, what + ": starts past the end (" + total + " bytes)", null);
+            }
+        }
+        return new ObjectContent(meta, range, in);
     }
 
     private static long totalSize(GetObjectResponse r, ObjectKey key) throws StoreException {
@@ -312,7 +266,6 @@ public final class S3ObjectStore implements ObjectStore, BucketOperations {
 
     @Override
     public void close() {
-        partExecutor.shutdownNow();
         s3.close();
     }
 

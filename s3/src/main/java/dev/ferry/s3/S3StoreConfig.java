@@ -13,8 +13,6 @@ import java.util.Objects;
  *       path rather than the host name, as MinIO, Ceph RGW and local servers need.
  *   <li>{@code accessKeyId}, {@code secretAccessKey} (default: none, meaning the SDK's standard provider
  *       chain: environment, system properties, profile files, container and instance roles).
- *   <li>{@code partSize} (default 8 MiB): reads longer than this go out as parallel ranged GETs of this size.
- *   <li>{@code readConcurrency} (default 8): ranged GETs in flight per large read.
  *   <li>{@code maxConnections} (default 64): HTTP connections in the pool.
  *   <li>{@code connectTimeout} (default 5 s) and {@code socketTimeout} (default 30 s).
  * </ul>
@@ -25,13 +23,9 @@ public record S3StoreConfig(
         boolean pathStyle,
         String accessKeyId,
         String secretAccessKey,
-        long partSize,
-        int readConcurrency,
         int maxConnections,
         Duration connectTimeout,
         Duration socketTimeout) {
-
-    public static final long DEFAULT_PART_SIZE = 8L << 20;
 
     public S3StoreConfig {
         if (region == null || region.isBlank()) {
@@ -40,12 +34,8 @@ public record S3StoreConfig(
         if ((accessKeyId == null) != (secretAccessKey == null)) {
             throw new IllegalArgumentException("accessKeyId and secretAccessKey must be given together");
         }
-        if (partSize < 64 * 1024) {
-            throw new IllegalArgumentException("partSize must be at least 64 KiB: " + partSize);
-        }
-        if (readConcurrency < 1 || maxConnections < 1) {
-            throw new IllegalArgumentException("readConcurrency and maxConnections must be positive: "
-                    + readConcurrency + ", " + maxConnections);
+        if (maxConnections < 1) {
+            throw new IllegalArgumentException("maxConnections must be positive: " + maxConnections);
         }
         Objects.requireNonNull(connectTimeout, "connectTimeout is null");
         Objects.requireNonNull(socketTimeout, "socketTimeout is null");
@@ -53,28 +43,23 @@ public record S3StoreConfig(
 
     /** AWS S3 in {@code us-east-1} with the standard credential chain. */
     public static S3StoreConfig aws() {
-        return new S3StoreConfig(null, "us-east-1", false, null, null, DEFAULT_PART_SIZE, 8, 64,
+        return new S3StoreConfig(null, "us-east-1", false, null, null, 64,
                 Duration.ofSeconds(5), Duration.ofSeconds(30));
     }
 
     /** An S3-compatible endpoint, path-style, with static credentials. */
     public static S3StoreConfig endpoint(URI endpoint, String accessKeyId, String secretAccessKey) {
         return new S3StoreConfig(Objects.requireNonNull(endpoint, "endpoint is null"), "us-east-1", true,
-                accessKeyId, secretAccessKey, DEFAULT_PART_SIZE, 8, 64, Duration.ofSeconds(5), Duration.ofSeconds(30));
+                accessKeyId, secretAccessKey, 64, Duration.ofSeconds(5), Duration.ofSeconds(30));
     }
 
-    public S3StoreConfig withPartSize(long newPartSize) {
-        return new S3StoreConfig(endpoint, region, pathStyle, accessKeyId, secretAccessKey, newPartSize,
-                readConcurrency, maxConnections, connectTimeout, socketTimeout);
-    }
-
-    public S3StoreConfig withReadConcurrency(int concurrency) {
-        return new S3StoreConfig(endpoint, region, pathStyle, accessKeyId, secretAccessKey, partSize,
-                concurrency, Math.max(maxConnections, concurrency), connectTimeout, socketTimeout);
+    public S3StoreConfig withMaxConnections(int connections) {
+        return new S3StoreConfig(endpoint, region, pathStyle, accessKeyId, secretAccessKey, connections,
+                connectTimeout, socketTimeout);
     }
 
     public S3StoreConfig withRegion(String newRegion) {
-        return new S3StoreConfig(endpoint, newRegion, pathStyle, accessKeyId, secretAccessKey, partSize,
-                readConcurrency, maxConnections, connectTimeout, socketTimeout);
+        return new S3StoreConfig(endpoint, newRegion, pathStyle, accessKeyId, secretAccessKey, maxConnections,
+                connectTimeout, socketTimeout);
     }
 }

@@ -1,4 +1,4 @@
-package dev.ferry.s3;
+package dev.ferry.store;
 
 import java.io.IOException;
 import java.io.InputStream;
