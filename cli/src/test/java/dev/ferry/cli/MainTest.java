@@ -62,4 +62,38 @@ class MainTest {
             assertThat(r.err().strip().lines().count()).isEqualTo(1);
         }
     }
+
+    @Test
+    void sim_synthetic_printsEveryPolicyAsJson() {
+        java.io.ByteArrayOutputStream buffer = new java.io.ByteArrayOutputStream();
+        java.io.PrintStream old = System.out;
+        System.setOut(new java.io.PrintStream(buffer, true));
+        int exit;
+        try {
+            exit = run("sim", "--synthetic", "--objects", "200", "--epochs", "3", "--cache-fraction", "0.5", "--json").exit();
+        } finally {
+            System.setOut(old);
+        }
+        assertThat(exit).isZero();
+        String json = buffer.toString().strip();
+        assertThat(json).startsWith("{\"policies\":[{\"policy\":\"lru\"")
+                .contains("{\"policy\":\"pin\",\"requests\":600,\"hits\":200,\"hit_rate\":0.333333")
+                .contains("\"policy\":\"min\"").contains("\"upstream_bytes\":");
+    }
+
+    @Test
+    void sim_badTraceLine_namesTheLine(@org.junit.jupiter.api.io.TempDir java.nio.file.Path dir) throws Exception {
+        java.nio.file.Path trace = java.nio.file.Files.writeString(dir.resolve("t.txt"), "# ok\na 10\nb ten\n");
+        Run r = run("sim", "--trace", trace.toString(), "--cache-size", "1KB");
+        assertThat(r.exit()).isEqualTo(2);
+        assertThat(r.err().strip()).isEqualTo("ferry: " + trace + " line 3: size 'ten' is not a whole number of bytes.");
+    }
+
+    @Test
+    void sim_badSizeAndPolicy_areOneSentence() {
+        assertThat(run("sim", "--synthetic", "--cache-size", "12 parsecs").err().strip())
+                .isEqualTo("ferry: --cache-size: size '12 parsecs' has an unknown unit 'parsecs': use B, KB, MB, GB, TB, PB or KiB, MiB, GiB, TiB, PiB.");
+        assertThat(run("sim", "--synthetic", "--cache-fraction", "0.5", "--policies", "lru,fifo").err().strip())
+                .isEqualTo("ferry: --policies: unknown policy 'fifo': use one of lru, pin, sieve, min.");
+    }
 }
