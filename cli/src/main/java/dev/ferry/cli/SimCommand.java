@@ -2,7 +2,7 @@ package dev.ferry.cli;
 
 import dev.ferry.sim.Access;
 import dev.ferry.sim.CacheSimulator;
-import dev.ferry.sim.Policies;
+import dev.ferry.cache.policy.Policies;
 import dev.ferry.sim.SimResult;
 import dev.ferry.sim.Sizes;
 import dev.ferry.sim.SyntheticTrace;

@@ -1,5 +1,7 @@
 package dev.ferry.sim;
 
+import dev.ferry.cache.policy.Policies;
+
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 

@@ -106,6 +106,7 @@ public final class MinPolicy<K> implements EvictionPolicy<K> {
 
     @Override
     public void onRemove(K key) {
+        nextUse.remove(key);
         Resident<K> r = residents.remove(key);
         if (r != null) {
             byNextUse.remove(r);

@@ -4,7 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.ferry.sim.Access;
 import dev.ferry.sim.CacheSimulator;
-import dev.ferry.sim.Policies;
+import dev.ferry.cache.policy.Policies;
 import dev.ferry.sim.SimResult;
 import java.util.ArrayList;
 import java.util.Arrays;

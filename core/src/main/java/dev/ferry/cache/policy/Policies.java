@@ -1,10 +1,5 @@
-package dev.ferry.sim;
+package dev.ferry.cache.policy;
 
-import dev.ferry.cache.policy.EvictionPolicy;
-import dev.ferry.cache.policy.LruPolicy;
-import dev.ferry.cache.policy.MinPolicy;
-import dev.ferry.cache.policy.PinPolicy;
-import dev.ferry.cache.policy.SievePolicy;
 import java.util.List;
 
 /** The shipped policies by name, for the simulator and the cache's configuration. */

@@ -1,0 +1,32 @@
+package dev.ferry.cache;
+
+/**
+ * What the local tier has done, at one moment. Block counts: {@code hits} were served from disk (or from a
+ * fetch another reader had in flight), {@code misses} were fetched from upstream. Evictions by cause:
+ * capacity, a stale version (the upstream showed a new ETag), corruption (a failed CRC). {@code bypassed}:
+ * fetched but not kept because the policy refused them or they could not fit; {@code writeFailures}: not
+ * kept because the disk refused (full, or unwritable): the read was served anyway.
+ */
+public record CacheStats(
+        long hits,
+        long misses,
+        long bytesFromCache,
+        long bytesFromUpstream,
+        long upstreamRequests,
+        long evictedCapacity,
+        long evictedStale,
+        long evictedCorrupt,
+        long bypassed,
+        long writeFailures,
+        long residentBlocks,
+        long residentBytes,
+        boolean passThrough) {
+
+    public double hitRate() {
+        return hits + misses == 0 ? 0 : (double) hits / (hits + misses);
+    }
+
+    public double byteHitRate() {
+        return bytesFromCache + bytesFromUpstream == 0 ? 0 : (double) bytesFromCache / (bytesFromCache + bytesFromUpstream);
+    }
+}

@@ -1,0 +1,961 @@
+package dev.ferry.cache;
+
+import dev.ferry.cache.policy.EvictionPolicy;
+import dev.ferry.cache.policy.Policies;
+import dev.ferry.store.ByteRange;
+import dev.ferry.store.CompletedPart;
+import dev.ferry.store.ForwardingObjectStore;
+import dev.ferry.store.GetRequest;
+import dev.ferry.store.MultipartUpload;
+import dev.ferry.store.ObjectContent;
+import dev.ferry.store.ObjectKey;
+import dev.ferry.store.ObjectMeta;
+import dev.ferry.store.ObjectNotFoundException;
+import dev.ferry.store.ObjectStore;
+import dev.ferry.store.PutBody;
+import dev.ferry.store.StoreException;
+import dev.ferry.time.Clock;
+import java.io.BufferedInputStream;
+import java.io.BufferedOutputStream;
+import java.io.DataInputStream;
+import java.io.DataOutputStream;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.InterruptedIOException;
+import java.io.UncheckedIOException;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
+import java.nio.channels.FileLock;
+import java.nio.channels.OverlappingFileLockException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.nio.file.StandardOpenOption;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.atomic.LongAdder;
+import java.util.stream.Stream;
+import java.util.zip.CRC32C;
+import java.util.zip.CheckedInputStream;
+import java.util.zip.CheckedOutputStream;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The local tier: an {@link ObjectStore} that keeps blocks of the objects read through it in a local
+ * directory, in front of an upstream store.
+ *
+ * <h2>Design</h2>
+ * <ul>
+ *   <li><b>Blocks.</b> Objects are cached in aligned blocks of {@code blockSize}; a read is served block by
+ *       block, and the missing blocks of a read are fetched with one upstream ranged GET per run of adjacent
+ *       misses (at most {@code maxRunBlocks}), streamed: the reader gets the first block while the run is
+ *       still arriving.
+ *   <li><b>Identity.</b> A block belongs to (bucket, key, ETag, index), and every upstream fetch is pinned
+ *       to that ETag with If-Match, so bytes of one version are never served as another. When the upstream
+ *       shows a new ETag, blocks of other versions are dropped.
+ *   <li><b>Single flight.</b> A block being fetched is a future in {@code inflight}: other readers wait for
+ *       it rather than fetching it again.
+ *   <li><b>Capacity.</b> Admission asks the {@link EvictionPolicy} (which may refuse), and evicts from high
+ *       to low watermark; blocks being read or written are never victims.
+ *   <li><b>Crash safety</b> (after Kafka's log and remote index cache): block files are written to a
+ *       temporary name, fsync'd and renamed; each carries a header with its identity and CRC32C; on open,
+ *       temporaries are deleted and the index comes from a snapshot written at clean close (the clean-
+ *       shutdown marker) or, after a crash, from the block headers, every block then checked on first read.
+ *   <li><b>Faults degrade service, never data.</b> An unusable directory or a failing write turns the cache
+ *       into a pass-through (with a warning and a count); a block failing its check is dropped and fetched
+ *       again.
+ * </ul>
+ *
+ * <p>Thread-safe: the index and the policy are guarded by one lock, held only for bookkeeping; all I/O
+ * happens outside it.
+ */
+public final class CachingStore extends ForwardingObjectStore {
+    private static final Logger LOG = LoggerFactory.getLogger(CachingStore.class);
+    static final String SNAPSHOT = "index.snapshot";
+    static final String LOCK = ".lock";
+    static final String BLOCKS = "blocks";
+    static final String TMP = "tmp";
+    private static final int SNAPSHOT_MAGIC = 0x46525949; // "FRYI"
+
+    private enum Cause { CAPACITY, STALE, CORRUPT }
+
+    private static final class Entry {
+        final BlockId id;
+        final Path path;
+        final long objectSize;
+        final int dataLength;
+        final int headerLength;
+        final int crc;
+        final boolean recoveredAfterCrash;
+        boolean ready;
+        boolean removed;
+        volatile boolean verified;
+        int pins;
+
+        Entry(BlockId id, Path path, long objectSize, int dataLength, int headerLength, int crc, boolean recoveredAfterCrash) {
+            this.id = id;
+            this.path = path;
+            this.objectSize = objectSize;
+            this.dataLength = dataLength;
+            this.headerLength = headerLength;
+            this.crc = crc;
+            this.recoveredAfterCrash = recoveredAfterCrash;
+        }
+    }
+
+    private record MetaEntry(ObjectMeta meta, long fetchedAt) {
+    }
+
+    /** Completes the futures of a run whose reader left before reading it to the end: waiters fetch again. */
+    private static final class AbandonedFetch extends IOException {
+        private static final long serialVersionUID = 1L;
+
+        AbandonedFetch() {
+            super("the reader fetching this block stopped early");
+        }
+    }
+
+    private final CacheConfig config;
+    private final Clock clock;
+    private final Path blocksDir;
+    private final Path tmpDir;
+    private final EvictionPolicy<BlockId> policy;
+    private FileChannel lockChannel;
+    private FileLock fileLock;
+    private volatile boolean passThrough;
+    private volatile boolean closed;
+
+    private final Object lock = new Object();
+    private final Map<BlockId, Entry> index = new HashMap<>();
+    private final Map<ObjectKey, Set<BlockId>> byObject = new HashMap<>();
+    private long used;
+
+    private final ConcurrentHashMap<BlockId, CompletableFuture<byte[]>> inflight = new ConcurrentHashMap<>();
+    private final ConcurrentHashMap<ObjectKey, MetaEntry> metadata = new ConcurrentHashMap<>();
+
+    private final LongAdder hits = new LongAdder();
+    private final LongAdder misses = new LongAdder();
+    private final LongAdder bytesFromCache = new LongAdder();
+    private final LongAdder bytesFromUpstream = new LongAdder();
+    private final LongAdder upstreamRequests = new LongAdder();
+    private final LongAdder evictedCapacity = new LongAdder();
+    private final LongAdder evictedStale = new LongAdder();
+    private final LongAdder evictedCorrupt = new LongAdder();
+    private final LongAdder bypassed = new LongAdder();
+    private final LongAdder writeFailures = new LongAdder();
+
+    /** A cache with the policy its config names (lru, pin or sieve). */
+    public CachingStore(ObjectStore upstream, CacheConfig config) {
+        this(upstream, config, Policies.create(config.policy(), List.of()), Clock.system());
+    }
+
+    /** A cache with a given policy instance (MIN with a plan's future, say) and clock. */
+    public CachingStore(ObjectStore upstream, CacheConfig config, EvictionPolicy<BlockId> policy, Clock clock) {
+        super(upstream);
+        this.config = Objects.requireNonNull(config, "config is null");
+        this.policy = Objects.requireNonNull(policy, "policy is null");
+        this.clock = Objects.requireNonNull(clock, "clock is null");
+        this.blocksDir = config.dir().resolve(BLOCKS);
+        this.tmpDir = config.dir().resolve(TMP);
+        try {
+            open();
+        } catch (IOException | UncheckedIOException | OverlappingFileLockException | SecurityException e) {
+            LOG.warn("cache directory {} is unusable ({}); serving every read from upstream", config.dir(), e.getMessage());
+            passThrough = true;
+            releaseLock();
+        }
+    }
+
+    public CacheConfig config() {
+        return config;
+    }
+
+    /** True when the cache could not use its directory and forwards every read upstream. */
+    public boolean isPassThrough() {
+        return passThrough;
+    }
+
+    private void open() throws IOException {
+        Files.createDirectories(blocksDir);
+        Files.createDirectories(tmpDir);
+        lockChannel = FileChannel.open(config.dir().resolve(LOCK), StandardOpenOption.CREATE, StandardOpenOption.WRITE);
+        fileLock = lockChannel.tryLock();
+        if (fileLock == null) {
+            throw new IOException("another process is using it");
+        }
+        try (Stream<Path> temps = Files.list(tmpDir)) {
+            for (Path t : temps.toList()) {
+                Files.deleteIfExists(t);
+            }
+        }
+        List<Entry> recovered = readSnapshot();
+        if (recovered == null) {
+            recovered = scan();
+        }
+        List<Path> deletions = new ArrayList<>();
+        synchronized (lock) {
+            for (Entry e : recovered) {
+                e.ready = true;
+                index.put(e.id, e);
+                byObject.computeIfAbsent(e.id.key(), k -> new HashSet<>()).add(e.id);
+                used += e.dataLength;
+                policy.onAdd(e.id, e.dataLength);
+            }
+            evictLocked(0, (long) (config.capacity() * config.lowWatermark()), deletions, used > config.capacity());
+        }
+        deleteFiles(deletions);
+    }
+
+    /** The index from a clean close, or null; the snapshot is removed, so a crash from here on means a scan. */
+    private List<Entry> readSnapshot() {
+        Path snapshot = config.dir().resolve(SNAPSHOT);
+        if (!Files.exists(snapshot)) {
+            return null;
+        }
+        CRC32C crc = new CRC32C();
+        try (DataInputStream in = new DataInputStream(new CheckedInputStream(
+                new BufferedInputStream(Files.newInputStream(snapshot), 1 << 16), crc))) {
+            if (in.readInt() != SNAPSHOT_MAGIC) {
+                throw new IOException("not a ferry index snapshot");
+            }
+            int count = in.readInt();
+            List<Entry> entries = new ArrayList<>(count);
+            for (int i = 0; i < count; i++) {
+                BlockId id = new BlockId(ObjectKey.of(in.readUTF(), in.readUTF()), in.readUTF(), in.readLong());
+                long objectSize = in.readLong();
+                int dataLength = in.readInt();
+                int headerLength = in.readInt();
+                int dataCrc = in.readInt();
+                entries.add(new Entry(id, BlockFile.pathFor(blocksDir, id), objectSize, dataLength, headerLength, dataCrc, false));
+            }
+            int computed = (int) crc.getValue();
+            int stored = in.readInt();
+            if (computed != stored) {
+                throw new IOException("checksum mismatch");
+            }
+            return entries;
+        } catch (IOException | IllegalArgumentException e) {
+            LOG.warn("index snapshot {} is damaged ({}); rebuilding the index from the block files", snapshot, e.getMessage());
+            return null;
+        } finally {
+            try {
+                Files.deleteIfExists(snapshot);
+            } catch (IOException e) {
+                LOG.warn("cannot remove {}: {}", snapshot, e.getMessage());
+            }
+        }
+    }
+
+    /** Rebuilds the index from block headers after a crash; files that fail are deleted. */
+    private List<Entry> scan() throws IOException {
+        List<Entry> entries = new ArrayList<>();
+        List<Path> files;
+        try (Stream<Path> walk = Files.walk(blocksDir)) {
+            files = walk.filter(p -> p.getFileName().toString().endsWith(".blk")).toList();
+        }
+        for (Path file : files) {
+            try (FileChannel ch = FileChannel.open(file, StandardOpenOption.READ)) {
+                BlockFile.Header h = BlockFile.readHeader(ch, file);
+                if (!BlockFile.pathFor(blocksDir, h.id()).equals(file)) {
+                    throw new BlockFile.CorruptBlockException(file + ": stored under the wrong name");
+                }
+                entries.add(new Entry(h.id(), file, h.objectSize(), h.dataLength(), h.headerLength(), h.dataCrc(), true));
+            } catch (IOException e) {
+                LOG.warn("dropping cached block {}: {}", file, e.getMessage());
+                evictedCorrupt.increment();
+                Files.deleteIfExists(file);
+            }
+        }
+        if (!files.isEmpty()) {
+            LOG.info("recovered {} cached blocks after an unclean shutdown; each is checked on its first read", entries.size());
+        }
+        return entries;
+    }
+
+    /** What the cache has done so far. */
+    public CacheStats stats() {
+        long blocks;
+        long bytes;
+        synchronized (lock) {
+            blocks = index.size();
+            bytes = used;
+        }
+        return new CacheStats(hits.sum(), misses.sum(), bytesFromCache.sum(), bytesFromUpstream.sum(), upstreamRequests.sum(),
+                evictedCapacity.sum(), evictedStale.sum(), evictedCorrupt.sum(), bypassed.sum(), writeFailures.sum(),
+                blocks, bytes, passThrough);
+    }
+
+    // ---- metadata ------------------------------------------------------------------------------------
+
+    private ObjectMeta resolve(ObjectKey key, String ifMatch) throws IOException {
+        MetaEntry m = metadata.get(key);
+        long now = clock.nanoTime();
+        if (m != null) {
+            if (ifMatch != null && ifMatch.equals(m.meta().etag())) {
+                return m.meta();
+            }
+            if (ifMatch == null && now - m.fetchedAt() < config.metadataTtl().toNanos()) {
+                return m.meta();
+            }
+        }
+        ObjectMeta fresh;
+        try {
+            upstreamRequests.increment();
+            fresh = delegate.head(key);
+        } catch (ObjectNotFoundException e) {
+            metadata.remove(key);
+            dropVersionsOtherThan(key, null);
+            throw e;
+        }
+        metadata.put(key, new MetaEntry(fresh, now));
+        dropVersionsOtherThan(key, fresh.etag());
+        if (ifMatch != null && !ifMatch.equals(fresh.etag())) {
+            throw new StoreException(StoreException.Kind.PRECONDITION_FAILED, 412,
+                    "object changed: " + key + " has ETag " + fresh.etag() + ", not " + ifMatch, null);
+        }
+        return fresh;
+    }
+
+    /** Drops cached blocks of {@code key} whose version is not {@code etag} (all of them when null). */
+    private void dropVersionsOtherThan(ObjectKey key, String etag) {
+        List<Path> deletions = new ArrayList<>();
+        synchronized (lock) {
+            Set<BlockId> ids = byObject.get(key);
+            if (ids == null) {
+                return;
+            }
+            for (BlockId id : List.copyOf(ids)) {
+                if (!id.etag().equals(etag)) {
+                    deletions.add(removeLocked(id, Cause.STALE));
+                }
+            }
+        }
+        deleteFiles(deletions);
+    }
+
+    // ---- reads ---------------------------------------------------------------------------------------
+
+    @Override
+    public ObjectMeta head(ObjectKey key) throws IOException {
+        if (passThrough) {
+            return delegate.head(key);
+        }
+        return resolve(key, null);
+    }
+
+    @Override
+    public ObjectContent get(GetRequest request) throws IOException {
+        if (passThrough) {
+            upstreamRequests.increment();
+            return delegate.get(request);
+        }
+        ObjectMeta meta = resolve(request.key(), request.ifMatch());
+        ByteRange range;
+        if (request.range() == null) {
+            range = meta.size() == 0 ? null : ByteRange.of(0, meta.size());
+        } else {
+            range = request.range().clip(meta.size());
+            if (range == null) {
+                throw new StoreException(StoreException.Kind.FATAL, 416, "range " + request.range().toHttpHeader()
+                        + " starts past the end of " + request.key() + " (" + meta.size() + " bytes)", null);
+            }
+        }
+        if (range == null) {
+            return new ObjectContent(meta, null, InputStream.nullInputStream());
+        }
+        return new ObjectContent(meta, range, new BlockStream(meta, range));
+    }
+
+    private long blockLength(ObjectMeta meta, long index) {
+        return Math.min(config.blockSize(), meta.size() - index * config.blockSize());
+    }
+
+    /** Where a block's bytes come from for one reader. */
+    private interface Source {
+        int read(byte[] b, int off, int len, long offsetInBlock) throws IOException;
+
+        void release();
+    }
+
+    private final class MemorySource implements Source {
+        private final byte[] data;
+        private final boolean fromCache;
+
+        MemorySource(byte[] data, boolean fromCache) {
+            this.data = data;
+            this.fromCache = fromCache;
+        }
+
+        @Override
+        public int read(byte[] b, int off, int len, long offsetInBlock) {
+            int n = (int) Math.min(len, data.length - offsetInBlock);
+            System.arraycopy(data, (int) offsetInBlock, b, off, n);
+            if (fromCache) {
+                bytesFromCache.add(n);
+            }
+            return n;
+        }
+
+        @Override
+        public void release() {
+        }
+    }
+
+    private final class FileSource implements Source {
+        private final Entry entry;
+        private final FileChannel channel;
+
+        FileSource(Entry entry, FileChannel channel) {
+            this.entry = entry;
+            this.channel = channel;
+        }
+
+        @Override
+        public int read(byte[] b, int off, int len, long offsetInBlock) throws IOException {
+            int want = (int) Math.min(len, entry.dataLength - offsetInBlock);
+            ByteBuffer buf = ByteBuffer.wrap(b, off, want);
+            while (buf.hasRemaining()) {
+                int n = channel.read(buf, entry.headerLength + offsetInBlock + (buf.position() - off));
+                if (n < 0) {
+                    throw new BlockFile.CorruptBlockException(entry.path + ": ends early");
+                }
+            }
+            bytesFromCache.add(want);
+            return want;
+        }
+
+        @Override
+        public void release() {
+            try {
+                channel.close();
+            } catch (IOException ignored) {
+                // read-only channel
+            }
+            unpin(entry);
+        }
+    }
+
+    /** An upstream ranged GET covering a run of missing blocks, read block by block as the reader advances. */
+    private final class Run {
+        final ObjectMeta meta;
+        final InputStream stream;
+        final long last;
+        long next;
+        final Map<Long, CompletableFuture<byte[]>> futures;
+
+        Run(ObjectMeta meta, InputStream stream, long first, long last, Map<Long, CompletableFuture<byte[]>> futures) {
+            this.meta = meta;
+            this.stream = stream;
+            this.next = first;
+            this.last = last;
+            this.futures = futures;
+        }
+
+        /** Reads the next block of the run, keeps it if admitted, and hands it to waiters. */
+        byte[] readNext() throws IOException {
+            long index = next++;
+            BlockId id = new BlockId(meta.key(), meta.etag(), index);
+            CompletableFuture<byte[]> future = futures.remove(index);
+            int length = (int) blockLength(meta, index);
+            try {
+                byte[] data = stream.readNBytes(length);
+                if (data.length != length) {
+                    throw new StoreException(StoreException.Kind.RETRYABLE, 0, "upstream sent " + data.length + " of "
+                            + length + " bytes of block " + index + " of " + meta.key(), null);
+                }
+                misses.increment();
+                bytesFromUpstream.add(length);
+                keep(id, meta, data);
+                future.complete(data);
+                return data;
+            } catch (IOException | RuntimeException e) {
+                future.completeExceptionally(e);
+                throw e;
+            } finally {
+                inflight.remove(id, future);
+            }
+        }
+
+        boolean done() {
+            return next > last;
+        }
+
+        void abandon() {
+            for (Map.Entry<Long, CompletableFuture<byte[]>> f : futures.entrySet()) {
+                f.getValue().completeExceptionally(new AbandonedFetch());
+                inflight.remove(new BlockId(meta.key(), meta.etag(), f.getKey()), f.getValue());
+            }
+            futures.clear();
+            try {
+                stream.close();
+            } catch (IOException ignored) {
+                // abandoning: nothing more to read
+            }
+        }
+    }
+
+    /** Reads a range block by block: from disk, from a fetch in flight, or from a run it fetches itself. */
+    private final class BlockStream extends InputStream {
+        private final ObjectMeta meta;
+        private final long end;
+        private final long lastIndex;
+        private long position;
+        private long currentIndex = -1;
+        private Source current;
+        private Run run;
+        private boolean streamClosed;
+
+        BlockStream(ObjectMeta meta, ByteRange range) {
+            this.meta = meta;
+            this.position = range.offset();
+            this.end = range.end();
+            this.lastIndex = (end - 1) / config.blockSize();
+        }
+
+        @Override
+        public int read() throws IOException {
+            byte[] one = new byte[1];
+            int n = read(one, 0, 1);
+            return n < 0 ? -1 : one[0] & 0xff;
+        }
+
+        @Override
+        public int read(byte[] b, int off, int len) throws IOException {
+            Objects.checkFromIndexSize(off, len, b.length);
+            if (streamClosed) {
+                throw new IOException("stream closed");
+            }
+            if (position >= end) {
+                return -1;
+            }
+            if (len == 0) {
+                return 0;
+            }
+            long index = position / config.blockSize();
+            if (index != currentIndex) {
+                if (current != null) {
+                    current.release();
+                    current = null;
+                }
+                current = acquire(index);
+                currentIndex = index;
+            }
+            long blockStart = index * config.blockSize();
+            int want = (int) Math.min(len, Math.min(end - position, blockStart + blockLength(meta, index) - position));
+            int n = current.read(b, off, want, position - blockStart);
+            position += n;
+            return n;
+        }
+
+        private Source acquire(long index) throws IOException {
+            BlockId id = new BlockId(meta.key(), meta.etag(), index);
+            while (true) {
+                if (run != null) {
+                    if (run.next == index) {
+                        byte[] data = run.readNext();
+                        if (run.done()) {
+                            run.stream.close();
+                            run = null;
+                        }
+                        return new MemorySource(data, false);
+                    }
+                    run.abandon();
+                    run = null;
+                }
+                Source cached = fromDisk(id);
+                if (cached != null) {
+                    return cached;
+                }
+                CompletableFuture<byte[]> pending = inflight.get(id);
+                if (pending != null) {
+                    byte[] data = await(pending);
+                    if (data != null) {
+                        hits.increment();
+                        return new MemorySource(data, true);
+                    }
+                    continue; // its fetcher gave up: try again
+                }
+                Run started = startRun(index);
+                if (started != null) {
+                    run = started;
+                }
+            }
+        }
+
+        /** Claims {@code index} and the missing blocks after it, and opens one ranged GET for them. */
+        private Run startRun(long index) throws IOException {
+            Map<Long, CompletableFuture<byte[]>> claimed = new HashMap<>();
+            CompletableFuture<byte[]> first = new CompletableFuture<>();
+            BlockId firstId = new BlockId(meta.key(), meta.etag(), index);
+            if (inflight.putIfAbsent(firstId, first) != null) {
+                return null; // someone else claimed it a moment ago
+            }
+            if (isResident(firstId)) { // its fetcher finished between our look at the disk and the claim
+                first.completeExceptionally(new AbandonedFetch());
+                inflight.remove(firstId, first);
+                return null;
+            }
+            claimed.put(index, first);
+            long last = index;
+            while (last < lastIndex && claimed.size() < config.maxRunBlocks()) {
+                BlockId next = new BlockId(meta.key(), meta.etag(), last + 1);
+                if (isResident(next)) {
+                    break;
+                }
+                CompletableFuture<byte[]> f = new CompletableFuture<>();
+                if (inflight.putIfAbsent(next, f) != null) {
+                    break;
+                }
+                claimed.put(last + 1, f);
+                last++;
+            }
+            long start = index * config.blockSize();
+            long length = (last - index) * config.blockSize() + blockLength(meta, last);
+            try {
+                upstreamRequests.increment();
+                ObjectContent content = delegate.get(new GetRequest(meta.key(), ByteRange.of(start, length), meta.etag()));
+                return new Run(meta, content.stream(), index, last, claimed);
+            } catch (IOException | RuntimeException e) {
+                if (e instanceof StoreException se && se.kind() == StoreException.Kind.PRECONDITION_FAILED) {
+                    metadata.remove(meta.key()); // the object changed under us: ask again next time
+                }
+                for (Map.Entry<Long, CompletableFuture<byte[]>> f : claimed.entrySet()) {
+                    f.getValue().completeExceptionally(e);
+                    inflight.remove(new BlockId(meta.key(), meta.etag(), f.getKey()), f.getValue());
+                }
+                throw e;
+            }
+        }
+
+        @Override
+        public void close() {
+            if (streamClosed) {
+                return;
+            }
+            streamClosed = true;
+            if (current != null) {
+                current.release();
+                current = null;
+            }
+            if (run != null) {
+                run.abandon();
+                run = null;
+            }
+        }
+    }
+
+    private static byte[] await(CompletableFuture<byte[]> future) throws IOException {
+        try {
+            return future.get();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new InterruptedIOException("interrupted while waiting for a block");
+        } catch (ExecutionException e) {
+            if (e.getCause() instanceof AbandonedFetch) {
+                return null;
+            }
+            if (e.getCause() instanceof IOException io) {
+                throw new StoreException(StoreException.classify(io), io instanceof StoreException se ? se.httpStatus() : 0,
+                        io.getMessage(), io);
+            }
+            throw new IOException("block fetch failed: " + e.getCause(), e.getCause());
+        }
+    }
+
+    private boolean isResident(BlockId id) {
+        synchronized (lock) {
+            Entry e = index.get(id);
+            return e != null && e.ready;
+        }
+    }
+
+    /** A pinned source over a resident block, or null when it is not (or no longer) usable. */
+    private Source fromDisk(BlockId id) {
+        Entry e;
+        synchronized (lock) {
+            e = index.get(id);
+            if (e == null || !e.ready) {
+                return null;
+            }
+            e.pins++;
+            policy.onHit(id);
+        }
+        FileChannel ch = null;
+        try {
+            ch = FileChannel.open(e.path, StandardOpenOption.READ);
+            boolean check = config.verify() == VerifyMode.ALWAYS
+                    || (!e.verified && (config.verify() == VerifyMode.FIRST_READ || e.recoveredAfterCrash));
+            if (check) {
+                BlockFile.Header h = BlockFile.readHeader(ch, e.path);
+                if (!h.id().equals(id)) {
+                    throw new BlockFile.CorruptBlockException(e.path + ": holds " + h.id() + ", not " + id);
+                }
+                byte[] data = BlockFile.readVerified(ch, h, e.path);
+                e.verified = true;
+                ch.close();
+                unpin(e);
+                hits.increment();
+                return new MemorySource(data, true);
+            }
+            hits.increment();
+            return new FileSource(e, ch);
+        } catch (IOException bad) {
+            LOG.warn("dropping cached block {} of {}: {}", e.path, id.key(), bad.getMessage());
+            if (ch != null) {
+                try {
+                    ch.close();
+                } catch (IOException ignored) {
+                    // already failing
+                }
+            }
+            Path path;
+            synchronized (lock) {
+                e.pins--;
+                path = e.removed ? null : removeLocked(id, Cause.CORRUPT);
+            }
+            deleteFiles(path == null ? List.of() : List.of(path));
+            return null;
+        }
+    }
+
+    private void unpin(Entry e) {
+        synchronized (lock) {
+            e.pins--;
+        }
+    }
+
+    // ---- admission, eviction, writing ------------------------------------------------------------------
+
+    /** Keeps a fetched block if the policy admits it and the disk takes it; the read goes on either way. */
+    private void keep(BlockId id, ObjectMeta meta, byte[] data) {
+        if (passThrough || closed) {
+            return;
+        }
+        Entry e;
+        List<Path> deletions = new ArrayList<>();
+        synchronized (lock) {
+            if (index.containsKey(id)) {
+                return;
+            }
+            long high = (long) (config.capacity() * config.highWatermark());
+            boolean mustEvict = used + data.length > high;
+            if (!policy.admit(id, data.length, mustEvict)) {
+                bypassed.increment();
+                return;
+            }
+            if (mustEvict) {
+                evictLocked(data.length, (long) (config.capacity() * config.lowWatermark()), deletions, false);
+            }
+            if (used + data.length > config.capacity()) {
+                policy.onRemove(id);
+                bypassed.increment();
+                e = null;
+            } else {
+                e = new Entry(id, BlockFile.pathFor(blocksDir, id), meta.size(), data.length, 0, BlockFile.crc(data, 0, data.length), false);
+                index.put(id, e);
+                byObject.computeIfAbsent(id.key(), k -> new HashSet<>()).add(id);
+                used += data.length;
+                policy.onAdd(id, data.length);
+            }
+        }
+        deleteFiles(deletions);
+        if (e == null) {
+            return;
+        }
+        int headerLength;
+        try {
+            byte[] header = BlockFile.encodeHeader(id, meta.size(), config.blockSize(), data.length, e.crc);
+            headerLength = header.length;
+            BlockFile.write(e.path, tmpDir, header, data, 0, data.length);
+        } catch (IOException failure) {
+            writeFailures.increment();
+            if (writeFailures.sum() == 1 || writeFailures.sum() % 1000 == 0) {
+                LOG.warn("cannot write to the cache ({}); serving from upstream ({} write failures so far)",
+                        failure.getMessage(), writeFailures.sum());
+            }
+            synchronized (lock) {
+                if (!e.removed) {
+                    removeLocked(id, null);
+                }
+            }
+            return;
+        }
+        boolean orphan;
+        Entry ready = new Entry(id, e.path, meta.size(), data.length, headerLength, e.crc, false);
+        ready.verified = true; // written from the bytes the upstream just sent
+        ready.ready = true;
+        synchronized (lock) {
+            orphan = e.removed;
+            if (!orphan) {
+                index.put(id, ready);
+            }
+        }
+        if (orphan) {
+            deleteFiles(List.of(e.path));
+        }
+    }
+
+    /** Evicts until {@code used + incoming <= target}; with {@code force}, ignores the target until under capacity. */
+    private void evictLocked(long incoming, long target, List<Path> deletions, boolean force) {
+        while (used + incoming > target || (force && used > config.capacity())) {
+            BlockId victim = policy.victim(k -> {
+                Entry c = index.get(k);
+                return c != null && c.ready && c.pins == 0;
+            });
+            if (victim == null) {
+                return;
+            }
+            deletions.add(removeLocked(victim, Cause.CAPACITY));
+        }
+    }
+
+    /** Removes an entry from the index and the policy; returns its file, for the caller to delete unlocked. */
+    private Path removeLocked(BlockId id, Cause cause) {
+        Entry e = index.remove(id);
+        if (e == null) {
+            return null;
+        }
+        e.removed = true;
+        Set<BlockId> ids = byObject.get(id.key());
+        if (ids != null) {
+            ids.remove(id);
+            if (ids.isEmpty()) {
+                byObject.remove(id.key());
+            }
+        }
+        used -= e.dataLength;
+        policy.onRemove(id);
+        if (cause == Cause.CAPACITY) {
+            evictedCapacity.increment();
+        } else if (cause == Cause.STALE) {
+            evictedStale.increment();
+        } else if (cause == Cause.CORRUPT) {
+            evictedCorrupt.increment();
+        }
+        return e.path;
+    }
+
+    private static void deleteFiles(List<Path> paths) {
+        for (Path p : paths) {
+            if (p == null) {
+                continue;
+            }
+            try {
+                Files.deleteIfExists(p);
+            } catch (IOException e) {
+                LOG.warn("cannot delete evicted block {}: {}", p, e.getMessage());
+            }
+        }
+    }
+
+    // ---- writes go through, and invalidate --------------------------------------------------------------
+
+    private void invalidate(ObjectKey key, ObjectMeta now) {
+        if (now == null) {
+            metadata.remove(key);
+            dropVersionsOtherThan(key, null);
+        } else {
+            metadata.put(key, new MetaEntry(now, clock.nanoTime()));
+            dropVersionsOtherThan(key, now.etag());
+        }
+    }
+
+    @Override
+    public ObjectMeta put(ObjectKey key, PutBody body) throws IOException {
+        ObjectMeta meta = delegate.put(key, body);
+        invalidate(key, meta);
+        return meta;
+    }
+
+    @Override
+    public void delete(ObjectKey key) throws IOException {
+        delegate.delete(key);
+        invalidate(key, null);
+    }
+
+    @Override
+    public ObjectMeta completeMultipart(MultipartUpload upload, List<CompletedPart> parts) throws IOException {
+        ObjectMeta meta = delegate.completeMultipart(upload, parts);
+        invalidate(upload.key(), meta);
+        return meta;
+    }
+
+    // ---- shutdown -------------------------------------------------------------------------------------
+
+    /** Writes the index snapshot (the clean-shutdown marker), releases the directory, closes upstream. */
+    @Override
+    public void close() throws IOException {
+        if (!closed) {
+            closed = true;
+            if (!passThrough) {
+                try {
+                    writeSnapshot();
+                } catch (IOException e) {
+                    LOG.warn("cannot write the cache index snapshot ({}); the next start rebuilds it from the blocks", e.getMessage());
+                }
+            }
+            releaseLock();
+        }
+        super.close();
+    }
+
+    /** Leaves as a crash would: no snapshot, lock released. For tests of recovery. */
+    void abandonWithoutSnapshot() {
+        closed = true;
+        releaseLock();
+    }
+
+    private void releaseLock() {
+        try {
+            if (fileLock != null) {
+                fileLock.release();
+            }
+            if (lockChannel != null) {
+                lockChannel.close();
+            }
+        } catch (IOException e) {
+            LOG.warn("cannot release the cache directory lock: {}", e.getMessage());
+        }
+        fileLock = null;
+        lockChannel = null;
+    }
+
+    private void writeSnapshot() throws IOException {
+        List<Entry> entries;
+        synchronized (lock) {
+            entries = index.values().stream().filter(e -> e.ready && !e.removed).toList();
+        }
+        Path temp = tmpDir.resolve(SNAPSHOT + ".tmp");
+        CRC32C crc = new CRC32C();
+        try (FileChannel ch = FileChannel.open(temp, StandardOpenOption.CREATE, StandardOpenOption.TRUNCATE_EXISTING, StandardOpenOption.WRITE)) {
+            DataOutputStream out = new DataOutputStream(new BufferedOutputStream(new CheckedOutputStream(
+                    java.nio.channels.Channels.newOutputStream(ch), crc), 1 << 16));
+            out.writeInt(SNAPSHOT_MAGIC);
+            out.writeInt(entries.size());
+            for (Entry e : entries) {
+                out.writeUTF(e.id.key().bucket());
+                out.writeUTF(e.id.key().key());
+                out.writeUTF(e.id.etag());
+                out.writeLong(e.id.index());
+                out.writeLong(e.objectSize);
+                out.writeInt(e.dataLength);
+                out.writeInt(e.headerLength);
+                out.writeInt(e.crc);
+            }
+            out.flush();
+            int sum = (int) crc.getValue();
+            ch.write(ByteBuffer.allocate(4).putInt(0, sum));
+            ch.force(true);
+        }
+        Files.move(temp, config.dir().resolve(SNAPSHOT), StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+    }
+}
