@@ -13,7 +13,8 @@ import picocli.CommandLine.Option;
         mixinStandardHelpOptions = true,
         versionProvider = Main.Version.class,
         description = "Feeds ML training from object storage through a node-local cache tier.",
-        subcommands = {DemoCommand.class, StoreCommand.class, SimCommand.class, BenchCommand.class, CommandLine.HelpCommand.class})
+        subcommands = {DemoCommand.class, StoreCommand.class, SimCommand.class, VerifyCommand.class, BenchCommand.class,
+                CommandLine.HelpCommand.class})
 public final class Main implements Runnable {
     @Option(names = "--verbose", scope = CommandLine.ScopeType.INHERIT,
             description = "Print stack traces with errors, and debug logs.")
