@@ -1,0 +1,38 @@
+package dev.ferry.it;
+
+import dev.ferry.cache.CacheConfig;
+import dev.ferry.cache.CachingStore;
+import dev.ferry.store.ByteRange;
+import dev.ferry.store.FileObjectStore;
+import dev.ferry.store.ObjectKey;
+import java.nio.file.Path;
+import java.util.Random;
+
+/**
+ * The child of {@link CacheKillTest}: fills a cache from a directory origin with random reads, forever,
+ * until it is killed. Prints "ready" once the cache is open.
+ */
+public final class CacheFillerMain {
+    private CacheFillerMain() {
+    }
+
+    public static void main(String[] args) throws Exception {
+        Path origin = Path.of(args[0]);
+        Path cacheDir = Path.of(args[1]);
+        int objects = Integer.parseInt(args[2]);
+        long seed = Long.parseLong(args[3]);
+        Random random = new Random(seed);
+        CachingStore cache = new CachingStore(new FileObjectStore(origin),
+                CacheConfig.of(cacheDir, 48L * 65536).withBlockSize(65536).withMaxRunBlocks(4));
+        if (cache.isPassThrough()) {
+            throw new IllegalStateException("the cache could not open " + cacheDir);
+        }
+        System.out.println("ready");
+        System.out.flush();
+        while (true) {
+            ObjectKey key = ObjectKey.of("data", "obj/" + random.nextInt(objects));
+            long offset = random.nextInt(600_000);
+            cache.readBytes(key, random.nextBoolean() ? null : ByteRange.of(offset, 1 + random.nextInt(300_000)));
+        }
+    }
+}
