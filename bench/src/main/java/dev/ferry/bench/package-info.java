@@ -1,0 +1,2 @@
+/** JMH microbenchmarks; nothing depends on this module. */
+package dev.ferry.bench;
