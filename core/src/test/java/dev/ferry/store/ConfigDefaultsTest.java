@@ -60,4 +60,13 @@ class ConfigDefaultsTest {
         assertThat(ByteRange.of(90, 100).clip(100)).isEqualTo(ByteRange.of(90, 10));
         assertThat(ByteRange.of(100, 1).clip(100)).isNull();
     }
+
+    @Test
+    void cacheDefaults() {
+        java.nio.file.Path dir = java.nio.file.Path.of("/tmp/c");
+        assertThat(dev.ferry.cache.CacheConfig.of(dir, 1000)).isEqualTo(new dev.ferry.cache.CacheConfig(dir, 1000, 4 << 20,
+                0.95, 0.90, dev.ferry.cache.VerifyMode.FIRST_READ, Duration.ofSeconds(60), 16, "lru"));
+        assertThatThrownBy(() -> dev.ferry.cache.CacheConfig.of(dir, 1000).withWatermarks(0.8, 0.9)).hasMessageContaining("lowWatermark");
+        assertThatThrownBy(() -> dev.ferry.cache.CacheConfig.of(dir, 1000).withBlockSize(100)).hasMessageContaining("blockSize");
+    }
 }

@@ -23,6 +23,7 @@ class DemoTest {
         assertThat(out).contains("1. dataset: 4 shards of 2 MiB")
                 .contains("one GET per shard").contains("parallel 2 MiB ranged GETs")
                 .contains("bare client").contains("governed + retried")
-                .contains("the governor keeps");
+                .contains("the governor keeps")
+                .contains("epoch 2").contains("100%").contains("ferry sim, 3 epochs");
     }
 }
