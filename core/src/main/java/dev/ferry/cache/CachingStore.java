@@ -156,7 +156,15 @@ public final class CachingStore extends ForwardingObjectStore {
 
     /** A cache with the policy its config names (lru, pin or sieve). */
     public CachingStore(ObjectStore upstream, CacheConfig config) {
-        this(upstream, config, Policies.create(config.policy(), List.of()), Clock.system());
+        this(upstream, config, policyNamed(config.policy()), Clock.system());
+    }
+
+    private static EvictionPolicy<BlockId> policyNamed(String name) {
+        if (name.equals("min")) {
+            throw new IllegalArgumentException("policy min needs the future access sequence: build the cache with a "
+                    + "MinPolicy over the plan's blocks");
+        }
+        return Policies.create(name, List.of());
     }
 
     /** A cache with a given policy instance (MIN with a plan's future, say) and clock. */
