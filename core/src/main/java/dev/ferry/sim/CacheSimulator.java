@@ -6,55 +6,79 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * Replays a trace through one policy over a cache of {@code capacity} bytes, exactly as the local tier
+ * Replays accesses through one policy over a cache of {@code capacity} bytes, exactly as the local tier
  * drives its policy: a hit is reported, a miss asks for admission, room is made by evicting victims.
- * An object larger than the whole cache is never admitted. Not thread-safe; one run per instance.
+ * An object larger than the whole cache is never admitted. Feed it one access at a time ({@link #access}),
+ * reading {@link #result()} whenever a tally is wanted (per epoch, say), or replay a whole trace
+ * ({@link #run}). Not thread-safe.
+ *
+ * @param <K> the key of an access (a trace key, a block id)
  */
-public final class CacheSimulator {
-    private CacheSimulator() {
-    }
+public final class CacheSimulator<K> {
+    private final long capacity;
+    private final EvictionPolicy<K> policy;
+    private final Map<K, Long> resident = new HashMap<>();
+    private long used;
+    private long requests;
+    private long hits;
+    private long bytes;
+    private long hitBytes;
 
-    public static SimResult run(List<Access> trace, long capacity, EvictionPolicy<String> policy) {
+    public CacheSimulator(long capacity, EvictionPolicy<K> policy) {
         if (capacity < 0) {
             throw new IllegalArgumentException("capacity is negative: " + capacity);
         }
-        Map<String, Long> resident = new HashMap<>();
-        long used = 0;
-        long hits = 0;
-        long bytes = 0;
-        long hitBytes = 0;
+        this.capacity = capacity;
+        this.policy = policy;
+    }
+
+    /** Replays a whole trace with a fresh simulator. */
+    public static SimResult run(List<Access> trace, long capacity, EvictionPolicy<String> policy) {
+        CacheSimulator<String> sim = new CacheSimulator<>(capacity, policy);
         for (Access a : trace) {
-            bytes += a.size();
-            Long size = resident.get(a.key());
-            if (size != null && size == a.size()) {
-                hits++;
-                hitBytes += a.size();
-                policy.onHit(a.key());
-                continue;
-            }
-            if (size != null) { // same key, new size: a new version; the old one goes
-                resident.remove(a.key());
-                used -= size;
-                policy.onRemove(a.key());
-            }
-            boolean mustEvict = used + a.size() > capacity;
-            if (!policy.admit(a.key(), a.size(), mustEvict) || a.size() > capacity) {
-                continue;
-            }
-            while (used + a.size() > capacity) {
-                String victim = policy.victim(k -> true);
-                if (victim == null) {
-                    break;
-                }
-                used -= resident.remove(victim);
-                policy.onRemove(victim);
-            }
-            if (used + a.size() <= capacity) {
-                resident.put(a.key(), a.size());
-                used += a.size();
-                policy.onAdd(a.key(), a.size());
-            }
+            sim.access(a.key(), a.size());
         }
-        return new SimResult(policy.name(), trace.size(), hits, bytes, hitBytes);
+        return sim.result();
+    }
+
+    /** One access; true when it hit. */
+    public boolean access(K key, long size) {
+        requests++;
+        bytes += size;
+        Long cached = resident.get(key);
+        if (cached != null && cached == size) {
+            hits++;
+            hitBytes += size;
+            policy.onHit(key);
+            return true;
+        }
+        if (cached != null) { // same key, new size: a new version; the old one goes
+            resident.remove(key);
+            used -= cached;
+            policy.onRemove(key);
+        }
+        boolean mustEvict = used + size > capacity;
+        if (!policy.admit(key, size, mustEvict) || size > capacity) {
+            return false;
+        }
+        while (used + size > capacity) {
+            K victim = policy.victim(k -> true);
+            if (victim == null) {
+                break;
+            }
+            used -= resident.remove(victim);
+            policy.onRemove(victim);
+        }
+        if (used + size <= capacity) {
+            resident.put(key, size);
+            used += size;
+            policy.onAdd(key, size);
+        }
+        return false;
+    }
+
+    /** The tally so far. */
+    public SimResult result() {
+        return new SimResult(policy.name(), requests, hits, bytes, hitBytes);
     }
 }
