@@ -1,6 +1,13 @@
 package dev.ferry.cli;
 
+import dev.ferry.cache.BlockId;
+import dev.ferry.plan.EgressPrediction;
+import dev.ferry.plan.Manifest;
+import dev.ferry.plan.PlanConfig;
+import dev.ferry.plan.Shard;
+import dev.ferry.plan.World;
 import dev.ferry.sim.Access;
+import dev.ferry.store.ObjectKey;
 import dev.ferry.sim.CacheSimulator;
 import dev.ferry.cache.policy.Policies;
 import dev.ferry.sim.SimResult;
@@ -40,6 +47,22 @@ final class SimCommand implements Callable<Integer> {
     @Option(names = "--seed", defaultValue = "1", description = "Synthetic: shuffle seed (default: ${DEFAULT-VALUE}).")
     long seed;
 
+    @Option(names = "--plan", description = {"Simulate a training job instead: the block accesses of one node's epoch plans",
+            "(shards shuffled in blocks of 4, samples shuffled within them), per epoch."})
+    boolean plan;
+
+    @Option(names = "--shards", defaultValue = "64", description = "Plan: shards in the dataset (default: ${DEFAULT-VALUE}).")
+    int shards;
+
+    @Option(names = "--samples-per-shard", defaultValue = "256", description = "Plan: samples per shard (default: ${DEFAULT-VALUE}).")
+    int samplesPerShard;
+
+    @Option(names = "--shard-size", defaultValue = "64MiB", description = "Plan: bytes per shard (default: ${DEFAULT-VALUE}).")
+    String shardSize;
+
+    @Option(names = "--block-size", defaultValue = "4MiB", description = "Plan: the cache's block size (default: ${DEFAULT-VALUE}).")
+    String blockSize;
+
     @Option(names = "--cache-size", paramLabel = "SIZE", description = "Cache capacity, e.g. 500MB, 4GiB, 1048576.")
     String cacheSize;
 
@@ -55,8 +78,8 @@ final class SimCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
-        if (synthetic == (trace != null)) {
-            throw new UserError("give either --trace FILE or --synthetic");
+        if ((synthetic ? 1 : 0) + (plan ? 1 : 0) + (trace != null ? 1 : 0) != 1) {
+            throw new UserError("give one of --trace FILE, --synthetic or --plan");
         }
         if ((cacheSize == null) == (cacheFraction == null)) {
             throw new UserError("give either --cache-size SIZE or --cache-fraction F");
@@ -65,6 +88,9 @@ final class SimCommand implements Callable<Integer> {
             if (!Policies.NAMES.contains(p)) {
                 throw new UserError("--policies: unknown policy '" + p + "': use one of " + String.join(", ", Policies.NAMES));
             }
+        }
+        if (plan) {
+            return simulatePlan();
         }
         List<Access> accesses;
         if (synthetic) {
@@ -114,6 +140,66 @@ final class SimCommand implements Callable<Integer> {
                 System.out.printf(Locale.ROOT, "%-7s %10d %10d %8.1f%% %9.1f%% %14s%n", r.policy(), r.requests(), r.hits(),
                         100 * r.hitRate(), 100 * r.byteHitRate(), Sizes.format(r.upstreamBytes()));
             }
+        }
+        return 0;
+    }
+
+    private int simulatePlan() {
+        long shardBytes;
+        long block;
+        try {
+            shardBytes = Sizes.parse(shardSize);
+            block = Sizes.parse(blockSize);
+        } catch (IllegalArgumentException e) {
+            throw new UserError(e.getMessage());
+        }
+        if (shards < 1 || samplesPerShard < 1 || epochs < 1 || shardBytes < 1 || block < 4096 || block > Integer.MAX_VALUE) {
+            throw new UserError("--shards, --samples-per-shard, --epochs and --shard-size must be positive and --block-size 4 KiB to 2 GiB");
+        }
+        List<Shard> list = new ArrayList<>();
+        for (int i = 0; i < shards; i++) {
+            list.add(new Shard(ObjectKey.of("dataset", String.format("train/shard-%06d.tar", i)), shardBytes, "v1", samplesPerShard));
+        }
+        Manifest manifest = new Manifest(list);
+        long capacity;
+        try {
+            capacity = cacheSize != null ? Sizes.parse(cacheSize) : Math.round(manifest.totalBytes() * cacheFraction);
+        } catch (IllegalArgumentException e) {
+            throw new UserError("--cache-size: " + e.getMessage());
+        }
+        if (capacity < 0) {
+            throw new UserError("--cache-fraction must not be negative");
+        }
+        List<List<BlockId>> future = EgressPrediction.nodeBlocksByEpoch(manifest, PlanConfig.DEFAULT.withSeed(seed), epochs,
+                World.single(), 0, (int) block);
+        if (json) {
+            StringBuilder out = new StringBuilder("{\"policies\":[");
+            for (int i = 0; i < policies.size(); i++) {
+                List<SimResult> perEpoch = EgressPrediction.predict(manifest, future, capacity, policies.get(i), (int) block);
+                out.append(i == 0 ? "" : ",").append("{\"policy\":\"").append(policies.get(i)).append("\",\"epochs\":[");
+                for (int e = 0; e < perEpoch.size(); e++) {
+                    SimResult r = perEpoch.get(e);
+                    out.append(e == 0 ? "" : ",").append(String.format(Locale.ROOT,
+                            "{\"epoch\":%d,\"requests\":%d,\"hits\":%d,\"hit_rate\":%.6f,\"byte_hit_rate\":%.6f,\"upstream_bytes\":%d}",
+                            e + 1, r.requests(), r.hits(), r.hitRate(), r.byteHitRate(), r.upstreamBytes()));
+                }
+                out.append("]}");
+            }
+            System.out.println(out.append("]}"));
+            return 0;
+        }
+        System.out.printf(Locale.ROOT, "plan: %d shards x %d samples, %s in all, %d epochs, %s blocks; cache %s (%.0f%%)%n",
+                shards, samplesPerShard, Sizes.format(manifest.totalBytes()), epochs, Sizes.format(block), Sizes.format(capacity),
+                100.0 * capacity / manifest.totalBytes());
+        System.out.printf(Locale.ROOT, "%-7s %s%n", "policy", "block hit rate and upstream bytes, epoch by epoch");
+        for (String p : policies) {
+            List<SimResult> perEpoch = EgressPrediction.predict(manifest, future, capacity, p, (int) block);
+            StringBuilder line = new StringBuilder(String.format(Locale.ROOT, "%-7s", p));
+            for (int e = 0; e < perEpoch.size(); e++) {
+                line.append(String.format(Locale.ROOT, "  e%d %5.1f%% %10s", e + 1, 100 * perEpoch.get(e).hitRate(),
+                        Sizes.format(perEpoch.get(e).upstreamBytes())));
+            }
+            System.out.println(line);
         }
         return 0;
     }

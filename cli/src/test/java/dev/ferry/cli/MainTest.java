@@ -96,4 +96,29 @@ class MainTest {
         assertThat(run("sim", "--synthetic", "--cache-fraction", "0.5", "--policies", "lru,fifo").err().strip())
                 .isEqualTo("ferry: --policies: unknown policy 'fifo': use one of lru, pin, sieve, min.");
     }
+
+    @Test
+    void sim_plan_predictsEgressPerEpoch_minBeatsLruAndPinAtBlockLevel() {
+        java.io.ByteArrayOutputStream buffer = new java.io.ByteArrayOutputStream();
+        java.io.PrintStream old = System.out;
+        System.setOut(new java.io.PrintStream(buffer, true));
+        int exit;
+        try {
+            exit = run("sim", "--plan", "--shards", "16", "--samples-per-shard", "64", "--shard-size", "16MiB",
+                    "--epochs", "3", "--cache-fraction", "0.5", "--policies", "lru,pin,min", "--json").exit();
+        } finally {
+            System.setOut(old);
+        }
+        assertThat(exit).isZero();
+        String json = buffer.toString().strip();
+        java.util.regex.Matcher m = java.util.regex.Pattern.compile("\\{\"policy\":\"(\\w+)\",\"epochs\":\\[(.*?)\\]\\}").matcher(json);
+        java.util.Map<String, Long> epoch3 = new java.util.HashMap<>();
+        while (m.find()) {
+            java.util.regex.Matcher e3 = java.util.regex.Pattern.compile("\"epoch\":3,.*\"upstream_bytes\":(\\d+)").matcher(m.group(2));
+            assertThat(e3.find()).isTrue();
+            epoch3.put(m.group(1), Long.parseLong(e3.group(1)));
+        }
+        assertThat(epoch3).containsKeys("lru", "pin", "min");
+        assertThat(epoch3.get("min")).isLessThan(epoch3.get("lru")).isLessThan(epoch3.get("pin"));
+    }
 }
