@@ -1,6 +1,6 @@
 package dev.ferry.cli;
 
-import dev.ferry.cache.BlockId;
+import dev.ferry.plan.BlockRead;
 import dev.ferry.plan.EgressPrediction;
 import dev.ferry.plan.Manifest;
 import dev.ferry.plan.PlanConfig;
@@ -170,7 +170,7 @@ final class SimCommand implements Callable<Integer> {
         if (capacity < 0) {
             throw new UserError("--cache-fraction must not be negative");
         }
-        List<List<BlockId>> future = EgressPrediction.nodeBlocksByEpoch(manifest, PlanConfig.DEFAULT.withSeed(seed), epochs,
+        List<List<BlockRead>> future = EgressPrediction.nodeBlocksByEpoch(manifest, PlanConfig.DEFAULT.withSeed(seed), epochs,
                 World.single(), 0, (int) block);
         if (json) {
             StringBuilder out = new StringBuilder("{\"policies\":[");

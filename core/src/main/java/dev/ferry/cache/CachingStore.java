@@ -437,16 +437,24 @@ public final class CachingStore extends ForwardingObjectStore {
     private final class MemorySource implements Source {
         private final byte[] data;
         private final boolean fromCache;
+        private final long base;
 
         MemorySource(byte[] data, boolean fromCache) {
+            this(data, fromCache, 0);
+        }
+
+        /** {@code data} holds the block's bytes from {@code base} on (all of them when 0). */
+        MemorySource(byte[] data, boolean fromCache, long base) {
             this.data = data;
             this.fromCache = fromCache;
+            this.base = base;
         }
 
         @Override
         public int read(byte[] b, int off, int len, long offsetInBlock) {
-            int n = (int) Math.min(len, data.length - offsetInBlock);
-            System.arraycopy(data, (int) offsetInBlock, b, off, n);
+            int at = (int) (offsetInBlock - base);
+            int n = Math.min(len, data.length - at);
+            System.arraycopy(data, at, b, off, n);
             if (fromCache) {
                 bytesFromCache.add(n);
             }
@@ -492,27 +500,34 @@ public final class CachingStore extends ForwardingObjectStore {
         }
     }
 
-    /** An upstream ranged GET covering a run of missing blocks, read block by block as the reader advances. */
+    /**
+     * An upstream ranged GET covering a run of missing blocks, each claimed (single flight) and with room
+     * reserved in the cache, read block by block as the reader advances.
+     */
     private final class Run {
         final ObjectMeta meta;
         final InputStream stream;
         final long last;
         long next;
         final Map<Long, CompletableFuture<byte[]>> futures;
+        final Map<Long, Entry> reservations;
 
-        Run(ObjectMeta meta, InputStream stream, long first, long last, Map<Long, CompletableFuture<byte[]>> futures) {
+        Run(ObjectMeta meta, InputStream stream, long first, long last, Map<Long, CompletableFuture<byte[]>> futures,
+                Map<Long, Entry> reservations) {
             this.meta = meta;
             this.stream = stream;
             this.next = first;
             this.last = last;
             this.futures = futures;
+            this.reservations = reservations;
         }
 
-        /** Reads the next block of the run, keeps it if admitted, and hands it to waiters. */
+        /** Reads the next block of the run, writes it to its reserved place, and hands it to waiters. */
         byte[] readNext() throws IOException {
             long index = next++;
             BlockId id = new BlockId(meta.key(), meta.etag(), index);
             CompletableFuture<byte[]> future = futures.remove(index);
+            Entry reserved = reservations.remove(index);
             int length = (int) blockLength(meta, index);
             try {
                 byte[] data = stream.readNBytes(length);
@@ -522,13 +537,17 @@ public final class CachingStore extends ForwardingObjectStore {
                 }
                 misses.increment();
                 bytesFromUpstream.add(length);
-                keep(id, meta, data);
+                writeReserved(reserved, meta, data);
+                reserved = null;
                 future.complete(data);
                 return data;
             } catch (IOException | RuntimeException e) {
                 future.completeExceptionally(e);
                 throw e;
             } finally {
+                if (reserved != null) {
+                    releaseReservation(reserved);
+                }
                 inflight.remove(id, future);
             }
         }
@@ -543,6 +562,8 @@ public final class CachingStore extends ForwardingObjectStore {
                 inflight.remove(new BlockId(meta.key(), meta.etag(), f.getKey()), f.getValue());
             }
             futures.clear();
+            reservations.values().forEach(CachingStore.this::releaseReservation);
+            reservations.clear();
             try {
                 stream.close();
             } catch (IOException ignored) {
@@ -632,18 +653,22 @@ public final class CachingStore extends ForwardingObjectStore {
                     }
                     continue; // its fetcher gave up: try again
                 }
-                Run started = startRun(index);
+                Source started = startRun(index);
                 if (started != null) {
-                    run = started;
+                    return started;
                 }
             }
         }
 
-        /** Claims {@code index} and the missing blocks after it, and opens one ranged GET for them. */
-        private Run startRun(long index) throws IOException {
-            Map<Long, CompletableFuture<byte[]>> claimed = new HashMap<>();
-            CompletableFuture<byte[]> first = new CompletableFuture<>();
+        /**
+         * A miss: claims {@code index}; when the policy admits it, reserves room and opens one ranged GET for it
+         * and the admitted missing blocks after it (a run, read as the reader advances); when it refuses,
+         * fetches only the bytes this read needs from that block, and keeps nothing. Null when another reader
+         * claimed the block first.
+         */
+        private Source startRun(long index) throws IOException {
             BlockId firstId = new BlockId(meta.key(), meta.etag(), index);
+            CompletableFuture<byte[]> first = new CompletableFuture<>();
             if (inflight.putIfAbsent(firstId, first) != null) {
                 return null; // someone else claimed it a moment ago
             }
@@ -652,7 +677,16 @@ public final class CachingStore extends ForwardingObjectStore {
                 inflight.remove(firstId, first);
                 return null;
             }
+            Entry firstReservation = reserve(firstId, blockLength(meta, index));
+            if (firstReservation == null) {
+                first.completeExceptionally(new AbandonedFetch()); // waiters decide for themselves
+                inflight.remove(firstId, first);
+                return bypass(index);
+            }
+            Map<Long, CompletableFuture<byte[]>> claimed = new HashMap<>();
+            Map<Long, Entry> reservations = new HashMap<>();
             claimed.put(index, first);
+            reservations.put(index, firstReservation);
             long last = index;
             while (last < lastIndex && claimed.size() < config.maxRunBlocks()) {
                 BlockId next = new BlockId(meta.key(), meta.etag(), last + 1);
@@ -663,7 +697,14 @@ public final class CachingStore extends ForwardingObjectStore {
                 if (inflight.putIfAbsent(next, f) != null) {
                     break;
                 }
+                Entry reserved = reserve(next, blockLength(meta, last + 1));
+                if (reserved == null) {
+                    f.completeExceptionally(new AbandonedFetch());
+                    inflight.remove(next, f);
+                    break; // refused: the reader fetches just what it needs of it when it gets there
+                }
                 claimed.put(last + 1, f);
+                reservations.put(last + 1, reserved);
                 last++;
             }
             long start = index * config.blockSize();
@@ -671,7 +712,7 @@ public final class CachingStore extends ForwardingObjectStore {
             try {
                 upstreamRequests.increment();
                 ObjectContent content = delegate.get(new GetRequest(meta.key(), ByteRange.of(start, length), meta.etag()));
-                return new Run(meta, content.stream(), index, last, claimed);
+                run = new Run(meta, content.stream(), index, last, claimed, reservations);
             } catch (IOException | RuntimeException e) {
                 if (e instanceof StoreException se && se.kind() == StoreException.Kind.PRECONDITION_FAILED) {
                     metadata.remove(meta.key()); // the object changed under us: ask again next time
@@ -680,8 +721,39 @@ public final class CachingStore extends ForwardingObjectStore {
                     f.getValue().completeExceptionally(e);
                     inflight.remove(new BlockId(meta.key(), meta.etag(), f.getKey()), f.getValue());
                 }
+                reservations.values().forEach(CachingStore.this::releaseReservation);
                 throw e;
             }
+            byte[] data = run.readNext();
+            if (run.done()) {
+                run.stream.close();
+                run = null;
+            }
+            return new MemorySource(data, false);
+        }
+
+        /** A refused block: fetch only the part of it this read still needs, keep nothing. */
+        private Source bypass(long index) throws IOException {
+            long blockStart = index * config.blockSize();
+            long from = Math.max(position, blockStart);
+            long to = Math.min(end, blockStart + blockLength(meta, index));
+            upstreamRequests.increment();
+            byte[] data;
+            try (ObjectContent c = delegate.get(new GetRequest(meta.key(), ByteRange.of(from, to - from), meta.etag()))) {
+                data = c.stream().readNBytes((int) (to - from));
+            } catch (StoreException e) {
+                if (e.kind() == StoreException.Kind.PRECONDITION_FAILED) {
+                    metadata.remove(meta.key());
+                }
+                throw e;
+            }
+            if (data.length != to - from) {
+                throw new StoreException(StoreException.Kind.RETRYABLE, 0, "upstream sent " + data.length + " of "
+                        + (to - from) + " bytes of " + meta.key() + " at " + from, null);
+            }
+            misses.increment();
+            bytesFromUpstream.add(data.length);
+            return new MemorySource(data, false, from - blockStart);
         }
 
         @Override
@@ -783,72 +855,85 @@ public final class CachingStore extends ForwardingObjectStore {
 
     // ---- admission, eviction, writing ------------------------------------------------------------------
 
-    /** Keeps a fetched block if the policy admits it and the disk takes it; the read goes on either way. */
-    private void keep(BlockId id, ObjectMeta meta, byte[] data) {
+    /**
+     * Asks the policy whether a missing block should be kept and, if so, makes room (evicting from high to
+     * low watermark) and reserves it: a placeholder entry, not yet readable, that no eviction touches. Null
+     * when the block is not to be kept; the read then goes on without it.
+     */
+    private Entry reserve(BlockId id, long length) {
         if (passThrough || closed) {
-            return;
+            return null;
         }
         Entry e;
         List<Path> deletions = new ArrayList<>();
         synchronized (lock) {
             if (index.containsKey(id)) {
-                return;
+                return null;
             }
             long high = (long) (config.capacity() * config.highWatermark());
-            boolean mustEvict = used + data.length > high;
-            if (!policy.admit(id, data.length, mustEvict)) {
+            boolean mustEvict = used + length > high;
+            if (!policy.admit(id, length, mustEvict)) {
                 bypassed.increment();
-                return;
+                return null;
             }
             if (mustEvict) {
-                evictLocked(data.length, (long) (config.capacity() * config.lowWatermark()), deletions, false);
+                evictLocked(length, (long) (config.capacity() * config.lowWatermark()), deletions, false);
             }
-            if (used + data.length > config.capacity()) {
+            if (used + length > config.capacity()) {
                 policy.onRemove(id);
                 bypassed.increment();
                 e = null;
             } else {
-                e = new Entry(id, BlockFile.pathFor(blocksDir, id), meta.size(), data.length, 0, BlockFile.crc(data, 0, data.length), false);
+                e = new Entry(id, BlockFile.pathFor(blocksDir, id), 0, (int) length, 0, 0, false);
                 index.put(id, e);
                 byObject.computeIfAbsent(id.key(), k -> new HashSet<>()).add(id);
-                used += data.length;
-                policy.onAdd(id, data.length);
+                used += length;
+                policy.onAdd(id, length);
             }
         }
         deleteFiles(deletions);
-        if (e == null) {
-            return;
+        return e;
+    }
+
+    /** Gives back a reservation whose bytes never came. */
+    private void releaseReservation(Entry reserved) {
+        synchronized (lock) {
+            if (!reserved.removed && index.get(reserved.id) == reserved) {
+                removeLocked(reserved.id, null);
+            }
         }
+    }
+
+    /** Writes a reserved block; the disk refusing (full, failing) costs only the keeping, never the read. */
+    private void writeReserved(Entry reserved, ObjectMeta meta, byte[] data) {
+        BlockId id = reserved.id;
+        int crc = BlockFile.crc(data, 0, data.length);
         int headerLength;
         try {
-            byte[] header = BlockFile.encodeHeader(id, meta.size(), config.blockSize(), data.length, e.crc);
+            byte[] header = BlockFile.encodeHeader(id, meta.size(), config.blockSize(), data.length, crc);
             headerLength = header.length;
-            BlockFile.write(e.path, tmpDir, header, data, 0, data.length);
+            BlockFile.write(reserved.path, tmpDir, header, data, 0, data.length);
         } catch (IOException failure) {
             writeFailures.increment();
             if (writeFailures.sum() == 1 || writeFailures.sum() % 1000 == 0) {
                 LOG.warn("cannot write to the cache ({}); serving from upstream ({} write failures so far)",
                         failure.getMessage(), writeFailures.sum());
             }
-            synchronized (lock) {
-                if (!e.removed) {
-                    removeLocked(id, null);
-                }
-            }
+            releaseReservation(reserved);
             return;
         }
-        boolean orphan;
-        Entry ready = new Entry(id, e.path, meta.size(), data.length, headerLength, e.crc, false);
+        Entry ready = new Entry(id, reserved.path, meta.size(), data.length, headerLength, crc, false);
         ready.verified = true; // written from the bytes the upstream just sent
         ready.ready = true;
+        boolean orphan;
         synchronized (lock) {
-            orphan = e.removed;
+            orphan = reserved.removed || index.get(id) != reserved;
             if (!orphan) {
                 index.put(id, ready);
             }
         }
         if (orphan) {
-            deleteFiles(List.of(e.path));
+            deleteFiles(List.of(reserved.path));
         }
     }
 

@@ -19,8 +19,8 @@ public final class EgressPrediction {
     }
 
     /** The node's block accesses, epoch after epoch. */
-    public static List<List<BlockId>> nodeBlocksByEpoch(Manifest manifest, PlanConfig config, int epochs, World world, int node, int blockSize) {
-        List<List<BlockId>> out = new ArrayList<>();
+    public static List<List<BlockRead>> nodeBlocksByEpoch(Manifest manifest, PlanConfig config, int epochs, World world, int node, int blockSize) {
+        List<List<BlockRead>> out = new ArrayList<>();
         for (int e = 1; e <= epochs; e++) {
             out.add(EpochPlan.of(manifest, config, e).nodeBlocks(world, node, blockSize, 0));
         }
@@ -28,37 +28,29 @@ public final class EgressPrediction {
     }
 
     /** The whole future, for MIN. */
-    public static List<BlockId> flatten(List<List<BlockId>> byEpoch) {
+    public static List<BlockId> flatten(List<List<BlockRead>> byEpoch) {
         List<BlockId> all = new ArrayList<>();
-        byEpoch.forEach(all::addAll);
+        byEpoch.forEach(epoch -> epoch.forEach(r -> all.add(r.block())));
         return all;
     }
 
     /** Per epoch: block requests, hits and bytes the simulator predicts for {@code policy} at {@code capacity}. */
-    public static List<SimResult> predict(Manifest manifest, List<List<BlockId>> byEpoch, long capacity, String policy, int blockSize) {
+    public static List<SimResult> predict(Manifest manifest, List<List<BlockRead>> byEpoch, long capacity, String policy, int blockSize) {
         EvictionPolicy<BlockId> p = Policies.create(policy, flatten(byEpoch));
         CacheSimulator<BlockId> sim = new CacheSimulator<>(capacity, p);
         List<SimResult> perEpoch = new ArrayList<>();
         SimResult before = sim.result();
-        for (List<BlockId> epoch : byEpoch) {
-            for (BlockId b : epoch) {
-                sim.access(b, blockLength(manifest, b, blockSize));
+        java.util.Map<dev.ferry.store.ObjectKey, Long> sizes = new java.util.HashMap<>();
+        manifest.shards().forEach(s -> sizes.put(s.key(), s.size()));
+        for (List<BlockRead> epoch : byEpoch) {
+            for (BlockRead r : epoch) {
+                long size = Math.min(blockSize, sizes.get(r.block().key()) - r.block().index() * blockSize);
+                sim.access(r.block(), size, r.length());
             }
             SimResult after = sim.result();
-            perEpoch.add(new SimResult(after.policy(), after.requests() - before.requests(), after.hits() - before.hits(),
-                    after.bytes() - before.bytes(), after.hitBytes() - before.hitBytes()));
+            perEpoch.add(after.minus(before));
             before = after;
         }
         return perEpoch;
-    }
-
-    /** The length of a block of a shard: the block size, or less for the shard's last block. */
-    public static long blockLength(Manifest manifest, BlockId block, int blockSize) {
-        for (Shard s : manifest.shards()) {
-            if (s.key().equals(block.key())) {
-                return Math.min(blockSize, s.size() - block.index() * blockSize);
-            }
-        }
-        throw new IllegalArgumentException(block.key() + " is not in the manifest");
     }
 }

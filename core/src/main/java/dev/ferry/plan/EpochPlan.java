@@ -150,7 +150,7 @@ public final class EpochPlan {
      * from {@code start}: the future that plan-aware eviction and prefetch read. Until shards carry a sample
      * index, a sample is taken to be its shard's size divided evenly among its samples.
      */
-    public List<BlockId> nodeBlocks(World world, int node, int blockSize, long start) {
+    public List<BlockRead> nodeBlocks(World world, int node, int blockSize, long start) {
         if (node < 0 || node >= world.nodes()) {
             throw new IllegalArgumentException("node must be 0 to " + (world.nodes() - 1) + ": " + node);
         }
@@ -159,7 +159,7 @@ public final class EpochPlan {
         }
         int ranks = world.ranks();
         int steps = steps(start, ranks);
-        List<BlockId> out = new ArrayList<>();
+        List<BlockRead> out = new ArrayList<>();
         for (int t = 0; t < steps; t++) {
             for (int local = 0; local < world.ranksPerNode(); local++) {
                 int rank = node * world.ranksPerNode() + local;
@@ -171,7 +171,9 @@ public final class EpochPlan {
                     continue;
                 }
                 for (long b = from / blockSize; b <= (to - 1) / blockSize; b++) {
-                    out.add(new BlockId(shard.key(), shard.etag(), b));
+                    long blockStart = b * blockSize;
+                    long length = Math.min(to, blockStart + blockSize) - Math.max(from, blockStart);
+                    out.add(new BlockRead(new BlockId(shard.key(), shard.etag(), b), length));
                 }
             }
         }

@@ -23,6 +23,7 @@ public final class CacheSimulator<K> {
     private long hits;
     private long bytes;
     private long hitBytes;
+    private long upstream;
 
     public CacheSimulator(long capacity, EvictionPolicy<K> policy) {
         if (capacity < 0) {
@@ -41,14 +42,22 @@ public final class CacheSimulator<K> {
         return sim.result();
     }
 
-    /** One access; true when it hit. */
+    /** One access of a whole entry; true when it hit. */
     public boolean access(K key, long size) {
+        return access(key, size, size);
+    }
+
+    /**
+     * One access that wants {@code needed} bytes of an entry of {@code size} bytes (a sample within a block);
+     * true when it hit. A miss fetches the whole entry when it is kept, only the needed bytes when not.
+     */
+    public boolean access(K key, long size, long needed) {
         requests++;
-        bytes += size;
+        bytes += needed;
         Long cached = resident.get(key);
         if (cached != null && cached == size) {
             hits++;
-            hitBytes += size;
+            hitBytes += needed;
             policy.onHit(key);
             return true;
         }
@@ -59,6 +68,7 @@ public final class CacheSimulator<K> {
         }
         boolean mustEvict = used + size > capacity;
         if (!policy.admit(key, size, mustEvict) || size > capacity) {
+            upstream += needed;
             return false;
         }
         while (used + size > capacity) {
@@ -73,12 +83,15 @@ public final class CacheSimulator<K> {
             resident.put(key, size);
             used += size;
             policy.onAdd(key, size);
+            upstream += size;
+        } else {
+            upstream += needed;
         }
         return false;
     }
 
     /** The tally so far. */
     public SimResult result() {
-        return new SimResult(policy.name(), requests, hits, bytes, hitBytes);
+        return new SimResult(policy.name(), requests, hits, bytes, hitBytes, upstream);
     }
 }

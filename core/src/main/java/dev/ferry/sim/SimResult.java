@@ -1,7 +1,11 @@
 package dev.ferry.sim;
 
-/** What one policy did with one trace. */
-public record SimResult(String policy, long requests, long hits, long bytes, long hitBytes) {
+/**
+ * What one policy did with some accesses: requests and hits, the bytes the reads wanted and how many of
+ * those came from the cache, and the bytes fetched from upstream (a kept block is fetched whole; a refused
+ * one only for the bytes the read wanted).
+ */
+public record SimResult(String policy, long requests, long hits, long bytes, long hitBytes, long upstreamBytes) {
     public double hitRate() {
         return requests == 0 ? 0 : (double) hits / requests;
     }
@@ -10,8 +14,9 @@ public record SimResult(String policy, long requests, long hits, long bytes, lon
         return bytes == 0 ? 0 : (double) hitBytes / bytes;
     }
 
-    /** Bytes that had to come from upstream: every byte missed. */
-    public long upstreamBytes() {
-        return bytes - hitBytes;
+    /** The tally between an earlier result and this one. */
+    public SimResult minus(SimResult earlier) {
+        return new SimResult(policy, requests - earlier.requests, hits - earlier.hits, bytes - earlier.bytes,
+                hitBytes - earlier.hitBytes, upstreamBytes - earlier.upstreamBytes);
     }
 }

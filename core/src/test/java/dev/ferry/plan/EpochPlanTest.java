@@ -212,13 +212,16 @@ class EpochPlanTest {
         Manifest m = new Manifest(shards);
         EpochPlan p = EpochPlan.of(m, PlanConfig.DEFAULT, 1);
         World world = new World(2, 1, 1);
-        List<BlockId> node0 = p.nodeBlocks(world, 0, 2048, 0);
-        List<BlockId> node1 = p.nodeBlocks(world, 1, 2048, 0);
+        List<BlockRead> node0 = p.nodeBlocks(world, 0, 2048, 0);
+        List<BlockRead> node1 = p.nodeBlocks(world, 1, 2048, 0);
         // 14 samples of 1,000 bytes over 2 nodes: 7 each; a sample spans 1 or 2 blocks of 2,048 bytes
         assertThat(node0.size()).isBetween(7, 14);
         assertThat(node1.size()).isBetween(7, 14);
-        Set<BlockId> all = new HashSet<>(node0);
-        all.addAll(node1);
+        // every byte of every sample is read exactly once across the two nodes
+        assertThat(node0.stream().mapToLong(BlockRead::length).sum() + node1.stream().mapToLong(BlockRead::length).sum()).isEqualTo(14_000);
+        Set<BlockId> all = new HashSet<>();
+        node0.forEach(r -> all.add(r.block()));
+        node1.forEach(r -> all.add(r.block()));
         assertThat(all).hasSize(5 + 2); // a.tar has 5 blocks, b.tar 2
         assertThat(all).allSatisfy(b -> assertThat(b.etag()).isIn("ea", "eb"));
     }

@@ -2,7 +2,6 @@ package dev.ferry.plan;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.ferry.cache.BlockId;
 import dev.ferry.cache.CacheConfig;
 import dev.ferry.cache.CacheStats;
 import dev.ferry.cache.CachingStore;
@@ -53,7 +52,7 @@ class PlanDrivenCacheTest {
         PlanConfig config = PlanConfig.DEFAULT.withSeed(7);
         World world = World.single();
         int epochs = 3;
-        List<List<BlockId>> future = EgressPrediction.nodeBlocksByEpoch(manifest, config, epochs, world, 0, BLOCK);
+        List<List<BlockRead>> future = EgressPrediction.nodeBlocksByEpoch(manifest, config, epochs, world, 0, BLOCK);
         long capacity = manifest.totalBytes() / 2;
         for (String policy : List.of("lru", "pin", "min")) {
             List<SimResult> predicted = EgressPrediction.predict(manifest, future, capacity, policy, BLOCK);
