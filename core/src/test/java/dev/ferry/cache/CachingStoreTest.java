@@ -247,6 +247,21 @@ class CachingStoreTest {
     }
 
     @Test
+    void refusedBlock_isFetchedOnlyForTheBytesWanted() throws IOException {
+        cache.close();
+        cache = open(config().withPolicy("pin"));
+        for (int i = 0; i < 4; i++) { // fill the pin cache
+            ObjectKey k = ObjectKey.of("data", "fill/" + i);
+            origin.put(k, PutBody.ofBytes(random(16 * BLOCK, 40 + i)));
+            cache.readBytes(k, null);
+        }
+        tracking.reset();
+        assertThat(cache.readBytes(key, ByteRange.of(BLOCK + 100, 300))).isEqualTo(Arrays.copyOfRange(bytes, BLOCK + 100, BLOCK + 400));
+        assertThat(getRanges()).containsExactly(ByteRange.of(BLOCK + 100, 300));
+        assertThat(cache.stats().bytesFromUpstream()).isEqualTo(64L * BLOCK + 300);
+    }
+
+    @Test
     void cleanRestart_isWarm() throws IOException {
         cache.readBytes(key, null);
         cache.close();
