@@ -147,8 +147,8 @@ public final class EpochPlan {
 
     /**
      * The blocks one node will read, in the order its ranks will read them (step by step, its ranks in order),
-     * from {@code start}: the future that plan-aware eviction and prefetch read. Until shards carry a sample
-     * index, a sample is taken to be its shard's size divided evenly among its samples.
+     * from {@code start}: the future that plan-aware eviction and prefetch read. A shard without sample offsets
+     * is taken to hold samples of equal size.
      */
     public List<BlockRead> nodeBlocks(World world, int node, int blockSize, long start) {
         if (node < 0 || node >= world.nodes()) {
@@ -165,8 +165,8 @@ public final class EpochPlan {
                 int rank = node * world.ranksPerNode() + local;
                 int sample = sampleAt(start + (long) t * ranks + rank);
                 Shard shard = manifest.shards().get(shardOf(sample));
-                long from = sampleOffset(shard, indexInShard(sample));
-                long to = sampleOffset(shard, indexInShard(sample) + 1);
+                long from = shard.sampleOffset(indexInShard(sample));
+                long to = shard.sampleOffset(indexInShard(sample) + 1);
                 if (to == from) {
                     continue;
                 }
@@ -178,10 +178,6 @@ public final class EpochPlan {
             }
         }
         return out;
-    }
-
-    private static long sampleOffset(Shard shard, int index) {
-        return shard.size() * index / shard.samples();
     }
 
     private void checkStart(long start, int ranks) {

@@ -1,0 +1,182 @@
+package dev.ferry.loader;
+
+import dev.ferry.plan.EpochPlan;
+import dev.ferry.plan.Shard;
+import dev.ferry.store.ByteRange;
+import dev.ferry.store.GetRequest;
+import dev.ferry.store.ObjectContent;
+import dev.ferry.store.ObjectStore;
+import dev.ferry.store.StoreException;
+import java.io.IOException;
+import java.io.InterruptedIOException;
+import java.io.UncheckedIOException;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.Iterator;
+import java.util.List;
+import java.util.Map;
+import java.util.NoSuchElementException;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.LongAdder;
+import org.HdrHistogram.Histogram;
+
+/**
+ * One rank's pass over one epoch: decode workers read and decode the rank's samples in plan order, at most
+ * {@code aheadSamples} ahead of the consumer; {@link #next()} hands out batches in order and measures how
+ * long the consumer waited for each: the accelerator's wait per step.
+ *
+ * <p>A sample is read as the byte range its shard's index gives (one ranged GET, or a hit in the local
+ * tier) pinned to the manifest's ETag, so a changed object fails the read ("object changed") rather than
+ * mixing versions. Shards whose key does not end in {@code .tar} are raw objects, one sample each.
+ *
+ * <p>Not thread-safe: one consumer. Close it to stop the workers.
+ */
+public final class EpochRun<T> implements Iterator<Batch<T>>, AutoCloseable {
+    private static final AtomicInteger THREADS = new AtomicInteger();
+
+    private final ObjectStore store;
+    private final EpochPlan plan;
+    private final long seed;
+    private final int ranks;
+    private final long start;
+    private final int[] samples;
+    private final LoaderConfig config;
+    private final Decoder<T> decoder;
+    private final ExecutorService workers;
+    private final ArrayDeque<Future<T>> window = new ArrayDeque<>();
+    private final Histogram waits = new Histogram(3_600_000_000L, 3);
+    private final LongAdder bytes = new LongAdder();
+    private int submitted;
+    private int delivered;
+    private int steps;
+    private long waitTotal;
+    private long firstNext;
+    private long lastNext;
+    private boolean closed;
+
+    EpochRun(ObjectStore store, EpochPlan plan, long seed, int ranks, int rank, long start, LoaderConfig config, Decoder<T> decoder) {
+        this.store = store;
+        this.plan = plan;
+        this.seed = seed;
+        this.ranks = ranks;
+        this.start = start;
+        this.samples = plan.rankSamples(rank, ranks, start);
+        this.config = config;
+        this.decoder = decoder;
+        this.workers = Executors.newFixedThreadPool(config.decodeWorkers(), r -> {
+            Thread t = new Thread(r, "ferry-loader-" + THREADS.incrementAndGet());
+            t.setDaemon(true);
+            return t;
+        });
+        fill();
+    }
+
+    private void fill() {
+        while (window.size() < config.aheadSamples() && submitted < samples.length) {
+            int sample = samples[submitted++];
+            window.add(workers.submit(() -> decoder.decode(read(sample))));
+        }
+    }
+
+    private Sample read(int sample) throws IOException {
+        Shard shard = plan.manifest().shards().get(plan.shardOf(sample));
+        int index = plan.indexInShard(sample);
+        long from = shard.sampleOffset(index);
+        long to = shard.sampleOffset(index + 1);
+        byte[] data;
+        if (to <= from) {
+            data = new byte[0];
+        } else {
+            try (ObjectContent c = store.get(new GetRequest(shard.key(), ByteRange.of(from, to - from), shard.etag()))) {
+                data = c.stream().readAllBytes();
+            }
+        }
+        bytes.add(data.length);
+        if (!shard.key().key().endsWith(".tar")) {
+            return new Sample(shard.key(), shard.key().key(), Map.of("bin", data));
+        }
+        if (shard.sampleOffsets() == null && shard.samples() > 1) {
+            throw new IOException("shard " + shard.key() + " has " + shard.samples() + " samples but no sample index in the manifest");
+        }
+        List<Sample> parsed = TarShards.parse(shard.key(), data);
+        if (parsed.size() != 1) {
+            throw new StoreException(StoreException.Kind.FATAL, 0, "sample " + index + " of " + shard.key() + " at bytes "
+                    + from + "-" + to + " holds " + parsed.size() + " samples, not 1: the manifest's index does not match the shard", null);
+        }
+        return parsed.get(0);
+    }
+
+    @Override
+    public boolean hasNext() {
+        return delivered < samples.length;
+    }
+
+    /** The next batch; blocks until its samples are decoded, and records how long that took. */
+    @Override
+    public Batch<T> next() {
+        if (!hasNext()) {
+            throw new NoSuchElementException("epoch " + plan.epoch() + " is done");
+        }
+        long begin = System.nanoTime();
+        if (firstNext == 0) {
+            firstNext = begin;
+        }
+        int size = Math.min(config.batchSize(), samples.length - delivered);
+        List<T> batch = new ArrayList<>(size);
+        try {
+            for (int i = 0; i < size; i++) {
+                Future<T> f = window.poll();
+                batch.add(f.get());
+                delivered++;
+                fill();
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new UncheckedIOException(new InterruptedIOException("interrupted while waiting for a batch"));
+        } catch (ExecutionException e) {
+            Throwable cause = e.getCause();
+            throw new UncheckedIOException(cause instanceof IOException io ? io : new IOException(cause.toString(), cause));
+        }
+        long waited = System.nanoTime() - begin;
+        waits.recordValue(Math.min(waits.getHighestTrackableValue(), Math.max(0, waited / 1000)));
+        waitTotal += waited;
+        lastNext = System.nanoTime();
+        return new Batch<>(steps++, batch, waited);
+    }
+
+    /** The checkpoint after the batches delivered so far (all ranks step together). */
+    public LoaderState state() {
+        return new LoaderState(plan.epoch(), Math.min(plan.size(), start + (long) delivered * ranks), seed);
+    }
+
+    /** Samples this rank reads in this epoch (from its start position). */
+    public int size() {
+        return samples.length;
+    }
+
+    /** The loader's side of the four numbers, so far in this epoch. */
+    public LoaderStats stats() {
+        double seconds = firstNext == 0 ? 0 : (lastNext - firstNext) / 1e9;
+        return new LoaderStats(plan.epoch(), delivered, steps, seconds, seconds > 0 ? delivered / seconds : 0,
+                waits.getTotalCount() == 0 ? 0 : waits.getValueAtPercentile(50) / 1000.0,
+                waits.getTotalCount() == 0 ? 0 : waits.getValueAtPercentile(99) / 1000.0,
+                waitTotal / 1e9, bytes.sum());
+    }
+
+    @Override
+    public void close() {
+        if (closed) {
+            return;
+        }
+        closed = true;
+        for (Future<T> f : window) {
+            f.cancel(true);
+        }
+        window.clear();
+        workers.shutdownNow();
+    }
+}

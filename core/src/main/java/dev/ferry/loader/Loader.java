@@ -1,0 +1,55 @@
+package dev.ferry.loader;
+
+import dev.ferry.plan.EpochPlan;
+import dev.ferry.plan.Manifest;
+import dev.ferry.plan.PlanConfig;
+import dev.ferry.plan.World;
+import dev.ferry.store.ObjectStore;
+import java.util.Objects;
+
+/**
+ * Iterates one rank's samples in plan order, epoch by epoch: {@link #epoch(int)} starts an epoch,
+ * {@link #resume(LoaderState)} picks one up from a checkpoint (with this loader's world, which may differ
+ * from the one that wrote the checkpoint). Reads go through any {@link ObjectStore}: the bare origin, or the
+ * local tier in front of it. Thread-safe; each {@link EpochRun} is used by one consumer.
+ */
+public final class Loader<T> {
+    private final ObjectStore store;
+    private final Manifest manifest;
+    private final PlanConfig plan;
+    private final World world;
+    private final int rank;
+    private final LoaderConfig config;
+    private final Decoder<T> decoder;
+
+    public Loader(ObjectStore store, Manifest manifest, PlanConfig plan, World world, int rank, LoaderConfig config, Decoder<T> decoder) {
+        this.store = Objects.requireNonNull(store, "store is null");
+        this.manifest = Objects.requireNonNull(manifest, "manifest is null");
+        this.plan = Objects.requireNonNull(plan, "plan is null");
+        this.world = Objects.requireNonNull(world, "world is null");
+        this.config = Objects.requireNonNull(config, "config is null");
+        this.decoder = Objects.requireNonNull(decoder, "decoder is null");
+        if (rank < 0 || rank >= world.ranks()) {
+            throw new IllegalArgumentException("rank must be 0 to " + (world.ranks() - 1) + ": " + rank);
+        }
+        this.rank = rank;
+    }
+
+    /** Starts an epoch (1-based) from its beginning. */
+    public EpochRun<T> epoch(int epoch) {
+        return resume(new LoaderState(epoch, 0, plan.seed()));
+    }
+
+    /** Continues an epoch from a checkpoint taken with {@link EpochRun#state()}. */
+    public EpochRun<T> resume(LoaderState state) {
+        if (state.seed() != plan.seed()) {
+            throw new IllegalArgumentException("checkpoint was taken with seed " + state.seed() + ", this loader plans with seed " + plan.seed());
+        }
+        EpochPlan epochPlan = EpochPlan.of(manifest, plan, state.epoch());
+        if (state.consumed() > epochPlan.size()) {
+            throw new IllegalArgumentException("checkpoint position " + state.consumed() + " is past the end of epoch "
+                    + state.epoch() + " (" + epochPlan.size() + " samples)");
+        }
+        return new EpochRun<>(store, epochPlan, plan.seed(), world.ranks(), rank, state.consumed(), config, decoder);
+    }
+}

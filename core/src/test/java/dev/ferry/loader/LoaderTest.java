@@ -1,0 +1,171 @@
+package dev.ferry.loader;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.ferry.plan.EpochPlan;
+import dev.ferry.plan.Manifest;
+import dev.ferry.plan.PlanConfig;
+import dev.ferry.plan.Shard;
+import dev.ferry.plan.World;
+import dev.ferry.store.FileObjectStore;
+import dev.ferry.store.ObjectKey;
+import dev.ferry.store.ObjectMeta;
+import dev.ferry.store.PutBody;
+import java.io.ByteArrayInputStream;
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+import java.util.Set;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+class LoaderTest {
+    @TempDir
+    Path tmp;
+    FileObjectStore store;
+    Manifest manifest;
+
+    /** Writes shards whose samples carry their global id, so every delivered sample can be checked. */
+    static Manifest writeDataset(FileObjectStore store, int shards, int samplesPerShard, int payload) throws IOException {
+        store.createBucket("data");
+        Random random = new Random(1);
+        List<Shard> list = new ArrayList<>();
+        int id = 0;
+        for (int s = 0; s < shards; s++) {
+            Map<String, Map<String, byte[]>> samples = new LinkedHashMap<>();
+            int count = samplesPerShard + (s % 3); // uneven shards
+            for (int i = 0; i < count; i++) {
+                byte[] body = new byte[payload + random.nextInt(payload)];
+                random.nextBytes(body);
+                ByteBuffer.wrap(body).putInt(0, id);
+                Map<String, byte[]> fields = new LinkedHashMap<>();
+                fields.put("jpg", body);
+                fields.put("cls", Integer.toString(id % 10).getBytes(StandardCharsets.UTF_8));
+                samples.put(String.format("%06d", id), fields);
+                id++;
+            }
+            ByteArrayOutputStream out = new ByteArrayOutputStream();
+            List<Long> offsets = TarShards.write(out, samples);
+            ObjectKey key = ObjectKey.of("data", String.format("train/shard-%05d.tar", s));
+            ObjectMeta meta = store.put(key, PutBody.ofBytes(out.toByteArray()));
+            assertThat(TarShards.index(new ByteArrayInputStream(out.toByteArray()))).isEqualTo(offsets);
+            list.add(new Shard(key, meta.size(), meta.etag(), count, offsets));
+        }
+        return new Manifest(list);
+    }
+
+    @BeforeEach
+    void setUp() throws IOException {
+        store = new FileObjectStore(tmp.resolve("origin"));
+        manifest = writeDataset(store, 6, 10, 2000);
+    }
+
+    static int idOf(Sample s) {
+        return ByteBuffer.wrap(s.fields().get("jpg")).getInt(0);
+    }
+
+    @Test
+    void oneRank_readsEverySampleOnce_inPlanOrder_withItsFields() {
+        PlanConfig plan = PlanConfig.DEFAULT.withSeed(3);
+        Loader<Sample> loader = new Loader<>(store, manifest, plan, World.single(), 0, LoaderConfig.DEFAULT.withBatchSize(7), Decoder.identity());
+        List<Integer> got = new ArrayList<>();
+        try (EpochRun<Sample> run = loader.epoch(2)) {
+            while (run.hasNext()) {
+                Batch<Sample> b = run.next();
+                assertThat(b.samples().size()).isBetween(1, 7);
+                for (Sample s : b.samples()) {
+                    got.add(idOf(s));
+                    assertThat(s.key()).isEqualTo(String.format("%06d", idOf(s)));
+                    assertThat(new String(s.fields().get("cls"), StandardCharsets.UTF_8)).isEqualTo(Integer.toString(idOf(s) % 10));
+                }
+            }
+            assertThat(run.stats().samples()).isEqualTo(manifest.totalSamples());
+            assertThat(run.stats().steps()).isEqualTo((manifest.totalSamples() + 6) / 7);
+        }
+        EpochPlan p = EpochPlan.of(manifest, plan, 2);
+        List<Integer> expected = new ArrayList<>();
+        for (int i = 0; i < p.size(); i++) {
+            expected.add(p.sampleAt(i));
+        }
+        assertThat(got).isEqualTo(expected);
+    }
+
+    @Test
+    void checkpoint_thenResumeOnTwoRanks_readsTheRestExactlyOnce() {
+        PlanConfig plan = PlanConfig.DEFAULT.withSeed(5).withUneven(PlanConfig.Uneven.DROP);
+        Loader<Sample> single = new Loader<>(store, manifest, plan, World.single(), 0, LoaderConfig.DEFAULT.withBatchSize(4), Decoder.identity());
+        Set<Integer> seen = new HashSet<>();
+        LoaderState state;
+        try (EpochRun<Sample> run = single.epoch(1)) {
+            for (int i = 0; i < 5; i++) {
+                run.next().samples().forEach(s -> assertThat(seen.add(idOf(s))).isTrue());
+            }
+            state = run.state();
+        }
+        assertThat(state.consumed()).isEqualTo(20);
+        World two = new World(2, 1, 1);
+        for (int rank = 0; rank < 2; rank++) {
+            Loader<Sample> l = new Loader<>(store, manifest, plan, two, rank, LoaderConfig.DEFAULT.withBatchSize(3), Decoder.identity());
+            try (EpochRun<Sample> run = l.resume(state)) {
+                while (run.hasNext()) {
+                    run.next().samples().forEach(s -> assertThat(seen.add(idOf(s))).as("sample %d once", idOf(s)).isTrue());
+                }
+            }
+        }
+        int total = manifest.totalSamples();
+        assertThat(seen.size()).isEqualTo(total - (total - 20) % 2); // DROP leaves at most one out
+    }
+
+    @Test
+    void slowDecoding_showsUpAsWaitPerStep() {
+        Decoder<Sample> slow = s -> {
+            try {
+                Thread.sleep(15);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+            return s;
+        };
+        Loader<Sample> loader = new Loader<>(store, manifest, PlanConfig.DEFAULT, World.single(), 0,
+                new LoaderConfig(4, 1, 8), slow);
+        try (EpochRun<Sample> run = loader.epoch(1)) {
+            while (run.hasNext()) {
+                run.next();
+            }
+            // one worker decoding 4 samples at 15 ms each: a consumer that never pauses waits about 60 ms a step
+            assertThat(run.stats().waitP50Millis()).isGreaterThanOrEqualTo(40);
+            assertThat(run.stats().waitTotalSeconds()).isGreaterThan(0.5);
+        }
+    }
+
+    @Test
+    void objectChangedUnderTheManifest_failsClearly() throws IOException {
+        Shard first = manifest.shards().get(0);
+        store.put(first.key(), PutBody.ofBytes(new byte[(int) first.size()]));
+        Loader<Sample> loader = new Loader<>(store, manifest, PlanConfig.DEFAULT, World.single(), 0, LoaderConfig.DEFAULT, Decoder.identity());
+        try (EpochRun<Sample> run = loader.epoch(1)) {
+            assertThatThrownBy(() -> {
+                while (run.hasNext()) {
+                    run.next();
+                }
+            }).isInstanceOf(UncheckedIOException.class).hasMessageContaining("object changed");
+        }
+    }
+
+    @Test
+    void resume_withAnotherSeed_isRefused() {
+        Loader<Sample> loader = new Loader<>(store, manifest, PlanConfig.DEFAULT.withSeed(1), World.single(), 0, LoaderConfig.DEFAULT, Decoder.identity());
+        assertThatThrownBy(() -> loader.resume(new LoaderState(1, 0, 2))).hasMessageContaining("seed 2");
+    }
+}
