@@ -16,18 +16,19 @@ import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
 import java.util.NoSuchElementException;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
-import java.util.concurrent.Future;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.LongAdder;
 import org.HdrHistogram.Histogram;
 
 /**
- * One rank's pass over one epoch: decode workers read and decode the rank's samples in plan order, at most
- * {@code aheadSamples} ahead of the consumer; {@link #next()} hands out batches in order and measures how
- * long the consumer waited for each: the accelerator's wait per step.
+ * One rank's pass over one epoch: fetchers read the rank's samples in plan order and decode workers decode
+ * them, a window of samples ahead of the consumer, sized from the consumption rate and read latency (the
+ * plan says exactly what comes next, so reading ahead is prefetching); {@link #next()} hands out batches in
+ * order and measures how long the consumer waited for each: the accelerator's wait per step.
  *
  * <p>A sample is read as the byte range its shard's index gives (one ranged GET, or a hit in the local
  * tier) pinned to the manifest's ETag, so a changed object fails the read ("object changed") rather than
@@ -46,8 +47,14 @@ public final class EpochRun<T> implements Iterator<Batch<T>>, AutoCloseable {
     private final int[] samples;
     private final LoaderConfig config;
     private final Decoder<T> decoder;
+    private final ExecutorService fetchers;
     private final ExecutorService workers;
-    private final ArrayDeque<Future<T>> window = new ArrayDeque<>();
+    private final ArrayDeque<CompletableFuture<T>> window = new ArrayDeque<>();
+    private int target;
+    private double rate; // samples/s consumed, smoothed
+    private double latency; // seconds per sample read, smoothed
+    private final LongAdder readNanos = new LongAdder();
+    private final LongAdder reads = new LongAdder();
     private final Histogram waits = new Histogram(3_600_000_000L, 3);
     private final LongAdder bytes = new LongAdder();
     private int submitted;
@@ -68,18 +75,67 @@ public final class EpochRun<T> implements Iterator<Batch<T>>, AutoCloseable {
         this.config = config;
         this.decoder = decoder;
         this.workers = Executors.newFixedThreadPool(config.decodeWorkers(), r -> {
-            Thread t = new Thread(r, "ferry-loader-" + THREADS.incrementAndGet());
+            Thread t = new Thread(r, "ferry-decode-" + THREADS.incrementAndGet());
             t.setDaemon(true);
             return t;
         });
+        this.fetchers = Executors.newFixedThreadPool(config.fetchConcurrency(), r -> {
+            Thread t = new Thread(r, "ferry-fetch-" + THREADS.incrementAndGet());
+            t.setDaemon(true);
+            return t;
+        });
+        this.target = config.adaptive() ? Math.min(config.aheadSamples(), 2 * config.batchSize()) : config.aheadSamples();
         fill();
     }
 
+    /** Keeps {@code target} samples in flight: read on the fetchers, then decoded on the workers. */
     private void fill() {
-        while (window.size() < config.aheadSamples() && submitted < samples.length) {
+        while (window.size() < target && submitted < samples.length) {
             int sample = samples[submitted++];
-            window.add(workers.submit(() -> decoder.decode(read(sample))));
+            window.add(CompletableFuture.supplyAsync(() -> {
+                long t0 = System.nanoTime();
+                try {
+                    return read(sample);
+                } catch (IOException e) {
+                    throw new UncheckedIOException(e);
+                } finally {
+                    readNanos.add(System.nanoTime() - t0);
+                    reads.increment();
+                }
+            }, fetchers).thenApplyAsync(s -> {
+                try {
+                    return decoder.decode(s);
+                } catch (IOException e) {
+                    throw new UncheckedIOException(e);
+                }
+            }, workers));
         }
+    }
+
+    /**
+     * Little's law: to keep up with a consumer taking {@code rate} samples/s from reads that take
+     * {@code latency} s each, about {@code rate * latency} samples must be in flight; twice that, plus a
+     * batch, absorbs bursts. Bounded by {@code aheadSamples}.
+     */
+    private void resize(int batch, long batchNanos) {
+        if (!config.adaptive() || batchNanos <= 0) {
+            return;
+        }
+        double observed = batch / (batchNanos / 1e9);
+        rate = rate == 0 ? observed : 0.8 * rate + 0.2 * observed;
+        long n = reads.sumThenReset();
+        long total = readNanos.sumThenReset();
+        if (n > 0) {
+            double perRead = total / 1e9 / n;
+            latency = latency == 0 ? perRead : 0.8 * latency + 0.2 * perRead;
+        }
+        int wanted = (int) Math.ceil(2 * rate * latency) + config.batchSize();
+        target = Math.max(config.batchSize(), Math.min(config.aheadSamples(), wanted));
+    }
+
+    /** Samples read or being read ahead of the consumer right now (the prefetch window). */
+    public int window() {
+        return target;
     }
 
     private Sample read(int sample) throws IOException {
@@ -125,11 +181,12 @@ public final class EpochRun<T> implements Iterator<Batch<T>>, AutoCloseable {
         if (firstNext == 0) {
             firstNext = begin;
         }
+        long sinceLast = lastNext == 0 ? 0 : begin - lastNext;
         int size = Math.min(config.batchSize(), samples.length - delivered);
         List<T> batch = new ArrayList<>(size);
         try {
             for (int i = 0; i < size; i++) {
-                Future<T> f = window.poll();
+                CompletableFuture<T> f = window.poll();
                 batch.add(f.get());
                 delivered++;
                 fill();
@@ -138,10 +195,12 @@ public final class EpochRun<T> implements Iterator<Batch<T>>, AutoCloseable {
             Thread.currentThread().interrupt();
             throw new UncheckedIOException(new InterruptedIOException("interrupted while waiting for a batch"));
         } catch (ExecutionException e) {
-            Throwable cause = e.getCause();
+            Throwable cause = e.getCause() instanceof UncheckedIOException u ? u.getCause() : e.getCause();
             throw new UncheckedIOException(cause instanceof IOException io ? io : new IOException(cause.toString(), cause));
         }
         long waited = System.nanoTime() - begin;
+        resize(size, sinceLast + waited);
+        fill();
         waits.recordValue(Math.min(waits.getHighestTrackableValue(), Math.max(0, waited / 1000)));
         waitTotal += waited;
         lastNext = System.nanoTime();
@@ -173,10 +232,11 @@ public final class EpochRun<T> implements Iterator<Batch<T>>, AutoCloseable {
             return;
         }
         closed = true;
-        for (Future<T> f : window) {
+        for (CompletableFuture<T> f : window) {
             f.cancel(true);
         }
         window.clear();
+        fetchers.shutdownNow();
         workers.shutdownNow();
     }
 }

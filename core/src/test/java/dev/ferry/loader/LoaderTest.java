@@ -138,7 +138,7 @@ class LoaderTest {
             return s;
         };
         Loader<Sample> loader = new Loader<>(store, manifest, PlanConfig.DEFAULT, World.single(), 0,
-                new LoaderConfig(4, 1, 8), slow);
+                new LoaderConfig(4, 1, 4, 8, false), slow);
         try (EpochRun<Sample> run = loader.epoch(1)) {
             while (run.hasNext()) {
                 run.next();

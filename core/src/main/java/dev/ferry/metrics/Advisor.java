@@ -1,0 +1,95 @@
+package dev.ferry.metrics;
+
+import dev.ferry.sim.Sizes;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.function.LongUnaryOperator;
+
+/**
+ * Reads the four numbers together and says, in plain words, what limits the run. Each finding names the
+ * evidence and what to change. Rules:
+ * <ol>
+ *   <li>Data is local yet the consumer waits: preprocessing is CPU-bound; add decode workers.
+ *   <li>Hit rate low after the first epoch with egress near the dataset each epoch: the working set outgrew
+ *       the node; says the cache size the plan needs (from the simulator).
+ *   <li>More than 1% of requests answered SlowDown: the governor is holding back; spread keys over more
+ *       prefixes.
+ *   <li>The consumer waits on the object store while few reads are in flight: raise fetch concurrency.
+ *   <li>Always: the projected egress and its cost for the whole run.
+ * </ol>
+ * Pure: it reads reports and context, no I/O. Thread-safe (stateless).
+ */
+public final class Advisor {
+    /** What the advisor knows beyond the reports. */
+    public record Context(long datasetBytes, long cacheBytes, int decodeWorkers, int fetchConcurrency, int plannedEpochs,
+            double egressCostPerByte, LongUnaryOperator predictedSteadyEgressAtCapacity) {
+    }
+
+    private Advisor() {
+    }
+
+    public static List<String> advise(List<EpochReport> epochs, Context context) {
+        List<String> findings = new ArrayList<>();
+        if (epochs.isEmpty()) {
+            return findings;
+        }
+        EpochReport last = epochs.get(epochs.size() - 1);
+        double seconds = last.samplesPerSecond() > 0 ? last.samples() / last.samplesPerSecond() : 0;
+        double waitShare = seconds > 0 ? last.waitTotalSeconds() / seconds : 0;
+        // waiting is a finding when it is a real share of the epoch and typical of a step, not one slow start
+        boolean waits = waitShare >= 0.1 && last.waitPerStepMillisP50() >= 1.0;
+        if (last.localHitRate() >= 0.9 && waits) {
+            findings.add(String.format(Locale.ROOT,
+                    "Preprocessing is CPU-bound: %.0f%% of reads hit the local tier, yet the consumer waited %.0f%% of epoch %d "
+                            + "(%.1f ms per step at p50). Add decode workers (now %d) or make decoding cheaper.",
+                    100 * last.localHitRate(), 100 * waitShare, last.epoch(), last.waitPerStepMillisP50(), context.decodeWorkers()));
+        }
+        if (epochs.size() >= 2 && context.datasetBytes() > 0 && last.localHitRateBytes() < 0.5
+                && last.egressBytes() >= 0.5 * context.datasetBytes()) {
+            long needed = capacityNeeded(context);
+            findings.add(String.format(Locale.ROOT,
+                    "The working set outgrew the node: epoch %d still fetched %s of a %s dataset (%.0f%% of bytes from the local tier). "
+                            + "A cache of %s (now %s) would keep egress after the first epoch under 10%% of the dataset.",
+                    last.epoch(), Sizes.format(last.egressBytes()), Sizes.format(context.datasetBytes()), 100 * last.localHitRateBytes(),
+                    Sizes.format(needed), Sizes.format(context.cacheBytes())));
+        }
+        if (last.egressRequests() > 0 && (double) last.throttled() / last.egressRequests() > 0.01) {
+            findings.add(String.format(Locale.ROOT,
+                    "The object store is throttling: %.1f%% of epoch %d's %d requests were answered SlowDown, and the governor is "
+                            + "holding back to stay under the limit. Spread keys over more prefixes (S3 limits each prefix).",
+                    100.0 * last.throttled() / last.egressRequests(), last.epoch(), last.egressRequests()));
+        }
+        if (waits && last.localHitRate() < 0.5 && last.egressRequests() > 0) {
+            findings.add(String.format(Locale.ROOT,
+                    "The consumer waits on the object store: %.0f%% of epoch %d waiting, first byte at %.0f ms, %d reads in flight. "
+                            + "Raise fetch concurrency or read larger ranges.",
+                    100 * waitShare, last.epoch(), last.firstByteMillisP50(), context.fetchConcurrency()));
+        }
+        long soFar = epochs.stream().mapToLong(EpochReport::egressBytes).sum();
+        int remaining = Math.max(0, context.plannedEpochs() - epochs.size());
+        long projected = soFar + remaining * last.egressBytes();
+        findings.add(String.format(Locale.ROOT,
+                "Projected egress for %d epochs: %s, about $%.2f at the configured prices (%s so far).",
+                Math.max(context.plannedEpochs(), epochs.size()), Sizes.format(projected), projected * context.egressCostPerByte(),
+                Sizes.format(soFar)));
+        return findings;
+    }
+
+    /** The smallest cache (to 1/64 of the dataset) whose predicted steady-state egress is under 10% of the dataset. */
+    static long capacityNeeded(Context context) {
+        long dataset = context.datasetBytes();
+        long step = Math.max(1, dataset / 64);
+        long low = 0;
+        long high = dataset;
+        while (high - low > step) {
+            long mid = low + (high - low) / 2;
+            if (context.predictedSteadyEgressAtCapacity().applyAsLong(mid) <= dataset / 10) {
+                high = mid;
+            } else {
+                low = mid;
+            }
+        }
+        return high;
+    }
+}
