@@ -66,9 +66,9 @@ class AdvisorTest {
 
     @Test
     void cpuBound_whenDataIsLocalButDecodingCannotKeepUp() throws Exception {
-        RunReport slow = run(manifest.totalBytes() * 2, "lru", slow(4), new LoaderConfig(8, 1, 8, 64, true), Duration.ZERO, 2);
+        RunReport slow = run(manifest.totalBytes() * 2, "lru", slow(8), new LoaderConfig(8, 1, 8, 64, true), Duration.ZERO, 2);
         assertThat(slow.epochs().get(1).localHitRate()).isEqualTo(1.0);
-        assertThat(has(slow, "Preprocessing is CPU-bound")).as(slow.advice().toString()).isTrue();
+        assertThat(has(slow, "Preprocessing is CPU-bound")).as(slow.advice() + " " + slow.toJson()).isTrue();
 
         RunReport fine = run(manifest.totalBytes() * 2, "lru", Decoder.identity(), new LoaderConfig(8, 2, 8, 64, true),
                 Duration.ofMillis(3), 2);
