@@ -1,35 +1,40 @@
 package dev.ferry.cli;
 
-import dev.ferry.embedded.CloudProfile;
-import dev.ferry.embedded.EmbeddedStore;
-import dev.ferry.s3.S3ObjectStore;
-import dev.ferry.s3.S3StoreConfig;
+import dev.ferry.cache.BlockId;
 import dev.ferry.cache.CacheConfig;
-import dev.ferry.cache.CacheStats;
 import dev.ferry.cache.CachingStore;
 import dev.ferry.cache.policy.Policies;
-import dev.ferry.sim.Access;
-import dev.ferry.sim.CacheSimulator;
+import dev.ferry.embedded.CloudProfile;
+import dev.ferry.embedded.EmbeddedStore;
+import dev.ferry.loader.Decoder;
+import dev.ferry.loader.EpochRun;
+import dev.ferry.loader.LoaderConfig;
+import dev.ferry.loader.SyntheticDataset;
+import dev.ferry.loader.TarShards;
+import dev.ferry.metrics.Advisor;
+import dev.ferry.metrics.EpochReport;
+import dev.ferry.metrics.RunReport;
+import dev.ferry.metrics.TrainingRun;
+import dev.ferry.plan.BlockRead;
+import dev.ferry.plan.EgressPrediction;
+import dev.ferry.plan.Manifest;
+import dev.ferry.plan.PlanConfig;
+import dev.ferry.plan.Shard;
+import dev.ferry.plan.World;
+import dev.ferry.s3.S3ObjectStore;
+import dev.ferry.s3.S3StoreConfig;
 import dev.ferry.sim.SimResult;
 import dev.ferry.sim.Sizes;
-import dev.ferry.sim.SyntheticTrace;
-import dev.ferry.store.ByteRange;
 import dev.ferry.store.ChainConfig;
-import dev.ferry.store.ParallelReadConfig;
-import dev.ferry.store.StoreChain;
-import dev.ferry.store.GetRequest;
-import dev.ferry.store.GovernedStore;
-import dev.ferry.store.GovernorConfig;
-import dev.ferry.store.MeterSnapshot;
+import dev.ferry.store.ListPage;
+import dev.ferry.store.ListRequest;
 import dev.ferry.store.MeteredStore;
-import dev.ferry.store.ObjectContent;
-import dev.ferry.store.ObjectKey;
-import dev.ferry.store.ObjectStore;
+import dev.ferry.store.ObjectMeta;
 import dev.ferry.store.Prices;
-import dev.ferry.store.PutBody;
 import dev.ferry.store.RetryPolicy;
 import dev.ferry.store.RetryingStore;
-import dev.ferry.store.StoreException;
+import dev.ferry.store.StoreChain;
+import dev.ferry.time.Clock;
 import java.io.InputStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -37,267 +42,215 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
-import java.util.Random;
 import java.util.concurrent.Callable;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.Future;
-import java.util.concurrent.atomic.AtomicLong;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
 /**
- * {@code ferry demo}: the chain of stores end to end against the embedded store with the cloud profile.
- * It shows the two things object storage does to a training job, and what the chain does about them:
- * per-connection bandwidth (answered by parallel ranged GETs) and per-prefix request limits (answered by the
- * governor). The cache tier, epoch plans and the four numbers arrive with later issues; this demo grows
- * with them.
+ * {@code ferry demo}: a training job read twice from an object store that behaves like the cloud: directly,
+ * as a framework's loader would (no local tier, two batches read ahead per worker), and through ferry (the
+ * local tier at half the dataset, evicting by the plan, reading ahead as far as the consumption rate and
+ * latency need). The four numbers per epoch side by side, and the advisor's findings.
  */
 @Command(name = "demo", mixinStandardHelpOptions = true,
-        description = {"Run ferry end to end against the embedded store with the cloud profile: parallel ranged GETs",
-                "vs one stream per object, the per-prefix governor vs a SlowDown storm, and two epochs through the local tier."})
+        description = {"A training job read twice from an embedded store that behaves like S3: directly, as a plain loader",
+                "would, and through ferry. Prints the four numbers per epoch side by side, and the advisor's findings."},
+        subcommands = {ChainTour.class})
 final class DemoCommand implements Callable<Integer> {
-    @Option(names = "--shards", defaultValue = "16", description = "Shards in the demo dataset (default: ${DEFAULT-VALUE}).")
-    int shards;
+    @Option(names = "--quick", description = "A small dataset and short epochs: under a minute on 2 cores.")
+    boolean quick;
 
-    @Option(names = "--shard-mib", defaultValue = "16", description = "Size of each shard in MiB (default: ${DEFAULT-VALUE}).")
-    int shardMib;
+    @Option(names = "--epochs", defaultValue = "3", description = "Epochs of each run (default: ${DEFAULT-VALUE}).")
+    int epochs;
 
-    @Option(names = "--prefix-rps", defaultValue = "150",
-            description = "Requests/s per prefix the demo store allows before SlowDown (default: ${DEFAULT-VALUE}).")
-    double prefixRps;
+    @Option(names = "--step-ms", description = "Simulated accelerator time per batch, ms (default: 60, --quick: 30).")
+    Integer stepMs;
 
-    @Option(names = "--connection-mibps", defaultValue = "16",
-            description = {"Per-connection bandwidth cap of the demo store, MiB/s (default: ${DEFAULT-VALUE}).",
-                    "Scaled down with the node's bandwidth so that a 2-core machine shows the effect: in the cloud",
-                    "one connection gets ~100 MB/s of a node's 10-100 Gbit/s."})
-    long connectionMibps;
+    @Option(names = "--report", paramLabel = "FILE", description = "Write {\"direct\":{...},\"ferry\":{...}} as JSON.")
+    Path report;
 
-    @Option(names = "--sample-seconds", defaultValue = "6", description = "Length of each run of step 3 (default: ${DEFAULT-VALUE}).")
-    int sampleSeconds;
-
-    @Option(names = "--dir", description = "Folder for the demo store (default: a temporary folder, removed after).")
+    @Option(names = "--dir", paramLabel = "DIR", description = "Where the demo's store and cache live (default: <tmp>/ferry-demo, kept between runs).")
     Path dir;
 
-    private static final Prices PRICES = Prices.AWS_S3_STANDARD;
+    private static final int BATCH = 32;
 
     @Override
     public Integer call() throws Exception {
-        if (shards < 1 || shardMib < 1 || prefixRps <= 0 || connectionMibps < 1 || sampleSeconds < 1) {
-            throw new UserError("--shards, --shard-mib, --prefix-rps, --connection-mibps and --sample-seconds must be positive");
+        if (epochs < 1) {
+            throw new UserError("--epochs must be at least 1");
         }
-        boolean temporary = dir == null;
-        Path root = temporary ? Files.createTempDirectory("ferry-demo-") : Files.createDirectories(dir);
-        CloudProfile profile = CloudProfile.cloud().withPrefixRequestRate(prefixRps).withConnectionBandwidth(connectionMibps << 20);
-        try (EmbeddedStore server = EmbeddedStore.start(root, 0, profile)) {
-            System.out.println("ferry demo: the chain of stores against an object store that behaves like the cloud");
-            System.out.println("  store:   " + server.endpoint() + " over " + root + "  (" + StoreCommand.describe(profile) + ")");
-            System.out.println("  machine: " + Machine.describe());
-            System.out.println();
-            long shardBytes = (long) shardMib << 20;
-            try (S3ObjectStore setup = new S3ObjectStore(S3StoreConfig.endpoint(server.endpoint(), "demo", "demo"))) {
-                setup.createBucket("corpus");
-                byte[] bytes = new byte[(int) shardBytes];
-                Random random = new Random(7);
-                for (int i = 0; i < shards; i++) {
-                    random.nextBytes(bytes);
-                    put(setup, ObjectKey.of("corpus", "train/shard-" + String.format("%05d", i) + ".tar"), bytes);
+        int shards = quick ? 12 : 64;
+        int samplesPerShard = quick ? 24 : 100;
+        int sampleBytes = quick ? 48 * 1024 : 100 * 1024;
+        int blockSize = quick ? 256 * 1024 : 2 << 20;
+        Duration step = Duration.ofMillis(stepMs != null ? stepMs : quick ? 30 : 60);
+        Path root = dir != null ? dir : Path.of(System.getProperty("java.io.tmpdir"), "ferry-demo");
+        Path storeDir = root.resolve(quick ? "store-quick" : "store");
+        CloudProfile profile = CloudProfile.cloud();
+        System.out.println("ferry demo: a training job, read directly from object storage and through ferry");
+        System.out.println("  machine: " + Machine.describe());
+        try (EmbeddedStore server = EmbeddedStore.start(storeDir, 0, profile);
+                S3ObjectStore setup = new S3ObjectStore(S3StoreConfig.endpoint(server.endpoint(), "demo", "demo"))) {
+            System.out.println("  store:   " + server.endpoint() + " (" + StoreCommand.describe(profile) + ")");
+            Manifest manifest = dataset(setup, storeDir, shards, samplesPerShard, sampleBytes);
+            long dataset = manifest.totalBytes();
+            long cacheBytes = dataset / 2;
+            System.out.printf(Locale.ROOT, "  dataset: %d WebDataset shards, %d samples, %s; %d epochs, batches of %d, %d ms of accelerator time per batch%n",
+                    manifest.shards().size(), manifest.totalSamples(), Sizes.format(dataset), epochs, BATCH, step.toMillis());
+            PlanConfig plan = PlanConfig.DEFAULT.withSeed(2026);
+            Advisor.Context context = null;
+
+            // direct: a plain loader straight on the object store, with the SDK-style retries any client has
+            RunReport direct;
+            try (S3ObjectStore s3 = new S3ObjectStore(S3StoreConfig.endpoint(server.endpoint(), "demo", "demo"))) {
+                MeteredStore meter = new MeteredStore(s3, Prices.AWS_S3_STANDARD);
+                RetryingStore store = new RetryingStore(meter, RetryPolicy.DEFAULT);
+                LoaderConfig loader = LoaderConfig.plain(BATCH, 4);
+                List<Long> predicted = new ArrayList<>();
+                for (int e = 0; e < epochs; e++) {
+                    predicted.add(sampleBytes(manifest));
                 }
-                System.out.printf(Locale.ROOT, "1. dataset: %d shards of %d MiB in s3://corpus/train/%n%n", shards, shardMib);
+                context = new Advisor.Context(dataset, 0, loader.decodeWorkers(), loader.fetchConcurrency(), epochs,
+                        Prices.AWS_S3_STANDARD.egressPerGb() / 1e9, c -> predictSteady(manifest, plan, c, blockSize));
+                System.out.println();
+                System.out.println("direct: 4 workers each read then decode, 2 batches ahead per worker, no local tier");
+                direct = TrainingRun.run(new TrainingRun.Setup(store, meter, null, manifest, plan, loader, Decoder.identity(), epochs,
+                        step, predicted, context), new Bar("direct"));
             }
 
-            System.out.println("2. read every shard once, 2 shards at a time");
-            Step single = readShards(server, Integer.MAX_VALUE - 8, shardBytes, "one GET per shard");
-            Step ranged = readShards(server, 2L << 20, shardBytes, "parallel 2 MiB ranged GETs");
-            header();
-            single.print();
-            ranged.print();
-            System.out.printf(Locale.ROOT, "   -> parallel ranged GETs: %.1fx the throughput of one stream per shard (%d MiB/s per connection cap)%n%n",
-                    ranged.mibps() / single.mibps(), profile.connectionBandwidth() >> 20);
+            // ferry: the local tier at half the dataset, evicting by the plan, in front of the standard chain
+            RunReport ferry;
+            List<List<BlockRead>> future = EgressPrediction.nodeBlocksByEpoch(manifest, plan, epochs, World.single(), 0, blockSize);
+            List<Long> predicted = new ArrayList<>();
+            for (SimResult r : EgressPrediction.predict(manifest, future, cacheBytes, "min", blockSize)) {
+                predicted.add(r.upstreamBytes());
+            }
+            Path cacheDir = root.resolve("cache-" + System.nanoTime());
+            try (StoreChain chain = StoreChain.over(new S3ObjectStore(S3StoreConfig.endpoint(server.endpoint(), "demo", "demo")),
+                    ChainConfig.DEFAULT);
+                    CachingStore cache = new CachingStore(chain, CacheConfig.of(cacheDir, cacheBytes).withBlockSize(blockSize)
+                            .withWatermarks(1.0, 1.0), Policies.<BlockId>create("min", EgressPrediction.flatten(future)), Clock.system())) {
+                LoaderConfig loader = LoaderConfig.DEFAULT.withBatchSize(BATCH);
+                Advisor.Context ferryContext = new Advisor.Context(dataset, cacheBytes, loader.decodeWorkers(), loader.fetchConcurrency(),
+                        epochs, Prices.AWS_S3_STANDARD.egressPerGb() / 1e9, c -> predictSteady(manifest, plan, c, blockSize));
+                System.out.println();
+                System.out.printf(Locale.ROOT, "ferry: a %s local tier (half the dataset) evicting by the plan (MIN), reads in plan order "
+                        + "%d in flight, read-ahead sized from rate and latency%n", Sizes.format(cacheBytes), loader.fetchConcurrency());
+                ferry = TrainingRun.run(new TrainingRun.Setup(cache, chain.meter(), cache, manifest, plan, loader, Decoder.identity(), epochs,
+                        step, predicted, ferryContext), new Bar("ferry"));
+            } finally {
+                GetBench.deleteTree(cacheDir);
+            }
 
-            System.out.printf(Locale.ROOT, "3. 16 threads read 64 KiB samples from one prefix for %d s (the store allows %.0f requests/s per prefix)%n",
-                    sampleSeconds, prefixRps);
-            Step bare = samples(server, false);
-            Thread.sleep(500);
-            Step governed = samples(server, true);
-            header();
-            bare.print();
-            governed.print();
-            System.out.printf(Locale.ROOT, "   -> the governor keeps %.0f%% of requests clear of SlowDown at %.0f requests/s (limit %.0f); without it %.0f%% are refused%n%n",
-                    100 - governed.slowDownPercent(), governed.okPerSecond(), prefixRps, bare.slowDownPercent());
-            epochs(server, root.resolve("cache"), shardBytes);
-            System.out.println("Egress and cost are what the object store would bill (AWS S3 Standard list prices, internet egress).");
-            System.out.println("Next on the roadmap: epoch plans with prefetch and plan-aware eviction, the loader, and the daemon (see README).");
-        } finally {
-            if (temporary) {
-                GetBench.deleteTree(root);
+            table(direct, ferry);
+            System.out.println();
+            System.out.println("advisor, direct:");
+            direct.advice().forEach(a -> System.out.println("  - " + a));
+            System.out.println("advisor, ferry:");
+            ferry.advice().forEach(a -> System.out.println("  - " + a));
+            if (report != null) {
+                Files.writeString(report, "{\"direct\":" + direct.toJson() + ",\"ferry\":" + ferry.toJson() + "}\n");
+                System.out.println();
+                System.out.println("report written to " + report);
             }
         }
         return 0;
     }
 
-    /** Step 4: two shuffled epochs through the local tier, then the simulator on a cache half the size. */
-    private void epochs(EmbeddedStore server, Path cacheDir, long shardBytes) throws Exception {
-        long datasetBytes = shards * shardBytes;
-        System.out.printf(Locale.ROOT, "4. two shuffled epochs through the local tier (a %s cache on local disk in front of the chain)%n",
-                Sizes.format(datasetBytes + datasetBytes / 8));
-        List<Access> trace = SyntheticTrace.shuffledEpochs(shards, 2, shardBytes, 42);
-        System.out.printf(Locale.ROOT, "   %-28s %9s %9s %9s %10s %12s%n", "", "MiB/s", "hit rate", "requests", "egress", "est. cost");
-        try (StoreChain chain = StoreChain.over(new S3ObjectStore(S3StoreConfig.endpoint(server.endpoint(), "demo", "demo")),
-                ChainConfig.DEFAULT.withParallelRead(new ParallelReadConfig(2L << 20, 8)));
-                CachingStore cache = new CachingStore(chain, CacheConfig.of(cacheDir, datasetBytes + datasetBytes / 8))) {
-            for (int epoch = 1; epoch <= 2; epoch++) {
-                MeterSnapshot before = chain.meter().snapshot();
-                CacheStats cacheBefore = cache.stats();
-                List<Access> order = trace.subList((epoch - 1) * shards, epoch * shards);
-                ExecutorService pool = Executors.newFixedThreadPool(2);
-                long start = System.nanoTime();
-                try {
-                    List<Future<Long>> reads = new ArrayList<>();
-                    for (Access a : order) {
-                        ObjectKey key = ObjectKey.of("corpus", "train/shard-" + a.key().substring(a.key().length() - 5) + ".tar");
-                        reads.add(pool.submit(() -> {
-                            try (ObjectContent c = cache.get(GetRequest.whole(key)); InputStream in = c.stream()) {
-                                return in.transferTo(java.io.OutputStream.nullOutputStream());
-                            }
-                        }));
-                    }
-                    for (Future<Long> f : reads) {
-                        f.get();
-                    }
-                } finally {
-                    pool.shutdown();
+    /** The dataset in the store, written if absent; its manifest comes from listing it and indexing the shards. */
+    private static Manifest dataset(S3ObjectStore s3, Path storeDir, int shards, int samplesPerShard, int sampleBytes) throws Exception {
+        if (!Files.isDirectory(storeDir.resolve("demo/train"))) {
+            System.out.printf(Locale.ROOT, "  writing the dataset (%d shards) ...%n", shards);
+            s3.createBucket("demo");
+            return SyntheticDataset.write(s3, "demo", "train", shards, samplesPerShard, sampleBytes, 7);
+        }
+        List<Shard> list = new ArrayList<>();
+        ListRequest request = ListRequest.of("demo", "train/");
+        while (true) {
+            ListPage page = s3.list(request);
+            for (ObjectMeta m : page.objects()) {
+                List<Long> offsets;
+                try (InputStream in = Files.newInputStream(storeDir.resolve("demo").resolve(m.key().key()))) {
+                    offsets = TarShards.index(in);
                 }
-                double seconds = (System.nanoTime() - start) / 1e9;
-                MeterSnapshot after = chain.meter().snapshot();
-                CacheStats cacheAfter = cache.stats();
-                long hits = cacheAfter.hits() - cacheBefore.hits();
-                long misses = cacheAfter.misses() - cacheBefore.misses();
-                long egress = after.egressBytes() - before.egressBytes();
-                System.out.printf(Locale.ROOT, "   %-28s %9.1f %8.0f%% %9d %6.1f MiB %11.6f$%n", "epoch " + epoch,
-                        datasetBytes / seconds / (1 << 20), hits + misses == 0 ? 0 : 100.0 * hits / (hits + misses),
-                        after.totalRequests() - before.totalRequests(), egress / (double) (1 << 20),
-                        after.estimatedCostUsd() - before.estimatedCostUsd());
+                list.add(new Shard(m.key(), m.size(), m.etag(), offsets.size() - 1, offsets));
             }
+            if (!page.isTruncated()) {
+                break;
+            }
+            request = request.withContinuationToken(page.nextToken());
         }
-        List<Access> three = SyntheticTrace.shuffledEpochs(shards, 3, shardBytes, 42);
-        List<String> keys = three.stream().map(Access::key).toList();
-        StringBuilder line = new StringBuilder("   ferry sim, 3 epochs, a cache half the dataset: hit rate");
-        for (String policy : List.of("lru", "pin", "min")) {
-            SimResult r = CacheSimulator.run(three, datasetBytes / 2, Policies.create(policy, keys));
-            line.append(String.format(Locale.ROOT, "  %s %.0f%%", policy, 100 * r.hitRate()));
+        if (list.isEmpty()) {
+            throw new UserError("the demo store at " + storeDir + " has no shards; remove it and run again");
         }
-        System.out.println(line);
-        System.out.println("   -> epoch 2 is served from local disk: no egress, no requests, no cost; when the cache is smaller");
-        System.out.println("      than the dataset, LRU thrashes on shuffled epochs and pin or plan-aware MIN do not.");
+        return new Manifest(list);
+    }
+
+    /** The bytes a run without a cache reads each epoch: every sample once. */
+    private static long sampleBytes(Manifest manifest) {
+        long total = 0;
+        for (Shard s : manifest.shards()) {
+            total += s.sampleOffset(s.samples()) - s.sampleOffset(0);
+        }
+        return total;
+    }
+
+    /** Predicted egress of the last of 3 epochs at a capacity: what the advisor uses to size the cache. */
+    private static long predictSteady(Manifest manifest, PlanConfig plan, long capacity, int blockSize) {
+        List<List<BlockRead>> future = EgressPrediction.nodeBlocksByEpoch(manifest, plan, 3, World.single(), 0, blockSize);
+        List<SimResult> r = EgressPrediction.predict(manifest, future, capacity, "min", blockSize);
+        return r.get(r.size() - 1).upstreamBytes();
+    }
+
+    private void table(RunReport direct, RunReport ferry) {
         System.out.println();
+        System.out.println("the four numbers, per epoch");
+        System.out.printf(Locale.ROOT, "%-7s %5s %10s %13s %13s %9s %11s %9s %11s %12s%n", "run", "epoch", "samples/s",
+                "wait/step p50", "wait/step p99", "hit rate", "egress", "requests", "cost", "predicted");
+        for (int i = 0; i < epochs; i++) {
+            row("direct", direct.epochs().get(i));
+            row("ferry", ferry.epochs().get(i));
+        }
     }
 
-    private static void put(ObjectStore store, ObjectKey key, byte[] bytes) throws Exception {
-        store.put(key, PutBody.ofBytes(bytes));
+    private static void row(String run, EpochReport r) {
+        System.out.printf(Locale.ROOT, "%-7s %5d %10.0f %10.1f ms %10.1f ms %8.0f%% %11s %9d %10.4f$ %12s%n", run, r.epoch(),
+                r.samplesPerSecond(), r.waitPerStepMillisP50(), r.waitPerStepMillisP99(), 100 * r.localHitRateBytes(),
+                Sizes.format(r.egressBytes()), r.egressRequests(), r.egressCostUsd(),
+                r.predictedEgressBytes() < 0 ? "-" : Sizes.format(r.predictedEgressBytes()));
     }
 
-    /** Reads every shard once through the standard chain, reads split into {@code partSize} ranged GETs. */
-    private Step readShards(EmbeddedStore server, long partSize, long shardBytes, String label) throws Exception {
-        try (StoreChain chain = StoreChain.over(new S3ObjectStore(S3StoreConfig.endpoint(server.endpoint(), "demo", "demo")),
-                ChainConfig.DEFAULT.withParallelRead(new ParallelReadConfig(partSize, 8)))) {
-            MeteredStore meter = chain.meter();
-            ExecutorService pool = Executors.newFixedThreadPool(2);
-            long start = System.nanoTime();
-            try {
-                List<Future<Long>> reads = new ArrayList<>();
-                for (int i = 0; i < shards; i++) {
-                    ObjectKey key = ObjectKey.of("corpus", "train/shard-" + String.format("%05d", i) + ".tar");
-                    reads.add(pool.submit(() -> {
-                        try (ObjectContent c = chain.get(GetRequest.whole(key)); InputStream in = c.stream()) {
-                            return in.transferTo(java.io.OutputStream.nullOutputStream());
-                        }
-                    }));
-                }
-                for (Future<Long> f : reads) {
-                    if (f.get() != shardBytes) {
-                        throw new IllegalStateException("a shard came back short");
-                    }
-                }
-            } finally {
-                pool.shutdown();
+    /** A progress bar per epoch, redrawn in place on a terminal, one line per epoch otherwise. */
+    private static final class Bar implements TrainingRun.Progress {
+        private final String name;
+        private final boolean terminal = System.console() != null;
+        private int lastPercent = -1;
+
+        Bar(String name) {
+            this.name = name;
+        }
+
+        @Override
+        public void step(int epoch, long step, long steps, EpochRun<?> run) {
+            int percent = (int) (100 * step / steps);
+            if (percent == lastPercent && step != steps) {
+                return;
             }
-            double seconds = (System.nanoTime() - start) / 1e9;
-            return new Step(label, seconds, meter.snapshot());
-        }
-    }
-
-    /** 16 threads reading 64 KiB ranges of shards under one prefix, through the chain or bare. */
-    private Step samples(EmbeddedStore server, boolean governedChain) throws Exception {
-        try (S3ObjectStore s3 = new S3ObjectStore(S3StoreConfig.endpoint(server.endpoint(), "demo", "demo"))) {
-            MeteredStore meter = new MeteredStore(s3, PRICES);
-            ObjectStore chain = governedChain
-                    ? new RetryingStore(new GovernedStore(meter, GovernorConfig.DEFAULT), RetryPolicy.DEFAULT)
-                    : meter;
-            long end = System.nanoTime() + Duration.ofSeconds(sampleSeconds).toNanos();
-            AtomicLong failed = new AtomicLong();
-            List<Thread> threads = new ArrayList<>();
-            long start = System.nanoTime();
-            for (int t = 0; t < 16; t++) {
-                int seed = t;
-                threads.add(Thread.ofPlatform().start(() -> {
-                    Random random = new Random(seed);
-                    while (System.nanoTime() < end) {
-                        ObjectKey key = ObjectKey.of("corpus", "train/shard-" + String.format("%05d", random.nextInt(shards)) + ".tar");
-                        long offset = (long) random.nextInt(shardMib * 16) * 65536;
-                        try {
-                            chain.readBytes(key, ByteRange.of(offset, 65536));
-                        } catch (StoreException e) {
-                            if (e.kind() != StoreException.Kind.THROTTLED) {
-                                failed.incrementAndGet();
-                            }
-                        } catch (Exception e) {
-                            failed.incrementAndGet();
-                        }
-                    }
-                }));
+            lastPercent = percent;
+            var s = run.stats();
+            String bar = "#".repeat(percent / 5) + "-".repeat(20 - percent / 5);
+            String line = String.format(Locale.ROOT, "  %-6s epoch %d [%s] %3d%%  %6.0f samples/s  wait p50 %6.1f ms  read-ahead %d",
+                    name, epoch, bar, percent, s.samplesPerSecond(), s.waitP50Millis(), run.window());
+            if (terminal) {
+                System.out.print("\r" + line + (step == steps ? System.lineSeparator() : ""));
+                System.out.flush();
+            } else if (step == steps) {
+                System.out.println(line);
+                lastPercent = -1;
             }
-            for (Thread t : threads) {
-                t.join();
+            if (step == steps) {
+                lastPercent = -1;
             }
-            if (failed.get() > 0) {
-                throw new IllegalStateException(failed.get() + " sample reads failed for reasons other than SlowDown");
-            }
-            double seconds = (System.nanoTime() - start) / 1e9;
-            return new Step(governedChain ? "governed + retried" : "bare client", seconds, meter.snapshot());
-        }
-    }
-
-    private static void header() {
-        System.out.printf(Locale.ROOT, "   %-28s %9s %9s %9s %9s %11s %10s %12s%n",
-                "", "MiB/s", "requests", "SlowDown", "ok req/s", "first byte", "egress", "est. cost");
-    }
-
-    record Step(String label, double seconds, MeterSnapshot meter) {
-        long requests() {
-            return meter.totalRequests();
-        }
-
-        long slowDowns() {
-            return meter.failures(StoreException.Kind.THROTTLED);
-        }
-
-        double mibps() {
-            return meter.egressBytes() / seconds / (1 << 20);
-        }
-
-        double okPerSecond() {
-            return (requests() - slowDowns()) / seconds;
-        }
-
-        double slowDownPercent() {
-            return requests() == 0 ? 0 : 100.0 * slowDowns() / requests();
-        }
-
-        void print() {
-            System.out.printf(Locale.ROOT, "   %-28s %9.1f %9d %8.1f%% %9.0f %8d ms %7.1f MiB %11.6f$%n",
-                    label, mibps(), requests(), slowDownPercent(), okPerSecond(), meter.firstByteP50Micros() / 1000,
-                    meter.egressBytes() / (double) (1 << 20), meter.estimatedCostUsd());
         }
     }
 }

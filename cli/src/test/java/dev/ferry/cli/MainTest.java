@@ -21,7 +21,7 @@ class MainTest {
     void help_listsEverySubcommand() {
         Run r = run("--help");
         assertThat(r.exit()).isZero();
-        assertThat(r.out()).contains("Usage: ferry").contains("store").contains("demo").contains("bench");
+        assertThat(r.out()).contains("Usage: ferry").contains("store").contains("demo").contains("bench").contains("sim").contains("verify");
     }
 
     @Test

@@ -649,6 +649,9 @@ public final class CachingStore extends ForwardingObjectStore {
                     byte[] data = await(pending);
                     if (data != null) {
                         hits.increment();
+                        synchronized (lock) {
+                            policy.onHit(id); // an access like any other: plan-aware policies must see it
+                        }
                         return new MemorySource(data, true);
                     }
                     continue; // its fetcher gave up: try again

@@ -4,20 +4,63 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
-/** {@code ferry demo}, shrunk, in its own process: it runs to the end and reports every step. */
+/** {@code ferry demo} in its own process, as the README runs it. */
 class DemoTest {
     @TempDir
     Path dir;
 
+    record Epoch(int epoch, double waitP50, long egress, long predicted) {
+    }
+
+    static List<Epoch> epochs(String runJson) {
+        List<Epoch> out = new ArrayList<>();
+        Matcher m = Pattern.compile("\\{\"epoch\":(\\d+),[^}]*?\"wait_per_step_ms_p50\":([0-9.]+),[^}]*?\"egress_bytes\":(\\d+),"
+                + "[^}]*?\"predicted_egress_bytes\":(-?\\d+)\\}").matcher(runJson);
+        while (m.find()) {
+            out.add(new Epoch(Integer.parseInt(m.group(1)), Double.parseDouble(m.group(2)), Long.parseLong(m.group(3)),
+                    Long.parseLong(m.group(4))));
+        }
+        return out;
+    }
+
     @Test
-    void demo_runsEndToEnd() throws Exception {
+    void quickDemo_ferryWaitsFarLessThanDirect_andEgressesWhatItPredicted() throws Exception {
         Path log = dir.resolve("demo.log");
-        Process p = Servers.ferry(log, "demo", "--shards", "4", "--shard-mib", "2", "--sample-seconds", "2", "--dir", dir.resolve("store").toString());
-        assertThat(p.waitFor(Duration.ofMinutes(2).toSeconds(), java.util.concurrent.TimeUnit.SECONDS)).isTrue();
+        Path report = dir.resolve("r.json");
+        Process p = Servers.ferry(log, "demo", "--quick", "--report", report.toString(), "--dir", dir.resolve("data").toString());
+        assertThat(p.waitFor(3, TimeUnit.MINUTES)).isTrue();
+        String out = Files.readString(log);
+        assertThat(p.exitValue()).as(out).isZero();
+        assertThat(out).contains("the four numbers, per epoch").contains("advisor, direct:").contains("advisor, ferry:");
+        String json = Files.readString(report);
+        assertThat(json).startsWith("{\"direct\":{\"epochs\":[").contains(",\"ferry\":{\"epochs\":[");
+        int split = json.indexOf(",\"ferry\":");
+        List<Epoch> direct = epochs(json.substring(0, split));
+        List<Epoch> ferry = epochs(json.substring(split));
+        assertThat(direct).hasSize(3);
+        assertThat(ferry).hasSize(3);
+        for (int e = 1; e < 3; e++) {
+            assertThat(ferry.get(e).waitP50()).as("epoch %d wait p50, ferry vs direct; %s", e + 1, out)
+                    .isLessThan(direct.get(e).waitP50() / 3);
+            assertThat((double) ferry.get(e).egress()).as("epoch %d egress vs prediction", e + 1)
+                    .isCloseTo(ferry.get(e).predicted(), org.assertj.core.data.Percentage.withPercentage(5));
+        }
+    }
+
+    @Test
+    void chainTour_runsEndToEnd() throws Exception {
+        Path log = dir.resolve("tour.log");
+        Process p = Servers.ferry(log, "demo", "chain", "--shards", "4", "--shard-mib", "2", "--sample-seconds", "2",
+                "--dir", dir.resolve("store").toString());
+        assertThat(p.waitFor(2, TimeUnit.MINUTES)).isTrue();
         String out = Files.readString(log);
         assertThat(p.exitValue()).as(out).isZero();
         assertThat(out).contains("1. dataset: 4 shards of 2 MiB")
