@@ -31,7 +31,7 @@ import picocli.CommandLine.Option;
 @Command(name = "loader", mixinStandardHelpOptions = true,
         description = "The loader on a fully cached dataset vs 'cat' of the same files; and samples/s for small samples.")
 final class LoaderBench implements Callable<Integer> {
-    @Option(names = "--rounds", defaultValue = "3", description = "Rounds of each, alternating (default: ${DEFAULT-VALUE}).")
+    @Option(names = "--rounds", defaultValue = "5", description = "Timed rounds of each, alternating, after 3 untimed epochs (default: ${DEFAULT-VALUE}).")
     int rounds;
 
     @Option(names = "--work-dir", description = "Where to build the dataset and cache (default: a temporary folder, removed after).")
@@ -68,12 +68,14 @@ final class LoaderBench implements Callable<Integer> {
                     LoaderConfig.DEFAULT.withBatchSize(64).withDecodeWorkers(2).withFetchConcurrency(4).withAheadSamples(1024),
                     Decoder.identity());
             epoch(loader, 1); // fills the cache and verifies every block once
+            epoch(loader, 2); // and two more untimed epochs for the JIT
+            epoch(loader, 3);
             List<Double> loaderRates = new ArrayList<>();
             List<Double> catRates = new ArrayList<>();
             List<Double> sampleRates = new ArrayList<>();
             for (int round = 1; round <= rounds; round++) {
                 long start = System.nanoTime();
-                long[] got = epoch(loader, round + 1);
+                long[] got = epoch(loader, round + 3);
                 double seconds = (System.nanoTime() - start) / 1e9;
                 loaderRates.add(got[1] / seconds / (1 << 20));
                 sampleRates.add(got[0] / seconds);

@@ -86,6 +86,7 @@ public final class CachingStore extends ForwardingObjectStore {
     static final String TMP = "tmp";
     private static final int SNAPSHOT_MAGIC = 0x46525949; // "FRYI"
     private static final int SCAN_THREADS = 16;
+    private static final int OPEN_FILES = 512;
 
     private enum Cause { CAPACITY, STALE, CORRUPT }
 
@@ -141,6 +142,7 @@ public final class CachingStore extends ForwardingObjectStore {
     private long used;
 
     private final ConcurrentHashMap<BlockId, CompletableFuture<byte[]>> inflight = new ConcurrentHashMap<>();
+    private final OpenFiles openFiles = new OpenFiles(OPEN_FILES);
     private final ConcurrentHashMap<ObjectKey, MetaEntry> metadata = new ConcurrentHashMap<>();
 
     private final LongAdder hits = new LongAdder();
@@ -468,11 +470,11 @@ public final class CachingStore extends ForwardingObjectStore {
 
     private final class FileSource implements Source {
         private final Entry entry;
-        private final FileChannel channel;
+        private final OpenFiles.Handle file;
 
-        FileSource(Entry entry, FileChannel channel) {
+        FileSource(Entry entry, OpenFiles.Handle file) {
             this.entry = entry;
-            this.channel = channel;
+            this.file = file;
         }
 
         @Override
@@ -480,7 +482,7 @@ public final class CachingStore extends ForwardingObjectStore {
             int want = (int) Math.min(len, entry.dataLength - offsetInBlock);
             ByteBuffer buf = ByteBuffer.wrap(b, off, want);
             while (buf.hasRemaining()) {
-                int n = channel.read(buf, entry.headerLength + offsetInBlock + (buf.position() - off));
+                int n = file.channel.read(buf, entry.headerLength + offsetInBlock + (buf.position() - off));
                 if (n < 0) {
                     throw new BlockFile.CorruptBlockException(entry.path + ": ends early");
                 }
@@ -491,11 +493,7 @@ public final class CachingStore extends ForwardingObjectStore {
 
         @Override
         public void release() {
-            try {
-                channel.close();
-            } catch (IOException ignored) {
-                // read-only channel
-            }
+            file.release();
             unpin(entry);
         }
     }
@@ -812,33 +810,29 @@ public final class CachingStore extends ForwardingObjectStore {
             e.pins++;
             policy.onHit(id);
         }
-        FileChannel ch = null;
+        OpenFiles.Handle file = null;
         try {
-            ch = FileChannel.open(e.path, StandardOpenOption.READ);
+            file = openFiles.acquire(e.path);
             boolean check = config.verify() == VerifyMode.ALWAYS
                     || (!e.verified && (config.verify() == VerifyMode.FIRST_READ || e.recoveredAfterCrash));
             if (check) {
-                BlockFile.Header h = BlockFile.readHeader(ch, e.path);
+                BlockFile.Header h = BlockFile.readHeader(file.channel, e.path);
                 if (!h.id().equals(id)) {
                     throw new BlockFile.CorruptBlockException(e.path + ": holds " + h.id() + ", not " + id);
                 }
-                byte[] data = BlockFile.readVerified(ch, h, e.path);
+                byte[] data = BlockFile.readVerified(file.channel, h, e.path);
                 e.verified = true;
-                ch.close();
+                file.release();
                 unpin(e);
                 hits.increment();
                 return new MemorySource(data, true);
             }
             hits.increment();
-            return new FileSource(e, ch);
+            return new FileSource(e, file);
         } catch (IOException bad) {
             LOG.warn("dropping cached block {} of {}: {}", e.path, id.key(), bad.getMessage());
-            if (ch != null) {
-                try {
-                    ch.close();
-                } catch (IOException ignored) {
-                    // already failing
-                }
+            if (file != null) {
+                file.release();
             }
             Path path;
             synchronized (lock) {
@@ -980,11 +974,12 @@ public final class CachingStore extends ForwardingObjectStore {
         return e.path;
     }
 
-    private static void deleteFiles(List<Path> paths) {
+    private void deleteFiles(List<Path> paths) {
         for (Path p : paths) {
             if (p == null) {
                 continue;
             }
+            openFiles.forget(p);
             try {
                 Files.deleteIfExists(p);
             } catch (IOException e) {
@@ -1040,6 +1035,7 @@ public final class CachingStore extends ForwardingObjectStore {
                 }
             }
             releaseLock();
+            openFiles.closeAll();
         }
         super.close();
     }

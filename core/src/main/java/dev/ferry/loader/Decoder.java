@@ -7,8 +7,18 @@ import java.io.IOException;
 public interface Decoder<T> {
     T decode(Sample sample) throws IOException;
 
-    /** No decoding: the sample itself. */
+    /** No decoding: the sample itself (the loader skips the hand-off to a decode worker). */
     static Decoder<Sample> identity() {
-        return s -> s;
+        return Identity.INSTANCE;
+    }
+
+    /** The identity decoder, recognizable by the loader. */
+    enum Identity implements Decoder<Sample> {
+        INSTANCE;
+
+        @Override
+        public Sample decode(Sample sample) {
+            return sample;
+        }
     }
 }

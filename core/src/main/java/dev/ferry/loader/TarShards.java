@@ -87,8 +87,98 @@ public final class TarShards {
         return offsets;
     }
 
-    /** Parses the samples in a byte range that starts at a sample's first header. */
+    /**
+     * Parses the samples in a byte range that starts at a sample's first header. Plain ustar members (the
+     * WebDataset norm) are read in place; anything else (pax or GNU long-name headers, base-256 sizes, a bad
+     * checksum) goes to commons-compress, which handles every tar dialect or says what is wrong.
+     */
     public static List<Sample> parse(ObjectKey shard, byte[] span) throws IOException {
+        List<Sample> fast = parseUstar(shard, span);
+        return fast != null ? fast : parseAnyTar(shard, span);
+    }
+
+    /** The common case without a library: null when the span holds anything but plain ustar file members. */
+    static List<Sample> parseUstar(ObjectKey shard, byte[] span) {
+        List<Sample> out = new ArrayList<>();
+        String current = null;
+        Map<String, byte[]> fields = new LinkedHashMap<>();
+        int pos = 0;
+        while (pos + 512 <= span.length) {
+            if (isZeroBlock(span, pos)) {
+                break;
+            }
+            byte type = span[pos + 156];
+            if ((type != '0' && type != 0) || (span[pos + 124] & 0x80) != 0 || !checksumOk(span, pos)) {
+                return null;
+            }
+            String name = cString(span, pos, 100);
+            if (span[pos + 257] == 'u' && span[pos + 258] == 's' && span[pos + 259] == 't' && span[pos + 260] == 'a' && span[pos + 261] == 'r') {
+                String prefix = cString(span, pos + 345, 155);
+                if (!prefix.isEmpty()) {
+                    name = prefix + "/" + name;
+                }
+            }
+            long size = octal(span, pos + 124, 12);
+            if (size < 0 || pos + 512 + size > span.length) {
+                return null;
+            }
+            String key = sampleKey(name);
+            if (current != null && !key.equals(current)) {
+                out.add(new Sample(shard, current, fields));
+                fields = new LinkedHashMap<>();
+            }
+            current = key;
+            fields.put(extension(name), java.util.Arrays.copyOfRange(span, pos + 512, pos + 512 + (int) size));
+            pos += 512 + (int) ((size + 511) / 512 * 512);
+        }
+        if (current != null) {
+            out.add(new Sample(shard, current, fields));
+        }
+        return out;
+    }
+
+    private static boolean isZeroBlock(byte[] b, int pos) {
+        for (int i = pos; i < pos + 512; i++) {
+            if (b[i] != 0) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    /** The header checksum: the sum of its bytes with the checksum field taken as spaces. */
+    private static boolean checksumOk(byte[] b, int pos) {
+        long sum = 0;
+        for (int i = 0; i < 512; i++) {
+            sum += (i >= 148 && i < 156) ? ' ' : (b[pos + i] & 0xff);
+        }
+        return sum == octal(b, pos + 148, 8);
+    }
+
+    private static long octal(byte[] b, int pos, int len) {
+        long v = 0;
+        int i = pos;
+        int end = pos + len;
+        while (i < end && (b[i] == ' ' || b[i] == 0)) {
+            i++;
+        }
+        boolean any = false;
+        for (; i < end && b[i] >= '0' && b[i] <= '7'; i++) {
+            v = v * 8 + (b[i] - '0');
+            any = true;
+        }
+        return any ? v : -1;
+    }
+
+    private static String cString(byte[] b, int pos, int len) {
+        int end = pos;
+        while (end < pos + len && b[end] != 0) {
+            end++;
+        }
+        return new String(b, pos, end - pos, java.nio.charset.StandardCharsets.UTF_8);
+    }
+
+    static List<Sample> parseAnyTar(ObjectKey shard, byte[] span) throws IOException {
         List<Sample> out = new ArrayList<>();
         try (TarArchiveInputStream tar = new TarArchiveInputStream(new ByteArrayInputStream(span))) {
             String current = null;
