@@ -13,6 +13,7 @@ import dev.ferry.loader.SyntheticDataset;
 import dev.ferry.loader.TarShards;
 import dev.ferry.metrics.Advisor;
 import dev.ferry.metrics.EpochReport;
+import dev.ferry.metrics.FerryMetrics;
 import dev.ferry.metrics.RunReport;
 import dev.ferry.metrics.TrainingRun;
 import dev.ferry.plan.BlockRead;
@@ -69,6 +70,10 @@ final class DemoCommand implements Callable<Integer> {
     @Option(names = "--report", paramLabel = "FILE", description = "Write {\"direct\":{...},\"ferry\":{...}} as JSON.")
     Path report;
 
+    @Option(names = "--metrics-port", paramLabel = "N",
+            description = "Serve the four numbers for Prometheus at http://127.0.0.1:N/metrics while the demo runs (0 picks a port).")
+    Integer metricsPort;
+
     @Option(names = "--dir", paramLabel = "DIR", description = "Where the demo's store and cache live (default: <tmp>/ferry-demo, kept between runs).")
     Path dir;
 
@@ -87,7 +92,22 @@ final class DemoCommand implements Callable<Integer> {
         Path root = dir != null ? dir : Path.of(System.getProperty("java.io.tmpdir"), "ferry-demo");
         Path storeDir = root.resolve(quick ? "store-quick" : "store");
         CloudProfile profile = CloudProfile.cloud();
+        MetricsServer metricsServer = metricsPort == null ? null : new MetricsServer(metricsPort);
+        try {
+            return run(profile, metricsServer, shards, samplesPerShard, sampleBytes, blockSize, step, root, storeDir);
+        } finally {
+            if (metricsServer != null) {
+                metricsServer.close();
+            }
+        }
+    }
+
+    private int run(CloudProfile profile, MetricsServer metricsServer, int shards, int samplesPerShard, int sampleBytes, int blockSize,
+            Duration step, Path root, Path storeDir) throws Exception {
         System.out.println("ferry demo: a training job, read directly from object storage and through ferry");
+        if (metricsServer != null) {
+            System.out.println("  metrics: http://127.0.0.1:" + metricsServer.port() + "/metrics (the ferry run's four numbers)");
+        }
         System.out.println("  machine: " + Machine.describe());
         try (EmbeddedStore server = EmbeddedStore.start(storeDir, 0, profile);
                 S3ObjectStore setup = new S3ObjectStore(S3StoreConfig.endpoint(server.endpoint(), "demo", "demo"))) {
@@ -115,7 +135,7 @@ final class DemoCommand implements Callable<Integer> {
                 System.out.println();
                 System.out.println("direct: 4 workers each read then decode, 2 batches ahead per worker, no local tier");
                 direct = TrainingRun.run(new TrainingRun.Setup(store, meter, null, manifest, plan, loader, Decoder.identity(), epochs,
-                        step, predicted, context), new Bar("direct"));
+                        step, predicted, context, null), new Bar("direct"));
             }
 
             // ferry: the local tier at half the dataset, evicting by the plan, in front of the standard chain
@@ -136,8 +156,9 @@ final class DemoCommand implements Callable<Integer> {
                 System.out.println();
                 System.out.printf(Locale.ROOT, "ferry: a %s local tier (half the dataset) evicting by the plan (MIN), reads in plan order "
                         + "%d in flight, read-ahead sized from rate and latency%n", Sizes.format(cacheBytes), loader.fetchConcurrency());
+                FerryMetrics metrics = metricsServer == null ? null : FerryMetrics.bind(metricsServer.registry(), chain.meter(), cache);
                 ferry = TrainingRun.run(new TrainingRun.Setup(cache, chain.meter(), cache, manifest, plan, loader, Decoder.identity(), epochs,
-                        step, predicted, ferryContext), new Bar("ferry"));
+                        step, predicted, ferryContext, metrics), new Bar("ferry"));
             } finally {
                 GetBench.deleteTree(cacheDir);
             }

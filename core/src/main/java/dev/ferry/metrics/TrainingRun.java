@@ -28,10 +28,10 @@ public final class TrainingRun {
         void step(int epoch, long step, long steps, EpochRun<?> run);
     }
 
-    /** Everything a run needs. {@code cache} is null for a run without a local tier. */
+    /** Everything a run needs. {@code cache} is null for a run without a local tier; {@code metrics} may be null. */
     public record Setup(ObjectStore store, MeteredStore meter, CachingStore cache, Manifest manifest, PlanConfig plan,
             LoaderConfig loader, Decoder<?> decoder, int epochs, Duration stepTime, List<Long> predictedEgress,
-            Advisor.Context context) {
+            Advisor.Context context, FerryMetrics metrics) {
         public Setup {
             Objects.requireNonNull(store, "store is null");
             Objects.requireNonNull(meter, "meter is null");
@@ -60,6 +60,9 @@ public final class TrainingRun {
                 long steps = (run.size() + setup.loader().batchSize() - 1) / setup.loader().batchSize();
                 while (run.hasNext()) {
                     Batch<?> batch = run.next();
+                    if (setup.metrics() != null) {
+                        setup.metrics().step(epoch, batch.samples().size(), batch.waitNanos());
+                    }
                     if (!setup.stepTime().isZero()) {
                         Thread.sleep(setup.stepTime().toMillis(), setup.stepTime().toNanosPart() % 1_000_000);
                     }
