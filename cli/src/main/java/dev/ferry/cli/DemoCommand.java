@@ -9,6 +9,7 @@ import dev.ferry.embedded.EmbeddedStore;
 import dev.ferry.loader.Decoder;
 import dev.ferry.loader.EpochRun;
 import dev.ferry.loader.LoaderConfig;
+import dev.ferry.loader.ReadAheadBudget;
 import dev.ferry.loader.SyntheticDataset;
 import dev.ferry.loader.TarShards;
 import dev.ferry.metrics.Advisor;
@@ -135,7 +136,7 @@ final class DemoCommand implements Callable<Integer> {
                 System.out.println();
                 System.out.println("direct: 4 workers each read then decode, 2 batches ahead per worker, no local tier");
                 direct = TrainingRun.run(new TrainingRun.Setup(store, meter, null, manifest, plan, loader, Decoder.identity(), epochs,
-                        step, predicted, context, null), new Bar("direct"));
+                        step, predicted, context, null, null), new Bar("direct"));
             }
 
             // ferry: the local tier at half the dataset, evicting by the plan, in front of the standard chain
@@ -158,7 +159,7 @@ final class DemoCommand implements Callable<Integer> {
                         + "%d in flight, read-ahead sized from rate and latency%n", Sizes.format(cacheBytes), loader.fetchConcurrency());
                 FerryMetrics metrics = metricsServer == null ? null : FerryMetrics.bind(metricsServer.registry(), chain.meter(), cache);
                 ferry = TrainingRun.run(new TrainingRun.Setup(cache, chain.meter(), cache, manifest, plan, loader, Decoder.identity(), epochs,
-                        step, predicted, ferryContext, metrics), new Bar("ferry"));
+                        step, predicted, ferryContext, metrics, new ReadAheadBudget(64L << 20)), new Bar("ferry"));
             } finally {
                 GetBench.deleteTree(cacheDir);
             }

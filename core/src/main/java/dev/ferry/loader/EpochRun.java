@@ -50,6 +50,10 @@ public final class EpochRun<T> implements Iterator<Batch<T>>, AutoCloseable {
     private final ExecutorService fetchers;
     private final ExecutorService workers;
     private final ArrayDeque<CompletableFuture<T>> window = new ArrayDeque<>();
+    private final ArrayDeque<Long> windowBytes = new ArrayDeque<>();
+    private final ReadAheadBudget budget;
+    private long wastedSamples;
+    private long wastedBytes;
     private int target;
     private double rate; // samples/s consumed, smoothed
     private double latency; // seconds per sample read, smoothed
@@ -65,7 +69,9 @@ public final class EpochRun<T> implements Iterator<Batch<T>>, AutoCloseable {
     private long lastNext;
     private boolean closed;
 
-    EpochRun(ObjectStore store, EpochPlan plan, long seed, int ranks, int rank, long start, LoaderConfig config, Decoder<T> decoder) {
+    EpochRun(ObjectStore store, EpochPlan plan, long seed, int ranks, int rank, long start, LoaderConfig config, Decoder<T> decoder,
+            ReadAheadBudget budget) {
+        this.budget = budget;
         this.store = store;
         this.plan = plan;
         this.seed = seed;
@@ -91,6 +97,11 @@ public final class EpochRun<T> implements Iterator<Batch<T>>, AutoCloseable {
     /** Keeps {@code target} samples in flight: read on the fetchers, then decoded on the workers. */
     private void fill() {
         while (window.size() < target && submitted < samples.length) {
+            long bytes = spanOf(samples[submitted]);
+            if (budget != null && !budget.tryAcquire(bytes, window.isEmpty())) {
+                return; // the process-wide read-ahead budget is spent: wait for consumers to take samples
+            }
+            windowBytes.add(bytes);
             int sample = samples[submitted++];
             if (decoder == Decoder.Identity.INSTANCE) {
                 @SuppressWarnings("unchecked")
@@ -116,6 +127,12 @@ public final class EpochRun<T> implements Iterator<Batch<T>>, AutoCloseable {
                 }
             }, workers));
         }
+    }
+
+    private long spanOf(int sample) {
+        Shard shard = plan.manifest().shards().get(plan.shardOf(sample));
+        int index = plan.indexInShard(sample);
+        return Math.max(0, shard.sampleOffset(index + 1) - shard.sampleOffset(index));
     }
 
     private Sample timedRead(int sample) {
@@ -214,7 +231,14 @@ public final class EpochRun<T> implements Iterator<Batch<T>>, AutoCloseable {
         try {
             for (int i = 0; i < size; i++) {
                 CompletableFuture<T> f = window.poll();
-                batch.add(f.get());
+                long bytes = windowBytes.poll();
+                try {
+                    batch.add(f.get());
+                } finally {
+                    if (budget != null) {
+                        budget.release(bytes);
+                    }
+                }
                 delivered++;
                 fill();
             }
@@ -250,7 +274,7 @@ public final class EpochRun<T> implements Iterator<Batch<T>>, AutoCloseable {
         return new LoaderStats(plan.epoch(), delivered, steps, seconds, seconds > 0 ? delivered / seconds : 0,
                 waits.getTotalCount() == 0 ? 0 : waits.getValueAtPercentile(50) / 1000.0,
                 waits.getTotalCount() == 0 ? 0 : waits.getValueAtPercentile(99) / 1000.0,
-                waitTotal / 1e9, bytes.sum());
+                waitTotal / 1e9, bytes.sum(), wastedSamples, wastedBytes);
     }
 
     @Override
@@ -260,7 +284,15 @@ public final class EpochRun<T> implements Iterator<Batch<T>>, AutoCloseable {
         }
         closed = true;
         for (CompletableFuture<T> f : window) {
+            long bytes = windowBytes.poll();
+            if (f.isDone() && !f.isCompletedExceptionally()) {
+                wastedSamples++; // read ahead, never consumed
+                wastedBytes += bytes;
+            }
             f.cancel(true);
+            if (budget != null) {
+                budget.release(bytes);
+            }
         }
         window.clear();
         fetchers.shutdownNow();

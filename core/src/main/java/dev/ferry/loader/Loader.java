@@ -21,8 +21,19 @@ public final class Loader<T> {
     private final int rank;
     private final LoaderConfig config;
     private final Decoder<T> decoder;
+    private final ReadAheadBudget budget;
 
     public Loader(ObjectStore store, Manifest manifest, PlanConfig plan, World world, int rank, LoaderConfig config, Decoder<T> decoder) {
+        this(store, manifest, plan, world, rank, config, decoder, null);
+    }
+
+    /**
+     * A loader whose read-ahead draws on {@code budget}, shared by every loader of the process (null: bounded
+     * by {@code aheadSamples} only).
+     */
+    public Loader(ObjectStore store, Manifest manifest, PlanConfig plan, World world, int rank, LoaderConfig config, Decoder<T> decoder,
+            ReadAheadBudget budget) {
+        this.budget = budget;
         this.store = Objects.requireNonNull(store, "store is null");
         this.manifest = Objects.requireNonNull(manifest, "manifest is null");
         this.plan = Objects.requireNonNull(plan, "plan is null");
@@ -50,6 +61,6 @@ public final class Loader<T> {
             throw new IllegalArgumentException("checkpoint position " + state.consumed() + " is past the end of epoch "
                     + state.epoch() + " (" + epochPlan.size() + " samples)");
         }
-        return new EpochRun<>(store, epochPlan, plan.seed(), world.ranks(), rank, state.consumed(), config, decoder);
+        return new EpochRun<>(store, epochPlan, plan.seed(), world.ranks(), rank, state.consumed(), config, decoder, budget);
     }
 }

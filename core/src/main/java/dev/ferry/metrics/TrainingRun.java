@@ -6,6 +6,7 @@ import dev.ferry.loader.Decoder;
 import dev.ferry.loader.EpochRun;
 import dev.ferry.loader.Loader;
 import dev.ferry.loader.LoaderConfig;
+import dev.ferry.loader.ReadAheadBudget;
 import dev.ferry.plan.Manifest;
 import dev.ferry.plan.PlanConfig;
 import dev.ferry.plan.World;
@@ -28,10 +29,13 @@ public final class TrainingRun {
         void step(int epoch, long step, long steps, EpochRun<?> run);
     }
 
-    /** Everything a run needs. {@code cache} is null for a run without a local tier; {@code metrics} may be null. */
+    /**
+     * Everything a run needs. {@code cache} is null for a run without a local tier; {@code metrics} and
+     * {@code budget} (the process-wide read-ahead budget) may be null.
+     */
     public record Setup(ObjectStore store, MeteredStore meter, CachingStore cache, Manifest manifest, PlanConfig plan,
             LoaderConfig loader, Decoder<?> decoder, int epochs, Duration stepTime, List<Long> predictedEgress,
-            Advisor.Context context, FerryMetrics metrics) {
+            Advisor.Context context, FerryMetrics metrics, ReadAheadBudget budget) {
         public Setup {
             Objects.requireNonNull(store, "store is null");
             Objects.requireNonNull(meter, "meter is null");
@@ -51,7 +55,8 @@ public final class TrainingRun {
     }
 
     public static RunReport run(Setup setup, Progress progress) throws InterruptedException {
-        Loader<?> loader = new Loader<>(setup.store(), setup.manifest(), setup.plan(), World.single(), 0, setup.loader(), setup.decoder());
+        Loader<?> loader = new Loader<>(setup.store(), setup.manifest(), setup.plan(), World.single(), 0, setup.loader(), setup.decoder(),
+                setup.budget());
         EpochMeter meter = new EpochMeter(setup.meter(), setup.cache());
         List<EpochReport> reports = new ArrayList<>();
         for (int epoch = 1; epoch <= setup.epochs(); epoch++) {

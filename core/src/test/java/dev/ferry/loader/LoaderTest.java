@@ -168,4 +168,50 @@ class LoaderTest {
         Loader<Sample> loader = new Loader<>(store, manifest, PlanConfig.DEFAULT.withSeed(1), World.single(), 0, LoaderConfig.DEFAULT, Decoder.identity());
         assertThatThrownBy(() -> loader.resume(new LoaderState(1, 0, 2))).hasMessageContaining("seed 2");
     }
+
+    @Test
+    void readAhead_ofSeveralLoaders_staysWithinOneSharedByteBudget() throws Exception {
+        long maxSample = 0;
+        for (Shard sh : manifest.shards()) {
+            for (int i = 0; i < sh.samples(); i++) {
+                maxSample = Math.max(maxSample, sh.sampleOffset(i + 1) - sh.sampleOffset(i));
+            }
+        }
+        ReadAheadBudget budget = new ReadAheadBudget(5 * maxSample);
+        World two = new World(1, 2, 1);
+        List<EpochRun<Sample>> runs = new ArrayList<>();
+        for (int rank = 0; rank < 2; rank++) {
+            runs.add(new Loader<>(store, manifest, PlanConfig.DEFAULT, two, rank, LoaderConfig.DEFAULT.withBatchSize(2), Decoder.identity(), budget)
+                    .epoch(1));
+        }
+        long peak = 0;
+        int delivered = 0;
+        try {
+            while (runs.get(0).hasNext() || runs.get(1).hasNext()) {
+                for (EpochRun<Sample> run : runs) {
+                    if (run.hasNext()) {
+                        delivered += run.next().samples().size();
+                    }
+                    peak = Math.max(peak, budget.used());
+                }
+            }
+        } finally {
+            runs.forEach(EpochRun::close);
+        }
+        assertThat(delivered).isEqualTo(2 * EpochPlan.of(manifest, PlanConfig.DEFAULT, 1).steps(0, 2));
+        assertThat(peak).isPositive().isLessThanOrEqualTo(5 * maxSample + 2 * maxSample); // each reader may force one sample
+        assertThat(budget.used()).isZero();
+    }
+
+    @Test
+    void closingAnEpochEarly_countsTheReadAheadNeverConsumed() throws Exception {
+        Loader<Sample> loader = new Loader<>(store, manifest, PlanConfig.DEFAULT, World.single(), 0,
+                new LoaderConfig(4, 2, 8, 40, false), Decoder.identity());
+        EpochRun<Sample> run = loader.epoch(1);
+        run.next();
+        Thread.sleep(300); // let the read-ahead land
+        run.close();
+        assertThat(run.stats().wastedSamples()).isPositive();
+        assertThat(run.stats().wastedBytes()).isPositive();
+    }
 }

@@ -45,7 +45,7 @@ class AdvisorTest {
             Advisor.Context context = new Advisor.Context(manifest.totalBytes(), cacheBytes, loader.decodeWorkers(),
                     loader.fetchConcurrency(), epochs, 0.09 / 1e9, capacity -> capacity >= manifest.totalBytes() ? 0 : manifest.totalBytes());
             return TrainingRun.run(new TrainingRun.Setup(cache, meter, cache, manifest, PlanConfig.DEFAULT, loader, decoder, epochs,
-                    step, null, context, null), null);
+                    step, null, context, null, null), null);
         }
     }
 

@@ -40,7 +40,7 @@ class AdvisorStoreRulesTest {
             Advisor.Context context = new Advisor.Context(manifest.totalBytes(), 0, loader.decodeWorkers(), loader.fetchConcurrency(), 1,
                     0.09 / 1e9, c -> 0);
             return TrainingRun.run(new TrainingRun.Setup(chain, chain.meter(), null, manifest, PlanConfig.DEFAULT, loader,
-                    Decoder.identity(), 1, step, null, context, null), null);
+                    Decoder.identity(), 1, step, null, context, null, null), null);
         }
     }
 
