@@ -571,7 +571,7 @@ public final class CachingStore extends ForwardingObjectStore {
     }
 
     /** Reads a range block by block: from disk, from a fetch in flight, or from a run it fetches itself. */
-    private final class BlockStream extends InputStream {
+    private final class BlockStream extends dev.ferry.store.BlockReadingInputStream {
         private final ObjectMeta meta;
         private final long end;
         private final long lastIndex;
@@ -586,13 +586,6 @@ public final class CachingStore extends ForwardingObjectStore {
             this.position = range.offset();
             this.end = range.end();
             this.lastIndex = (end - 1) / config.blockSize();
-        }
-
-        @Override
-        public int read() throws IOException {
-            byte[] one = new byte[1];
-            int n = read(one, 0, 1);
-            return n < 0 ? -1 : one[0] & 0xff;
         }
 
         @Override

@@ -109,17 +109,7 @@ public final class EpochRun<T> implements Iterator<Batch<T>>, AutoCloseable {
                 window.add(raw);
                 continue;
             }
-            window.add(CompletableFuture.supplyAsync(() -> {
-                long t0 = System.nanoTime();
-                try {
-                    return read(sample);
-                } catch (IOException e) {
-                    throw new UncheckedIOException(e);
-                } finally {
-                    readNanos.add(System.nanoTime() - t0);
-                    reads.increment();
-                }
-            }, fetchers).thenApplyAsync(s -> {
+            window.add(CompletableFuture.supplyAsync(() -> timedRead(sample), fetchers).thenApplyAsync(s -> {
                 try {
                     return decoder.decode(s);
                 } catch (IOException e) {

@@ -17,7 +17,7 @@ import java.util.concurrent.Future;
  *
  * <p>Not thread-safe: one reader.
  */
-final class ParallelRangeStream extends InputStream {
+final class ParallelRangeStream extends BlockReadingInputStream {
     /** Fetches {@code length} bytes at {@code offset} completely (a ranged GET pinned to one ETag). */
     @FunctionalInterface
     interface PartFetcher {
@@ -53,13 +53,6 @@ final class ParallelRangeStream extends InputStream {
             ahead.add(executor.submit(() -> fetcher.fetch(offset, length)));
             nextOffset += length;
         }
-    }
-
-    @Override
-    public int read() throws IOException {
-        byte[] one = new byte[1];
-        int n = read(one, 0, 1);
-        return n < 0 ? -1 : one[0] & 0xff;
     }
 
     @Override

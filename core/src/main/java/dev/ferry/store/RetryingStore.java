@@ -139,7 +139,7 @@ public final class RetryingStore extends ForwardingObjectStore {
     }
 
     /** Re-opens the rest of the range, pinned to the first ETag, when the stream fails mid-way. */
-    private final class ResumingStream extends InputStream {
+    private final class ResumingStream extends BlockReadingInputStream {
         private final GetRequest pinned;
         private final ByteRange range;
         private InputStream current;
@@ -150,13 +150,6 @@ public final class RetryingStore extends ForwardingObjectStore {
             this.pinned = request.withIfMatch(first.meta().etag());
             this.range = first.range();
             this.current = first.stream();
-        }
-
-        @Override
-        public int read() throws IOException {
-            byte[] one = new byte[1];
-            int n = read(one, 0, 1);
-            return n < 0 ? -1 : one[0] & 0xff;
         }
 
         @Override
