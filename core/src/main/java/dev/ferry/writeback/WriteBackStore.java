@@ -1,0 +1,511 @@
+package dev.ferry.writeback;
+
+import dev.ferry.store.ByteRange;
+import dev.ferry.store.CompletedPart;
+import dev.ferry.store.ForwardingObjectStore;
+import dev.ferry.store.GetRequest;
+import dev.ferry.store.MultipartUpload;
+import dev.ferry.store.ObjectContent;
+import dev.ferry.store.ObjectKey;
+import dev.ferry.store.ObjectMeta;
+import dev.ferry.store.ObjectStore;
+import dev.ferry.store.PutBody;
+import dev.ferry.store.StoreException;
+import java.io.ByteArrayOutputStream;
+import java.io.DataInputStream;
+import java.io.DataOutputStream;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.InterruptedIOException;
+import java.nio.ByteBuffer;
+import java.nio.channels.Channels;
+import java.nio.channels.FileChannel;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.nio.file.StandardOpenOption;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.LinkedBlockingDeque;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.LongAdder;
+import java.util.stream.Stream;
+import java.util.zip.CRC32C;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Write-back in front of an object store: a PUT is acknowledged once its bytes and its journal record are
+ * fsync'd on local disk ({@link Durability#LOCAL}), then uploaded in the background; {@link #flush} is the
+ * fence that returns when every write acknowledged before it is durable.
+ *
+ * <ul>
+ *   <li><b>Journal.</b> Each write is a data file and a journal record (key, size, CRC32C), both written to a
+ *       temporary name, fsync'd and renamed, the record last: a record on disk means the write was
+ *       acknowledged, and its data is complete. On open, records are replayed and their uploads resume.
+ *   <li><b>Order.</b> Writes are spread over {@code uploaders} lanes by key, each lane uploading in order,
+ *       so a key's writes reach the store in the order they were acknowledged.
+ *   <li><b>Faults.</b> A transient failure (outage, throttling) is retried with backoff until it succeeds;
+ *       a refusal (403, 400) marks the write FAILED, reported by status and the fence, and kept locally. A
+ *       disk that cannot take a write fails the PUT cleanly: nothing half-written is acknowledged.
+ *   <li><b>Reads</b> of a key with a write not yet uploaded are served from the local copy.
+ *   <li><b>Quota.</b> Past {@code quota} pending bytes, writes go through to the store directly.
+ * </ul>
+ * Thread-safe.
+ */
+public final class WriteBackStore extends ForwardingObjectStore {
+    private static final Logger LOG = LoggerFactory.getLogger(WriteBackStore.class);
+    private static final int MAGIC = 0x46525757; // "FRWW"
+
+    private final class Entry {
+        final long sequence;
+        final ObjectKey key;
+        final long size;
+        final int crc;
+        final Instant written;
+        volatile Durability durability = Durability.LOCAL;
+        volatile String error;
+
+        Entry(long sequence, ObjectKey key, long size, int crc, Instant written) {
+            this.sequence = sequence;
+            this.key = key;
+            this.size = size;
+            this.crc = crc;
+            this.written = written;
+        }
+
+        Path data() {
+            return dataDir.resolve(sequence + ".obj");
+        }
+
+        Path record() {
+            return journalDir.resolve(sequence + ".rec");
+        }
+
+        WriteStatus status() {
+            return new WriteStatus(sequence, key, size, durability, error);
+        }
+    }
+
+    private final WriteBackConfig config;
+    private final Path dataDir;
+    private final Path journalDir;
+    private final Path tmpDir;
+    private final Object lock = new Object();
+    private final TreeMap<Long, Entry> entries = new TreeMap<>();
+    private final Map<ObjectKey, Entry> latestLocal = new HashMap<>();
+    private long nextSequence;
+    private long pendingBytes;
+    private final List<LinkedBlockingDeque<Entry>> lanes = new ArrayList<>();
+    private final ExecutorService uploaders;
+    private volatile boolean closed;
+    private final LongAdder uploadedBytes = new LongAdder();
+    private final LongAdder uploadNanos = new LongAdder();
+    private final LongAdder writeThroughs = new LongAdder();
+    private final LongAdder failed = new LongAdder();
+
+    public WriteBackStore(ObjectStore upstream, WriteBackConfig config) throws IOException {
+        super(upstream);
+        this.config = config;
+        this.dataDir = Files.createDirectories(config.dir().resolve("data"));
+        this.journalDir = Files.createDirectories(config.dir().resolve("journal"));
+        this.tmpDir = Files.createDirectories(config.dir().resolve("tmp"));
+        try (Stream<Path> temps = Files.list(tmpDir)) {
+            for (Path t : temps.toList()) {
+                Files.deleteIfExists(t);
+            }
+        }
+        replay();
+        AtomicInteger threads = new AtomicInteger();
+        this.uploaders = Executors.newFixedThreadPool(config.uploaders(), r -> {
+            Thread t = new Thread(r, "ferry-writeback-" + threads.incrementAndGet());
+            t.setDaemon(true);
+            return t;
+        });
+        for (int i = 0; i < config.uploaders(); i++) {
+            LinkedBlockingDeque<Entry> lane = new LinkedBlockingDeque<>();
+            lanes.add(lane);
+            uploaders.submit(() -> drain(lane));
+        }
+        synchronized (lock) {
+            for (Entry e : entries.values()) {
+                lane(e.key).add(e);
+            }
+        }
+    }
+
+    /** Reads back the journal: every record whose data is complete is pending again. */
+    private void replay() throws IOException {
+        List<Path> records;
+        try (Stream<Path> list = Files.list(journalDir)) {
+            records = list.filter(p -> p.getFileName().toString().endsWith(".rec")).toList();
+        }
+        long max = 0;
+        for (Path r : records) {
+            try (DataInputStream in = new DataInputStream(Files.newInputStream(r))) {
+                if (in.readInt() != MAGIC) {
+                    throw new IOException("not a write-back record");
+                }
+                long sequence = in.readLong();
+                ObjectKey key = ObjectKey.of(in.readUTF(), in.readUTF());
+                long size = in.readLong();
+                int crc = in.readInt();
+                Instant written = Instant.ofEpochMilli(in.readLong());
+                Entry e = new Entry(sequence, key, size, crc, written);
+                if (!Files.exists(e.data()) || Files.size(e.data()) != size) {
+                    throw new IOException("its data file is missing or short");
+                }
+                entries.put(sequence, e);
+                latestLocal.merge(key, e, (a, b) -> a.sequence > b.sequence ? a : b);
+                pendingBytes += size;
+                max = Math.max(max, sequence);
+            } catch (IOException | IllegalArgumentException e) {
+                // Records are renamed into place after their data is fsync'd, so this is damage, not a crash.
+                LOG.error("write-back record {} cannot be replayed ({}); it is left in place for inspection", r, e.getMessage());
+            }
+        }
+        try (Stream<Path> list = Files.list(dataDir)) {
+            for (Path d : list.toList()) {
+                String name = d.getFileName().toString();
+                long seq = Long.parseLong(name.substring(0, name.indexOf('.')));
+                max = Math.max(max, seq);
+                if (!entries.containsKey(seq) && !Files.exists(journalDir.resolve(seq + ".rec"))) {
+                    Files.deleteIfExists(d); // data written but never acknowledged
+                }
+            }
+        }
+        nextSequence = max + 1;
+        if (!entries.isEmpty()) {
+            LOG.info("resuming {} pending uploads ({} bytes) from {}", entries.size(), pendingBytes, config.dir());
+        }
+    }
+
+    private LinkedBlockingDeque<Entry> lane(ObjectKey key) {
+        return lanes.get(Math.floorMod(key.hashCode(), lanes.size()));
+    }
+
+    /** A PUT: acknowledged when local and journaled (or, past the quota, when written through). */
+    public WriteStatus write(ObjectKey key, PutBody body) throws IOException {
+        if (closed) {
+            throw new IOException("write-back store is closed");
+        }
+        long sequence = -1;
+        synchronized (lock) {
+            if (pendingBytes + body.length() > config.quota()) {
+                writeThroughs.increment();
+                if (writeThroughs.sum() == 1 || writeThroughs.sum() % 100 == 0) {
+                    LOG.warn("write-back quota of {} bytes is full; writing {} through to the object store", config.quota(), key);
+                }
+                // fall through below, outside the lock
+            } else {
+                pendingBytes += body.length(); // reserve now; released if the local write fails
+                sequence = nextSequence++;
+            }
+        }
+        if (sequence >= 0) {
+            return writeLocal(key, body, sequence);
+        }
+        ObjectMeta meta = delegate.put(key, body);
+        return new WriteStatus(-1, key, meta.size(), Durability.DURABLE, null);
+    }
+
+    /** Writes data and record (temp, fsync, rename; the record last), outside the lock. */
+    private WriteStatus writeLocal(ObjectKey key, PutBody body, long sequence) throws IOException {
+        Path tempData = tmpDir.resolve(sequence + ".obj");
+        Path tempRecord = tmpDir.resolve(sequence + ".rec");
+        int crc;
+        Entry e;
+        try {
+            CRC32C sum = new CRC32C();
+            try (FileChannel out = FileChannel.open(tempData, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE);
+                    InputStream in = body.open()) {
+                byte[] buf = new byte[1 << 16];
+                long written = 0;
+                for (int n; (n = in.read(buf)) > 0; ) {
+                    sum.update(buf, 0, n);
+                    ByteBuffer bb = ByteBuffer.wrap(buf, 0, n);
+                    while (bb.hasRemaining()) {
+                        out.write(bb);
+                    }
+                    written += n;
+                }
+                if (written != body.length()) {
+                    throw new StoreException(StoreException.Kind.FATAL, 400, "body of " + key + " yielded " + written
+                            + " bytes, not the declared " + body.length(), null);
+                }
+                out.force(true);
+            }
+            crc = (int) sum.getValue();
+            e = new Entry(sequence, key, body.length(), crc, Instant.now());
+            Files.move(tempData, e.data(), StandardCopyOption.ATOMIC_MOVE);
+            ByteArrayOutputStream bytes = new ByteArrayOutputStream();
+            try (DataOutputStream rec = new DataOutputStream(bytes)) {
+                rec.writeInt(MAGIC);
+                rec.writeLong(sequence);
+                rec.writeUTF(key.bucket());
+                rec.writeUTF(key.key());
+                rec.writeLong(e.size);
+                rec.writeInt(crc);
+                rec.writeLong(e.written.toEpochMilli());
+            }
+            try (FileChannel out = FileChannel.open(tempRecord, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE)) {
+                ByteBuffer bb = ByteBuffer.wrap(bytes.toByteArray());
+                while (bb.hasRemaining()) {
+                    out.write(bb);
+                }
+                out.force(true);
+            }
+            Files.move(tempRecord, e.record(), StandardCopyOption.ATOMIC_MOVE);
+            fsyncDirectory(journalDir);
+        } catch (IOException | RuntimeException failure) {
+            Files.deleteIfExists(tempData);
+            Files.deleteIfExists(tempRecord);
+            Files.deleteIfExists(dataDir.resolve(sequence + ".obj"));
+            synchronized (lock) {
+                pendingBytes -= body.length();
+            }
+            if (failure instanceof StoreException se) {
+                throw se;
+            }
+            throw new StoreException(StoreException.Kind.FATAL, 507, "cannot keep " + key + " on local disk ("
+                    + failure.getMessage() + "); nothing was acknowledged", failure);
+        }
+        synchronized (lock) {
+            entries.put(sequence, e);
+            latestLocal.put(key, e);
+        }
+        lane(key).add(e);
+        return e.status();
+    }
+
+    private static void fsyncDirectory(Path dir) {
+        try (FileChannel ch = FileChannel.open(dir, StandardOpenOption.READ)) {
+            ch.force(true);
+        } catch (IOException ignored) {
+            // not every file system lets a directory be opened; the rename is still atomic
+        }
+    }
+
+    @Override
+    public ObjectMeta put(ObjectKey key, PutBody body) throws IOException {
+        WriteStatus s = write(key, body);
+        return new ObjectMeta(key, s.size(), s.durability() == Durability.DURABLE ? "durable" : "local-" + s.sequence(), null, Instant.now());
+    }
+
+    /** Uploads a lane's writes in order, retrying transient failures with backoff. */
+    private void drain(LinkedBlockingDeque<Entry> lane) {
+        while (!closed) {
+            Entry e;
+            try {
+                e = lane.take();
+            } catch (InterruptedException ie) {
+                return;
+            }
+            long backoff = 50;
+            while (!closed) {
+                long t0 = System.nanoTime();
+                try {
+                    upload(e);
+                    uploadNanos.add(System.nanoTime() - t0);
+                    uploadedBytes.add(e.size);
+                    finish(e);
+                    break;
+                } catch (StoreException failure) {
+                    if (failure.isRetryable()) {
+                        LOG.debug("upload of {} failed ({}), retrying in {} ms", e.key, failure.getMessage(), backoff);
+                    } else {
+                        e.error = failure.getMessage();
+                        e.durability = Durability.FAILED;
+                        failed.increment();
+                        LOG.error("the object store refused {} ({}); it stays on local disk at {}", e.key, failure.getMessage(), e.data());
+                        break;
+                    }
+                } catch (IOException failure) {
+                    LOG.debug("upload of {} failed ({}), retrying in {} ms", e.key, failure.getMessage(), backoff);
+                }
+                try {
+                    Thread.sleep(ThreadLocalRandom.current().nextLong(backoff / 2, backoff + 1));
+                } catch (InterruptedException ie) {
+                    return;
+                }
+                backoff = Math.min(config.maxBackoff().toMillis(), backoff * 2);
+            }
+        }
+    }
+
+    private void upload(Entry e) throws IOException {
+        if (e.size <= config.partSize()) {
+            delegate.put(e.key, PutBody.ofFile(e.data()));
+            return;
+        }
+        MultipartUpload upload = delegate.startMultipart(e.key);
+        try {
+            List<CompletedPart> parts = new ArrayList<>();
+            int number = 1;
+            for (long offset = 0; offset < e.size; offset += config.partSize(), number++) {
+                long length = Math.min(config.partSize(), e.size - offset);
+                parts.add(delegate.uploadPart(upload, number, slice(e.data(), offset, length)));
+            }
+            delegate.completeMultipart(upload, parts);
+        } catch (IOException | RuntimeException failure) {
+            try {
+                delegate.abortMultipart(upload);
+            } catch (IOException ignored) {
+                // the upload is retried from scratch; an orphaned upload is the store's to expire
+            }
+            throw failure;
+        }
+    }
+
+    private static PutBody slice(Path file, long offset, long length) {
+        return new PutBody() {
+            @Override
+            public long length() {
+                return length;
+            }
+
+            @Override
+            public InputStream open() throws IOException {
+                FileChannel ch = FileChannel.open(file, StandardOpenOption.READ);
+                ch.position(offset);
+                return new java.io.FilterInputStream(Channels.newInputStream(ch)) {
+                    private long left = length;
+
+                    @Override
+                    public int read() throws IOException {
+                        if (left <= 0) {
+                            return -1;
+                        }
+                        int b = super.read();
+                        if (b >= 0) {
+                            left--;
+                        }
+                        return b;
+                    }
+
+                    @Override
+                    public int read(byte[] b, int off, int len) throws IOException {
+                        if (left <= 0) {
+                            return -1;
+                        }
+                        int n = super.read(b, off, (int) Math.min(len, left));
+                        if (n > 0) {
+                            left -= n;
+                        }
+                        return n;
+                    }
+                };
+            }
+        };
+    }
+
+    /** The write is durable: its local copy and record go, readers go upstream again. */
+    private void finish(Entry e) throws IOException {
+        e.durability = Durability.DURABLE;
+        Files.deleteIfExists(e.record());
+        synchronized (lock) {
+            entries.remove(e.sequence);
+            pendingBytes -= e.size;
+            if (latestLocal.get(e.key) == e) {
+                latestLocal.remove(e.key);
+            }
+            lock.notifyAll();
+        }
+        Files.deleteIfExists(e.data());
+    }
+
+    /**
+     * The fence: waits until every write acknowledged before this call is durable or has failed for good,
+     * at most {@code timeout} (null: no limit).
+     */
+    public FlushResult flush(Duration timeout) throws InterruptedIOException {
+        long deadline = timeout == null ? Long.MAX_VALUE : System.nanoTime() + timeout.toNanos();
+        List<Entry> fence;
+        synchronized (lock) {
+            fence = new ArrayList<>(entries.values());
+        }
+        synchronized (lock) {
+            while (true) {
+                boolean done = fence.stream().allMatch(e -> e.durability != Durability.LOCAL);
+                long left = deadline - System.nanoTime();
+                if (done || left <= 0) {
+                    break;
+                }
+                try {
+                    lock.wait(Math.max(1, Math.min(left / 1_000_000, 200)));
+                } catch (InterruptedException ie) {
+                    Thread.currentThread().interrupt();
+                    throw new InterruptedIOException("interrupted while waiting for uploads");
+                }
+            }
+        }
+        List<WriteStatus> statuses = fence.stream().map(Entry::status).toList();
+        String firstError = statuses.stream().filter(s -> s.error() != null).map(s -> s.key() + ": " + s.error()).findFirst().orElse(null);
+        boolean complete = statuses.stream().allMatch(s -> s.durability() == Durability.DURABLE);
+        return new FlushResult(complete, statuses, firstError);
+    }
+
+    public WriteBackStats stats() {
+        synchronized (lock) {
+            double oldest = entries.values().stream().filter(e -> e.durability == Durability.LOCAL).map(e -> e.written)
+                    .min(Instant::compareTo).map(t -> Duration.between(t, Instant.now()).toMillis() / 1000.0).orElse(0.0);
+            long pending = entries.values().stream().filter(e -> e.durability == Durability.LOCAL).count();
+            return new WriteBackStats(pendingBytes, pending, oldest, uploadedBytes.sum(), uploadNanos.sum() / 1e9,
+                    writeThroughs.sum(), failed.sum());
+        }
+    }
+
+    // ---- reads see the writes --------------------------------------------------------------------------
+
+    private Entry localCopy(ObjectKey key) {
+        synchronized (lock) {
+            return latestLocal.get(key);
+        }
+    }
+
+    @Override
+    public ObjectMeta head(ObjectKey key) throws IOException {
+        Entry e = localCopy(key);
+        if (e == null) {
+            return delegate.head(key);
+        }
+        return new ObjectMeta(key, e.size, "local-" + e.sequence, null, e.written);
+    }
+
+    @Override
+    public ObjectContent get(GetRequest request) throws IOException {
+        Entry e = localCopy(request.key());
+        if (e == null) {
+            return delegate.get(request);
+        }
+        ObjectMeta meta = new ObjectMeta(request.key(), e.size, "local-" + e.sequence, null, e.written);
+        if (request.ifMatch() != null && !request.ifMatch().equals(meta.etag())) {
+            throw new StoreException(StoreException.Kind.PRECONDITION_FAILED, 412, "object changed: " + request.key()
+                    + " has a newer local write " + meta.etag(), null);
+        }
+        ByteRange range = request.range() == null ? (e.size == 0 ? null : ByteRange.of(0, e.size)) : request.range().clip(e.size);
+        if (request.range() != null && range == null) {
+            throw new StoreException(StoreException.Kind.FATAL, 416, "range starts past the end of " + request.key(), null);
+        }
+        if (range == null) {
+            return new ObjectContent(meta, null, InputStream.nullInputStream());
+        }
+        return new ObjectContent(meta, range, slice(e.data(), range.offset(), range.length()).open());
+    }
+
+    /** Stops uploading; pending writes stay journaled and resume when a store opens the directory again. */
+    @Override
+    public void close() throws IOException {
+        closed = true;
+        uploaders.shutdownNow();
+        super.close();
+    }
+}

@@ -1,0 +1,205 @@
+package dev.ferry.writeback;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.ferry.store.ByteRange;
+import dev.ferry.store.FaultyStore;
+import dev.ferry.store.FileObjectStore;
+import dev.ferry.store.ObjectKey;
+import dev.ferry.store.PutBody;
+import dev.ferry.store.StoreException;
+import dev.ferry.store.TrackingStore;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.Arrays;
+import java.util.Random;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+class WriteBackStoreTest {
+    @TempDir
+    Path tmp;
+    FileObjectStore origin;
+    FaultyStore faulty;
+    TrackingStore tracking;
+
+    @BeforeEach
+    void setUp() throws IOException {
+        origin = new FileObjectStore(tmp.resolve("origin"));
+        origin.createBucket("ckpt");
+        faulty = new FaultyStore(origin);
+        tracking = new TrackingStore(faulty);
+    }
+
+    static byte[] random(int size, long seed) {
+        byte[] b = new byte[size];
+        new Random(seed).nextBytes(b);
+        return b;
+    }
+
+    WriteBackStore open(long quota) throws IOException {
+        return new WriteBackStore(tracking, WriteBackConfig.of(tmp.resolve("wb"), quota).withMaxBackoff(Duration.ofMillis(200)));
+    }
+
+    long filesUnder(String dir) throws IOException {
+        try (Stream<Path> s = Files.list(tmp.resolve("wb").resolve(dir))) {
+            return s.count();
+        }
+    }
+
+    @Test
+    void write_isLocalThenDurable_andTheFenceWaitsForIt() throws Exception {
+        ObjectKey key = ObjectKey.of("ckpt", "step-100/model.pt");
+        byte[] bytes = random(200_000, 1);
+        try (WriteBackStore wb = open(1 << 30)) {
+            WriteStatus s = wb.write(key, PutBody.ofBytes(bytes));
+            assertThat(s.durability()).isEqualTo(Durability.LOCAL);
+            FlushResult r = wb.flush(Duration.ofSeconds(30));
+            assertThat(r.complete()).isTrue();
+            assertThat(r.writes()).singleElement().satisfies(w -> assertThat(w.durability()).isEqualTo(Durability.DURABLE));
+            assertThat(origin.readBytes(key, null)).isEqualTo(bytes);
+            assertThat(filesUnder("journal")).isZero();
+            assertThat(filesUnder("data")).isZero();
+            assertThat(wb.stats().uploadedBytes()).isEqualTo(bytes.length);
+        }
+    }
+
+    @Test
+    void outage_retriesUntilTheStoreIsBack_andReadsSeeTheWriteMeanwhile() throws Exception {
+        ObjectKey key = ObjectKey.of("ckpt", "a");
+        byte[] bytes = random(50_000, 2);
+        faulty.failNext(6, FaultyStore.serverError());
+        try (WriteBackStore wb = open(1 << 30)) {
+            wb.write(key, PutBody.ofBytes(bytes));
+            assertThat(wb.readBytes(key, null)).isEqualTo(bytes); // from the local copy
+            assertThat(wb.readBytes(key, ByteRange.of(100, 50))).isEqualTo(Arrays.copyOfRange(bytes, 100, 150));
+            assertThat(wb.head(key).size()).isEqualTo(bytes.length);
+            FlushResult r = wb.flush(Duration.ofSeconds(30));
+            assertThat(r.complete()).isTrue();
+            assertThat(tracking.count(TrackingStore.Op.PUT)).isEqualTo(7);
+            assertThat(origin.readBytes(key, null)).isEqualTo(bytes);
+            assertThat(wb.readBytes(key, null)).isEqualTo(bytes); // now from upstream
+        }
+    }
+
+    @Test
+    void refusal_isReportedByTheFence_andTheLocalCopyIsKept() throws Exception {
+        ObjectKey key = ObjectKey.of("ckpt", "denied");
+        faulty.failNext(1, new StoreException(StoreException.Kind.ACCESS_DENIED, 403, "AccessDenied", null));
+        try (WriteBackStore wb = open(1 << 30)) {
+            wb.write(key, PutBody.ofBytes(random(1000, 3)));
+            FlushResult r = wb.flush(Duration.ofSeconds(30));
+            assertThat(r.complete()).isFalse();
+            assertThat(r.firstError()).contains("AccessDenied");
+            assertThat(r.writes()).singleElement().satisfies(w -> assertThat(w.durability()).isEqualTo(Durability.FAILED));
+            assertThat(filesUnder("data")).isEqualTo(1);
+            assertThat(filesUnder("journal")).isEqualTo(1);
+            assertThat(wb.stats().failed()).isEqualTo(1);
+            assertThat(wb.readBytes(key, null)).hasSize(1000);
+        }
+    }
+
+    @Test
+    void writesToOneKey_reachTheStoreInOrder() throws Exception {
+        ObjectKey key = ObjectKey.of("ckpt", "latest");
+        try (WriteBackStore wb = open(1 << 30)) {
+            for (int v = 0; v < 8; v++) {
+                wb.write(key, PutBody.ofBytes(("version " + v).getBytes()));
+            }
+            assertThat(wb.flush(Duration.ofSeconds(30)).complete()).isTrue();
+        }
+        assertThat(new String(origin.readBytes(key, null))).isEqualTo("version 7");
+    }
+
+    /** Fails every PUT of one key as an outage would, so that its write stays pending. */
+    static final class StuckKeyStore extends dev.ferry.store.ForwardingObjectStore {
+        private final ObjectKey stuck;
+
+        StuckKeyStore(dev.ferry.store.ObjectStore delegate, ObjectKey stuck) {
+            super(delegate);
+            this.stuck = stuck;
+        }
+
+        @Override
+        public dev.ferry.store.ObjectMeta put(ObjectKey key, PutBody body) throws IOException {
+            if (key.equals(stuck)) {
+                throw FaultyStore.serverError();
+            }
+            return delegate.put(key, body);
+        }
+    }
+
+    @Test
+    void fullQuota_fallsBackToWriteThrough_durableAtOnce() throws Exception {
+        ObjectKey stuck = ObjectKey.of("ckpt", "stuck");
+        try (WriteBackStore wb = new WriteBackStore(new StuckKeyStore(origin, stuck),
+                WriteBackConfig.of(tmp.resolve("wb"), 150_000).withMaxBackoff(Duration.ofMillis(100)))) {
+            assertThat(wb.write(stuck, PutBody.ofBytes(random(100_000, 4))).durability()).isEqualTo(Durability.LOCAL);
+            ObjectKey second = ObjectKey.of("ckpt", "second");
+            WriteStatus s = wb.write(second, PutBody.ofBytes(random(100_000, 5)));
+            assertThat(s.durability()).isEqualTo(Durability.DURABLE);
+            assertThat(origin.readBytes(second, null)).isEqualTo(random(100_000, 5)); // in the store before the call returned
+            assertThat(wb.stats().writeThroughs()).isEqualTo(1);
+            assertThat(wb.stats().pendingObjects()).isEqualTo(1);
+            FlushResult r = wb.flush(Duration.ofMillis(500));
+            assertThat(r.complete()).isFalse(); // the stuck one is still local after the timeout
+            assertThat(r.writes()).extracting(WriteStatus::key).containsExactly(stuck);
+        }
+    }
+
+    @Test
+    void restart_resumesPendingUploads() throws Exception {
+        faulty.failNext(1000, FaultyStore.serverError());
+        ObjectKey key = ObjectKey.of("ckpt", "resumed");
+        byte[] bytes = random(30_000, 7);
+        try (WriteBackStore wb = open(1 << 30)) {
+            wb.write(key, PutBody.ofBytes(bytes));
+        }
+        try (WriteBackStore wb = new WriteBackStore(origin, WriteBackConfig.of(tmp.resolve("wb"), 1 << 30))) {
+            assertThat(wb.stats().pendingObjects()).isLessThanOrEqualTo(1);
+            assertThat(wb.flush(Duration.ofSeconds(30)).complete()).isTrue();
+        }
+        assertThat(origin.readBytes(key, null)).isEqualTo(bytes);
+    }
+
+    @Test
+    void largeObject_isUploadedInParts() throws Exception {
+        ObjectKey key = ObjectKey.of("ckpt", "big.bin");
+        byte[] bytes = random(12 << 20, 8);
+        try (WriteBackStore wb = new WriteBackStore(tracking, new WriteBackConfig(tmp.resolve("wb"), 1L << 30, 2, 5L << 20, Duration.ofMillis(200)))) {
+            wb.write(key, PutBody.ofBytes(bytes));
+            assertThat(wb.flush(Duration.ofSeconds(60)).complete()).isTrue();
+        }
+        assertThat(tracking.count(TrackingStore.Op.UPLOAD_PART)).isEqualTo(3);
+        assertThat(tracking.count(TrackingStore.Op.COMPLETE_MULTIPART)).isEqualTo(1);
+        assertThat(origin.readBytes(key, null)).isEqualTo(bytes);
+    }
+
+    @Test
+    void fullDisk_failsThePutCleanly_andAcknowledgesNothing() throws Exception {
+        Path mount = Files.createDirectories(tmp.resolve("tiny"));
+        Process p = new ProcessBuilder("mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", mount.toString()).redirectErrorStream(true).start();
+        boolean mounted = p.waitFor(30, TimeUnit.SECONDS) && p.exitValue() == 0;
+        org.junit.jupiter.api.Assumptions.assumeTrue(mounted, "cannot mount a tmpfs here");
+        try (WriteBackStore wb = new WriteBackStore(tracking, WriteBackConfig.of(mount.resolve("wb"), 1L << 30))) {
+            assertThatThrownBy(() -> wb.write(ObjectKey.of("ckpt", "too-big"), PutBody.ofBytes(random(2 << 20, 9))))
+                    .isInstanceOf(StoreException.class)
+                    .satisfies(e -> assertThat(((StoreException) e).httpStatus()).isEqualTo(507))
+                    .hasMessageContaining("nothing was acknowledged");
+            try (Stream<Path> s = Files.list(mount.resolve("wb/journal"))) {
+                assertThat(s.count()).isZero();
+            }
+            assertThat(wb.stats().pendingBytes()).isZero();
+            assertThat(wb.write(ObjectKey.of("ckpt", "small"), PutBody.ofBytes(random(1000, 10))).durability()).isEqualTo(Durability.LOCAL);
+            assertThat(wb.flush(Duration.ofSeconds(30)).complete()).isTrue();
+        } finally {
+            new ProcessBuilder("umount", "-l", mount.toString()).start().waitFor(30, TimeUnit.SECONDS);
+        }
+    }
+}
