@@ -1,16 +1,15 @@
 package dev.ferry.writeback;
 
 import dev.ferry.store.ByteRange;
-import dev.ferry.store.CompletedPart;
 import dev.ferry.store.ForwardingObjectStore;
 import dev.ferry.store.GetRequest;
-import dev.ferry.store.MultipartUpload;
 import dev.ferry.store.ObjectContent;
 import dev.ferry.store.ObjectKey;
 import dev.ferry.store.ObjectMeta;
 import dev.ferry.store.ObjectStore;
 import dev.ferry.store.PutBody;
 import dev.ferry.store.StoreException;
+import dev.ferry.store.Uploads;
 import java.io.ByteArrayOutputStream;
 import java.io.DataInputStream;
 import java.io.DataOutputStream;
@@ -18,7 +17,6 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.io.InterruptedIOException;
 import java.nio.ByteBuffer;
-import java.nio.channels.Channels;
 import java.nio.channels.FileChannel;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -342,69 +340,7 @@ public final class WriteBackStore extends ForwardingObjectStore {
     }
 
     private void upload(Entry e) throws IOException {
-        if (e.size <= config.partSize()) {
-            delegate.put(e.key, PutBody.ofFile(e.data()));
-            return;
-        }
-        MultipartUpload upload = delegate.startMultipart(e.key);
-        try {
-            List<CompletedPart> parts = new ArrayList<>();
-            int number = 1;
-            for (long offset = 0; offset < e.size; offset += config.partSize(), number++) {
-                long length = Math.min(config.partSize(), e.size - offset);
-                parts.add(delegate.uploadPart(upload, number, slice(e.data(), offset, length)));
-            }
-            delegate.completeMultipart(upload, parts);
-        } catch (IOException | RuntimeException failure) {
-            try {
-                delegate.abortMultipart(upload);
-            } catch (IOException ignored) {
-                // the upload is retried from scratch; an orphaned upload is the store's to expire
-            }
-            throw failure;
-        }
-    }
-
-    private static PutBody slice(Path file, long offset, long length) {
-        return new PutBody() {
-            @Override
-            public long length() {
-                return length;
-            }
-
-            @Override
-            public InputStream open() throws IOException {
-                FileChannel ch = FileChannel.open(file, StandardOpenOption.READ);
-                ch.position(offset);
-                return new java.io.FilterInputStream(Channels.newInputStream(ch)) {
-                    private long left = length;
-
-                    @Override
-                    public int read() throws IOException {
-                        if (left <= 0) {
-                            return -1;
-                        }
-                        int b = super.read();
-                        if (b >= 0) {
-                            left--;
-                        }
-                        return b;
-                    }
-
-                    @Override
-                    public int read(byte[] b, int off, int len) throws IOException {
-                        if (left <= 0) {
-                            return -1;
-                        }
-                        int n = super.read(b, off, (int) Math.min(len, left));
-                        if (n > 0) {
-                            left -= n;
-                        }
-                        return n;
-                    }
-                };
-            }
-        };
+        Uploads.putFile(delegate, e.key, e.data(), e.size, config.partSize(), 4);
     }
 
     /** The write is durable: its local copy and record go, readers go upstream again. */
@@ -498,7 +434,7 @@ public final class WriteBackStore extends ForwardingObjectStore {
         if (range == null) {
             return new ObjectContent(meta, null, InputStream.nullInputStream());
         }
-        return new ObjectContent(meta, range, slice(e.data(), range.offset(), range.length()).open());
+        return new ObjectContent(meta, range, Uploads.slice(e.data(), range.offset(), range.length()).open());
     }
 
     /** Stops uploading; pending writes stay journaled and resume when a store opens the directory again. */

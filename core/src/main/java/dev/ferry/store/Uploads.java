@@ -1,0 +1,118 @@
+package dev.ferry.store;
+
+import java.io.FilterInputStream;
+import java.io.IOException;
+import java.io.InputStream;
+import java.nio.channels.Channels;
+import java.nio.channels.FileChannel;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+
+/**
+ * Uploads a file of any size: one PUT up to {@code partSize}, otherwise a multipart upload of
+ * {@code partSize} parts, {@code parallelism} in flight, aborted if any part fails for good.
+ */
+public final class Uploads {
+    private Uploads() {
+    }
+
+    public static ObjectMeta putFile(ObjectStore store, ObjectKey key, Path file, long size, long partSize, int parallelism)
+            throws IOException {
+        if (size <= partSize) {
+            return store.put(key, PutBody.ofFile(file));
+        }
+        MultipartUpload upload = store.startMultipart(key);
+        ExecutorService pool = Executors.newFixedThreadPool(Math.max(1, parallelism), r -> {
+            Thread t = new Thread(r, "ferry-upload-part");
+            t.setDaemon(true);
+            return t;
+        });
+        try {
+            List<Future<CompletedPart>> parts = new ArrayList<>();
+            int number = 1;
+            for (long offset = 0; offset < size; offset += partSize, number++) {
+                long from = offset;
+                long length = Math.min(partSize, size - offset);
+                int partNumber = number;
+                parts.add(pool.submit(() -> store.uploadPart(upload, partNumber, slice(file, from, length))));
+            }
+            List<CompletedPart> done = new ArrayList<>();
+            for (Future<CompletedPart> f : parts) {
+                done.add(f.get());
+            }
+            return store.completeMultipart(upload, done);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            abortQuietly(store, upload);
+            throw new java.io.InterruptedIOException("interrupted while uploading " + key);
+        } catch (ExecutionException e) {
+            abortQuietly(store, upload);
+            if (e.getCause() instanceof IOException io) {
+                throw io;
+            }
+            throw new IOException("uploading " + key + " failed: " + e.getCause(), e.getCause());
+        } catch (IOException | RuntimeException e) {
+            abortQuietly(store, upload);
+            throw e;
+        } finally {
+            pool.shutdownNow();
+        }
+    }
+
+    private static void abortQuietly(ObjectStore store, MultipartUpload upload) {
+        try {
+            store.abortMultipart(upload);
+        } catch (IOException ignored) {
+            // an orphaned upload is the store's to expire
+        }
+    }
+
+    /** {@code length} bytes of a file from {@code offset}, re-openable for retries. */
+    public static PutBody slice(Path file, long offset, long length) {
+        return new PutBody() {
+            @Override
+            public long length() {
+                return length;
+            }
+
+            @Override
+            public InputStream open() throws IOException {
+                FileChannel ch = FileChannel.open(file, StandardOpenOption.READ);
+                ch.position(offset);
+                return new FilterInputStream(Channels.newInputStream(ch)) {
+                    private long left = length;
+
+                    @Override
+                    public int read() throws IOException {
+                        if (left <= 0) {
+                            return -1;
+                        }
+                        int b = super.read();
+                        if (b >= 0) {
+                            left--;
+                        }
+                        return b;
+                    }
+
+                    @Override
+                    public int read(byte[] b, int off, int len) throws IOException {
+                        if (left <= 0) {
+                            return -1;
+                        }
+                        int n = super.read(b, off, (int) Math.min(len, left));
+                        if (n > 0) {
+                            left -= n;
+                        }
+                        return n;
+                    }
+                };
+            }
+        };
+    }
+}
