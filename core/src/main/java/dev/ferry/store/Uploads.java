@@ -1,6 +1,5 @@
 package dev.ferry.store;
 
-import java.io.FilterInputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.channels.Channels;
@@ -85,33 +84,7 @@ public final class Uploads {
             public InputStream open() throws IOException {
                 FileChannel ch = FileChannel.open(file, StandardOpenOption.READ);
                 ch.position(offset);
-                return new FilterInputStream(Channels.newInputStream(ch)) {
-                    private long left = length;
-
-                    @Override
-                    public int read() throws IOException {
-                        if (left <= 0) {
-                            return -1;
-                        }
-                        int b = super.read();
-                        if (b >= 0) {
-                            left--;
-                        }
-                        return b;
-                    }
-
-                    @Override
-                    public int read(byte[] b, int off, int len) throws IOException {
-                        if (left <= 0) {
-                            return -1;
-                        }
-                        int n = super.read(b, off, (int) Math.min(len, left));
-                        if (n > 0) {
-                            left -= n;
-                        }
-                        return n;
-                    }
-                };
+                return new FileObjectStore.BoundedInputStream(Channels.newInputStream(ch), length);
             }
         };
     }
