@@ -1,6 +1,7 @@
 package dev.ferry.writeback;
 
 import dev.ferry.store.ByteRange;
+import dev.ferry.store.FileObjectStore;
 import dev.ferry.store.ForwardingObjectStore;
 import dev.ferry.store.GetRequest;
 import dev.ferry.store.ObjectContent;
@@ -109,6 +110,8 @@ public final class WriteBackStore extends ForwardingObjectStore {
     private final LongAdder uploadNanos = new LongAdder();
     private final LongAdder writeThroughs = new LongAdder();
     private final LongAdder failed = new LongAdder();
+    private final FileObjectStore scratch;
+    private long scratchBytes;
 
     public WriteBackStore(ObjectStore upstream, WriteBackConfig config) throws IOException {
         super(upstream);
@@ -122,6 +125,13 @@ public final class WriteBackStore extends ForwardingObjectStore {
             }
         }
         replay();
+        if (config.scratchBucket() != null && config.scratchQuota() > 0) {
+            scratch = new FileObjectStore(config.dir().resolve("scratch"));
+            scratch.createBucket(config.scratchBucket());
+            scratchBytes = sweepScratch();
+        } else {
+            scratch = null;
+        }
         AtomicInteger threads = new AtomicInteger();
         this.uploaders = Executors.newFixedThreadPool(config.uploaders(), r -> {
             Thread t = new Thread(r, "ferry-writeback-" + threads.incrementAndGet());
@@ -194,6 +204,9 @@ public final class WriteBackStore extends ForwardingObjectStore {
     public WriteStatus write(ObjectKey key, PutBody body) throws IOException {
         if (closed) {
             throw new IOException("write-back store is closed");
+        }
+        if (isScratch(key)) {
+            return writeScratch(key, body);
         }
         long sequence = -1;
         synchronized (lock) {
@@ -389,6 +402,94 @@ public final class WriteBackStore extends ForwardingObjectStore {
         return new FlushResult(complete, statuses, firstError);
     }
 
+    // ---- scratch: node-local, never uploaded ----------------------------------------------------------
+
+    private boolean isScratch(ObjectKey key) {
+        return isScratchBucket(key.bucket());
+    }
+
+    private boolean isScratchBucket(String bucket) {
+        return config.scratchBucket() != null && config.scratchBucket().equals(bucket);
+    }
+
+    private FileObjectStore scratch() throws StoreException {
+        if (scratch == null) {
+            throw new StoreException(StoreException.Kind.FATAL, 507, "scratch bucket " + config.scratchBucket()
+                    + " has no quota configured", null);
+        }
+        return scratch;
+    }
+
+    private WriteStatus writeScratch(ObjectKey key, PutBody body) throws IOException {
+        FileObjectStore store = scratch();
+        synchronized (lock) {
+            scratchBytes = sweepScratch();
+            long replaced = existingScratchSize(key);
+            if (scratchBytes - replaced + body.length() > config.scratchQuota()) {
+                throw new StoreException(StoreException.Kind.FATAL, 507, "scratch quota of " + config.scratchQuota()
+                        + " bytes is full; " + key + " (" + body.length() + " bytes) was not written", null);
+            }
+            scratchBytes += body.length() - replaced;
+        }
+        ObjectMeta meta = store.put(key, body);
+        return new WriteStatus(-1, key, meta.size(), Durability.LOCAL, null);
+    }
+
+    private long existingScratchSize(ObjectKey key) {
+        try {
+            return scratch.head(key).size();
+        } catch (IOException e) {
+            return 0;
+        }
+    }
+
+    /** Deletes expired scratch objects and returns the bytes of the live ones. */
+    private long sweepScratch() throws IOException {
+        if (scratch == null) {
+            return 0;
+        }
+        long live = 0;
+        Instant cutoff = Instant.now().minus(config.scratchTtl());
+        dev.ferry.store.ListRequest request = dev.ferry.store.ListRequest.of(config.scratchBucket(), "");
+        while (true) {
+            dev.ferry.store.ListPage page = scratch.list(request);
+            for (ObjectMeta m : page.objects()) {
+                if (m.lastModified().isBefore(cutoff)) {
+                    scratch.delete(m.key());
+                } else {
+                    live += m.size();
+                }
+            }
+            if (!page.isTruncated()) {
+                return live;
+            }
+            request = request.withContinuationToken(page.nextToken());
+        }
+    }
+
+    private boolean expired(ObjectMeta m) {
+        return m.lastModified().isBefore(Instant.now().minus(config.scratchTtl()));
+    }
+
+    @Override
+    public dev.ferry.store.ListPage list(dev.ferry.store.ListRequest request) throws IOException {
+        if (!isScratchBucket(request.bucket())) {
+            return delegate.list(request);
+        }
+        dev.ferry.store.ListPage page = scratch().list(request);
+        return new dev.ferry.store.ListPage(page.objects().stream().filter(m -> !expired(m)).toList(), page.commonPrefixes(),
+                page.nextToken());
+    }
+
+    @Override
+    public void delete(ObjectKey key) throws IOException {
+        if (isScratch(key)) {
+            scratch().delete(key);
+            return;
+        }
+        delegate.delete(key);
+    }
+
     public WriteBackStats stats() {
         synchronized (lock) {
             double oldest = entries.values().stream().filter(e -> e.durability == Durability.LOCAL).map(e -> e.written)
@@ -409,6 +510,14 @@ public final class WriteBackStore extends ForwardingObjectStore {
 
     @Override
     public ObjectMeta head(ObjectKey key) throws IOException {
+        if (isScratch(key)) {
+            ObjectMeta m = scratch().head(key);
+            if (expired(m)) {
+                scratch.delete(key);
+                throw dev.ferry.store.ObjectNotFoundException.of(key);
+            }
+            return m;
+        }
         Entry e = localCopy(key);
         if (e == null) {
             return delegate.head(key);
@@ -418,6 +527,10 @@ public final class WriteBackStore extends ForwardingObjectStore {
 
     @Override
     public ObjectContent get(GetRequest request) throws IOException {
+        if (isScratch(request.key())) {
+            head(request.key()); // expires it if its time is up
+            return scratch().get(request);
+        }
         Entry e = localCopy(request.key());
         if (e == null) {
             return delegate.get(request);
