@@ -121,4 +121,15 @@ class MainTest {
         assertThat(epoch3).containsKeys("lru", "pin", "min");
         assertThat(epoch3.get("min")).isLessThan(epoch3.get("lru")).isLessThanOrEqualTo(epoch3.get("pin"));
     }
+
+    @Test
+    void verbose_addsTheStackTrace_otherwiseOneSentence() throws Exception {
+        java.nio.file.Path bad = java.nio.file.Files.createTempFile("not-a-cache", ".txt");
+        Run quiet = run("verify", "--cache-dir", bad.toString());
+        assertThat(quiet.exit()).isEqualTo(1);
+        assertThat(quiet.err().strip()).isEqualTo("ferry: no cache directory at " + bad + ".");
+        Run verbose = run("--verbose", "verify", "--cache-dir", bad.toString());
+        assertThat(verbose.exit()).isEqualTo(1);
+        assertThat(verbose.err()).startsWith("ferry: no cache directory at " + bad + ".").contains("\tat dev.ferry.");
+    }
 }
