@@ -86,10 +86,10 @@ final class ChainTour implements Callable<Integer> {
         if (shards < 1 || shardMib < 1 || prefixRps <= 0 || connectionMibps < 1 || sampleSeconds < 1) {
             throw new UserError("--shards, --shard-mib, --prefix-rps, --connection-mibps and --sample-seconds must be positive");
         }
-        boolean temporary = dir == null;
-        Path root = temporary ? Files.createTempDirectory("ferry-demo-") : Files.createDirectories(dir);
         CloudProfile profile = CloudProfile.cloud().withPrefixRequestRate(prefixRps).withConnectionBandwidth(connectionMibps << 20);
-        try (EmbeddedStore server = EmbeddedStore.start(root, 0, profile)) {
+        try (WorkDir work = WorkDir.of(dir, "ferry-demo-");
+                EmbeddedStore server = EmbeddedStore.start(work.path(), 0, profile)) {
+            Path root = work.path();
             System.out.println("ferry demo: the chain of stores against an object store that behaves like the cloud");
             System.out.println("  store:   " + server.endpoint() + " over " + root + "  (" + StoreCommand.describe(profile) + ")");
             System.out.println("  machine: " + Machine.describe());
@@ -128,10 +128,6 @@ final class ChainTour implements Callable<Integer> {
             epochs(server, root.resolve("cache"), shardBytes);
             System.out.println("Egress and cost are what the object store would bill (AWS S3 Standard list prices, internet egress).");
             System.out.println("Next on the roadmap: epoch plans with prefetch and plan-aware eviction, the loader, and the daemon (see README).");
-        } finally {
-            if (temporary) {
-                GetBench.deleteTree(root);
-            }
         }
         return 0;
     }

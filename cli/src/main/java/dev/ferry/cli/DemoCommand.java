@@ -161,7 +161,7 @@ final class DemoCommand implements Callable<Integer> {
                 ferry = TrainingRun.run(new TrainingRun.Setup(cache, chain.meter(), cache, manifest, plan, loader, Decoder.identity(), epochs,
                         step, predicted, ferryContext, metrics, new ReadAheadBudget(64L << 20)), new Bar("ferry"));
             } finally {
-                GetBench.deleteTree(cacheDir);
+                WorkDir.deleteTree(cacheDir);
             }
 
             table(direct, ferry);

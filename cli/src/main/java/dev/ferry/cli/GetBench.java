@@ -19,7 +19,6 @@ import java.net.URI;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
-import java.util.Comparator;
 import java.util.List;
 import java.util.Locale;
 import java.util.Random;
@@ -87,10 +86,9 @@ final class GetBench implements Callable<Integer> {
         } catch (IllegalArgumentException e) {
             throw new UserError("--profile: " + e.getMessage());
         }
-        boolean temporary = workDir == null;
-        Path work = temporary ? Files.createTempDirectory("ferry-bench-") : Files.createDirectories(workDir);
         long size = (long) sizeMib << 20;
-        try {
+        try (WorkDir workDirectory = WorkDir.of(workDir, "ferry-bench-")) {
+            Path work = workDirectory.path();
             Path root = work.resolve("store");
             System.out.printf("writing %d objects of %d MiB under %s ...%n", objects, sizeMib, root);
             writeObjects(root, size);
@@ -106,10 +104,10 @@ final class GetBench implements Callable<Integer> {
                 }
                 for (int w = 0; w < warmup; w++) {
                     ferryCopy(s3, work.resolve("copy-ferry"), size);
-                    deleteTree(work.resolve("copy-ferry"));
+                    WorkDir.deleteTree(work.resolve("copy-ferry"));
                     if (awsPath != null) {
                         awsCopy(awsPath, server.endpoint(), work.resolve("copy-aws"), size);
-                        deleteTree(work.resolve("copy-aws"));
+                        WorkDir.deleteTree(work.resolve("copy-aws"));
                     }
                 }
                 List<Double> ferryRates = new ArrayList<>();
@@ -118,13 +116,13 @@ final class GetBench implements Callable<Integer> {
                     Path dest = work.resolve("copy-ferry");
                     double seconds = ferryCopy(s3, dest, size);
                     ferryRates.add(objects * (double) size / seconds / (1 << 20));
-                    deleteTree(dest);
+                    WorkDir.deleteTree(dest);
                     System.out.printf(Locale.ROOT, "round %d  ferry %7.1f MiB/s", round, ferryRates.get(ferryRates.size() - 1));
                     if (awsPath != null) {
                         Path awsDest = work.resolve("copy-aws");
                         double awsSeconds = awsCopy(awsPath, server.endpoint(), awsDest, size);
                         awsRates.add(objects * (double) size / awsSeconds / (1 << 20));
-                        deleteTree(awsDest);
+                        WorkDir.deleteTree(awsDest);
                         System.out.printf(Locale.ROOT, "   aws %7.1f MiB/s", awsRates.get(awsRates.size() - 1));
                     }
                     System.out.println();
@@ -136,10 +134,6 @@ final class GetBench implements Callable<Integer> {
                     System.out.printf(Locale.ROOT, "   aws %7.1f MiB/s   ratio ferry/aws %.2f", awsMedian, ferryMedian / awsMedian);
                 }
                 System.out.println();
-            }
-        } finally {
-            if (temporary) {
-                deleteTree(work);
             }
         }
         return 0;
@@ -238,17 +232,6 @@ final class GetBench implements Callable<Integer> {
         List<Double> sorted = values.stream().sorted().toList();
         int n = sorted.size();
         return n % 2 == 1 ? sorted.get(n / 2) : (sorted.get(n / 2 - 1) + sorted.get(n / 2)) / 2;
-    }
-
-    static void deleteTree(Path dir) throws IOException {
-        if (!Files.exists(dir)) {
-            return;
-        }
-        try (Stream<Path> walk = Files.walk(dir)) {
-            for (Path p : walk.sorted(Comparator.reverseOrder()).toList()) {
-                Files.deleteIfExists(p);
-            }
-        }
     }
 
 }

@@ -42,16 +42,11 @@ final class LoaderBench implements Callable<Integer> {
         if (rounds < 1) {
             throw new UserError("--rounds must be positive");
         }
-        boolean temporary = workDir == null;
-        Path work = temporary ? Files.createTempDirectory("ferry-loader-") : Files.createDirectories(workDir);
-        try {
+        try (WorkDir workDirectory = WorkDir.of(workDir, "ferry-loader-")) {
+            Path work = workDirectory.path();
             System.out.println("machine: " + Machine.describe());
             run(work.resolve("large"), "images (100-200 KiB samples)", 32, 64, 100 * 1024, 4 << 20);
             run(work.resolve("small"), "small samples (10-20 KiB)", 16, 2000, 10 * 1024, 4 << 20);
-        } finally {
-            if (temporary) {
-                GetBench.deleteTree(work);
-            }
         }
         return 0;
     }

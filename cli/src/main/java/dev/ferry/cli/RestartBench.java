@@ -30,9 +30,8 @@ final class RestartBench implements Callable<Integer> {
         if (blocks < 1 || blockSize < 4096) {
             throw new UserError("--blocks must be positive and --block-size at least 4096");
         }
-        boolean temporary = workDir == null;
-        Path work = temporary ? Files.createTempDirectory("ferry-restart-") : Files.createDirectories(workDir);
-        try {
+        try (WorkDir workDirectory = WorkDir.of(workDir, "ferry-restart-")) {
+            Path work = workDirectory.path();
             System.out.println("machine: " + Machine.describe());
             System.out.printf(Locale.ROOT, "writing %d blocks of %d bytes under %s ...%n", blocks, blockSize, work);
             RestartBenchmark.Result r = RestartBenchmark.run(work.resolve("cache"), blocks, blockSize,
@@ -42,10 +41,6 @@ final class RestartBench implements Callable<Integer> {
                     r.blocks(), r.afterCrashMillis(), r.blocksAfterCrash());
             System.out.printf(Locale.ROOT, "open after a clean close (read the snapshot): %6.0f ms, %d blocks warm%n",
                     r.cleanMillis(), r.blocksAfterClean());
-        } finally {
-            if (temporary) {
-                GetBench.deleteTree(work);
-            }
         }
         return 0;
     }

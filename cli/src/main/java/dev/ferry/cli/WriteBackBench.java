@@ -47,10 +47,9 @@ final class WriteBackBench implements Callable<Integer> {
         if (sizeMib < 1 || rounds < 1) {
             throw new UserError("--size-mib and --rounds must be positive");
         }
-        boolean temporary = workDir == null;
-        Path work = temporary ? Files.createTempDirectory("ferry-wb-") : Files.createDirectories(workDir);
         long size = (long) sizeMib << 20;
-        try {
+        try (WorkDir workDirectory = WorkDir.of(workDir, "ferry-wb-")) {
+            Path work = workDirectory.path();
             Path checkpoint = work.resolve("checkpoint.bin");
             try (OutputStream out = Files.newOutputStream(checkpoint)) {
                 byte[] block = new byte[1 << 20];
@@ -92,14 +91,10 @@ final class WriteBackBench implements Callable<Integer> {
                             throw new IllegalStateException("the checkpoint did not become durable: " + r.firstError());
                         }
                     }
-                    GetBench.deleteTree(wbDir);
+                    WorkDir.deleteTree(wbDir);
                     System.out.printf(Locale.ROOT, "round %d  direct upload %6.2f s   write-back: acknowledged %6.2f s, durable %6.2f s"
                             + "   (the writer waits %.0f%% as long)%n", round, direct, ack, durable, 100 * ack / direct);
                 }
-            }
-        } finally {
-            if (temporary) {
-                GetBench.deleteTree(work);
             }
         }
         return 0;
