@@ -127,7 +127,7 @@ final class ChainTour implements Callable<Integer> {
                     100 - governed.slowDownPercent(), governed.okPerSecond(), prefixRps, bare.slowDownPercent());
             epochs(server, root.resolve("cache"), shardBytes);
             System.out.println("Egress and cost are what the object store would bill (AWS S3 Standard list prices, internet egress).");
-            System.out.println("Next on the roadmap: epoch plans with prefetch and plan-aware eviction, the loader, and the daemon (see README).");
+            System.out.println("The training job itself, direct vs through ferry with the four numbers: ./ferry demo");
         }
         return 0;
     }
