@@ -7,8 +7,6 @@ import dev.ferry.cache.CachingStore;
 import dev.ferry.store.FileObjectStore;
 import dev.ferry.store.ObjectKey;
 import dev.ferry.store.PutBody;
-import java.io.BufferedReader;
-import java.io.InputStreamReader;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -45,16 +43,8 @@ class CacheKillTest {
         }
         Path cacheDir = dir.resolve("cache");
         for (int iteration = 0; iteration < ITERATIONS; iteration++) {
-            Process child = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-                    "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn", "-cp", System.getProperty("java.class.path"), CacheFillerMain.class.getName(),
-                    originDir.toString(), cacheDir.toString(), Integer.toString(OBJECTS), Integer.toString(iteration))
-                    .redirectErrorStream(true).start();
-            BufferedReader out = new BufferedReader(new InputStreamReader(child.getInputStream()));
-            String line;
-            do {
-                line = out.readLine();
-            } while (line != null && !line.equals("ready"));
-            assertThat(line).as("the child's 'ready'").isEqualTo("ready");
+            Process child = Servers.readyChild(CacheFillerMain.class, originDir.toString(), cacheDir.toString(),
+                    Integer.toString(OBJECTS), Integer.toString(iteration)).process();
             Thread.sleep(200 + random.nextInt(1200));
             child.destroyForcibly(); // SIGKILL
             assertThat(child.waitFor(30, TimeUnit.SECONDS)).isTrue();

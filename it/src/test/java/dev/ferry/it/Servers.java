@@ -37,15 +37,39 @@ final class Servers {
         throw new IOException("nothing listened on 127.0.0.1:" + port + " within " + timeout);
     }
 
-    /** {@code ferry <args>} as its own JVM, on this test's class path: the CLI as a user runs it. */
-    static Process ferry(Path log, String... args) throws IOException {
+    /** A command that runs {@code main} in its own JVM on this test's class path, with quiet logs. */
+    static List<String> javaCommand(String main, String... args) {
         List<String> command = new ArrayList<>();
         command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
+        command.add("-Dorg.slf4j.simpleLogger.defaultLogLevel=warn");
         command.add("-cp");
         command.add(System.getProperty("java.class.path"));
-        command.add("dev.ferry.cli.Main");
+        command.add(main);
         command.addAll(List.of(args));
-        return new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(log.toFile()).start();
+        return command;
+    }
+
+    /** {@code ferry <args>} as its own JVM, on this test's class path: the CLI as a user runs it. */
+    static Process ferry(Path log, String... args) throws IOException {
+        return new ProcessBuilder(javaCommand("dev.ferry.cli.Main", args)).redirectErrorStream(true).redirectOutput(log.toFile()).start();
+    }
+
+    /** A child JVM and its output, once it has printed "ready". */
+    record Child(Process process, java.io.BufferedReader out) {
+    }
+
+    /** Starts {@code main} in its own JVM and waits for the line "ready" (lines before it are skipped). */
+    static Child readyChild(Class<?> main, String... args) throws IOException {
+        Process process = new ProcessBuilder(javaCommand(main.getName(), args)).redirectErrorStream(true).start();
+        java.io.BufferedReader out = new java.io.BufferedReader(new java.io.InputStreamReader(process.getInputStream()));
+        String line;
+        do {
+            line = out.readLine();
+        } while (line != null && !line.equals("ready"));
+        if (line == null) {
+            throw new AssertionError(main.getSimpleName() + " ended before saying 'ready' (exit " + process.onExit().join().exitValue() + ")");
+        }
+        return new Child(process, out);
     }
 
     static void stop(Process p) throws InterruptedException {

@@ -9,7 +9,6 @@ import dev.ferry.writeback.FlushResult;
 import dev.ferry.writeback.WriteBackConfig;
 import dev.ferry.writeback.WriteBackStore;
 import java.io.BufferedReader;
-import java.io.InputStreamReader;
 import java.nio.ByteBuffer;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -41,16 +40,10 @@ class WriteBackKillTest {
         Map<Integer, Long> lastAcked = new HashMap<>();
         long nextVersion = 1;
         for (int iteration = 0; iteration < ITERATIONS; iteration++) {
-            Process child = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-                    "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn", "-cp", System.getProperty("java.class.path"),
-                    WriteBackChildMain.class.getName(), originDir.toString(), wbDir.toString(), Long.toString(nextVersion))
-                    .redirectErrorStream(true).start();
-            BufferedReader out = new BufferedReader(new InputStreamReader(child.getInputStream()));
-            String line;
-            do {
-                line = out.readLine();
-            } while (line != null && !line.equals("ready"));
-            assertThat(line).isEqualTo("ready");
+            Servers.Child started = Servers.readyChild(WriteBackChildMain.class, originDir.toString(), wbDir.toString(),
+                    Long.toString(nextVersion));
+            Process child = started.process();
+            BufferedReader out = started.out();
             long killAt = System.nanoTime() + (300 + random.nextInt(1500)) * 1_000_000L;
             Thread reader = Thread.ofPlatform().start(() -> {
                 try {
