@@ -120,9 +120,8 @@ public final class EpochRun<T> implements Iterator<Batch<T>>, AutoCloseable {
     }
 
     private long spanOf(int sample) {
-        Shard shard = plan.manifest().shards().get(plan.shardOf(sample));
-        int index = plan.indexInShard(sample);
-        return Math.max(0, shard.sampleOffset(index + 1) - shard.sampleOffset(index));
+        Span span = span(sample);
+        return Math.max(0, span.to() - span.from());
     }
 
     private Sample timedRead(int sample) {
@@ -163,25 +162,32 @@ public final class EpochRun<T> implements Iterator<Batch<T>>, AutoCloseable {
         return target;
     }
 
-    private Sample read(int sample) throws IOException {
+    /** Where a sample lies: its shard, its index there, and its byte range [from, to). */
+    private record Span(Shard shard, int index, long from, long to) {
+    }
+
+    private Span span(int sample) {
         Shard shard = plan.manifest().shards().get(plan.shardOf(sample));
         int index = plan.indexInShard(sample);
-        long from = shard.sampleOffset(index);
-        long to = shard.sampleOffset(index + 1);
+        return new Span(shard, index, shard.sampleOffset(index), shard.sampleOffset(index + 1));
+    }
+
+    private Sample read(int sample) throws IOException {
+        Span span = span(sample);
+        Shard shard = span.shard();
+        int index = span.index();
+        long from = span.from();
+        long to = span.to();
         byte[] data;
         if (to <= from) {
             data = new byte[0];
         } else {
             try (ObjectContent c = store.get(new GetRequest(shard.key(), ByteRange.of(from, to - from), shard.etag()))) {
                 data = new byte[(int) c.length()]; // one copy, straight from the block into place
-                java.io.InputStream in = c.stream();
-                for (int off = 0; off < data.length; ) {
-                    int n = in.read(data, off, data.length - off);
-                    if (n < 0) {
-                        throw new StoreException(StoreException.Kind.RETRYABLE, 0, "sample " + index + " of " + shard.key()
-                                + " ended after " + off + " of " + data.length + " bytes", null);
-                    }
-                    off += n;
+                int got = c.stream().readNBytes(data, 0, data.length);
+                if (got != data.length) {
+                    throw new StoreException(StoreException.Kind.RETRYABLE, 0, "sample " + index + " of " + shard.key()
+                            + " ended after " + got + " of " + data.length + " bytes", null);
                 }
             }
         }
