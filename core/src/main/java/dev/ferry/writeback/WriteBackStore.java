@@ -111,6 +111,7 @@ public final class WriteBackStore extends ForwardingObjectStore {
     private final LongAdder writeThroughs = new LongAdder();
     private final LongAdder failed = new LongAdder();
     private final FileObjectStore scratch;
+    /** Bytes of scratch in use, or more: exact after a sweep, raised by writes, not lowered by deletes. */
     private long scratchBytes;
 
     public WriteBackStore(ObjectStore upstream, WriteBackConfig config) throws IOException {
@@ -423,8 +424,12 @@ public final class WriteBackStore extends ForwardingObjectStore {
     private WriteStatus writeScratch(ObjectKey key, PutBody body) throws IOException {
         FileObjectStore store = scratch();
         synchronized (lock) {
-            scratchBytes = sweepScratch();
             long replaced = existingScratchSize(key);
+            if (scratchBytes - replaced + body.length() > config.scratchQuota()) {
+                // The count only ever overstates (deletes and expiries do not lower it): list and sweep only
+                // when it says the write will not fit, not on every write.
+                scratchBytes = sweepScratch();
+            }
             if (scratchBytes - replaced + body.length() > config.scratchQuota()) {
                 throw new StoreException(StoreException.Kind.FATAL, 507, "scratch quota of " + config.scratchQuota()
                         + " bytes is full; " + key + " (" + body.length() + " bytes) was not written", null);
