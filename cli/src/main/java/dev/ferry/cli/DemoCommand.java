@@ -119,7 +119,8 @@ final class DemoCommand implements Callable<Integer> {
             System.out.printf(Locale.ROOT, "  dataset: %d WebDataset shards, %d samples, %s; %d epochs, batches of %d, %d ms of accelerator time per batch%n",
                     manifest.shards().size(), manifest.totalSamples(), Sizes.format(dataset), epochs, BATCH, step.toMillis());
             PlanConfig plan = PlanConfig.DEFAULT.withSeed(2026);
-            Advisor.Context context = null;
+            // the node's block reads, planned once: MIN's future, the prediction, and the advisor's cache sizing
+            List<List<BlockRead>> future = EgressPrediction.nodeBlocksByEpoch(manifest, plan, epochs, World.single(), 0, blockSize);
 
             // direct: a plain loader straight on the object store, with the SDK-style retries any client has
             RunReport direct;
@@ -131,8 +132,8 @@ final class DemoCommand implements Callable<Integer> {
                 for (int e = 0; e < epochs; e++) {
                     predicted.add(sampleBytes(manifest));
                 }
-                context = new Advisor.Context(dataset, 0, loader.decodeWorkers(), loader.fetchConcurrency(), epochs,
-                        Prices.AWS_S3_STANDARD.egressPerGb() / 1e9, c -> predictSteady(manifest, plan, c, blockSize));
+                Advisor.Context context = new Advisor.Context(dataset, 0, loader.decodeWorkers(), loader.fetchConcurrency(), epochs,
+                        Prices.AWS_S3_STANDARD.egressPerGb() / 1e9, c -> predictSteady(manifest, future, c, blockSize));
                 System.out.println();
                 System.out.println("direct: 4 workers each read then decode, 2 batches ahead per worker, no local tier");
                 direct = TrainingRun.run(new TrainingRun.Setup(store, meter, null, manifest, plan, loader, Decoder.identity(), epochs,
@@ -141,7 +142,6 @@ final class DemoCommand implements Callable<Integer> {
 
             // ferry: the local tier at half the dataset, evicting by the plan, in front of the standard chain
             RunReport ferry;
-            List<List<BlockRead>> future = EgressPrediction.nodeBlocksByEpoch(manifest, plan, epochs, World.single(), 0, blockSize);
             List<Long> predicted = new ArrayList<>();
             for (SimResult r : EgressPrediction.predict(manifest, future, cacheBytes, "min", blockSize)) {
                 predicted.add(r.upstreamBytes());
@@ -153,7 +153,7 @@ final class DemoCommand implements Callable<Integer> {
                             .withWatermarks(1.0, 1.0), Policies.<BlockId>create("min", EgressPrediction.flatten(future)), Clock.system())) {
                 LoaderConfig loader = LoaderConfig.DEFAULT.withBatchSize(BATCH);
                 Advisor.Context ferryContext = new Advisor.Context(dataset, cacheBytes, loader.decodeWorkers(), loader.fetchConcurrency(),
-                        epochs, Prices.AWS_S3_STANDARD.egressPerGb() / 1e9, c -> predictSteady(manifest, plan, c, blockSize));
+                        epochs, Prices.AWS_S3_STANDARD.egressPerGb() / 1e9, c -> predictSteady(manifest, future, c, blockSize));
                 System.out.println();
                 System.out.printf(Locale.ROOT, "ferry: a %s local tier (half the dataset) evicting by the plan (MIN), reads in plan order "
                         + "%d in flight, read-ahead sized from rate and latency%n", Sizes.format(cacheBytes), loader.fetchConcurrency());
@@ -217,9 +217,8 @@ final class DemoCommand implements Callable<Integer> {
         return total;
     }
 
-    /** Predicted egress of the last of 3 epochs at a capacity: what the advisor uses to size the cache. */
-    private static long predictSteady(Manifest manifest, PlanConfig plan, long capacity, int blockSize) {
-        List<List<BlockRead>> future = EgressPrediction.nodeBlocksByEpoch(manifest, plan, 3, World.single(), 0, blockSize);
+    /** Predicted egress of the run's last epoch at a capacity: what the advisor uses to size the cache. */
+    private static long predictSteady(Manifest manifest, List<List<BlockRead>> future, long capacity, int blockSize) {
         List<SimResult> r = EgressPrediction.predict(manifest, future, capacity, "min", blockSize);
         return r.get(r.size() - 1).upstreamBytes();
     }
