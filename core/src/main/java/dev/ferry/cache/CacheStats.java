@@ -5,7 +5,9 @@ package dev.ferry.cache;
  * fetch another reader had in flight), {@code misses} were fetched from upstream. Evictions by cause:
  * capacity, a stale version (the upstream showed a new ETag), corruption (a failed CRC). {@code bypassed}:
  * fetched but not kept because the policy refused them or they could not fit; {@code writeFailures}: not
- * kept because the disk refused (full, or unwritable): the read was served anyway.
+ * kept because the disk refused (full, or unwritable): the read was served anyway. {@code prefetchedBlocks}
+ * and {@code prefetchedBytes}: fetched ahead of the reader by a prefetcher (not counted as hits or misses:
+ * the hit rate is the readers').
  */
 public record CacheStats(
         long hits,
@@ -20,7 +22,9 @@ public record CacheStats(
         long writeFailures,
         long residentBlocks,
         long residentBytes,
-        boolean passThrough) {
+        boolean passThrough,
+        long prefetchedBlocks,
+        long prefetchedBytes) {
 
     public double hitRate() {
         return hits + misses == 0 ? 0 : (double) hits / (hits + misses);

@@ -155,6 +155,8 @@ public final class CachingStore extends ForwardingObjectStore {
     private final LongAdder evictedCorrupt = new LongAdder();
     private final LongAdder bypassed = new LongAdder();
     private final LongAdder writeFailures = new LongAdder();
+    private final LongAdder prefetchedBlocks = new LongAdder();
+    private final LongAdder prefetchedBytes = new LongAdder();
 
     /** A cache with the policy its config names (lru, pin or sieve). */
     public CachingStore(ObjectStore upstream, CacheConfig config) {
@@ -341,7 +343,7 @@ public final class CachingStore extends ForwardingObjectStore {
         }
         return new CacheStats(hits.sum(), misses.sum(), bytesFromCache.sum(), bytesFromUpstream.sum(), upstreamRequests.sum(),
                 evictedCapacity.sum(), evictedStale.sum(), evictedCorrupt.sum(), bypassed.sum(), writeFailures.sum(),
-                blocks, bytes, passThrough);
+                blocks, bytes, passThrough, prefetchedBlocks.sum(), prefetchedBytes.sum());
     }
 
     // ---- metadata ------------------------------------------------------------------------------------
@@ -409,16 +411,7 @@ public final class CachingStore extends ForwardingObjectStore {
             return delegate.get(request);
         }
         ObjectMeta meta = resolve(request.key(), request.ifMatch());
-        ByteRange range;
-        if (request.range() == null) {
-            range = meta.size() == 0 ? null : ByteRange.of(0, meta.size());
-        } else {
-            range = request.range().clip(meta.size());
-            if (range == null) {
-                throw new StoreException(StoreException.Kind.FATAL, 416, "range " + request.range().toHttpHeader()
-                        + " starts past the end of " + request.key() + " (" + meta.size() + " bytes)", null);
-            }
-        }
+        ByteRange range = clipped(request, meta);
         if (range == null) {
             return new ObjectContent(meta, null, InputStream.nullInputStream());
         }
@@ -509,9 +502,11 @@ public final class CachingStore extends ForwardingObjectStore {
         long next;
         final Map<Long, CompletableFuture<byte[]>> futures;
         final Map<Long, Entry> reservations;
+        final boolean prefetch;
 
         Run(ObjectMeta meta, InputStream stream, long first, long last, Map<Long, CompletableFuture<byte[]>> futures,
-                Map<Long, Entry> reservations) {
+                Map<Long, Entry> reservations, boolean prefetch) {
+            this.prefetch = prefetch;
             this.meta = meta;
             this.stream = stream;
             this.next = first;
@@ -533,8 +528,13 @@ public final class CachingStore extends ForwardingObjectStore {
                     throw new StoreException(StoreException.Kind.RETRYABLE, 0, "upstream sent " + data.length + " of "
                             + length + " bytes of block " + index + " of " + meta.key(), null);
                 }
-                misses.increment();
-                bytesFromUpstream.add(length);
+                if (prefetch) {
+                    prefetchedBlocks.increment();
+                    prefetchedBytes.add(length);
+                } else {
+                    misses.increment();
+                    bytesFromUpstream.add(length);
+                }
                 writeReserved(reserved, meta, data);
                 reserved = null;
                 future.complete(data);
@@ -661,63 +661,14 @@ public final class CachingStore extends ForwardingObjectStore {
          * claimed the block first.
          */
         private Source startRun(long index) throws IOException {
-            BlockId firstId = new BlockId(meta.key(), meta.etag(), index);
-            CompletableFuture<byte[]> first = new CompletableFuture<>();
-            if (inflight.putIfAbsent(firstId, first) != null) {
-                return null; // someone else claimed it a moment ago
-            }
-            if (isResident(firstId)) { // its fetcher finished between our look at the disk and the claim
-                first.completeExceptionally(new AbandonedFetch());
-                inflight.remove(firstId, first);
+            Claim claim = claimRun(meta, index, lastIndex, false);
+            if (claim.outcome() == Claim.Outcome.TAKEN) {
                 return null;
             }
-            Entry firstReservation = reserve(firstId, blockLength(meta, index));
-            if (firstReservation == null) {
-                first.completeExceptionally(new AbandonedFetch()); // waiters decide for themselves
-                inflight.remove(firstId, first);
+            if (claim.outcome() == Claim.Outcome.REFUSED) {
                 return bypass(index);
             }
-            Map<Long, CompletableFuture<byte[]>> claimed = new HashMap<>();
-            Map<Long, Entry> reservations = new HashMap<>();
-            claimed.put(index, first);
-            reservations.put(index, firstReservation);
-            long last = index;
-            while (last < lastIndex && claimed.size() < config.maxRunBlocks()) {
-                BlockId next = new BlockId(meta.key(), meta.etag(), last + 1);
-                if (isResident(next)) {
-                    break;
-                }
-                CompletableFuture<byte[]> f = new CompletableFuture<>();
-                if (inflight.putIfAbsent(next, f) != null) {
-                    break;
-                }
-                Entry reserved = reserve(next, blockLength(meta, last + 1));
-                if (reserved == null) {
-                    f.completeExceptionally(new AbandonedFetch());
-                    inflight.remove(next, f);
-                    break; // refused: the reader fetches just what it needs of it when it gets there
-                }
-                claimed.put(last + 1, f);
-                reservations.put(last + 1, reserved);
-                last++;
-            }
-            long start = index * config.blockSize();
-            long length = (last - index) * config.blockSize() + blockLength(meta, last);
-            try {
-                upstreamRequests.increment();
-                ObjectContent content = delegate.get(new GetRequest(meta.key(), ByteRange.of(start, length), meta.etag()));
-                run = new Run(meta, content.stream(), index, last, claimed, reservations);
-            } catch (IOException | RuntimeException e) {
-                if (e instanceof StoreException se && se.kind() == StoreException.Kind.PRECONDITION_FAILED) {
-                    metadata.remove(meta.key()); // the object changed under us: ask again next time
-                }
-                for (Map.Entry<Long, CompletableFuture<byte[]>> f : claimed.entrySet()) {
-                    f.getValue().completeExceptionally(e);
-                    inflight.remove(new BlockId(meta.key(), meta.etag(), f.getKey()), f.getValue());
-                }
-                reservations.values().forEach(CachingStore.this::releaseReservation);
-                throw e;
-            }
+            run = claim.run();
             byte[] data = run.readNext();
             if (run.done()) {
                 run.stream.close();
@@ -765,6 +716,218 @@ public final class CachingStore extends ForwardingObjectStore {
                 run = null;
             }
         }
+    }
+
+    /** What came of trying to start a run at a block. */
+    private record Claim(Outcome outcome, Run run) {
+        enum Outcome { STARTED, TAKEN, REFUSED }
+
+        static final Claim TAKEN = new Claim(Outcome.TAKEN, null);
+        static final Claim REFUSED = new Claim(Outcome.REFUSED, null);
+    }
+
+    /**
+     * A miss at {@code index}: claims it (single flight); when the policy admits it, reserves room and opens
+     * one ranged GET for it and the admitted missing blocks after it, up to {@code lastIndex} (a run, read
+     * block by block). TAKEN when another reader holds the block or it became resident; REFUSED when the
+     * policy will not keep it (nothing is claimed then).
+     */
+    private Claim claimRun(ObjectMeta meta, long index, long lastIndex, boolean prefetch) throws IOException {
+        BlockId firstId = new BlockId(meta.key(), meta.etag(), index);
+        CompletableFuture<byte[]> first = new CompletableFuture<>();
+        if (inflight.putIfAbsent(firstId, first) != null) {
+            return Claim.TAKEN; // someone else claimed it a moment ago
+        }
+        if (isResident(firstId)) { // its fetcher finished between our look at the disk and the claim
+            first.completeExceptionally(new AbandonedFetch());
+            inflight.remove(firstId, first);
+            return Claim.TAKEN;
+        }
+        Entry firstReservation = reserve(firstId, blockLength(meta, index));
+        if (firstReservation == null) {
+            first.completeExceptionally(new AbandonedFetch()); // waiters decide for themselves
+            inflight.remove(firstId, first);
+            return Claim.REFUSED;
+        }
+        Map<Long, CompletableFuture<byte[]>> claimed = new HashMap<>();
+        Map<Long, Entry> reservations = new HashMap<>();
+        claimed.put(index, first);
+        reservations.put(index, firstReservation);
+        long last = index;
+        while (last < lastIndex && claimed.size() < config.maxRunBlocks()) {
+            BlockId next = new BlockId(meta.key(), meta.etag(), last + 1);
+            if (isResident(next)) {
+                break;
+            }
+            CompletableFuture<byte[]> f = new CompletableFuture<>();
+            if (inflight.putIfAbsent(next, f) != null) {
+                break;
+            }
+            Entry reserved = reserve(next, blockLength(meta, last + 1));
+            if (reserved == null) {
+                f.completeExceptionally(new AbandonedFetch());
+                inflight.remove(next, f);
+                break; // refused: the reader fetches just what it needs of it when it gets there
+            }
+            claimed.put(last + 1, f);
+            reservations.put(last + 1, reserved);
+            last++;
+        }
+        long start = index * config.blockSize();
+        long length = (last - index) * config.blockSize() + blockLength(meta, last);
+        try {
+            upstreamRequests.increment();
+            ObjectContent content = delegate.get(new GetRequest(meta.key(), ByteRange.of(start, length), meta.etag()));
+            return new Claim(Claim.Outcome.STARTED, new Run(meta, content.stream(), index, last, claimed, reservations, prefetch));
+        } catch (IOException | RuntimeException e) {
+            if (e instanceof StoreException se && se.kind() == StoreException.Kind.PRECONDITION_FAILED) {
+                metadata.remove(meta.key()); // the object changed under us: ask again next time
+            }
+            for (Map.Entry<Long, CompletableFuture<byte[]>> f : claimed.entrySet()) {
+                f.getValue().completeExceptionally(e);
+                inflight.remove(new BlockId(meta.key(), meta.etag(), f.getKey()), f.getValue());
+            }
+            reservations.values().forEach(CachingStore.this::releaseReservation);
+            throw e;
+        }
+    }
+
+    /**
+     * Fetches ahead of readers: the blocks of the request's range that are neither resident nor being
+     * fetched, kept when the policy admits them (refused blocks are skipped, never fetched). Resident blocks
+     * are not touched and no hit or miss is counted: a prefetch is not an access; its blocks count as
+     * prefetched. Returns the bytes fetched.
+     */
+    public long prefetch(GetRequest request) throws IOException {
+        if (passThrough || closed) {
+            return 0;
+        }
+        ObjectMeta meta = resolve(request.key(), request.ifMatch());
+        ByteRange range = clipped(request, meta);
+        if (range == null) {
+            return 0;
+        }
+        long last = (range.end() - 1) / config.blockSize();
+        long fetched = 0;
+        for (long index = range.offset() / config.blockSize(); index <= last; ) {
+            BlockId id = new BlockId(meta.key(), meta.etag(), index);
+            if (isResident(id) || inflight.containsKey(id)) {
+                index++;
+                continue;
+            }
+            Claim claim = claimRun(meta, index, last, true);
+            if (claim.outcome() != Claim.Outcome.STARTED) {
+                index++;
+                continue;
+            }
+            Run run = claim.run();
+            try {
+                while (!run.done()) {
+                    fetched += run.readNext().length;
+                }
+                run.stream.close();
+            } catch (IOException | RuntimeException e) {
+                run.abandon();
+                throw e;
+            }
+            index = run.last + 1;
+        }
+        return fetched;
+    }
+
+    /** The range a request reads of {@code meta}: null for an empty object; 416 when it starts past the end. */
+    private static ByteRange clipped(GetRequest request, ObjectMeta meta) throws StoreException {
+        if (request.range() == null) {
+            return meta.size() == 0 ? null : ByteRange.of(0, meta.size());
+        }
+        ByteRange range = request.range().clip(meta.size());
+        if (range == null) {
+            throw new StoreException(StoreException.Kind.FATAL, 416, "range " + request.range().toHttpHeader()
+                    + " starts past the end of " + request.key() + " (" + meta.size() + " bytes)", null);
+        }
+        return range;
+    }
+
+    /** One block's bytes in its file: what a server sends with {@code sendfile}. The channel is the caller's to close. */
+    public record FileRegion(FileChannel channel, long position, long length) {
+    }
+
+    /** A read whose every block is on the local disk, as file regions in order; see {@link #openResident}. */
+    public record ResidentRead(ObjectMeta meta, ByteRange range, List<FileRegion> regions) implements java.io.Closeable {
+        /** Closes every region's channel (closing one twice is harmless). */
+        @Override
+        public void close() {
+            for (FileRegion r : regions) {
+                try {
+                    r.channel().close();
+                } catch (IOException ignored) {
+                    // read-only channel: nothing to lose
+                }
+            }
+        }
+    }
+
+    /**
+     * The read as file regions when every block it touches is resident and needs no check before use (so
+     * its bytes can go file-to-socket without passing through the JVM); null otherwise, and the caller reads
+     * with {@link #get}. Counts as hits, like {@link #get}. An empty object or range is null too.
+     * Channels are opened while the blocks are pinned: eviction afterwards deletes the file's name, not the
+     * bytes the open channel reads.
+     */
+    public ResidentRead openResident(GetRequest request) throws IOException {
+        if (passThrough || closed) {
+            return null;
+        }
+        ObjectMeta meta = resolve(request.key(), request.ifMatch());
+        ByteRange range = clipped(request, meta);
+        if (range == null) {
+            return null;
+        }
+        long firstIndex = range.offset() / config.blockSize();
+        long lastIndex = (range.end() - 1) / config.blockSize();
+        List<Entry> pinned = new ArrayList<>();
+        synchronized (lock) {
+            for (long i = firstIndex; i <= lastIndex; i++) {
+                Entry e = index.get(new BlockId(meta.key(), meta.etag(), i));
+                boolean needsCheck = e != null && (config.verify() == VerifyMode.ALWAYS
+                        || (!e.verified && (config.verify() == VerifyMode.FIRST_READ || e.recoveredAfterCrash)));
+                if (e == null || !e.ready || needsCheck) {
+                    pinned.forEach(p -> p.pins--);
+                    return null;
+                }
+                e.pins++;
+                pinned.add(e);
+            }
+        }
+        List<FileRegion> regions = new ArrayList<>(pinned.size());
+        try {
+            for (Entry e : pinned) {
+                long blockStart = e.id.index() * config.blockSize();
+                long from = Math.max(range.offset(), blockStart);
+                long to = Math.min(range.end(), blockStart + e.dataLength);
+                FileChannel ch = FileChannel.open(e.path, StandardOpenOption.READ);
+                regions.add(new FileRegion(ch, e.headerLength + from - blockStart, to - from));
+                if (ch.size() < e.headerLength + (long) e.dataLength) {
+                    throw new BlockFile.CorruptBlockException(e.path + ": ends early");
+                }
+            }
+        } catch (IOException bad) {
+            new ResidentRead(meta, range, regions).close();
+            synchronized (lock) {
+                pinned.forEach(p -> p.pins--);
+            }
+            LOG.warn("cannot send cached blocks of {} from disk ({}); reading them instead", meta.key(), bad.getMessage());
+            return null;
+        }
+        synchronized (lock) {
+            for (Entry e : pinned) {
+                e.pins--;
+                policy.onHit(e.id);
+            }
+        }
+        hits.add(pinned.size());
+        bytesFromCache.add(range.length());
+        return new ResidentRead(meta, range, regions);
     }
 
     private static byte[] await(CompletableFuture<byte[]> future) throws IOException {

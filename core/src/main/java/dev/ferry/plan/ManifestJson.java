@@ -78,20 +78,34 @@ public final class ManifestJson {
         } catch (JsonProcessingException e) {
             throw new IOException(file + ": not valid JSON (" + e.getOriginalMessage() + " at line " + e.getLocation().getLineNr() + ")");
         }
+        return parse(root, file.toString());
+    }
+
+    /** A manifest from JSON bytes (a request body, an object in the store); {@code where} names it in errors. */
+    public static Manifest read(byte[] json, String where) throws IOException {
+        try {
+            return parse(MAPPER.readTree(json), where);
+        } catch (JsonProcessingException e) {
+            throw new IOException(where + ": not valid JSON (" + e.getOriginalMessage() + " at line " + e.getLocation().getLineNr() + ")");
+        }
+    }
+
+    /** A manifest from a parsed JSON tree; {@code where} names it in errors. */
+    public static Manifest parse(JsonNode root, String where) throws IOException {
         if (root == null || !root.isObject()) {
-            throw new IOException(file + ": not a ferry manifest (expected a JSON object)");
+            throw new IOException(where + ": not a ferry manifest (expected a JSON object)");
         }
         if (!FORMAT.equals(root.path("format").asText(null))) {
-            throw new IOException(file + ": format is '" + root.path("format").asText("missing") + "', expected " + FORMAT);
+            throw new IOException(where + ": format is '" + root.path("format").asText("missing") + "', expected " + FORMAT);
         }
         JsonNode shards = root.path("shards");
         if (!shards.isArray() || shards.isEmpty()) {
-            throw new IOException(file + ": shards is missing or empty");
+            throw new IOException(where + ": shards is missing or empty");
         }
         List<Shard> list = new ArrayList<>();
         for (int i = 0; i < shards.size(); i++) {
             JsonNode s = shards.get(i);
-            String where = file + ": shards[" + i + "]";
+            String at = where + ": shards[" + i + "]";
             try {
                 List<Long> offsets = null;
                 if (s.has("sample_offsets")) {
@@ -110,13 +124,13 @@ public final class ManifestJson {
                 list.add(new Shard(ObjectKey.of(text(s, "bucket"), text(s, "key")), number(s, "size"), text(s, "etag"),
                         (int) number(s, "samples"), offsets));
             } catch (IllegalArgumentException e) {
-                throw new IOException(where + ": " + e.getMessage());
+                throw new IOException(at + ": " + e.getMessage());
             }
         }
         try {
             return new Manifest(list);
         } catch (IllegalArgumentException e) {
-            throw new IOException(file + ": " + e.getMessage());
+            throw new IOException(where + ": " + e.getMessage());
         }
     }
 

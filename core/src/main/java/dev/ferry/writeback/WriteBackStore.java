@@ -507,6 +507,11 @@ public final class WriteBackStore extends ForwardingObjectStore {
 
     // ---- reads see the writes --------------------------------------------------------------------------
 
+    /** True when reads of {@code key} are served here (a write not yet uploaded, or scratch), not upstream. */
+    public boolean holdsLocally(ObjectKey key) {
+        return isScratch(key) || localCopy(key) != null;
+    }
+
     private Entry localCopy(ObjectKey key) {
         synchronized (lock) {
             return latestLocal.get(key);

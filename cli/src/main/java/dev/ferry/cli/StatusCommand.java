@@ -1,0 +1,104 @@
+package dev.ferry.cli;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.ferry.sim.Sizes;
+import java.io.PrintStream;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.time.Duration;
+import java.util.Locale;
+import java.util.concurrent.Callable;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+
+/** {@code ferry status}: what the status page shows, in the terminal. */
+@Command(name = "status", mixinStandardHelpOptions = true,
+        description = "Show a running daemon's four numbers, tiers, jobs and write-back, as its status page does.")
+final class StatusCommand implements Callable<Integer> {
+    @Option(names = "--url", paramLabel = "URL", defaultValue = "http://127.0.0.1:9099", description = "The daemon (default ${DEFAULT-VALUE}).")
+    String url;
+
+    @Option(names = "--json", description = "Print the daemon's status JSON as it is.")
+    boolean json;
+
+    @Override
+    public Integer call() throws Exception {
+        URI base;
+        try {
+            base = URI.create(url.endsWith("/") ? url : url + "/");
+        } catch (IllegalArgumentException e) {
+            throw new UserError("--url is not a URL: '" + url + "'");
+        }
+        String body;
+        try (HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(3)).build()) {
+            HttpResponse<String> r = http.send(HttpRequest.newBuilder(base.resolve("_ferry/v1/status")).timeout(Duration.ofSeconds(10)).build(),
+                    HttpResponse.BodyHandlers.ofString());
+            if (r.statusCode() != 200) {
+                throw new UserError("the daemon at " + url + " answered " + r.statusCode() + ": " + r.body());
+            }
+            body = r.body();
+        } catch (java.io.IOException e) {
+            throw new UserError("cannot reach a ferry daemon at " + url + " (" + e.getMessage() + "); start one with: ferry serve");
+        }
+        if (json) {
+            System.out.println(body);
+            return 0;
+        }
+        print(new ObjectMapper().readTree(body), System.out);
+        return 0;
+    }
+
+    static void print(JsonNode s, PrintStream out) {
+        JsonNode d = s.path("daemon");
+        out.printf(Locale.ROOT, "ferry at %s, up %.0f s, in front of %s%n", d.path("endpoint").asText(), d.path("uptime_s").asDouble(),
+                d.path("upstream").asText());
+        JsonNode f = s.path("four_numbers");
+        out.println();
+        if (f.has("job")) {
+            out.printf(Locale.ROOT, "  job %s, epoch %d%n", f.path("job").asText(), f.path("epoch").asInt());
+            out.printf(Locale.ROOT, "  samples/s           %12.0f%n", f.path("samples_per_s").asDouble());
+            out.printf(Locale.ROOT, "  wait per step       %12.2f ms p50, %.2f ms p99%n", f.path("wait_per_step_ms_p50").asDouble(),
+                    f.path("wait_per_step_ms_p99").asDouble());
+        } else {
+            out.println("  no job has reported progress yet (samples/s and wait per step come from a job's consumers)");
+        }
+        out.printf(Locale.ROOT, "  local hit rate      %11.1f %% of block reads, %.1f %% of bytes%n", 100 * f.path("local_hit_rate").asDouble(),
+                100 * f.path("local_hit_rate_bytes").asDouble());
+        out.printf(Locale.ROOT, "  egress              %12s  ($%.4f)%n", Sizes.format(f.path("egress_bytes").asLong()),
+                f.path("egress_cost_usd").asDouble());
+        JsonNode l = s.path("tiers").path("local");
+        JsonNode o = s.path("tiers").path("origin");
+        JsonNode v = s.path("serve");
+        out.println();
+        out.printf(Locale.ROOT, "  local tier    %s of %s resident, %s prefetched, %d evicted%n", Sizes.format(l.path("resident_bytes").asLong()),
+                Sizes.format(l.path("capacity_bytes").asLong()), Sizes.format(l.path("prefetched_bytes").asLong()),
+                l.path("evicted_capacity").asLong());
+        out.printf(Locale.ROOT, "  object store  %d requests, %d throttled, first byte p50 %.1f ms%n", o.path("requests").asLong(),
+                o.path("throttled").asLong(), o.path("first_byte_ms_p50").asDouble());
+        out.printf(Locale.ROOT, "  served        %d requests (%d errors), %s by sendfile, %s streamed, p99 %.1f ms%n",
+                v.path("requests").asLong(), v.path("client_errors").asLong() + v.path("server_errors").asLong(),
+                Sizes.format(v.path("zero_copy_bytes").asLong()), Sizes.format(v.path("streamed_bytes").asLong()),
+                v.path("latency_ms_p99").asDouble());
+        JsonNode w = s.path("write_back");
+        if (!w.isMissingNode()) {
+            out.printf(Locale.ROOT, "  write-back    %s pending in %d objects, oldest %.1f s, uploading %s/s, %d failed%n",
+                    Sizes.format(w.path("pending_bytes").asLong()), w.path("pending_objects").asLong(), w.path("oldest_pending_s").asDouble(),
+                    Sizes.format(w.path("upload_bytes_per_s").asLong()), w.path("failed").asLong());
+        }
+        if (s.path("jobs").size() > 0) {
+            out.println();
+            out.println("  job / epoch            samples  samples/s  wait p50 ms  wait p99 ms  hit rate      egress");
+            for (JsonNode j : s.path("jobs")) {
+                for (JsonNode e : j.path("epochs")) {
+                    out.printf(Locale.ROOT, "  %-20s %9d %10.0f %12.2f %12.2f %8.1f %% %11s%n", j.path("job").asText() + " / " + e.path("epoch").asInt(),
+                            e.path("samples").asLong(), e.path("samples_per_s").asDouble(), e.path("wait_per_step_ms_p50").asDouble(),
+                            e.path("wait_per_step_ms_p99").asDouble(), 100 * e.path("local_hit_rate").asDouble(),
+                            Sizes.format(e.path("egress_bytes").asLong()));
+                }
+            }
+        }
+    }
+}

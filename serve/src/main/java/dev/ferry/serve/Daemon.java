@@ -1,0 +1,343 @@
+package dev.ferry.serve;
+
+import dev.ferry.cache.BlockId;
+import dev.ferry.cache.CacheConfig;
+import dev.ferry.cache.CacheStats;
+import dev.ferry.cache.CachingStore;
+import dev.ferry.cache.policy.PlannedPolicy;
+import dev.ferry.embedded.CloudProfile;
+import dev.ferry.embedded.EmbeddedStore;
+import dev.ferry.metrics.FerryMetrics;
+import dev.ferry.s3.S3ObjectStore;
+import dev.ferry.s3.S3StoreConfig;
+import dev.ferry.store.BucketOperations;
+import dev.ferry.store.ByteRange;
+import dev.ferry.store.ChainConfig;
+import dev.ferry.store.FileObjectStore;
+import dev.ferry.store.GetRequest;
+import dev.ferry.store.MeterSnapshot;
+import dev.ferry.store.ObjectStore;
+import dev.ferry.store.StoreChain;
+import dev.ferry.time.Clock;
+import dev.ferry.writeback.WriteBackConfig;
+import dev.ferry.writeback.WriteBackStore;
+import io.micrometer.prometheusmetrics.PrometheusConfig;
+import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
+import io.netty.bootstrap.ServerBootstrap;
+import io.netty.channel.Channel;
+import io.netty.channel.ChannelInitializer;
+import io.netty.channel.ChannelOption;
+import io.netty.channel.EventLoopGroup;
+import io.netty.channel.MultiThreadIoEventLoopGroup;
+import io.netty.channel.WriteBufferWaterMark;
+import io.netty.channel.nio.NioIoHandler;
+import io.netty.channel.socket.SocketChannel;
+import io.netty.channel.socket.nio.NioServerSocketChannel;
+import io.netty.handler.codec.http.HttpDecoderConfig;
+import io.netty.handler.codec.http.HttpServerCodec;
+import io.netty.handler.timeout.IdleStateHandler;
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.net.URI;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.Semaphore;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Stream;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * {@code ferry serve}: the object store (S3, a folder, or the embedded store), the chain in front of it
+ * (retry, governor, meter), the local tier with a plan-aware policy, optional write-back, and the Netty
+ * endpoint. Jobs register plans here; each gets a prefetcher that keeps the next {@code prefetch-bytes}
+ * of this node's planned block reads on local disk, ahead of the position its consumers report.
+ */
+public final class Daemon implements AutoCloseable {
+    private static final Logger LOG = LoggerFactory.getLogger(Daemon.class);
+    private static final int PREFETCH_THREADS = 8;
+
+    /** Daemon-wide counters at one moment: where an epoch's egress and hit rate are measured from. */
+    record Counters(MeterSnapshot meter, CacheStats cache, long nanos) {
+    }
+
+    private final ServeConfig config;
+    private final EmbeddedStore embedded;
+    private final ObjectStore origin;
+    private final StoreChain chain;
+    private final PlannedPolicy<BlockId> policy = new PlannedPolicy<>();
+    private final CachingStore cache;
+    private final WriteBackStore writeBack;
+    private final PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
+    private final FerryMetrics metrics;
+    private final ServeStats stats = new ServeStats();
+    private final Map<String, JobRun> jobs = new ConcurrentHashMap<>();
+    private final ExecutorService workers = Executors.newVirtualThreadPerTaskExecutor();
+    private final ScheduledExecutorService ticker = Executors.newSingleThreadScheduledExecutor(r -> {
+        Thread t = new Thread(r, "ferry-status");
+        t.setDaemon(true);
+        return t;
+    });
+    private final History history = new History(300);
+    private final long startNanos = System.nanoTime();
+    private final EventLoopGroup boss;
+    private final EventLoopGroup io;
+    private final Channel server;
+    private final String upstreamDescription;
+    private volatile String planOwner;
+
+    private Daemon(ServeConfig config) throws IOException {
+        config.validate();
+        this.config = config;
+        EmbeddedStore e = null;
+        ObjectStore o;
+        BucketOperations buckets;
+        if (config.upstream() != null) {
+            S3StoreConfig s3 = S3StoreConfig.endpoint(config.upstream(), System.getenv("AWS_ACCESS_KEY_ID"),
+                    System.getenv("AWS_SECRET_ACCESS_KEY"));
+            if (System.getenv("AWS_ACCESS_KEY_ID") == null || System.getenv("AWS_SECRET_ACCESS_KEY") == null) {
+                s3 = new S3StoreConfig(config.upstream(), s3.region(), true, null, null, s3.maxConnections(), s3.connectTimeout(),
+                        s3.socketTimeout());
+            }
+            S3ObjectStore store = new S3ObjectStore(s3);
+            o = store;
+            buckets = store;
+            upstreamDescription = config.upstream().toString();
+        } else if (config.storeRoot() != null) {
+            FileObjectStore store = new FileObjectStore(config.storeRoot());
+            o = store;
+            buckets = store;
+            upstreamDescription = "folder " + config.storeRoot();
+        } else {
+            Files.createDirectories(config.dataDir());
+            e = EmbeddedStore.start(config.dataDir(), 0, CloudProfile.named(config.profile()));
+            S3ObjectStore store = new S3ObjectStore(S3StoreConfig.endpoint(e.endpoint(), "ferry", "ferry"));
+            o = store;
+            buckets = store;
+            upstreamDescription = "embedded store over " + config.dataDir() + " (profile " + config.profile() + ") at " + e.endpoint();
+        }
+        this.embedded = e;
+        this.origin = o;
+        this.chain = StoreChain.over(origin, ChainConfig.DEFAULT);
+        CacheConfig cc = CacheConfig.of(config.cacheDir(), config.cacheSize());
+        cc = new CacheConfig(cc.dir(), cc.capacity(), config.blockSize(), cc.highWatermark(), cc.lowWatermark(), cc.verify(),
+                cc.metadataTtl(), cc.maxRunBlocks(), "planned");
+        this.cache = new CachingStore(chain, cc, policy, Clock.system());
+        this.writeBack = config.writeBack()
+                ? new WriteBackStore(cache, WriteBackConfig.of(config.cacheDir().resolveSibling(config.cacheDir().getFileName() + "-writeback"),
+                        config.writeBackQuota()))
+                : null;
+        this.metrics = FerryMetrics.bind(registry, chain.meter(), cache);
+        Path spool = config.cacheDir().resolve("spool");
+        clearSpool(spool);
+        SigV4 sig = config.accessKey() == null ? null : new SigV4(config.accessKey(), config.secretKey());
+        ServeContext.Limits limits = new ServeContext.Limits(config.maxHeaderBytes(), config.maxXmlBytes(), config.maxObjectBytes());
+        ServeContext context = new ServeContext(new S3Service(cache, buckets, writeBack), new FerryApi(this), sig, spool, limits,
+                workers, stats);
+        boss = new MultiThreadIoEventLoopGroup(1, NioIoHandler.newFactory());
+        io = new MultiThreadIoEventLoopGroup(Math.max(2, Runtime.getRuntime().availableProcessors()), NioIoHandler.newFactory());
+        try {
+            ServerBootstrap b = new ServerBootstrap().group(boss, io).channel(NioServerSocketChannel.class)
+                    .option(ChannelOption.SO_BACKLOG, 1024)
+                    .childOption(ChannelOption.TCP_NODELAY, true)
+                    .childOption(ChannelOption.WRITE_BUFFER_WATER_MARK, new WriteBufferWaterMark(512 * 1024, 2 * 1024 * 1024))
+                    .childHandler(new ChannelInitializer<SocketChannel>() {
+                        @Override
+                        protected void initChannel(SocketChannel ch) {
+                            ch.pipeline().addLast(new IdleStateHandler(0, 0, 120, TimeUnit.SECONDS));
+                            ch.pipeline().addLast(new HttpServerCodec(new HttpDecoderConfig()
+                                    .setMaxInitialLineLength(limits.maxHeaderBytes()).setMaxHeaderSize(limits.maxHeaderBytes())
+                                    .setMaxChunkSize(256 * 1024)));
+                            ch.pipeline().addLast(new S3Handler(context));
+                        }
+                    });
+            server = b.bind(new InetSocketAddress(config.bind(), config.port())).sync().channel();
+        } catch (Exception ex) {
+            closeQuietly();
+            throw new IOException("cannot listen on " + config.bind() + ":" + config.port() + ": " + ex.getMessage(), ex);
+        }
+        ticker.scheduleAtFixedRate(this::sample, 1, 1, TimeUnit.SECONDS);
+        if (!ServeConfig.isLoopback(config.bind()) && sig == null) {
+            LOG.warn("*** INSECURE: ferry serve listens on {} without credentials: anyone who can reach this port can read and "
+                    + "write through it ***", config.bind());
+        }
+    }
+
+    /** Starts the daemon; it listens when this returns. */
+    public static Daemon start(ServeConfig config) throws IOException {
+        return new Daemon(config);
+    }
+
+    private static void clearSpool(Path spool) throws IOException {
+        Files.createDirectories(spool);
+        try (Stream<Path> s = Files.list(spool)) {
+            for (Path p : s.toList()) {
+                Files.deleteIfExists(p);
+            }
+        }
+    }
+
+    public int port() {
+        return ((InetSocketAddress) server.localAddress()).getPort();
+    }
+
+    public URI endpoint() {
+        String host = config.bind().contains(":") ? "[" + config.bind() + "]" : config.bind();
+        if (host.equals("0.0.0.0")) {
+            host = "127.0.0.1";
+        }
+        return URI.create("http://" + host + ":" + port());
+    }
+
+    public ServeConfig config() {
+        return config;
+    }
+
+    String upstreamDescription() {
+        return upstreamDescription;
+    }
+
+    CachingStore cache() {
+        return cache;
+    }
+
+    WriteBackStore writeBack() {
+        return writeBack;
+    }
+
+    StoreChain chain() {
+        return chain;
+    }
+
+    ServeStats stats() {
+        return stats;
+    }
+
+    PrometheusMeterRegistry registry() {
+        return registry;
+    }
+
+    History history() {
+        return history;
+    }
+
+    double uptimeSeconds() {
+        return (System.nanoTime() - startNanos) / 1e9;
+    }
+
+    Counters counters() {
+        return new Counters(chain.meter().snapshot(), cache.stats(), System.nanoTime());
+    }
+
+    Map<String, JobRun> jobs() {
+        return jobs;
+    }
+
+    ObjectStore reads() {
+        return writeBack != null ? writeBack : cache;
+    }
+
+    /** Registers (or replaces) a job; its plan becomes the one eviction follows. */
+    JobRun register(Job job) {
+        JobRun run = new JobRun(job, this);
+        JobRun old = jobs.put(job.name, run);
+        if (old != null) {
+            old.stop();
+        }
+        run.startEpoch(0);
+        return run;
+    }
+
+    /** A job's consumers reported progress: eviction follows the job that reported last. */
+    void follow(JobRun run, List<BlockId> future, long blockPosition, boolean replan) {
+        synchronized (policy) {
+            if (replan || !run.job.name.equals(planOwner)) {
+                policy.plan(future);
+                planOwner = run.job.name;
+            }
+            policy.advanceTo(blockPosition);
+        }
+    }
+
+    void stepMetrics(int epoch, int samples, long waitNanos) {
+        metrics.step(epoch, samples, waitNanos);
+    }
+
+    /** Fetches one planned block ahead of its reader, on the prefetch threads; false when the daemon is closing. */
+    boolean prefetch(BlockId block, long objectSize, Semaphore slots) {
+        long start = block.index() * config.blockSize();
+        long length = Math.min(config.blockSize(), objectSize - start);
+        if (length <= 0) {
+            slots.release();
+            return true;
+        }
+        try {
+            workers.execute(() -> {
+                try {
+                    cache.prefetch(new GetRequest(block.key(), ByteRange.of(start, length), block.etag()));
+                } catch (IOException | RuntimeException e) {
+                    LOG.debug("prefetch of {} block {} failed: {}", block.key(), block.index(), e.toString());
+                } finally {
+                    slots.release();
+                }
+            });
+            return true;
+        } catch (java.util.concurrent.RejectedExecutionException e) {
+            slots.release();
+            return false;
+        }
+    }
+
+    static int prefetchThreads() {
+        return PREFETCH_THREADS;
+    }
+
+    private void sample() {
+        try {
+            List<JobRun> runs = new ArrayList<>(jobs.values());
+            history.sample(counters(), runs);
+        } catch (RuntimeException e) {
+            LOG.debug("status sample failed: {}", e.toString());
+        }
+    }
+
+    @Override
+    public void close() {
+        jobs.values().forEach(JobRun::stop);
+        if (server != null) {
+            server.close().syncUninterruptibly();
+        }
+        closeQuietly();
+    }
+
+    private void closeQuietly() {
+        ticker.shutdownNow();
+        if (boss != null) {
+            boss.shutdownGracefully(0, 2, TimeUnit.SECONDS).syncUninterruptibly();
+        }
+        if (io != null) {
+            io.shutdownGracefully(0, 2, TimeUnit.SECONDS).syncUninterruptibly();
+        }
+        workers.shutdownNow();
+        try {
+            if (writeBack != null) {
+                writeBack.close();
+            }
+            cache.close();
+            origin.close();
+        } catch (IOException e) {
+            LOG.warn("closing the stores: {}", e.getMessage());
+        }
+        if (embedded != null) {
+            embedded.close();
+        }
+        registry.close();
+    }
+}

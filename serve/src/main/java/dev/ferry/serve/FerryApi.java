@@ -1,0 +1,440 @@
+package dev.ferry.serve;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.ferry.cache.CacheStats;
+import dev.ferry.plan.Manifest;
+import dev.ferry.plan.ManifestJson;
+import dev.ferry.plan.PlanConfig;
+import dev.ferry.plan.World;
+import dev.ferry.store.MeterSnapshot;
+import dev.ferry.store.ObjectKey;
+import dev.ferry.store.ObjectMeta;
+import dev.ferry.writeback.FlushResult;
+import dev.ferry.writeback.WriteBackStats;
+import dev.ferry.writeback.WriteStatus;
+import io.netty.handler.codec.http.DefaultHttpHeaders;
+import io.netty.handler.codec.http.HttpHeaders;
+import io.netty.handler.codec.http.HttpMethod;
+import io.netty.handler.codec.http.HttpResponseStatus;
+import java.io.IOException;
+import java.io.InputStream;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Future;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+/**
+ * ferry's own API under {@code /_ferry/} (see docs/daemon.md): job plans, consumer progress, status, the
+ * write-back fence, Prometheus metrics and the status page. JSON in and out; errors as
+ * {@code {"error": {"code": ..., "message": ...}}}.
+ */
+final class FerryApi {
+    private static final ObjectMapper JSON = new ObjectMapper();
+    private static final Pattern JOB_PATH = Pattern.compile("/_ferry/v1/jobs/([A-Za-z0-9._-]{1,128})/(order|progress)");
+    private static final Pattern JOB_NAME = Pattern.compile("[A-Za-z0-9._-]{1,128}");
+    private static final int MAX_EXPLICIT_KEYS = 1_000_000;
+
+    private final Daemon daemon;
+    private final byte[] page;
+
+    FerryApi(Daemon daemon) {
+        this.daemon = daemon;
+        try (InputStream in = FerryApi.class.getResourceAsStream("status.html")) {
+            this.page = in.readAllBytes();
+        } catch (IOException | NullPointerException e) {
+            throw new IllegalStateException("the status page is missing from the daemon's resources", e);
+        }
+    }
+
+    /** Read-only views anyone who can reach the port may see, even when requests must be signed. */
+    boolean isPublic(HttpMethod method, String path) {
+        return method.equals(HttpMethod.GET)
+                && (path.equals("/_ferry") || path.equals("/_ferry/") || path.equals("/_ferry/metrics") || path.equals("/_ferry/v1/status"));
+    }
+
+    static Reply.Full error(S3Error e) {
+        ObjectNode root = JSON.createObjectNode();
+        root.putObject("error").put("code", e.code()).put("message", e.getMessage());
+        return Reply.json(HttpResponseStatus.valueOf(e.status()), root.toString());
+    }
+
+    Reply handle(HttpMethod method, String path, Map<String, List<String>> query, HttpHeaders headers, byte[] body)
+            throws S3Error, IOException {
+        boolean get = method.equals(HttpMethod.GET);
+        boolean post = method.equals(HttpMethod.POST);
+        if (get && (path.equals("/_ferry") || path.equals("/_ferry/"))) {
+            HttpHeaders h = new DefaultHttpHeaders();
+            h.set("Content-Type", "text/html; charset=utf-8");
+            return new Reply.Full(HttpResponseStatus.OK, h, page, false);
+        }
+        if (get && path.equals("/_ferry/metrics")) {
+            HttpHeaders h = new DefaultHttpHeaders();
+            h.set("Content-Type", "text/plain; version=0.0.4; charset=utf-8");
+            return new Reply.Full(HttpResponseStatus.OK, h, S3Service.utf8(daemon.registry().scrape()), false);
+        }
+        if (get && path.equals("/_ferry/v1/status")) {
+            return Reply.json(HttpResponseStatus.OK, status().toString());
+        }
+        if (post && path.equals("/_ferry/v1/jobs")) {
+            return Reply.json(HttpResponseStatus.OK, register(parse(body)).toString());
+        }
+        if (post && path.equals("/_ferry/v1/flush")) {
+            return flush(query);
+        }
+        Matcher m = JOB_PATH.matcher(path);
+        if (m.matches()) {
+            JobRun run = daemon.jobs().get(m.group(1));
+            if (run == null) {
+                throw new S3Error(404, "NoSuchJob", "no job named '" + m.group(1) + "' is registered");
+            }
+            if (get && m.group(2).equals("order")) {
+                return Reply.json(HttpResponseStatus.OK, order(run.job, query).toString());
+            }
+            if (post && m.group(2).equals("progress")) {
+                progress(run, parse(body));
+                return Reply.json(HttpResponseStatus.OK, "{\"ok\":true}");
+            }
+            throw new S3Error(405, "MethodNotAllowed", method + " is not allowed on " + path);
+        }
+        throw new S3Error(404, "NoSuchEndpoint", "ferry has no API at " + method + " " + path + "; see docs/daemon.md");
+    }
+
+    private static JsonNode parse(byte[] body) throws S3Error {
+        if (body.length == 0) {
+            throw S3Error.badRequest("InvalidJson", "the request needs a JSON body");
+        }
+        try {
+            JsonNode n = JSON.readTree(body);
+            if (n == null || !n.isObject()) {
+                throw S3Error.badRequest("InvalidJson", "the body must be a JSON object");
+            }
+            return n;
+        } catch (com.fasterxml.jackson.core.JsonProcessingException e) {
+            throw S3Error.badRequest("InvalidJson", "the body is not valid JSON: " + e.getOriginalMessage());
+        } catch (IOException e) {
+            throw S3Error.badRequest("InvalidJson", "the body cannot be read as JSON: " + e.getMessage());
+        }
+    }
+
+    private static long number(JsonNode n, String field, long fallback, long min, long max) throws S3Error {
+        JsonNode v = n.get(field);
+        if (v == null || v.isNull()) {
+            if (fallback == Long.MIN_VALUE) {
+                throw S3Error.badRequest("InvalidArgument", field + " is missing");
+            }
+            return fallback;
+        }
+        if (!v.canConvertToLong()) {
+            throw S3Error.badRequest("InvalidArgument", field + " must be a whole number, not " + v);
+        }
+        long x = v.asLong();
+        if (x < min || x > max) {
+            throw S3Error.badRequest("InvalidArgument", field + " must be " + min + " to " + max + ": " + x);
+        }
+        return x;
+    }
+
+    private static long param(Map<String, List<String>> query, String name, long fallback, long min, long max) throws S3Error {
+        List<String> v = query.get(name);
+        if (v == null || v.isEmpty()) {
+            if (fallback == Long.MIN_VALUE) {
+                throw S3Error.badRequest("InvalidArgument", name + " is missing from the query");
+            }
+            return fallback;
+        }
+        try {
+            long x = Long.parseLong(v.get(0));
+            if (x < min || x > max) {
+                throw S3Error.badRequest("InvalidArgument", name + " must be " + min + " to " + max + ": " + x);
+            }
+            return x;
+        } catch (NumberFormatException e) {
+            throw S3Error.badRequest("InvalidArgument", name + " must be a whole number, not '" + v.get(0) + "'");
+        }
+    }
+
+    private ObjectNode register(JsonNode req) throws S3Error, IOException {
+        String name = req.path("job").asText("");
+        if (!JOB_NAME.matcher(name).matches()) {
+            throw S3Error.badRequest("InvalidArgument", "job must be 1 to 128 letters, digits, '.', '_' or '-': '" + name + "'");
+        }
+        int batch = (int) number(req, "batch_size", 1, 1, 1 << 20);
+        Job job;
+        if (req.has("ranks")) {
+            job = Job.explicit(name, explicitRanks(req.get("ranks")), batch);
+        } else {
+            Manifest manifest;
+            if (req.has("manifest")) {
+                manifest = ManifestJson.parse(req.get("manifest"), "manifest");
+            } else if (req.has("manifest_key")) {
+                ObjectKey key = objectKey(req.get("manifest_key").asText(""), "manifest_key");
+                manifest = ManifestJson.read(daemon.reads().readBytes(key, null), key.toString());
+            } else {
+                throw S3Error.badRequest("InvalidArgument", "a job needs manifest, manifest_key or ranks");
+            }
+            JsonNode w = req.path("world");
+            World world;
+            try {
+                world = new World((int) number(w, "nodes", 1, 1, 100_000), (int) number(w, "ranks_per_node", 1, 1, 4096),
+                        (int) number(w, "workers_per_rank", 1, 1, 1024));
+            } catch (IllegalArgumentException e) {
+                throw S3Error.badRequest("InvalidArgument", "world: " + e.getMessage());
+            }
+            int node = (int) number(req, "node", 0, 0, world.nodes() - 1);
+            PlanConfig plan = PlanConfig.DEFAULT.withSeed(number(req, "seed", 0, Long.MIN_VALUE + 1, Long.MAX_VALUE));
+            job = Job.planned(name, manifest, plan, world, node, batch);
+        }
+        JobRun run = daemon.register(job);
+        ObjectNode out = JSON.createObjectNode();
+        out.put("job", name).put("samples", job.samplesPerEpoch()).put("ranks", job.ranks()).put("batch_size", batch)
+                .put("steps_per_epoch", (job.samplesPerEpoch() + job.ranks() - 1) / job.ranks())
+                .put("planned_blocks", run.plannedBlocks());
+        return out;
+    }
+
+    private static ObjectKey objectKey(String bucketAndKey, String field) throws S3Error {
+        int slash = bucketAndKey.indexOf('/');
+        if (slash <= 0 || slash == bucketAndKey.length() - 1) {
+            throw S3Error.badRequest("InvalidArgument", field + " must be bucket/key, not '" + Uris.abbreviate(bucketAndKey) + "'");
+        }
+        return ObjectKey.of(Keys.bucket(bucketAndKey.substring(0, slash)), Keys.check(bucketAndKey.substring(slash + 1)));
+    }
+
+    /** Each rank's keys, with sizes and ETags looked up (HEAD, many at a time). */
+    private List<List<Job.Sample>> explicitRanks(JsonNode ranks) throws S3Error, IOException {
+        if (!ranks.isArray() || ranks.isEmpty()) {
+            throw S3Error.badRequest("InvalidArgument", "ranks must be a non-empty array of arrays of bucket/key");
+        }
+        List<List<ObjectKey>> keys = new ArrayList<>();
+        int total = 0;
+        for (JsonNode rank : ranks) {
+            if (!rank.isArray()) {
+                throw S3Error.badRequest("InvalidArgument", "each entry of ranks must be an array of bucket/key");
+            }
+            List<ObjectKey> mine = new ArrayList<>();
+            for (JsonNode k : rank) {
+                mine.add(objectKey(k.asText(""), "ranks"));
+            }
+            total += mine.size();
+            if (total > MAX_EXPLICIT_KEYS) {
+                throw S3Error.badRequest("InvalidArgument", "ranks may name at most " + MAX_EXPLICIT_KEYS + " keys");
+            }
+            keys.add(mine);
+        }
+        List<List<Future<ObjectMeta>>> heads = new ArrayList<>();
+        try (var pool = java.util.concurrent.Executors.newVirtualThreadPerTaskExecutor()) {
+            java.util.concurrent.Semaphore limit = new java.util.concurrent.Semaphore(32);
+            for (List<ObjectKey> rank : keys) {
+                List<Future<ObjectMeta>> fs = new ArrayList<>();
+                for (ObjectKey k : rank) {
+                    fs.add(pool.submit(() -> {
+                        limit.acquire();
+                        try {
+                            return daemon.reads().head(k);
+                        } finally {
+                            limit.release();
+                        }
+                    }));
+                }
+                heads.add(fs);
+            }
+            List<List<Job.Sample>> out = new ArrayList<>();
+            int index = 0;
+            for (List<Future<ObjectMeta>> rank : heads) {
+                List<Job.Sample> mine = new ArrayList<>();
+                for (Future<ObjectMeta> f : rank) {
+                    ObjectMeta m = f.get();
+                    mine.add(new Job.Sample(index++, m.key(), 0, m.size(), m.etag()));
+                }
+                out.add(mine);
+            }
+            return out;
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new java.io.InterruptedIOException("interrupted while looking up the job's keys");
+        } catch (ExecutionException e) {
+            if (e.getCause() instanceof IOException io) {
+                throw io;
+            }
+            throw new IOException("cannot look up the job's keys: " + e.getCause(), e.getCause());
+        }
+    }
+
+    private static ObjectNode order(Job job, Map<String, List<String>> query) throws S3Error {
+        int epoch = (int) param(query, "epoch", 0, 0, Integer.MAX_VALUE);
+        int rank = (int) param(query, "rank", 0, 0, job.ranks() - 1);
+        int workers = (int) param(query, "workers", 1, 1, 1024);
+        int worker = (int) param(query, "worker", 0, 0, workers - 1);
+        long start = param(query, "start", 0, 0, job.samplesPerEpoch());
+        List<Job.Sample> samples;
+        try {
+            samples = job.order(epoch, rank, worker, workers, start);
+        } catch (IllegalArgumentException e) {
+            throw S3Error.badRequest("InvalidArgument", e.getMessage());
+        }
+        ObjectNode out = JSON.createObjectNode();
+        out.put("job", job.name).put("epoch", epoch).put("rank", rank).put("worker", worker).put("workers", workers)
+                .put("batch_size", job.batchSize());
+        ArrayNode list = out.putArray("samples");
+        for (Job.Sample s : samples) {
+            list.addObject().put("index", s.index()).put("bucket", s.key().bucket()).put("key", s.key().key())
+                    .put("offset", s.offset()).put("length", s.length()).put("etag", s.etag());
+        }
+        return out;
+    }
+
+    private static void progress(JobRun run, JsonNode req) throws S3Error {
+        int epoch = (int) number(req, "epoch", Long.MIN_VALUE, 0, Integer.MAX_VALUE);
+        long position = number(req, "position", Long.MIN_VALUE, 0, Long.MAX_VALUE);
+        long samples = number(req, "samples", 0, 0, Long.MAX_VALUE);
+        number(req, "rank", 0, 0, run.job.ranks() - 1);
+        JsonNode w = req.path("waits_ms");
+        if (!w.isMissingNode() && !w.isArray()) {
+            throw S3Error.badRequest("InvalidArgument", "waits_ms must be an array of milliseconds");
+        }
+        double[] waits = new double[w.size()];
+        for (int i = 0; i < waits.length; i++) {
+            if (!w.get(i).isNumber() || w.get(i).asDouble() < 0) {
+                throw S3Error.badRequest("InvalidArgument", "waits_ms[" + i + "] must be a non-negative number of milliseconds");
+            }
+            waits[i] = w.get(i).asDouble();
+        }
+        run.progress(epoch, position, samples, waits);
+    }
+
+    private Reply flush(Map<String, List<String>> query) throws S3Error, IOException {
+        long timeoutMs = param(query, "timeout_ms", 600_000, 0, 86_400_000);
+        ObjectNode out = JSON.createObjectNode();
+        if (daemon.writeBack() == null) {
+            out.put("complete", true).put("write_back", false).putArray("writes");
+            return Reply.json(HttpResponseStatus.OK, out.toString());
+        }
+        FlushResult r = daemon.writeBack().flush(Duration.ofMillis(timeoutMs));
+        out.put("complete", r.complete()).put("write_back", true).put("first_error", r.firstError());
+        ArrayNode writes = out.putArray("writes");
+        for (WriteStatus s : r.writes()) {
+            writes.addObject().put("bucket", s.key().bucket()).put("key", s.key().key()).put("size", s.size())
+                    .put("durability", s.durability().name().toLowerCase(java.util.Locale.ROOT)).put("error", s.error());
+        }
+        // 200 when everything before the fence is durable; 504 on timeout, 502 when an upload was refused
+        HttpResponseStatus status = r.firstError() != null ? HttpResponseStatus.BAD_GATEWAY
+                : r.complete() ? HttpResponseStatus.OK : HttpResponseStatus.GATEWAY_TIMEOUT;
+        return Reply.json(status, out.toString());
+    }
+
+    // ---- status ------------------------------------------------------------------------------------
+
+    ObjectNode status() {
+        Daemon.Counters now = daemon.counters();
+        ObjectNode root = JSON.createObjectNode();
+        root.putObject("daemon").put("endpoint", daemon.endpoint().toString()).put("upstream", daemon.upstreamDescription())
+                .put("uptime_s", round(daemon.uptimeSeconds(), 1)).put("block_size", daemon.config().blockSize());
+        CacheStats c = now.cache();
+        MeterSnapshot m = now.meter();
+        ObjectNode tiers = root.putObject("tiers");
+        tiers.putObject("local").put("capacity_bytes", daemon.config().cacheSize()).put("resident_bytes", c.residentBytes())
+                .put("resident_blocks", c.residentBlocks()).put("hits", c.hits()).put("misses", c.misses())
+                .put("hit_rate", round(c.hitRate(), 4)).put("hit_rate_bytes", round(c.byteHitRate(), 4))
+                .put("bytes_from_cache", c.bytesFromCache()).put("bytes_from_upstream", c.bytesFromUpstream())
+                .put("prefetched_bytes", c.prefetchedBytes()).put("evicted_capacity", c.evictedCapacity())
+                .put("evicted_corrupt", c.evictedCorrupt()).put("write_failures", c.writeFailures()).put("pass_through", c.passThrough());
+        tiers.putObject("origin").put("egress_bytes", m.egressBytes()).put("requests", m.totalRequests())
+                .put("throttled", m.failures(dev.ferry.store.StoreException.Kind.THROTTLED))
+                .put("cost_usd", round(m.estimatedCostUsd(), 6)).put("first_byte_ms_p50", round(m.firstByteP50Micros() / 1000.0, 2));
+        ServeStats.Snapshot s = daemon.stats().snapshot();
+        root.putObject("serve").put("requests", s.requests()).put("client_errors", s.clientErrors()).put("server_errors", s.serverErrors())
+                .put("zero_copy_bytes", s.zeroCopyBytes()).put("streamed_bytes", s.streamedBytes()).put("cut_streams", s.cutStreams())
+                .put("connections", s.connections()).put("latency_ms_p50", round(s.latencyP50Millis(), 3))
+                .put("latency_ms_p99", round(s.latencyP99Millis(), 3));
+        if (daemon.writeBack() != null) {
+            WriteBackStats w = daemon.writeBack().stats();
+            root.putObject("write_back").put("pending_bytes", w.pendingBytes()).put("pending_objects", w.pendingObjects())
+                    .put("oldest_pending_s", round(w.oldestPendingSeconds(), 1)).put("uploaded_bytes", w.uploadedBytes())
+                    .put("upload_bytes_per_s", round(w.uploadBytesPerSecond(), 0)).put("write_throughs", w.writeThroughs())
+                    .put("failed", w.failed());
+        }
+        ArrayNode jobs = root.putArray("jobs");
+        ObjectNode latest = null;
+        String latestJob = null;
+        long latestAt = Long.MIN_VALUE;
+        for (JobRun run : daemon.jobs().values()) {
+            ObjectNode j = jobs.addObject();
+            Job.Epoch cur = run.current();
+            j.put("job", run.job.name).put("epoch", cur.number).put("position", cur.position)
+                    .put("samples_per_epoch", run.job.samplesPerEpoch()).put("planned_blocks", run.plannedBlocks())
+                    .put("block_position", run.blockPosition());
+            ArrayNode epochs = j.putArray("epochs");
+            List<Job.Epoch> list;
+            synchronized (run.job.epochs) {
+                list = new ArrayList<>(run.job.epochs);
+            }
+            for (Job.Epoch e : list) {
+                ObjectNode en = epochs.addObject();
+                synchronized (run) {
+                    fourNumbers(en, e, e.atEnd != null ? e.atEnd : now);
+                }
+                if (e == cur && e.lastReportNanos > latestAt && e.steps > 0) {
+                    latest = en;
+                    latestJob = run.job.name;
+                    latestAt = e.lastReportNanos;
+                }
+            }
+        }
+        ObjectNode four = root.putObject("four_numbers");
+        if (latest != null) {
+            four.put("job", latestJob);
+            for (String f : List.of("epoch", "samples_per_s", "wait_per_step_ms_p50", "wait_per_step_ms_p99")) {
+                four.set(f, latest.get(f));
+            }
+        }
+        four.put("local_hit_rate", round(c.hitRate(), 4)).put("local_hit_rate_bytes", round(c.byteHitRate(), 4))
+                .put("egress_bytes", m.egressBytes()).put("egress_cost_usd", round(m.estimatedCostUsd(), 6));
+        ArrayNode hist = root.putArray("history");
+        for (History.Point p : daemon.history().points()) {
+            ObjectNode h = hist.addObject();
+            h.put("t", round(p.t(), 1)).put("samples_per_s", round(p.samplesPerSecond(), 1)).put("wait_ms_p50", round(p.waitP50Millis(), 3))
+                    .put("wait_ms_p99", round(p.waitP99Millis(), 3)).put("egress_bytes_per_s", round(p.egressBytesPerSecond(), 0))
+                    .put("egress_bytes", p.egressBytes()).put("egress_cost_usd", round(p.egressCostUsd(), 6));
+            if (Double.isNaN(p.hitRate())) {
+                h.putNull("hit_rate");
+            } else {
+                h.put("hit_rate", round(p.hitRate(), 4));
+            }
+        }
+        return root;
+    }
+
+    /** One epoch's four numbers: the consumers' reports, and the daemon's counters from its start to {@code end}. */
+    private static void fourNumbers(ObjectNode out, Job.Epoch e, Daemon.Counters end) {
+        double seconds = (e.lastReportNanos - e.startNanos) / 1e9;
+        long hits = end.cache().hits() - e.atStart.cache().hits();
+        long misses = end.cache().misses() - e.atStart.cache().misses();
+        long fromCache = end.cache().bytesFromCache() - e.atStart.cache().bytesFromCache();
+        long fromUpstream = end.cache().bytesFromUpstream() - e.atStart.cache().bytesFromUpstream();
+        out.put("epoch", e.number).put("samples", e.samples).put("steps", e.steps)
+                .put("samples_per_s", seconds <= 0 ? 0 : round(e.samples / seconds, 1))
+                .put("wait_per_step_ms_p50", e.steps == 0 ? 0 : round(e.waits.getValueAtPercentile(50) / 1000.0, 3))
+                .put("wait_per_step_ms_p99", e.steps == 0 ? 0 : round(e.waits.getValueAtPercentile(99) / 1000.0, 3))
+                .put("wait_total_s", round(e.waitTotalMicros / 1e6, 3))
+                .put("local_hit_rate", hits + misses == 0 ? 0 : round((double) hits / (hits + misses), 4))
+                .put("local_hit_rate_bytes", fromCache + fromUpstream == 0 ? 0 : round((double) fromCache / (fromCache + fromUpstream), 4))
+                .put("egress_bytes", end.meter().egressBytes() - e.atStart.meter().egressBytes())
+                .put("egress_requests", end.meter().totalRequests() - e.atStart.meter().totalRequests())
+                .put("egress_cost_usd", round(end.meter().estimatedCostUsd() - e.atStart.meter().estimatedCostUsd(), 6));
+    }
+
+    private static double round(double v, int digits) {
+        if (Double.isNaN(v) || Double.isInfinite(v)) {
+            return 0;
+        }
+        double f = Math.pow(10, digits);
+        return Math.round(v * f) / f;
+    }
+}

@@ -1,0 +1,182 @@
+package dev.ferry.serve;
+
+import dev.ferry.cache.BlockId;
+import dev.ferry.plan.EpochPlan;
+import dev.ferry.plan.Manifest;
+import dev.ferry.plan.PlanConfig;
+import dev.ferry.plan.Shard;
+import dev.ferry.plan.World;
+import dev.ferry.store.ObjectKey;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import org.HdrHistogram.Histogram;
+
+/**
+ * A registered job: its plan (a manifest, seed and world; or an explicit ordered list of objects per rank),
+ * the samples each loader worker reads, the blocks this node will read (for prefetch and eviction), and
+ * what its consumers reported: position, samples and wait per step, per epoch. Thread-safe.
+ */
+final class Job {
+    /** One sample to read: an object's byte range, pinned to a version when the ETag is known. */
+    record Sample(int index, ObjectKey key, long offset, long length, String etag) {
+    }
+
+    /** One epoch's record: what the consumers reported, and the daemon-wide counters when it began. */
+    static final class Epoch {
+        final int number;
+        final long startNanos;
+        final Histogram waits = new Histogram(3_600_000_000L, 2); // microseconds
+        final Daemon.Counters atStart;
+        long samples;
+        long steps;
+        long waitTotalMicros;
+        long lastReportNanos;
+        long position;
+        Daemon.Counters atEnd;
+
+        Epoch(int number, long startNanos, Daemon.Counters atStart) {
+            this.number = number;
+            this.startNanos = startNanos;
+            this.atStart = atStart;
+            this.lastReportNanos = startNanos;
+        }
+    }
+
+    final String name;
+    private final Manifest manifest;
+    private final PlanConfig plan;
+    private final World world;
+    private final int node;
+    private final int batchSize;
+    private final List<List<Sample>> explicit;
+    private final Map<Integer, EpochPlan> plans = new LinkedHashMap<>(4, 0.75f, true) {
+        @Override
+        protected boolean removeEldestEntry(Map.Entry<Integer, EpochPlan> eldest) {
+            return size() > 2;
+        }
+    };
+    final List<Epoch> epochs = new ArrayList<>();
+
+    private Job(String name, Manifest manifest, PlanConfig plan, World world, int node, int batchSize, List<List<Sample>> explicit) {
+        this.name = name;
+        this.manifest = manifest;
+        this.plan = plan;
+        this.world = world;
+        this.node = node;
+        this.batchSize = batchSize;
+        this.explicit = explicit;
+    }
+
+    static Job planned(String name, Manifest manifest, PlanConfig plan, World world, int node, int batchSize) {
+        return new Job(name, manifest, plan, world, node, batchSize, null);
+    }
+
+    /** A job reading whole objects in a given order per rank, every epoch alike. */
+    static Job explicit(String name, List<List<Sample>> ranks, int batchSize) {
+        return new Job(name, null, null, new World(1, ranks.size(), 1), 0, batchSize, ranks);
+    }
+
+    int ranks() {
+        return world.ranks();
+    }
+
+    int batchSize() {
+        return batchSize;
+    }
+
+    long samplesPerEpoch() {
+        return manifest != null ? manifest.totalSamples() : explicit.stream().mapToLong(List::size).sum();
+    }
+
+    private synchronized EpochPlan epochPlan(int epoch) {
+        return plans.computeIfAbsent(epoch, e -> EpochPlan.of(manifest, plan, e));
+    }
+
+    private Sample sample(EpochPlan p, int s) {
+        Shard shard = manifest.shards().get(p.shardOf(s));
+        int i = p.indexInShard(s);
+        long from = shard.sampleOffset(i);
+        return new Sample(s, shard.key(), from, shard.sampleOffset(i + 1) - from, shard.etag());
+    }
+
+    /** What worker {@code worker} of {@code workers} of a rank reads, in order: batches dealt round robin. */
+    List<Sample> order(int epoch, int rank, int worker, int workers, long start) {
+        if (rank < 0 || rank >= ranks()) {
+            throw new IllegalArgumentException("rank must be 0 to " + (ranks() - 1) + ": " + rank);
+        }
+        if (manifest != null) {
+            EpochPlan p = epochPlan(epoch);
+            List<Sample> out = new ArrayList<>();
+            for (int s : p.workerSamples(rank, ranks(), worker, workers, batchSize, start)) {
+                out.add(sample(p, s));
+            }
+            return out;
+        }
+        if (workers < 1 || worker < 0 || worker >= workers) {
+            throw new IllegalArgumentException("worker must be 0 to " + (workers - 1) + ": " + worker);
+        }
+        List<Sample> mine = explicit.get(rank);
+        List<Sample> out = new ArrayList<>();
+        for (int batch = worker; (long) batch * batchSize < mine.size(); batch += workers) {
+            out.addAll(mine.subList(batch * batchSize, Math.min(mine.size(), (batch + 1) * batchSize)));
+        }
+        return out;
+    }
+
+    /** A planned block read of this node, with the object's size (to fetch whole blocks). */
+    record PlannedBlock(BlockId block, long objectSize) {
+    }
+
+    /**
+     * The blocks this node reads in an epoch, in order (its ranks step by step), and where each step starts
+     * in that list: {@code stepStart[t]} is the index of step t's first block.
+     */
+    record NodeFuture(List<PlannedBlock> blocks, int[] stepStart) {
+        int indexOfPosition(long position, int ranks) {
+            long step = position / ranks;
+            return step >= stepStart.length ? blocks.size() : stepStart[(int) step];
+        }
+    }
+
+    NodeFuture nodeFuture(int epoch, int blockSize) {
+        List<PlannedBlock> blocks = new ArrayList<>();
+        int ranksPerNode = world.ranksPerNode();
+        int steps;
+        if (manifest != null) {
+            steps = epochPlan(epoch).steps(0, ranks());
+        } else {
+            steps = explicit.stream().mapToInt(List::size).max().orElse(0);
+        }
+        int[] stepStart = new int[steps];
+        EpochPlan p = manifest != null ? epochPlan(epoch) : null;
+        for (int t = 0; t < steps; t++) {
+            stepStart[t] = blocks.size();
+            for (int local = 0; local < ranksPerNode; local++) {
+                int rank = node * ranksPerNode + local;
+                Sample s;
+                long objectSize;
+                if (p != null) {
+                    int sample = p.sampleAt((long) t * ranks() + rank);
+                    s = sample(p, sample);
+                    objectSize = manifest.shards().get(p.shardOf(sample)).size();
+                } else {
+                    List<Sample> mine = explicit.get(rank);
+                    if (t >= mine.size()) {
+                        continue;
+                    }
+                    s = mine.get(t);
+                    objectSize = s.length();
+                }
+                if (s.length() == 0) {
+                    continue;
+                }
+                for (long b = s.offset() / blockSize; b <= (s.offset() + s.length() - 1) / blockSize; b++) {
+                    blocks.add(new PlannedBlock(new BlockId(s.key(), s.etag(), b), objectSize));
+                }
+            }
+        }
+        return new NodeFuture(blocks, stepStart);
+    }
+}

@@ -1,0 +1,478 @@
+package dev.ferry.serve;
+
+import dev.ferry.cache.CachingStore;
+import dev.ferry.store.BucketOperations;
+import dev.ferry.store.ByteRange;
+import dev.ferry.store.CompletedPart;
+import dev.ferry.store.GetRequest;
+import dev.ferry.store.ListPage;
+import dev.ferry.store.ListRequest;
+import dev.ferry.store.MultipartUpload;
+import dev.ferry.store.ObjectContent;
+import dev.ferry.store.ObjectKey;
+import dev.ferry.store.ObjectMeta;
+import dev.ferry.store.ObjectStore;
+import dev.ferry.store.PutBody;
+import dev.ferry.writeback.Durability;
+import dev.ferry.writeback.WriteBackStore;
+import dev.ferry.writeback.WriteStatus;
+import io.netty.handler.codec.http.DefaultHttpHeaders;
+import io.netty.handler.codec.http.HttpHeaders;
+import io.netty.handler.codec.http.HttpMethod;
+import io.netty.handler.codec.http.HttpResponseStatus;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.time.Instant;
+import java.time.ZoneOffset;
+import java.time.format.DateTimeFormatter;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import org.w3c.dom.Element;
+
+/**
+ * The S3 operations, blocking, on a request whose body (if any) has been received and checked. Reads go
+ * through the local tier ({@link CachingStore}); writes go through it to the object store and drop the
+ * key's cached blocks. Thread-safe.
+ */
+final class S3Service {
+    static final int MAX_KEYS = 1000;
+    private static final DateTimeFormatter HTTP_DATE = DateTimeFormatter.RFC_1123_DATE_TIME.withZone(ZoneOffset.UTC);
+    private static final DateTimeFormatter ISO = DateTimeFormatter.ofPattern("yyyy-MM-dd'T'HH:mm:ss.SSS'Z'").withZone(ZoneOffset.UTC);
+
+    /** A request the daemon has parsed: bucket and key decoded and checked, query decoded. */
+    record Request(HttpMethod method, String bucket, String key, Map<String, List<String>> query, HttpHeaders headers,
+            RequestBody body) {
+        String param(String name) {
+            List<String> v = query.get(name);
+            return v == null || v.isEmpty() ? null : v.get(0);
+        }
+
+        boolean has(String name) {
+            return query.containsKey(name);
+        }
+    }
+
+    private final CachingStore cache;
+    private final BucketOperations buckets;
+    private final WriteBackStore writeBack;
+    private final ObjectStore front;
+
+    /**
+     * @param writeBack when not null, PUTs are acknowledged once on local disk and uploaded in the background,
+     *                  and reads of keys not yet uploaded are served from it
+     */
+    S3Service(CachingStore cache, BucketOperations buckets, WriteBackStore writeBack) {
+        this.cache = cache;
+        this.buckets = buckets;
+        this.writeBack = writeBack;
+        this.front = writeBack != null ? writeBack : cache;
+    }
+
+
+    Reply handle(Request r) throws S3Error, IOException {
+        HttpMethod m = r.method();
+        if (r.bucket() == null) {
+            if (m.equals(HttpMethod.GET)) {
+                return listBuckets();
+            }
+            throw S3Error.notImplemented(m + " /");
+        }
+        if (r.key() == null) {
+            return bucketOperation(r);
+        }
+        ObjectKey key = ObjectKey.of(r.bucket(), r.key());
+        if (m.equals(HttpMethod.GET) || m.equals(HttpMethod.HEAD)) {
+            for (String unsupported : List.of("acl", "tagging", "attributes", "legal-hold", "retention", "torrent", "uploadId")) {
+                if (r.has(unsupported)) {
+                    throw S3Error.notImplemented(m + " object ?" + unsupported);
+                }
+            }
+            return getObject(r, key, m.equals(HttpMethod.HEAD));
+        }
+        if (m.equals(HttpMethod.PUT)) {
+            if (r.headers().contains("x-amz-copy-source")) {
+                throw S3Error.notImplemented("CopyObject / UploadPartCopy");
+            }
+            if (r.has("uploadId") || r.has("partNumber")) {
+                return uploadPart(r, key);
+            }
+            for (String unsupported : List.of("acl", "tagging", "retention", "legal-hold")) {
+                if (r.has(unsupported)) {
+                    throw S3Error.notImplemented("PUT object ?" + unsupported);
+                }
+            }
+            return putObject(r, key);
+        }
+        if (m.equals(HttpMethod.POST)) {
+            if (r.has("uploads")) {
+                MultipartUpload u = front.startMultipart(key);
+                return Reply.xml(HttpResponseStatus.OK, new Xml().openRoot("InitiateMultipartUploadResult")
+                        .element("Bucket", key.bucket()).element("Key", key.key()).element("UploadId", u.uploadId())
+                        .close("InitiateMultipartUploadResult"));
+            }
+            if (r.has("uploadId")) {
+                return completeMultipart(r, key);
+            }
+            throw S3Error.notImplemented("POST object without ?uploads or ?uploadId");
+        }
+        if (m.equals(HttpMethod.DELETE)) {
+            if (r.has("uploadId")) {
+                front.abortMultipart(new MultipartUpload(key, uploadId(r)));
+                return Reply.empty(HttpResponseStatus.NO_CONTENT);
+            }
+            front.delete(key);
+            return Reply.empty(HttpResponseStatus.NO_CONTENT);
+        }
+        throw S3Error.notImplemented(m + " object");
+    }
+
+    // ---- buckets -----------------------------------------------------------------------------------
+
+    private Reply listBuckets() throws S3Error, IOException {
+        if (buckets == null) {
+            throw S3Error.notImplemented("ListBuckets on this upstream");
+        }
+        Xml x = new Xml().openRoot("ListAllMyBucketsResult").open("Owner").element("ID", "ferry").element("DisplayName", "ferry")
+                .close("Owner").open("Buckets");
+        for (String b : buckets.listBuckets()) {
+            // the stores ferry fronts do not report creation dates; the epoch stands for "unknown"
+            x.open("Bucket").element("Name", b).element("CreationDate", ISO.format(Instant.EPOCH)).close("Bucket");
+        }
+        return Reply.xml(HttpResponseStatus.OK, x.close("Buckets").close("ListAllMyBucketsResult"));
+    }
+
+    private Reply bucketOperation(Request r) throws S3Error, IOException {
+        HttpMethod m = r.method();
+        if (m.equals(HttpMethod.PUT) && r.query().isEmpty()) {
+            if (buckets == null) {
+                throw S3Error.notImplemented("CreateBucket on this upstream");
+            }
+            buckets.createBucket(r.bucket());
+            HttpHeaders h = new DefaultHttpHeaders();
+            h.set("Location", "/" + r.bucket());
+            return new Reply.Full(HttpResponseStatus.OK, h, new byte[0], false);
+        }
+        if (m.equals(HttpMethod.HEAD) && r.query().isEmpty()) {
+            front.list(new ListRequest(r.bucket(), "", null, null, 1));
+            return new Reply.Full(HttpResponseStatus.OK, new DefaultHttpHeaders(), new byte[0], true);
+        }
+        if (m.equals(HttpMethod.GET)) {
+            if (r.has("location")) {
+                front.list(new ListRequest(r.bucket(), "", null, null, 1));
+                return Reply.xml(HttpResponseStatus.OK, new Xml().openRoot("LocationConstraint").close("LocationConstraint"));
+            }
+            for (String unsupported : List.of("acl", "policy", "versioning", "lifecycle", "cors", "tagging", "uploads", "versions",
+                    "website", "logging", "notification", "replication", "encryption", "object-lock")) {
+                if (r.has(unsupported)) {
+                    throw S3Error.notImplemented("GET bucket ?" + unsupported);
+                }
+            }
+            return list(r);
+        }
+        if (m.equals(HttpMethod.POST) && r.has("delete")) {
+            return deleteObjects(r);
+        }
+        if (m.equals(HttpMethod.DELETE) && r.query().isEmpty()) {
+            throw S3Error.notImplemented("DeleteBucket");
+        }
+        throw S3Error.notImplemented(m + " bucket" + (r.query().isEmpty() ? "" : " ?" + String.join("&", r.query().keySet())));
+    }
+
+    private Reply list(Request r) throws S3Error, IOException {
+        boolean v2 = "2".equals(r.param("list-type"));
+        if (r.has("list-type") && !v2) {
+            throw S3Error.invalidArgument("list-type must be 2");
+        }
+        String prefix = r.param("prefix") == null ? "" : r.param("prefix");
+        String delimiter = r.param("delimiter");
+        if (delimiter != null && delimiter.isEmpty()) {
+            delimiter = null;
+        }
+        int maxKeys = MAX_KEYS;
+        if (r.param("max-keys") != null) {
+            try {
+                maxKeys = Integer.parseInt(r.param("max-keys"));
+            } catch (NumberFormatException e) {
+                throw S3Error.invalidArgument("max-keys must be a number, not '" + r.param("max-keys") + "'");
+            }
+            if (maxKeys < 0) {
+                throw S3Error.invalidArgument("max-keys must not be negative: " + maxKeys);
+            }
+            maxKeys = Math.min(maxKeys, MAX_KEYS);
+        }
+        String encoding = r.param("encoding-type");
+        if (encoding != null && !encoding.equals("url")) {
+            throw S3Error.invalidArgument("encoding-type must be url, not '" + encoding + "'");
+        }
+        boolean url = encoding != null;
+        String token = v2 ? r.param("continuation-token") : null;
+        String after = v2 ? r.param("start-after") : r.param("marker");
+        if (token != null && token.isEmpty()) {
+            throw S3Error.invalidArgument("continuation-token must not be empty");
+        }
+        String storeToken = token;
+        String resumeAfter = ContinuationTokens.parse(token);
+        if (resumeAfter != null) {
+            storeToken = null;
+            after = after == null || resumeAfter.compareTo(after) > 0 ? resumeAfter : after;
+        }
+        // Collect one page: the store's pages, skipping keys up to start-after/marker (which the store API
+        // does not take): a page may need several of the store's pages.
+        List<ObjectMeta> objects = new ArrayList<>();
+        List<String> prefixes = new ArrayList<>();
+        String next = storeToken;
+        boolean truncated = false;
+        String lastSeen = null;
+        while (maxKeys > 0) {
+            ListPage page = front.list(new ListRequest(r.bucket(), prefix, delimiter, next, MAX_KEYS));
+            List<String> pagePrefixes = new ArrayList<>(page.commonPrefixes());
+            int pi = 0;
+            int oi = 0;
+            List<ObjectMeta> pageObjects = page.objects();
+            // merge objects and prefixes in key order, as S3 counts them together against max-keys
+            while ((oi < pageObjects.size() || pi < pagePrefixes.size()) && objects.size() + prefixes.size() < maxKeys) {
+                boolean takeObject = pi >= pagePrefixes.size()
+                        || (oi < pageObjects.size() && pageObjects.get(oi).key().key().compareTo(pagePrefixes.get(pi)) < 0);
+                String name = takeObject ? pageObjects.get(oi).key().key() : pagePrefixes.get(pi);
+                if (after == null || name.compareTo(after) > 0) {
+                    if (takeObject) {
+                        objects.add(pageObjects.get(oi));
+                    } else {
+                        prefixes.add(name);
+                    }
+                }
+                lastSeen = name;
+                if (takeObject) {
+                    oi++;
+                } else {
+                    pi++;
+                }
+            }
+            boolean pageLeft = oi < pageObjects.size() || pi < pagePrefixes.size();
+            if (pageLeft) {
+                truncated = true;
+                next = null; // resume after lastSeen
+                break;
+            }
+            if (!page.isTruncated()) {
+                break;
+            }
+            next = page.nextToken();
+            if (objects.size() + prefixes.size() >= maxKeys) {
+                truncated = true;
+                break;
+            }
+        }
+        // A continuation token the store gave resumes exactly; otherwise resume after the last key listed.
+        String nextToken = truncated ? (next != null ? next : ContinuationTokens.after(lastSeen)) : null;
+        Xml x = new Xml().openRoot("ListBucketResult").element("Name", r.bucket()).element("Prefix", enc(prefix, url))
+                .element("MaxKeys", maxKeys).element("Delimiter", delimiter == null ? null : enc(delimiter, url))
+                .element("IsTruncated", truncated);
+        if (url) {
+            x.element("EncodingType", "url");
+        }
+        if (v2) {
+            x.element("KeyCount", objects.size() + prefixes.size()).element("ContinuationToken", token)
+                    .element("NextContinuationToken", nextToken)
+                    .element("StartAfter", r.param("start-after") == null ? null : enc(r.param("start-after"), url));
+        } else {
+            x.element("Marker", after == null ? "" : enc(after, url));
+            if (truncated) {
+                x.element("NextMarker", enc(lastSeen, url));
+            }
+        }
+        for (ObjectMeta o : objects) {
+            x.open("Contents").element("Key", enc(o.key().key(), url)).element("LastModified", ISO.format(o.lastModified()))
+                    .element("ETag", quote(o.etag())).element("Size", o.size()).element("StorageClass", "STANDARD").close("Contents");
+        }
+        for (String p : prefixes) {
+            x.open("CommonPrefixes").element("Prefix", enc(p, url)).close("CommonPrefixes");
+        }
+        return Reply.xml(HttpResponseStatus.OK, x.close("ListBucketResult"));
+    }
+
+    private static String enc(String s, boolean url) {
+        return url ? Uris.encode(s, false) : s;
+    }
+
+    private Reply deleteObjects(Request r) throws S3Error, IOException {
+        Element root = Xml.parse(r.body().bytes(), "Delete");
+        boolean quiet = "true".equalsIgnoreCase(Xml.text(root, "Quiet"));
+        List<Element> objects = Xml.children(root, "Object");
+        if (objects.size() > 1000) {
+            throw S3Error.badRequest("MalformedXML", "a Delete request may name at most 1000 objects, not " + objects.size());
+        }
+        Xml x = new Xml().openRoot("DeleteResult");
+        for (Element o : objects) {
+            String k = Xml.text(o, "Key");
+            if (k == null || k.isEmpty()) {
+                throw S3Error.badRequest("MalformedXML", "an Object in a Delete request has no Key");
+            }
+            try {
+                front.delete(ObjectKey.of(r.bucket(), Keys.check(k)));
+                if (!quiet) {
+                    x.open("Deleted").element("Key", k).close("Deleted");
+                }
+            } catch (S3Error e) {
+                x.open("Error").element("Key", k).element("Code", e.code()).element("Message", e.getMessage()).close("Error");
+            } catch (IOException e) {
+                S3Error s = S3Error.from(e);
+                x.open("Error").element("Key", k).element("Code", s.code()).element("Message", s.getMessage()).close("Error");
+            }
+        }
+        return Reply.xml(HttpResponseStatus.OK, x.close("DeleteResult"));
+    }
+
+    // ---- objects -----------------------------------------------------------------------------------
+
+    private Reply getObject(Request r, ObjectKey key, boolean head) throws S3Error, IOException {
+        ObjectMeta meta = front.head(key);
+        String ifMatch = r.headers().get("If-Match");
+        if (ifMatch != null && !etagMatches(ifMatch, meta.etag())) {
+            throw new S3Error(412, "PreconditionFailed", "If-Match " + ifMatch + " does not match " + key + "'s ETag " + quote(meta.etag()));
+        }
+        HttpHeaders h = objectHeaders(meta);
+        String ifNoneMatch = r.headers().get("If-None-Match");
+        if (ifNoneMatch != null && etagMatches(ifNoneMatch, meta.etag())) {
+            return new Reply.Full(HttpResponseStatus.NOT_MODIFIED, h, new byte[0], true);
+        }
+        ByteRange range = Ranges.parse(r.headers().get("Range"), meta.size(), key);
+        HttpResponseStatus status = HttpResponseStatus.OK;
+        if (range != null) {
+            status = HttpResponseStatus.PARTIAL_CONTENT;
+            h.set("Content-Range", "bytes " + range.offset() + "-" + (range.end() - 1) + "/" + meta.size());
+        }
+        long length = range != null ? range.length() : meta.size();
+        h.set("Content-Length", length);
+        if (head || length == 0) {
+            return new Reply.Full(status, h, new byte[0], true);
+        }
+        GetRequest get = new GetRequest(key, range, meta.etag());
+        if (writeBack == null || !writeBack.holdsLocally(key)) {
+            CachingStore.ResidentRead resident = cache.openResident(get);
+            if (resident != null) {
+                return new Reply.Files(status, h, resident);
+            }
+        }
+        ObjectContent content = front.get(get);
+        return new Reply.Streamed(status, h, content);
+    }
+
+    private static boolean etagMatches(String header, String etag) {
+        for (String candidate : header.split(",")) {
+            String c = candidate.trim();
+            if (c.equals("*") || ObjectMeta.stripQuotes(c.startsWith("W/") ? c.substring(2) : c).equals(etag)) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    private static HttpHeaders objectHeaders(ObjectMeta meta) {
+        HttpHeaders h = new DefaultHttpHeaders();
+        h.set("ETag", quote(meta.etag()));
+        h.set("Last-Modified", HTTP_DATE.format(meta.lastModified()));
+        h.set("Accept-Ranges", "bytes");
+        // the stores behind ferry keep no content type: every object is served as bytes
+        h.set("Content-Type", "application/octet-stream");
+        return h;
+    }
+
+    static String quote(String etag) {
+        return "\"" + etag + "\"";
+    }
+
+    private Reply putObject(Request r, ObjectKey key) throws S3Error, IOException {
+        RequestBody body = requireBody(r);
+        PutBody data = PutBody.ofFile(body.file());
+        HttpHeaders h = new DefaultHttpHeaders();
+        if (writeBack != null && !"through".equals(r.headers().get("x-ferry-write"))) {
+            WriteStatus w = writeBack.write(key, data);
+            h.set("ETag", quote(w.durability() == Durability.DURABLE ? front.head(key).etag() : "local-" + w.sequence()));
+            h.set("x-ferry-durability", w.durability() == Durability.DURABLE ? "durable" : "local");
+        } else {
+            h.set("ETag", quote(front.put(key, data).etag()));
+            h.set("x-ferry-durability", "durable");
+        }
+        return new Reply.Full(HttpResponseStatus.OK, h, new byte[0], false);
+    }
+
+    private static RequestBody requireBody(Request r) throws S3Error {
+        if (r.body() == null) {
+            throw new S3Error(411, "MissingContentLength", "the request has no body; send Content-Length");
+        }
+        return r.body();
+    }
+
+    private static String uploadId(Request r) throws S3Error {
+        String id = r.param("uploadId");
+        if (id == null || id.isEmpty() || id.length() > 1024) {
+            throw S3Error.invalidArgument("uploadId is missing or too long");
+        }
+        for (int i = 0; i < id.length(); i++) {
+            char c = id.charAt(i);
+            if (c < 0x21 || c > 0x7e || c == '/' || c == '\\') {
+                throw new S3Error(404, "NoSuchUpload", "no such upload: the uploadId holds a character no upload id has");
+            }
+        }
+        return id;
+    }
+
+    private Reply uploadPart(Request r, ObjectKey key) throws S3Error, IOException {
+        String id = uploadId(r);
+        int part = partNumber(r.param("partNumber"));
+        RequestBody body = requireBody(r);
+        CompletedPart done = front.uploadPart(new MultipartUpload(key, id), part, PutBody.ofFile(body.file()));
+        HttpHeaders h = new DefaultHttpHeaders();
+        h.set("ETag", quote(done.etag()));
+        return new Reply.Full(HttpResponseStatus.OK, h, new byte[0], false);
+    }
+
+    private static int partNumber(String text) throws S3Error {
+        int n;
+        try {
+            n = Integer.parseInt(text == null ? "" : text);
+        } catch (NumberFormatException e) {
+            throw S3Error.invalidArgument("partNumber must be a number from 1 to " + CompletedPart.MAX_PARTS + ", not '" + text + "'");
+        }
+        if (n < 1 || n > CompletedPart.MAX_PARTS) {
+            throw S3Error.invalidArgument("partNumber must be 1 to " + CompletedPart.MAX_PARTS + ": " + n);
+        }
+        return n;
+    }
+
+    private Reply completeMultipart(Request r, ObjectKey key) throws S3Error, IOException {
+        String id = uploadId(r);
+        Element root = Xml.parse(requireBody(r).bytes(), "CompleteMultipartUpload");
+        List<Element> partElements = Xml.children(root, "Part");
+        if (partElements.isEmpty()) {
+            throw S3Error.badRequest("MalformedXML", "CompleteMultipartUpload names no parts");
+        }
+        if (partElements.size() > CompletedPart.MAX_PARTS) {
+            throw S3Error.badRequest("MalformedXML", "CompleteMultipartUpload names more than " + CompletedPart.MAX_PARTS + " parts");
+        }
+        List<CompletedPart> parts = new ArrayList<>(partElements.size());
+        int previous = 0;
+        for (Element p : partElements) {
+            int n = partNumber(Xml.text(p, "PartNumber"));
+            String etag = Xml.text(p, "ETag");
+            if (etag == null || etag.isEmpty()) {
+                throw S3Error.badRequest("MalformedXML", "part " + n + " has no ETag");
+            }
+            if (n <= previous) {
+                throw S3Error.badRequest("InvalidPartOrder", "parts must be listed in ascending order: " + n + " after " + previous);
+            }
+            previous = n;
+            parts.add(new CompletedPart(n, ObjectMeta.stripQuotes(etag)));
+        }
+        ObjectMeta meta = front.completeMultipart(new MultipartUpload(key, id), parts);
+        return Reply.xml(HttpResponseStatus.OK, new Xml().openRoot("CompleteMultipartUploadResult")
+                .element("Location", "/" + key.bucket() + "/" + key.key()).element("Bucket", key.bucket()).element("Key", key.key())
+                .element("ETag", quote(meta.etag())).close("CompleteMultipartUploadResult"));
+    }
+
+    static byte[] utf8(String s) {
+        return s.getBytes(StandardCharsets.UTF_8);
+    }
+}

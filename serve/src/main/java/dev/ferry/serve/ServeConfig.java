@@ -1,0 +1,209 @@
+package dev.ferry.serve;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.dataformat.yaml.YAMLFactory;
+import dev.ferry.sim.Sizes;
+import java.io.IOException;
+import java.net.URI;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Iterator;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.Set;
+
+/**
+ * Everything {@code ferry serve} is told, by flag or by YAML file: the two use the same keys (a flag
+ * {@code --cache-size} is the key {@code cache-size}); flags win over the file. Defaults are pinned by
+ * a test and listed in docs/configuration.md.
+ *
+ * @param upstream    an S3 endpoint URL ({@code https://s3.us-east-1.amazonaws.com}), or null
+ * @param storeRoot   a folder used as the object store (buckets are its subfolders), or null
+ * @param dataDir     with neither, the embedded store's folder (served with {@code profile})
+ * @param writeBack   PUTs are acknowledged once on local disk and uploaded in the background
+ */
+public record ServeConfig(
+        String bind,
+        int port,
+        URI upstream,
+        Path storeRoot,
+        Path dataDir,
+        String profile,
+        Path cacheDir,
+        long cacheSize,
+        int blockSize,
+        long prefetchBytes,
+        String accessKey,
+        String secretKey,
+        boolean insecure,
+        boolean writeBack,
+        long writeBackQuota,
+        int maxHeaderBytes,
+        long maxXmlBytes,
+        long maxObjectBytes) {
+
+    /** The keys a config file may hold. */
+    public static final Set<String> KEYS = Set.of("bind", "port", "upstream", "store-root", "data-dir", "profile", "cache-dir",
+            "cache-size", "block-size", "prefetch-bytes", "access-key", "secret-key", "insecure", "write-back", "write-back-quota",
+            "max-header-bytes", "max-xml-bytes", "max-object-bytes");
+
+    public static ServeConfig defaults() {
+        Path home = Path.of(System.getProperty("user.home"), ".ferry");
+        return new ServeConfig("127.0.0.1", 9099, null, null, home.resolve("data"), "cloud", home.resolve("cache"), 10L << 30,
+                4 << 20, 256L << 20, null, null, false, false, 8L << 30, 16 * 1024, 1L << 20, 5L << 30);
+    }
+
+    /** Checks what no single field can: a bind address beyond loopback needs credentials or --insecure. */
+    public void validate() {
+        if (upstream != null && storeRoot != null) {
+            throw new IllegalArgumentException("give --upstream or --store-root, not both");
+        }
+        if (port < 0 || port > 65535) {
+            throw new IllegalArgumentException("port must be 0 to 65535: " + port);
+        }
+        if ((accessKey == null) != (secretKey == null)) {
+            throw new IllegalArgumentException("access-key and secret-key must be given together");
+        }
+        if (!isLoopback(bind) && accessKey == null && !insecure) {
+            throw new IllegalArgumentException("binding " + bind + " exposes the daemon beyond this machine: configure "
+                    + "credentials (access-key and secret-key, checked as AWS Signature V4) or pass --insecure");
+        }
+        if (cacheSize < 0 || prefetchBytes < 0 || writeBackQuota < 1) {
+            throw new IllegalArgumentException("cache-size and prefetch-bytes must not be negative, write-back-quota must be positive");
+        }
+        if (maxHeaderBytes < 1024 || maxXmlBytes < 1024 || maxObjectBytes < 1) {
+            throw new IllegalArgumentException("max-header-bytes and max-xml-bytes must be at least 1 KiB");
+        }
+    }
+
+    static boolean isLoopback(String bind) {
+        return bind.equals("127.0.0.1") || bind.equals("localhost") || bind.equals("::1") || bind.startsWith("127.");
+    }
+
+    /** The settings as key/value text, as a config file would hold them (secrets hidden). */
+    public Map<String, String> describe() {
+        Map<String, String> m = new LinkedHashMap<>();
+        m.put("bind", bind);
+        m.put("port", Integer.toString(port));
+        m.put("upstream", upstream == null ? "" : upstream.toString());
+        m.put("store-root", storeRoot == null ? "" : storeRoot.toString());
+        m.put("data-dir", dataDir.toString());
+        m.put("profile", profile);
+        m.put("cache-dir", cacheDir.toString());
+        m.put("cache-size", Sizes.format(cacheSize));
+        m.put("block-size", Sizes.format(blockSize));
+        m.put("prefetch-bytes", Sizes.format(prefetchBytes));
+        m.put("access-key", accessKey == null ? "" : accessKey);
+        m.put("secret-key", secretKey == null ? "" : "(set)");
+        m.put("insecure", Boolean.toString(insecure));
+        m.put("write-back", Boolean.toString(writeBack));
+        m.put("write-back-quota", Sizes.format(writeBackQuota));
+        m.put("max-header-bytes", Integer.toString(maxHeaderBytes));
+        m.put("max-xml-bytes", Sizes.format(maxXmlBytes));
+        m.put("max-object-bytes", Sizes.format(maxObjectBytes));
+        return m;
+    }
+
+    /** Applies {@code key: value} settings (from a file or from flags) over this config. */
+    public ServeConfig with(Map<String, String> settings) {
+        ServeConfig c = this;
+        for (Map.Entry<String, String> e : settings.entrySet()) {
+            c = c.with(e.getKey(), e.getValue());
+        }
+        return c;
+    }
+
+    private ServeConfig with(String key, String v) {
+        String b = bind;
+        int p = port;
+        URI up = upstream;
+        Path root = storeRoot;
+        Path data = dataDir;
+        String prof = profile;
+        Path cd = cacheDir;
+        long cs = cacheSize;
+        int bs = blockSize;
+        long pf = prefetchBytes;
+        String ak = accessKey;
+        String sk = secretKey;
+        boolean ins = insecure;
+        boolean wb = writeBack;
+        long wbq = writeBackQuota;
+        int mh = maxHeaderBytes;
+        long mx = maxXmlBytes;
+        long mo = maxObjectBytes;
+        try {
+            switch (key) {
+                case "bind" -> b = v;
+                case "port" -> p = Integer.parseInt(v.trim());
+                case "upstream" -> up = v.isBlank() ? null : upstreamUri(v.trim());
+                case "store-root" -> root = v.isBlank() ? null : Path.of(v.trim());
+                case "data-dir" -> data = Path.of(v.trim());
+                case "profile" -> prof = v.trim();
+                case "cache-dir" -> cd = Path.of(v.trim());
+                case "cache-size" -> cs = Sizes.parse(v.trim());
+                case "block-size" -> bs = Math.toIntExact(Sizes.parse(v.trim()));
+                case "prefetch-bytes" -> pf = Sizes.parse(v.trim());
+                case "access-key" -> ak = v.isBlank() ? null : v.trim();
+                case "secret-key" -> sk = v.isBlank() ? null : v.trim();
+                case "insecure" -> ins = bool(key, v);
+                case "write-back" -> wb = bool(key, v);
+                case "write-back-quota" -> wbq = Sizes.parse(v.trim());
+                case "max-header-bytes" -> mh = Math.toIntExact(Sizes.parse(v.trim()));
+                case "max-xml-bytes" -> mx = Sizes.parse(v.trim());
+                case "max-object-bytes" -> mo = Sizes.parse(v.trim());
+                default -> throw new IllegalArgumentException("unknown setting '" + key + "'; known: " + String.join(", ", new java.util.TreeSet<>(KEYS)));
+            }
+        } catch (NumberFormatException | ArithmeticException e) {
+            throw new IllegalArgumentException(key + " must be a number (sizes may say 64MiB), not '" + v + "'");
+        }
+        return new ServeConfig(b, p, up, root, data, prof, cd, cs, bs, pf, ak, sk, ins, wb, wbq, mh, mx, mo);
+    }
+
+    private static boolean bool(String key, String v) {
+        return switch (v.trim().toLowerCase(java.util.Locale.ROOT)) {
+            case "true", "yes", "on", "1" -> true;
+            case "false", "no", "off", "0" -> false;
+            default -> throw new IllegalArgumentException(key + " must be true or false, not '" + v + "'");
+        };
+    }
+
+    private static URI upstreamUri(String v) {
+        URI u = URI.create(v);
+        if (u.getScheme() == null || !(u.getScheme().equals("http") || u.getScheme().equals("https")) || u.getHost() == null) {
+            throw new IllegalArgumentException("upstream must be an http:// or https:// URL, not '" + v + "'");
+        }
+        return u;
+    }
+
+    /** Reads a YAML file of {@code key: value} lines (the keys of {@link #KEYS}). */
+    public static Map<String, String> readFile(Path file) throws IOException {
+        JsonNode root;
+        try {
+            root = new ObjectMapper(new YAMLFactory()).readTree(Files.readAllBytes(file));
+        } catch (java.nio.file.NoSuchFileException e) {
+            throw new IOException(file + ": no such file");
+        } catch (com.fasterxml.jackson.core.JsonProcessingException e) {
+            throw new IOException(file + ": not valid YAML (" + e.getOriginalMessage() + ")");
+        }
+        Map<String, String> out = new LinkedHashMap<>();
+        if (root == null || root.isNull()) {
+            return out;
+        }
+        if (!root.isObject()) {
+            throw new IOException(file + ": expected key: value settings");
+        }
+        for (Iterator<Map.Entry<String, JsonNode>> it = root.fields(); it.hasNext(); ) {
+            Map.Entry<String, JsonNode> e = it.next();
+            if (!KEYS.contains(e.getKey())) {
+                throw new IOException(file + ": unknown setting '" + e.getKey() + "'; known: " + String.join(", ", new java.util.TreeSet<>(KEYS)));
+            }
+            if (!e.getValue().isValueNode()) {
+                throw new IOException(file + ": " + e.getKey() + " must be a single value");
+            }
+            out.put(e.getKey(), e.getValue().asText());
+        }
+        return out;
+    }
+}
