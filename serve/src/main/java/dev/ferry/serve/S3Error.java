@@ -35,8 +35,12 @@ final class S3Error extends Exception {
         return new S3Error(400, "InvalidArgument", message);
     }
 
+    /**
+     * An operation ferry does not implement. S3 answers 501, but SDKs retry 5xx answers, and this request can
+     * never succeed: ferry answers 400 with S3's code.
+     */
     static S3Error notImplemented(String what) {
-        return new S3Error(501, "NotImplemented", what + " is not implemented by ferry");
+        return new S3Error(400, "NotImplemented", what + " is not implemented by ferry");
     }
 
     /** The S3 error for a store failure. */

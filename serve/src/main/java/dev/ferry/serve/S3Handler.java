@@ -60,6 +60,9 @@ final class S3Handler extends ChannelInboundHandlerAdapter {
     private boolean keepAlive;
     private boolean head;
     private long startNanos;
+    /** True from a request's last byte until its reply is written: pipelined requests wait in {@code queued}. */
+    private boolean busy;
+    private final java.util.ArrayDeque<Object> queued = new java.util.ArrayDeque<>();
 
     /** Where a request goes: an S3 bucket/key, or ferry's own API. */
     record Route(boolean api, String rawPath, String rawQuery, Map<String, List<String>> query, String bucket, String key) {
@@ -80,11 +83,21 @@ final class S3Handler extends ChannelInboundHandlerAdapter {
     public void channelInactive(ChannelHandlerContext ctx) throws Exception {
         context.stats().connectionClosed();
         discardBody();
+        queued.forEach(io.netty.util.ReferenceCountUtil::release);
+        queued.clear();
         super.channelInactive(ctx);
     }
 
     @Override
     public void channelRead(ChannelHandlerContext ctx, Object msg) {
+        if (busy || !queued.isEmpty()) {
+            queued.add(msg); // a pipelined request: served after the one in progress
+            return;
+        }
+        process(ctx, msg);
+    }
+
+    private void process(ChannelHandlerContext ctx, Object msg) {
         try {
             if (msg instanceof HttpRequest r) {
                 onRequest(ctx, r);
@@ -175,6 +188,7 @@ final class S3Handler extends ChannelInboundHandlerAdapter {
             return; // already answered (an error mid-body)
         }
         ctx.channel().config().setAutoRead(false);
+        busy = true;
         if (failed == null && body != null) {
             try {
                 body.finish();
@@ -226,6 +240,7 @@ final class S3Handler extends ChannelInboundHandlerAdapter {
 
     private void respondError(ChannelHandlerContext ctx, S3Error e) {
         ctx.channel().config().setAutoRead(false);
+        busy = true;
         Reply reply = route != null && route.api() ? FerryApi.error(e) : Reply.error(e, route == null ? null : route.rawPath(), requestId, head);
         if (route == null || !route.api()) {
             context.stats().error(e.status());
@@ -343,7 +358,13 @@ final class S3Handler extends ChannelInboundHandlerAdapter {
             context.stats().latency(elapsed);
             if (close || !f.isSuccess()) {
                 f.channel().close();
-            } else {
+                return;
+            }
+            busy = false;
+            while (!busy && !queued.isEmpty()) {
+                process(f.channel().pipeline().context(this), queued.poll());
+            }
+            if (!busy) {
                 f.channel().config().setAutoRead(true);
                 f.channel().read();
             }

@@ -1,0 +1,45 @@
+package dev.ferry.serve;
+
+import java.io.IOException;
+import java.net.URI;
+import java.nio.file.Path;
+import java.util.Map;
+import software.amazon.awssdk.auth.credentials.AwsBasicCredentials;
+import software.amazon.awssdk.auth.credentials.StaticCredentialsProvider;
+import software.amazon.awssdk.http.apache.ApacheHttpClient;
+import software.amazon.awssdk.regions.Region;
+import software.amazon.awssdk.services.s3.S3Client;
+
+/** A daemon over a folder store on a free loopback port, and clients for it. */
+final class DaemonFixture implements AutoCloseable {
+    final Path root;
+    final Daemon daemon;
+
+    DaemonFixture(Path dir, Map<String, String> settings) throws IOException {
+        this.root = dir.resolve("store");
+        java.nio.file.Files.createDirectories(root.resolve("data"));
+        ServeConfig config = ServeConfig.defaults().with(Map.of("store-root", root.toString(), "cache-dir", dir.resolve("cache").toString(),
+                "port", "0", "cache-size", "1GiB", "block-size", "1MiB")).with(settings);
+        this.daemon = Daemon.start(config);
+    }
+
+    URI endpoint() {
+        return daemon.endpoint();
+    }
+
+    /** The AWS SDK for Java v2 as a user would set it up for ferry: path-style, default checksums. */
+    S3Client sdk(String accessKey, String secretKey) {
+        return S3Client.builder().endpointOverride(endpoint()).forcePathStyle(true).region(Region.US_EAST_1)
+                .credentialsProvider(StaticCredentialsProvider.create(AwsBasicCredentials.create(accessKey, secretKey)))
+                .httpClientBuilder(ApacheHttpClient.builder()).build();
+    }
+
+    ServeStats.Snapshot stats() {
+        return daemon.stats().snapshot();
+    }
+
+    @Override
+    public void close() {
+        daemon.close();
+    }
+}

@@ -1,0 +1,139 @@
+package dev.ferry.serve;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.Map;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import software.amazon.awssdk.auth.credentials.AwsBasicCredentials;
+import software.amazon.awssdk.auth.credentials.StaticCredentialsProvider;
+import software.amazon.awssdk.core.sync.RequestBody;
+import software.amazon.awssdk.regions.Region;
+import software.amazon.awssdk.services.s3.S3Client;
+import software.amazon.awssdk.services.s3.model.S3Exception;
+import software.amazon.awssdk.services.s3.presigner.S3Presigner;
+
+/**
+ * With credentials configured, every request must carry a valid AWS Signature V4: the SDK's signed requests
+ * (signed chunks for uploads over plain HTTP) and presigned URLs pass; a wrong secret, an unsigned request
+ * or a tampered body does not.
+ */
+class SignatureTest {
+    @TempDir
+    static Path dir;
+    static DaemonFixture ferry;
+
+    @BeforeAll
+    static void start() throws Exception {
+        ferry = new DaemonFixture(dir, Map.of("access-key", "AKFERRYTEST", "secret-key", "s3cr3t/key+value"));
+    }
+
+    @AfterAll
+    static void stop() {
+        ferry.close();
+    }
+
+    @Test
+    void theRightKeyWorksForReadsWritesAndMultipart() {
+        try (S3Client s3 = ferry.sdk("AKFERRYTEST", "s3cr3t/key+value")) {
+            byte[] data = new byte[3 << 20];
+            new java.util.Random(5).nextBytes(data);
+            s3.putObject(b -> b.bucket("data").key("signed/a b+c.bin"), RequestBody.fromBytes(data));
+            assertThat(s3.getObjectAsBytes(b -> b.bucket("data").key("signed/a b+c.bin")).asByteArray()).isEqualTo(data);
+            assertThat(s3.listObjectsV2(b -> b.bucket("data").prefix("signed/")).contents()).hasSize(1);
+            String id = s3.createMultipartUpload(b -> b.bucket("data").key("signed/mp")).uploadId();
+            String etag = s3.uploadPart(b -> b.bucket("data").key("signed/mp").uploadId(id).partNumber(1), RequestBody.fromBytes(data)).eTag();
+            s3.completeMultipartUpload(b -> b.bucket("data").key("signed/mp").uploadId(id)
+                    .multipartUpload(m -> m.parts(p -> p.partNumber(1).eTag(etag))));
+            assertThat(s3.headObject(b -> b.bucket("data").key("signed/mp")).contentLength()).isEqualTo(data.length);
+        }
+    }
+
+    @Test
+    void aWrongSecretOrAnUnknownKeyIsRefused() {
+        try (S3Client s3 = ferry.sdk("AKFERRYTEST", "wrong")) {
+            assertThatThrownBy(() -> s3.listObjectsV2(b -> b.bucket("data"))).isInstanceOfSatisfying(S3Exception.class, e -> {
+                assertThat(e.statusCode()).isEqualTo(403);
+                assertThat(e.awsErrorDetails().errorCode()).isEqualTo("SignatureDoesNotMatch");
+            });
+            assertThatThrownBy(() -> s3.putObject(b -> b.bucket("data").key("nope"), RequestBody.fromString("x")))
+                    .isInstanceOfSatisfying(S3Exception.class, e -> assertThat(e.statusCode()).isEqualTo(403));
+        }
+        try (S3Client s3 = ferry.sdk("SOMEONEELSE", "s3cr3t/key+value")) {
+            assertThatThrownBy(() -> s3.listObjectsV2(b -> b.bucket("data"))).isInstanceOfSatisfying(S3Exception.class,
+                    e -> assertThat(e.awsErrorDetails().errorCode()).isEqualTo("InvalidAccessKeyId"));
+        }
+    }
+
+    @Test
+    void unsignedRequestsAreRefusedButTheStatusPageIsPublic() throws Exception {
+        try (HttpClient http = HttpClient.newHttpClient()) {
+            HttpResponse<String> r = http.send(HttpRequest.newBuilder(ferry.endpoint().resolve("/data/x")).build(),
+                    HttpResponse.BodyHandlers.ofString());
+            assertThat(r.statusCode()).isEqualTo(403);
+            assertThat(r.body()).contains("<Code>AccessDenied</Code>");
+            HttpResponse<String> job = http.send(HttpRequest.newBuilder(ferry.endpoint().resolve("/_ferry/v1/jobs"))
+                    .POST(HttpRequest.BodyPublishers.ofString("{}")).build(), HttpResponse.BodyHandlers.ofString());
+            assertThat(job.statusCode()).isEqualTo(403);
+            HttpResponse<String> status = http.send(HttpRequest.newBuilder(ferry.endpoint().resolve("/_ferry/v1/status")).build(),
+                    HttpResponse.BodyHandlers.ofString());
+            assertThat(status.statusCode()).isEqualTo(200);
+        }
+    }
+
+    @Test
+    void presignedUrlsWorkUntilTheyExpire() throws Exception {
+        try (S3Client s3 = ferry.sdk("AKFERRYTEST", "s3cr3t/key+value")) {
+            s3.putObject(b -> b.bucket("data").key("shared.txt"), RequestBody.fromString("presigned hello"));
+        }
+        try (S3Presigner presigner = S3Presigner.builder().endpointOverride(ferry.endpoint()).region(Region.US_EAST_1)
+                .serviceConfiguration(software.amazon.awssdk.services.s3.S3Configuration.builder().pathStyleAccessEnabled(true).build())
+                .credentialsProvider(StaticCredentialsProvider.create(AwsBasicCredentials.create("AKFERRYTEST", "s3cr3t/key+value")))
+                .build(); HttpClient http = HttpClient.newHttpClient()) {
+            URI url = presigner.presignGetObject(p -> p.signatureDuration(Duration.ofMinutes(5))
+                    .getObjectRequest(g -> g.bucket("data").key("shared.txt"))).url().toURI();
+            HttpResponse<String> ok = http.send(HttpRequest.newBuilder(url).build(), HttpResponse.BodyHandlers.ofString());
+            assertThat(ok.statusCode()).isEqualTo(200);
+            assertThat(ok.body()).isEqualTo("presigned hello");
+            URI tampered = URI.create(url.toString().replace("shared.txt", "other.txt"));
+            assertThat(http.send(HttpRequest.newBuilder(tampered).build(), HttpResponse.BodyHandlers.ofString()).statusCode()).isEqualTo(403);
+        }
+    }
+
+    @Test
+    void aBodyThatDoesNotMatchItsSignedDigestIsRefused() throws Exception {
+        // sign a PUT for one body with the SDK's signer, then send another body under the same headers
+        var signer = software.amazon.awssdk.http.auth.aws.signer.AwsV4HttpSigner.create();
+        var request = software.amazon.awssdk.http.SdkHttpFullRequest.builder().method(software.amazon.awssdk.http.SdkHttpMethod.PUT)
+                .uri(ferry.endpoint().resolve("/data/tamper.txt")).putHeader("Content-Length", "5").build();
+        var signed = signer.sign(r -> r.request(request).payload(software.amazon.awssdk.http.ContentStreamProvider.fromUtf8String("hello"))
+                .identity(AwsBasicCredentials.create("AKFERRYTEST", "s3cr3t/key+value"))
+                .putProperty(software.amazon.awssdk.http.auth.aws.signer.AwsV4HttpSigner.SERVICE_SIGNING_NAME, "s3")
+                .putProperty(software.amazon.awssdk.http.auth.aws.signer.AwsV4HttpSigner.REGION_NAME, "us-east-1")
+                .putProperty(software.amazon.awssdk.http.auth.aws.signer.AwsV4HttpSigner.PAYLOAD_SIGNING_ENABLED, true));
+        HttpRequest.Builder b = HttpRequest.newBuilder(ferry.endpoint().resolve("/data/tamper.txt"));
+        signed.request().headers().forEach((k, v) -> {
+            if (!k.equalsIgnoreCase("Host") && !k.equalsIgnoreCase("Content-Length")) {
+                v.forEach(x -> b.header(k, x));
+            }
+        });
+        try (HttpClient http = HttpClient.newHttpClient()) {
+            HttpResponse<String> bad = http.send(b.copy().PUT(HttpRequest.BodyPublishers.ofString("HELLO")).build(),
+                    HttpResponse.BodyHandlers.ofString());
+            assertThat(bad.statusCode()).isEqualTo(400);
+            assertThat(bad.body()).contains("XAmzContentSHA256Mismatch");
+            HttpResponse<String> good = http.send(b.copy().PUT(HttpRequest.BodyPublishers.ofString("hello")).build(),
+                    HttpResponse.BodyHandlers.ofString());
+            assertThat(good.statusCode()).isEqualTo(200);
+        }
+    }
+}
