@@ -251,7 +251,7 @@ public final class Daemon implements AutoCloseable {
         if (old != null) {
             old.stop();
         }
-        run.startEpoch(0);
+        run.startEpoch(1);
         return run;
     }
 

@@ -67,6 +67,14 @@ final class FerryApi {
 
     Reply handle(HttpMethod method, String path, Map<String, List<String>> query, HttpHeaders headers, byte[] body)
             throws S3Error, IOException {
+        try {
+            return route(method, path, query, body);
+        } catch (IllegalArgumentException e) {
+            throw S3Error.badRequest("InvalidArgument", e.getMessage());
+        }
+    }
+
+    private Reply route(HttpMethod method, String path, Map<String, List<String>> query, byte[] body) throws S3Error, IOException {
         boolean get = method.equals(HttpMethod.GET);
         boolean post = method.equals(HttpMethod.POST);
         if (get && (path.equals("/_ferry") || path.equals("/_ferry/"))) {
@@ -268,7 +276,7 @@ final class FerryApi {
     }
 
     private static ObjectNode order(Job job, Map<String, List<String>> query) throws S3Error {
-        int epoch = (int) param(query, "epoch", 0, 0, Integer.MAX_VALUE);
+        int epoch = (int) param(query, "epoch", 1, 1, Integer.MAX_VALUE);
         int rank = (int) param(query, "rank", 0, 0, job.ranks() - 1);
         int workers = (int) param(query, "workers", 1, 1, 1024);
         int worker = (int) param(query, "worker", 0, 0, workers - 1);
@@ -291,7 +299,7 @@ final class FerryApi {
     }
 
     private static void progress(JobRun run, JsonNode req) throws S3Error {
-        int epoch = (int) number(req, "epoch", Long.MIN_VALUE, 0, Integer.MAX_VALUE);
+        int epoch = (int) number(req, "epoch", Long.MIN_VALUE, 1, Integer.MAX_VALUE);
         long position = number(req, "position", Long.MIN_VALUE, 0, Long.MAX_VALUE);
         long samples = number(req, "samples", 0, 0, Long.MAX_VALUE);
         number(req, "rank", 0, 0, run.job.ranks() - 1);

@@ -1,0 +1,149 @@
+package dev.ferry.serve;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.ferry.plan.Manifest;
+import dev.ferry.plan.ManifestJson;
+import dev.ferry.plan.Shard;
+import dev.ferry.store.ObjectKey;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+import java.util.Set;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * ferry's own API: a job registers its plan, loader workers ask for their samples, consumers report
+ * progress and waits, and the daemon prefetches ahead of the position and reports the four numbers.
+ */
+class PlanApiTest {
+    private static final ObjectMapper JSON = new ObjectMapper();
+
+    private static JsonNode call(HttpClient http, URI uri, String method, String body) throws Exception {
+        HttpRequest.Builder b = HttpRequest.newBuilder(uri);
+        b = body == null ? b.method(method, HttpRequest.BodyPublishers.noBody())
+                : b.method(method, HttpRequest.BodyPublishers.ofString(body)).header("Content-Type", "application/json");
+        HttpResponse<String> r = http.send(b.build(), HttpResponse.BodyHandlers.ofString());
+        assertThat(r.statusCode()).as("%s %s: %s", method, uri, r.body()).isEqualTo(200);
+        return JSON.readTree(r.body());
+    }
+
+    @Test
+    void aRegisteredPlanIsServedPrefetchedAndMeasured(@TempDir Path dir) throws Exception {
+        // 8 shards of 16 samples of 64 KiB: 8 MiB, 1 MiB blocks
+        try (DaemonFixture ferry = new DaemonFixture(dir, Map.of("prefetch-bytes", "4MiB"));
+                HttpClient http = HttpClient.newHttpClient()) {
+            List<Shard> shards = new ArrayList<>();
+            Random random = new Random(1);
+            for (int i = 0; i < 8; i++) {
+                byte[] data = new byte[16 * 65536];
+                random.nextBytes(data);
+                Files.write(ferry.root.resolve("data/shard-" + i + ".bin"), data);
+                ObjectKey key = ObjectKey.of("data", "shard-" + i + ".bin");
+                shards.add(new Shard(key, data.length, ferry.daemon.cache().head(key).etag(), 16));
+            }
+            Path manifestFile = dir.resolve("manifest.json");
+            ManifestJson.write(new Manifest(shards), "test", manifestFile);
+            Files.copy(manifestFile, ferry.root.resolve("data/manifest.json"));
+            URI api = ferry.endpoint().resolve("/_ferry/v1/");
+            JsonNode reg = call(http, api.resolve("jobs"), "POST", "{\"job\":\"train\",\"manifest_key\":\"data/manifest.json\",\"seed\":7,"
+                    + "\"world\":{\"nodes\":1,\"ranks_per_node\":2,\"workers_per_rank\":1},\"batch_size\":4}");
+            long missesAtRegistration = ferry.daemon.cache().stats().misses(); // the manifest's read
+            assertThat(reg.get("samples").asInt()).isEqualTo(128);
+            assertThat(reg.get("steps_per_epoch").asInt()).isEqualTo(64);
+
+            // two workers of rank 0 together read the rank's samples, each batch by one worker, round robin
+            List<Integer> rank = indexes(call(http, api.resolve("jobs/train/order?epoch=1&rank=0"), "GET", null));
+            List<Integer> w0 = indexes(call(http, api.resolve("jobs/train/order?epoch=1&rank=0&worker=0&workers=2"), "GET", null));
+            List<Integer> w1 = indexes(call(http, api.resolve("jobs/train/order?epoch=1&rank=0&worker=1&workers=2"), "GET", null));
+            assertThat(rank).hasSize(64);
+            List<Integer> dealt = new ArrayList<>();
+            for (int batch = 0; batch < 16; batch++) {
+                List<Integer> from = batch % 2 == 0 ? w0 : w1;
+                dealt.addAll(from.subList((batch / 2) * 4, (batch / 2) * 4 + 4));
+            }
+            assertThat(dealt).isEqualTo(rank);
+            List<Integer> other = indexes(call(http, api.resolve("jobs/train/order?epoch=1&rank=1"), "GET", null));
+            Set<Integer> all = new HashSet<>(rank);
+            all.addAll(other);
+            assertThat(all).hasSize(128);
+            List<Integer> nextEpoch = indexes(call(http, api.resolve("jobs/train/order?epoch=2&rank=0"), "GET", null));
+            assertThat(nextEpoch).isNotEqualTo(rank);
+
+            // the prefetcher fetches ahead of position 0 without any read: 4 MiB of planned blocks
+            long deadline = System.nanoTime() + 10_000_000_000L;
+            while (ferry.daemon.cache().stats().prefetchedBytes() < (4L << 20) && System.nanoTime() < deadline) {
+                Thread.sleep(50);
+            }
+            assertThat(ferry.daemon.cache().stats().prefetchedBytes()).isGreaterThanOrEqualTo(4L << 20);
+            assertThat(ferry.daemon.cache().stats().misses()).as("prefetch is not counted as a reader's miss")
+                    .isEqualTo(missesAtRegistration);
+
+            // a consumer reads its first samples (hits: prefetched) and reports its waits
+            JsonNode first = call(http, api.resolve("jobs/train/order?epoch=1&rank=0"), "GET", null).get("samples");
+            for (int i = 0; i < 4; i++) {
+                JsonNode s = first.get(i);
+                HttpResponse<byte[]> r = http.send(HttpRequest.newBuilder(ferry.endpoint().resolve("/data/" + s.get("key").asText()))
+                        .header("Range", "bytes=" + s.get("offset").asLong() + "-" + (s.get("offset").asLong() + s.get("length").asLong() - 1))
+                        .build(), HttpResponse.BodyHandlers.ofByteArray());
+                assertThat(r.statusCode()).isEqualTo(206);
+                assertThat(r.body()).hasSize(65536);
+            }
+            call(http, api.resolve("jobs/train/progress"), "POST",
+                    "{\"rank\":0,\"epoch\":1,\"position\":8,\"samples\":8,\"waits_ms\":[12.5, 0.5]}");
+            JsonNode status = call(http, api.resolve("status"), "GET", null);
+            JsonNode epoch = status.get("jobs").get(0).get("epochs").get(0);
+            assertThat(epoch.get("samples").asLong()).isEqualTo(8);
+            assertThat(epoch.get("steps").asLong()).isEqualTo(2);
+            assertThat(epoch.get("wait_per_step_ms_p99").asDouble()).isBetween(12.0, 13.0);
+            assertThat(epoch.get("local_hit_rate").asDouble()).isEqualTo(1.0);
+            assertThat(status.get("four_numbers").get("job").asText()).isEqualTo("train");
+            assertThat(status.get("four_numbers").get("egress_bytes").asLong()).isGreaterThanOrEqualTo(4L << 20);
+
+            // a report from the next epoch opens it
+            call(http, api.resolve("jobs/train/progress"), "POST", "{\"rank\":0,\"epoch\":2,\"position\":2,\"samples\":2,\"waits_ms\":[1]}");
+            JsonNode later = call(http, api.resolve("status"), "GET", null).get("jobs").get(0);
+            assertThat(later.get("epoch").asInt()).isEqualTo(2);
+            assertThat(later.get("epochs")).hasSize(2);
+
+            HttpResponse<String> metrics = http.send(HttpRequest.newBuilder(ferry.endpoint().resolve("/_ferry/metrics")).build(),
+                    HttpResponse.BodyHandlers.ofString());
+            assertThat(metrics.body()).contains("ferry_loader_wait_seconds").contains("ferry_cache_requests_total");
+            HttpResponse<String> page = http.send(HttpRequest.newBuilder(ferry.endpoint().resolve("/_ferry/")).build(),
+                    HttpResponse.BodyHandlers.ofString());
+            assertThat(page.body()).contains("<title>ferry status</title>");
+        }
+    }
+
+    @Test
+    void anExplicitKeyListPerRank(@TempDir Path dir) throws Exception {
+        try (DaemonFixture ferry = new DaemonFixture(dir, Map.of()); HttpClient http = HttpClient.newHttpClient()) {
+            for (String k : List.of("a", "b", "c")) {
+                Files.writeString(ferry.root.resolve("data/" + k), k.repeat(10));
+            }
+            URI api = ferry.endpoint().resolve("/_ferry/v1/");
+            call(http, api.resolve("jobs"), "POST", "{\"job\":\"eval\",\"ranks\":[[\"data/c\",\"data/a\"],[\"data/b\"]]}");
+            JsonNode order = call(http, api.resolve("jobs/eval/order?rank=0"), "GET", null).get("samples");
+            assertThat(order.get(0).get("key").asText()).isEqualTo("c");
+            assertThat(order.get(1).get("key").asText()).isEqualTo("a");
+            assertThat(order.get(1).get("length").asLong()).isEqualTo(10);
+        }
+    }
+
+    private static List<Integer> indexes(JsonNode order) {
+        List<Integer> out = new ArrayList<>();
+        order.get("samples").forEach(s -> out.add(s.get("index").asInt()));
+        return out;
+    }
+}

@@ -1,0 +1,52 @@
+package dev.ferry.serve;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** The daemon's settings: documented defaults, one key per flag in the YAML file, and the bind-address rule. */
+class ServeConfigTest {
+    @Test
+    void defaultsAreTheDocumentedOnes() {
+        Map<String, String> d = ServeConfig.defaults().describe();
+        assertThat(d).containsEntry("bind", "127.0.0.1").containsEntry("port", "9099").containsEntry("upstream", "")
+                .containsEntry("store-root", "").containsEntry("profile", "cloud").containsEntry("cache-size", "10.0 GiB")
+                .containsEntry("block-size", "4.0 MiB").containsEntry("prefetch-bytes", "256.0 MiB").containsEntry("insecure", "false")
+                .containsEntry("write-back", "false").containsEntry("write-back-quota", "8.0 GiB").containsEntry("max-header-bytes", "16384")
+                .containsEntry("max-xml-bytes", "1.0 MiB").containsEntry("max-object-bytes", "5.0 GiB");
+        assertThat(d.get("cache-dir")).endsWith(".ferry/cache");
+        assertThat(d.get("data-dir")).endsWith(".ferry/data");
+        assertThat(d.keySet()).containsExactlyInAnyOrderElementsOf(ServeConfig.KEYS);
+    }
+
+    @Test
+    void aYamlFileUsesTheFlagsNames(@TempDir Path dir) throws Exception {
+        Path file = dir.resolve("ferry.yaml");
+        Files.writeString(file, "cache-size: 500GiB\nport: 9100\nstore-root: /data/corpus\nwrite-back: true\n");
+        ServeConfig c = ServeConfig.defaults().with(ServeConfig.readFile(file));
+        assertThat(c.cacheSize()).isEqualTo(500L << 30);
+        assertThat(c.port()).isEqualTo(9100);
+        assertThat(c.storeRoot()).isEqualTo(Path.of("/data/corpus"));
+        assertThat(c.writeBack()).isTrue();
+        Files.writeString(file, "cache_size: 1GiB\n");
+        assertThatThrownBy(() -> ServeConfig.readFile(file)).hasMessageContaining("unknown setting 'cache_size'");
+        Files.writeString(file, "port: lots\n");
+        assertThatThrownBy(() -> ServeConfig.defaults().with(ServeConfig.readFile(file))).hasMessageContaining("port must be a number");
+    }
+
+    @Test
+    void bindingBeyondLoopbackNeedsCredentialsOrInsecure() {
+        ServeConfig open = ServeConfig.defaults().with(Map.of("bind", "0.0.0.0"));
+        assertThatThrownBy(open::validate).hasMessageContaining("configure credentials").hasMessageContaining("--insecure");
+        open.with(Map.of("insecure", "true")).validate();
+        open.with(Map.of("access-key", "a", "secret-key", "b")).validate();
+        assertThatThrownBy(() -> ServeConfig.defaults().with(Map.of("access-key", "a")).validate())
+                .hasMessageContaining("given together");
+        assertThatThrownBy(() -> ServeConfig.defaults().with(Map.of("upstream", "ftp://x"))).hasMessageContaining("http:// or https://");
+    }
+}
