@@ -308,8 +308,13 @@ public final class Daemon implements AutoCloseable {
         }
     }
 
+    private final java.util.concurrent.atomic.AtomicBoolean closed = new java.util.concurrent.atomic.AtomicBoolean();
+
     @Override
     public void close() {
+        if (!closed.compareAndSet(false, true)) {
+            return;
+        }
         jobs.values().forEach(JobRun::stop);
         if (server != null) {
             server.close().syncUninterruptibly();
