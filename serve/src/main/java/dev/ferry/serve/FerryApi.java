@@ -202,7 +202,7 @@ final class FerryApi {
         JobRun run = daemon.register(job);
         ObjectNode out = JSON.createObjectNode();
         out.put("job", name).put("samples", job.samplesPerEpoch()).put("ranks", job.ranks()).put("batch_size", batch)
-                .put("steps_per_epoch", (job.samplesPerEpoch() + job.ranks() - 1) / job.ranks())
+                .put("steps_per_epoch", ((job.samplesPerEpoch() + job.ranks() - 1) / job.ranks() + batch - 1) / batch)
                 .put("planned_blocks", run.plannedBlocks());
         return out;
     }

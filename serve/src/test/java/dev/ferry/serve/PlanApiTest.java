@@ -61,7 +61,7 @@ class PlanApiTest {
                     + "\"world\":{\"nodes\":1,\"ranks_per_node\":2,\"workers_per_rank\":1},\"batch_size\":4}");
             long missesAtRegistration = ferry.daemon.cache().stats().misses(); // the manifest's read
             assertThat(reg.get("samples").asInt()).isEqualTo(128);
-            assertThat(reg.get("steps_per_epoch").asInt()).isEqualTo(64);
+            assertThat(reg.get("steps_per_epoch").asInt()).isEqualTo(16); // 64 samples per rank in batches of 4
 
             // two workers of rank 0 together read the rank's samples, each batch by one worker, round robin
             List<Integer> rank = indexes(call(http, api.resolve("jobs/train/order?epoch=1&rank=0"), "GET", null));

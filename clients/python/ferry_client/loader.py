@@ -1,0 +1,281 @@
+"""Reading a job's samples in plan order, and telling the daemon how long the training loop waited.
+
+``Samples`` asks the daemon for a loader worker's order and reads the samples a few ahead on a small
+thread pool, yielding them in order. ``StepReporter`` measures the wait of each training step and
+sends it to the daemon in batches, so the daemon is not asked once per step.
+"""
+
+import collections
+import concurrent.futures
+import logging
+import threading
+import time
+
+from .errors import FerryError
+
+log = logging.getLogger("ferry_client")
+
+
+class Samples:
+    """The bytes of a loader worker's samples for one epoch, in plan order.
+
+    Epochs count from 1, as the daemon's do. The order comes from the daemon
+    (``client.order(job, epoch, rank, worker, workers, start)``) when
+    iteration starts, or from ``plan`` (a list of sample dicts with ``bucket``, ``key`` and optionally
+    ``offset``, ``length``, ``etag``) when given. Up to ``prefetch`` samples are read ahead on
+    ``threads`` threads (default ``min(prefetch, 8)``); each read names the sample's ETag, so a changed
+    object fails instead of mixing versions. With ``meta=True`` it yields ``(sample, data)`` pairs.
+    A read that fails raises its FerryError where that sample would have been yielded.
+    """
+
+    def __init__(self, client, job=None, epoch=1, rank=0, worker=0, workers=1, start=0, prefetch=8,
+                 threads=None, plan=None, meta=False):
+        if plan is None and job is None:
+            raise ValueError("Samples needs a job (to ask the daemon for its order) or an explicit plan.")
+        if not isinstance(prefetch, int) or prefetch < 1:
+            raise ValueError(f"prefetch must be a positive integer, not {prefetch!r}.")
+        self.client = client
+        self.job = job
+        self.epoch = epoch
+        self.rank = rank
+        self.worker = worker
+        self.workers = workers
+        self.start = start
+        self.prefetch = prefetch
+        self.threads = threads or min(prefetch, 8)
+        self.meta = meta
+        self._plan = list(plan) if plan is not None else None
+
+    @property
+    def plan(self):
+        """The sample dicts this iterator reads, in order (asked of the daemon on first use)."""
+        if self._plan is None:
+            self._plan = self.client.order(self.job, self.epoch, self.rank, self.worker, self.workers,
+                                           self.start)
+        return self._plan
+
+    def __len__(self):
+        return len(self.plan)
+
+    def _read(self, sample):
+        return self.client.get(sample["bucket"], sample["key"], sample.get("offset"), sample.get("length"),
+                               sample.get("etag"))
+
+    def __iter__(self):
+        plan = self.plan
+        pool = concurrent.futures.ThreadPoolExecutor(self.threads, thread_name_prefix="ferry-read")
+        ahead = collections.deque()
+        try:
+            following = iter(plan)
+            for sample in following:
+                ahead.append((sample, pool.submit(self._read, sample)))
+                if len(ahead) >= self.prefetch:
+                    break
+            while ahead:
+                sample, future = ahead.popleft()
+                data = future.result()
+                nxt = next(following, None)
+                if nxt is not None:
+                    ahead.append((nxt, pool.submit(self._read, nxt)))
+                yield (sample, data) if self.meta else data
+        finally:
+            for _, future in ahead:
+                future.cancel()
+            pool.shutdown(wait=False, cancel_futures=True)
+
+
+class _Step:
+    """One measured wait: ``with reporter.wait() as step: batch = next(it)``.
+
+    Inside the block, set ``step.samples`` when the batch is not ``batch_size`` long (the last one),
+    or ``step.position`` to report the job's position yourself. A block that raises (StopIteration at
+    the end of the epoch) is not counted.
+    """
+
+    def __init__(self, reporter):
+        self._reporter = reporter
+        self.samples = None
+        self.position = None
+        self._t0 = None
+
+    def __enter__(self):
+        self._t0 = self._reporter._clock()
+        return self
+
+    def __exit__(self, exc_type, exc, tb):
+        if exc_type is None:
+            waited_ms = (self._reporter._clock() - self._t0) * 1000.0
+            self._reporter.step(waited_ms, self.samples, self.position)
+        return False
+
+
+class StepReporter:
+    """Measures the training loop's wait for each step and reports it to the daemon in batches.
+
+    ::
+
+        with StepReporter(client, "resnet", rank, epoch=1, batch_size=32, ranks=8) as reporter:
+            for batch in reporter.timed(loader):
+                train(batch)
+
+    or, where the loop must stay as it is::
+
+        reporter = StepReporter(client, "resnet", rank, epoch=1, batch_size=32, ranks=8)
+        it = iter(loader)
+        while True:
+            try:
+                with reporter.wait() as step:
+                    batch = next(it)
+            except StopIteration:
+                break
+            train(batch)
+        reporter.close()
+
+    A report goes out when ``interval_s`` (0.5 s) has passed since the last one or ``max_steps`` (64)
+    steps are pending, at ``set_epoch`` and at ``close``. Each report carries this consumer's waits,
+    the samples it consumed since the last one, and the job's ``position``: the samples the whole job
+    has consumed this epoch. Unless a step says otherwise (``step.position``), the reporter takes it as
+    ``start + ranks * (samples this rank consumed)``, which holds when the ranks step together, as
+    data-parallel training does. Each step counts ``batch_size`` samples unless ``step.samples`` says.
+
+    Reports are best effort while training runs: a failed one is logged, its waits go with the next,
+    and the next is tried only after a back-off (doubling, up to 30 s), so a daemon that is down costs
+    the loop one failed request now and then, not one per step. ``flush()`` and ``close()`` raise the
+    FerryError of a report that fails.
+    """
+
+    MAX_PENDING_WAITS = 4096  # kept while the daemon cannot be reached; older waits are dropped
+
+    def __init__(self, client, job, rank, epoch=1, batch_size=1, ranks=1, start=0, interval_s=0.5,
+                 max_steps=64, clock=time.monotonic):
+        if not isinstance(batch_size, int) or batch_size < 1:
+            raise ValueError(f"batch_size must be a positive integer, not {batch_size!r}.")
+        if not isinstance(ranks, int) or ranks < 1:
+            raise ValueError(f"ranks must be a positive integer, not {ranks!r}.")
+        self.client = client
+        self.job = job
+        self.rank = rank
+        self.batch_size = batch_size
+        self.ranks = ranks
+        self.interval_s = interval_s
+        self.max_steps = max_steps
+        self._clock = clock
+        self._lock = threading.Lock()
+        self.reports_sent = 0
+        self.reports_failed = 0
+        self.last_error = None
+        self._failures_in_row = 0
+        self._retry_at = float("-inf")  # after a failed report, the next waits (backing off up to 30 s)
+        self._start_epoch(epoch, start)
+
+    def _start_epoch(self, epoch, start):
+        self.epoch = epoch
+        self.start = start
+        self.steps = 0          # steps this epoch
+        self.samples = 0        # samples this rank consumed this epoch
+        self.position = start   # the job's position, as last reported or computed
+        self._waits = []        # waits (ms) not yet reported
+        self._unreported = 0    # samples not yet reported
+        self._last_sent = self._clock()
+
+    def wait(self):
+        """A context manager that measures one step's wait (see the class example)."""
+        return _Step(self)
+
+    def timed(self, batches, count=None):
+        """Yields the items of ``batches`` (a DataLoader, say), recording the wait for each as a step.
+
+        ``count(batch)`` gives a batch's number of samples (default: ``batch_size``; pass ``count=len``
+        when batches are sequences of samples, so the last, shorter one counts right).
+        """
+        it = iter(batches)
+        while True:
+            started = self._clock()
+            try:
+                batch = next(it)
+            except StopIteration:
+                return
+            self.step((self._clock() - started) * 1000.0, count(batch) if count is not None else None)
+            yield batch
+
+    def step(self, wait_ms, samples=None, position=None):
+        """Records a step whose batch took ``wait_ms`` to arrive; sends a report when one is due."""
+        samples = self.batch_size if samples is None else samples
+        with self._lock:
+            self.steps += 1
+            self.samples += samples
+            self._unreported += samples
+            self.position = position if position is not None else self.start + self.ranks * self.samples
+            self._waits.append(float(wait_ms))
+            if len(self._waits) > self.MAX_PENDING_WAITS:
+                del self._waits[: len(self._waits) - self.MAX_PENDING_WAITS]
+            now = self._clock()
+            due = now >= self._retry_at and (len(self._waits) >= self.max_steps
+                                             or now - self._last_sent >= self.interval_s)
+        if due:
+            self._send(strict=False)
+
+    def pending(self):
+        """The report that would be sent now, as a dict (None when nothing is pending)."""
+        with self._lock:
+            return self._pending()
+
+    def _pending(self):
+        if not self._waits and not self._unreported:
+            return None
+        return {"rank": self.rank, "epoch": self.epoch, "position": self.position,
+                "samples": self._unreported, "waits_ms": list(self._waits)}
+
+    def _send(self, strict):
+        with self._lock:
+            report = self._pending()
+            self._last_sent = self._clock()
+            if report is None:
+                return
+            sent_waits = len(report["waits_ms"])
+        try:
+            self.client.report(self.job, report["rank"], report["epoch"], report["position"],
+                               report["samples"], report["waits_ms"])
+        except FerryError as e:  # FerryConnectionError included
+            self.reports_failed += 1
+            self.last_error = e
+            self._failures_in_row += 1
+            self._retry_at = self._clock() + min(30.0, self.interval_s * 2 ** self._failures_in_row)
+            if strict:
+                raise
+            log.warning("ferry: progress report failed, its waits go with the next one: %s", e)
+            return
+        with self._lock:
+            # Steps recorded while the report was on its way stay pending.
+            del self._waits[:sent_waits]
+            self._unreported -= report["samples"]
+            self.reports_sent += 1
+            self._failures_in_row = 0
+            self._retry_at = float("-inf")
+
+    def flush(self):
+        """Sends what is pending now; raises FerryError if the daemon refuses it or cannot be reached."""
+        self._send(strict=True)
+
+    def set_epoch(self, epoch, start=0):
+        """Sends what is pending for the current epoch, then counts ``epoch`` from ``start``."""
+        self.flush()
+        with self._lock:
+            self._start_epoch(epoch, start)
+
+    def close(self):
+        """Sends the last report; raises FerryError if it fails."""
+        self.flush()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, exc_type, exc, tb):
+        if exc_type is None:
+            self.close()
+        else:  # do not hide the loop's own error behind a report's
+            try:
+                self._send(strict=False)
+            except Exception:  # pragma: no cover - best effort only
+                pass
+        return False
