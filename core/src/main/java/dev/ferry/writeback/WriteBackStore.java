@@ -543,6 +543,10 @@ public final class WriteBackStore extends ForwardingObjectStore {
         }
         Entry e = localCopy(request.key());
         if (e == null) {
+            if (request.ifMatch() != null && request.ifMatch().startsWith("local-")) {
+                // the local version this read names was uploaded since its HEAD: read what the store holds now
+                return delegate.get(request.withIfMatch(null));
+            }
             return delegate.get(request);
         }
         ObjectMeta meta = new ObjectMeta(request.key(), e.size, "local-" + e.sequence, null, e.written);
@@ -557,7 +561,13 @@ public final class WriteBackStore extends ForwardingObjectStore {
         if (range == null) {
             return new ObjectContent(meta, null, InputStream.nullInputStream());
         }
-        return new ObjectContent(meta, range, Uploads.slice(e.data(), range.offset(), range.length()).open());
+        try {
+            return new ObjectContent(meta, range, Uploads.slice(e.data(), range.offset(), range.length()).open());
+        } catch (java.nio.file.NoSuchFileException uploaded) {
+            // its upload finished between our look and the open, and removed the local copy: the same bytes
+            // are in the store now (under the store's ETag, not the local one this read may name)
+            return delegate.get(meta.etag().equals(request.ifMatch()) ? request.withIfMatch(null) : request);
+        }
     }
 
     /** Stops uploading; pending writes stay journaled and resume when a store opens the directory again. */

@@ -71,6 +71,19 @@ class WriteBackStoreTest {
     }
 
     @Test
+    void aReadNamingTheLocalVersion_stillWorksOnceThatVersionIsUploaded() throws Exception {
+        ObjectKey key = ObjectKey.of("ckpt", "raced");
+        byte[] bytes = random(10_000, 9);
+        try (WriteBackStore wb = open(1 << 30)) {
+            wb.write(key, PutBody.ofBytes(bytes));
+            String localEtag = wb.head(key).etag(); // a reader's HEAD, before the upload...
+            assertThat(localEtag).startsWith("local-");
+            assertThat(wb.flush(Duration.ofSeconds(30)).complete()).isTrue(); // ...which finishes before its GET
+            assertThat(wb.get(new dev.ferry.store.GetRequest(key, null, localEtag)).readAllBytes()).isEqualTo(bytes);
+        }
+    }
+
+    @Test
     void outage_retriesUntilTheStoreIsBack_andReadsSeeTheWriteMeanwhile() throws Exception {
         ObjectKey key = ObjectKey.of("ckpt", "a");
         byte[] bytes = random(50_000, 2);
