@@ -5,6 +5,7 @@ import dev.ferry.cache.CacheConfig;
 import dev.ferry.cache.CacheStats;
 import dev.ferry.cache.CachingStore;
 import dev.ferry.cache.policy.PlannedPolicy;
+import dev.ferry.cache.policy.PreferringPolicy;
 import dev.ferry.embedded.CloudProfile;
 import dev.ferry.embedded.EmbeddedStore;
 import dev.ferry.metrics.FerryMetrics;
@@ -15,6 +16,8 @@ import dev.ferry.store.ByteRange;
 import dev.ferry.store.ChainConfig;
 import dev.ferry.store.FileObjectStore;
 import dev.ferry.store.GetRequest;
+import dev.ferry.store.GroupStore;
+import dev.ferry.store.Rendezvous;
 import dev.ferry.store.MeterSnapshot;
 import dev.ferry.store.ObjectStore;
 import dev.ferry.store.StoreChain;
@@ -65,13 +68,17 @@ public final class Daemon implements AutoCloseable {
     private static final int PREFETCH_THREADS = 8;
 
     /** Daemon-wide counters at one moment: where an epoch's egress and hit rate are measured from. */
-    record Counters(MeterSnapshot meter, CacheStats cache, long nanos) {
+    record Counters(MeterSnapshot meter, CacheStats cache, GroupStore.GroupStats peers, long nanos) {
+        long peerBytes() {
+            return peers == null ? 0 : peers.peerBytes();
+        }
     }
 
     private final ServeConfig config;
     private final EmbeddedStore embedded;
     private final ObjectStore origin;
     private final StoreChain chain;
+    private final GroupStore group;
     private final PlannedPolicy<BlockId> policy = new PlannedPolicy<>();
     private final CachingStore cache;
     private final WriteBackStore writeBack;
@@ -129,7 +136,9 @@ public final class Daemon implements AutoCloseable {
         CacheConfig cc = CacheConfig.of(config.cacheDir(), config.cacheSize());
         cc = new CacheConfig(cc.dir(), cc.capacity(), config.blockSize(), cc.highWatermark(), cc.lowWatermark(), cc.verify(),
                 cc.metadataTtl(), cc.maxRunBlocks(), "planned");
-        this.cache = new CachingStore(chain, cc, policy, Clock.system());
+        this.group = config.group().isEmpty() ? null : group(config, chain);
+        this.cache = group == null ? new CachingStore(chain, cc, policy, Clock.system())
+                : new CachingStore(group, cc, new PreferringPolicy<>(policy, id -> group.owns(id.key())), Clock.system());
         this.writeBack = config.writeBack()
                 ? new WriteBackStore(cache, WriteBackConfig.of(config.cacheDir().resolveSibling(config.cacheDir().getFileName() + "-writeback"),
                         config.writeBackQuota()))
@@ -233,7 +242,33 @@ public final class Daemon implements AutoCloseable {
     }
 
     Counters counters() {
-        return new Counters(chain.meter().snapshot(), cache.stats(), System.nanoTime());
+        return new Counters(chain.meter().snapshot(), cache.stats(), group == null ? null : group.stats(), System.nanoTime());
+    }
+
+    GroupStore group() {
+        return group;
+    }
+
+    /**
+     * The regional group in front of the origin chain: one S3 client per other member (short timeouts: a
+     * member that does not answer is skipped), signing with this daemon's credentials when it has them.
+     */
+    private static GroupStore group(ServeConfig config, ObjectStore origin) {
+        List<String> names = config.group().stream().map(URI::toString).toList();
+        Rendezvous ring = new Rendezvous(names);
+        int self = config.self() == null ? -1 : names.indexOf(config.self().toString());
+        List<ObjectStore> members = new ArrayList<>();
+        for (int i = 0; i < names.size(); i++) {
+            if (i == self) {
+                members.add(origin);
+                continue;
+            }
+            String key = config.accessKey() != null ? config.accessKey() : "ferry";
+            String secret = config.secretKey() != null ? config.secretKey() : "ferry";
+            members.add(new S3ObjectStore(new S3StoreConfig(config.group().get(i), "us-east-1", true, key, secret, 64,
+                    java.time.Duration.ofSeconds(1), java.time.Duration.ofSeconds(10))));
+        }
+        return new GroupStore(ring, self, members, origin, java.time.Duration.ofSeconds(5));
     }
 
     Map<String, JobRun> jobs() {
@@ -336,7 +371,11 @@ public final class Daemon implements AutoCloseable {
                 writeBack.close();
             }
             cache.close();
-            origin.close();
+            if (group != null) {
+                group.close(); // closes the peers' clients and the origin
+            } else {
+                origin.close();
+            }
         } catch (IOException e) {
             LOG.warn("closing the stores: {}", e.getMessage());
         }

@@ -356,6 +356,15 @@ final class FerryApi {
         tiers.putObject("origin").put("egress_bytes", m.egressBytes()).put("requests", m.totalRequests())
                 .put("throttled", m.failures(dev.ferry.store.StoreException.Kind.THROTTLED))
                 .put("cost_usd", round(m.estimatedCostUsd(), 6)).put("first_byte_ms_p50", round(m.firstByteP50Micros() / 1000.0, 2));
+        if (now.peers() != null) {
+            ObjectNode peer = tiers.putObject("peer");
+            peer.put("bytes", now.peers().peerBytes()).put("requests", now.peers().peerRequests())
+                    .put("failovers", now.peers().failovers()).put("resumes", now.peers().resumes());
+            ArrayNode members = peer.putArray("members");
+            for (int i = 0; i < now.peers().bytesByMember().size(); i++) {
+                members.addObject().put("url", daemon.group().ring().members().get(i)).put("bytes_served_to_us", now.peers().bytesByMember().get(i));
+            }
+        }
         ServeStats.Snapshot s = daemon.stats().snapshot();
         root.putObject("serve").put("requests", s.requests()).put("client_errors", s.clientErrors()).put("server_errors", s.serverErrors())
                 .put("zero_copy_bytes", s.zeroCopyBytes()).put("streamed_bytes", s.streamedBytes()).put("cut_streams", s.cutStreams())
@@ -403,7 +412,8 @@ final class FerryApi {
             }
         }
         four.put("local_hit_rate", round(c.hitRate(), 4)).put("local_hit_rate_bytes", round(c.byteHitRate(), 4))
-                .put("egress_bytes", m.egressBytes()).put("egress_cost_usd", round(m.estimatedCostUsd(), 6));
+                .put("peer_bytes", now.peerBytes()).put("egress_bytes", m.egressBytes())
+                .put("egress_cost_usd", round(m.estimatedCostUsd(), 6));
         ArrayNode hist = root.putArray("history");
         for (History.Point p : daemon.history().points()) {
             ObjectNode h = hist.addObject();
@@ -433,6 +443,7 @@ final class FerryApi {
                 .put("wait_total_s", round(e.waitTotalMicros / 1e6, 3))
                 .put("local_hit_rate", hits + misses == 0 ? 0 : round((double) hits / (hits + misses), 4))
                 .put("local_hit_rate_bytes", fromCache + fromUpstream == 0 ? 0 : round((double) fromCache / (fromCache + fromUpstream), 4))
+                .put("peer_bytes", end.peerBytes() - e.atStart.peerBytes())
                 .put("egress_bytes", end.meter().egressBytes() - e.atStart.meter().egressBytes())
                 .put("egress_requests", end.meter().totalRequests() - e.atStart.meter().totalRequests())
                 .put("egress_cost_usd", round(end.meter().estimatedCostUsd() - e.atStart.meter().estimatedCostUsd(), 6));

@@ -22,6 +22,8 @@ import java.util.Set;
  * @param storeRoot   a folder used as the object store (buckets are its subfolders), or null
  * @param dataDir     with neither, the embedded store's folder (served with {@code profile})
  * @param writeBack   PUTs are acknowledged once on local disk and uploaded in the background
+ * @param group       the regional group's daemons (empty: none); each object is read through its owner
+ * @param self        this daemon's URL as the group lists it (null: a client of the group, not a member)
  */
 public record ServeConfig(
         String bind,
@@ -41,17 +43,19 @@ public record ServeConfig(
         long writeBackQuota,
         int maxHeaderBytes,
         long maxXmlBytes,
-        long maxObjectBytes) {
+        long maxObjectBytes,
+        java.util.List<URI> group,
+        URI self) {
 
     /** The keys a config file may hold. */
     public static final Set<String> KEYS = Set.of("bind", "port", "upstream", "store-root", "data-dir", "profile", "cache-dir",
             "cache-size", "block-size", "prefetch-bytes", "access-key", "secret-key", "insecure", "write-back", "write-back-quota",
-            "max-header-bytes", "max-xml-bytes", "max-object-bytes");
+            "max-header-bytes", "max-xml-bytes", "max-object-bytes", "group", "self");
 
     public static ServeConfig defaults() {
         Path home = Path.of(System.getProperty("user.home"), ".ferry");
         return new ServeConfig("127.0.0.1", 9099, null, null, home.resolve("data"), "cloud", home.resolve("cache"), 10L << 30,
-                4 << 20, 256L << 20, null, null, false, false, 8L << 30, 16 * 1024, 1L << 20, 5L << 30);
+                4 << 20, 256L << 20, null, null, false, false, 8L << 30, 16 * 1024, 1L << 20, 5L << 30, java.util.List.of(), null);
     }
 
     /** Checks what no single field can: a bind address beyond loopback needs credentials or --insecure. */
@@ -71,6 +75,12 @@ public record ServeConfig(
         }
         if (cacheSize < 0 || prefetchBytes < 0 || writeBackQuota < 1) {
             throw new IllegalArgumentException("cache-size and prefetch-bytes must not be negative, write-back-quota must be positive");
+        }
+        if (self != null && !group.contains(self)) {
+            throw new IllegalArgumentException("self (" + self + ") must be one of the group's members: " + group);
+        }
+        if (!group.isEmpty() && new java.util.HashSet<>(group).size() != group.size()) {
+            throw new IllegalArgumentException("the group lists a member twice: " + group);
         }
         if (maxHeaderBytes < 1024 || maxXmlBytes < 1024 || maxObjectBytes < 1) {
             throw new IllegalArgumentException("max-header-bytes and max-xml-bytes must be at least 1 KiB");
@@ -102,6 +112,8 @@ public record ServeConfig(
         m.put("max-header-bytes", Integer.toString(maxHeaderBytes));
         m.put("max-xml-bytes", Sizes.format(maxXmlBytes));
         m.put("max-object-bytes", Sizes.format(maxObjectBytes));
+        m.put("group", String.join(",", group.stream().map(URI::toString).toList()));
+        m.put("self", self == null ? "" : self.toString());
         return m;
     }
 
@@ -133,6 +145,8 @@ public record ServeConfig(
         int mh = maxHeaderBytes;
         long mx = maxXmlBytes;
         long mo = maxObjectBytes;
+        java.util.List<URI> g = group;
+        URI me = self;
         try {
             switch (key) {
                 case "bind" -> b = v;
@@ -153,12 +167,22 @@ public record ServeConfig(
                 case "max-header-bytes" -> mh = Math.toIntExact(Sizes.parse(v.trim()));
                 case "max-xml-bytes" -> mx = Sizes.parse(v.trim());
                 case "max-object-bytes" -> mo = Sizes.parse(v.trim());
+                case "group" -> {
+                    java.util.List<URI> members = new java.util.ArrayList<>();
+                    for (String u : v.split(",")) {
+                        if (!u.isBlank()) {
+                            members.add(upstreamUri(u.trim()));
+                        }
+                    }
+                    g = java.util.List.copyOf(members);
+                }
+                case "self" -> me = v.isBlank() ? null : upstreamUri(v.trim());
                 default -> throw new IllegalArgumentException("unknown setting '" + key + "'; known: " + String.join(", ", new java.util.TreeSet<>(KEYS)));
             }
         } catch (NumberFormatException | ArithmeticException e) {
             throw new IllegalArgumentException(key + " must be a number (sizes may say 64MiB), not '" + v + "'");
         }
-        return new ServeConfig(b, p, up, root, data, prof, cd, cs, bs, pf, ak, sk, ins, wb, wbq, mh, mx, mo);
+        return new ServeConfig(b, p, up, root, data, prof, cd, cs, bs, pf, ak, sk, ins, wb, wbq, mh, mx, mo, g, me);
     }
 
     private static boolean bool(String key, String v) {
@@ -172,7 +196,7 @@ public record ServeConfig(
     private static URI upstreamUri(String v) {
         URI u = URI.create(v);
         if (u.getScheme() == null || !(u.getScheme().equals("http") || u.getScheme().equals("https")) || u.getHost() == null) {
-            throw new IllegalArgumentException("upstream must be an http:// or https:// URL, not '" + v + "'");
+            throw new IllegalArgumentException("upstream, group and self take http:// or https:// URLs, not '" + v + "'");
         }
         return u;
     }
