@@ -51,9 +51,16 @@ public final class ClusterSim {
         }
     }
 
+    /**
+     * @param members the group's member names, which decide ownership (a real group's daemon URLs, to
+     *                simulate that group); null for {@code node-0 ... node-(N-1)}
+     */
     public record Config(int nodes, long cachePerNode, int blockSize, int epochs, String policy, boolean group, double sampleRate,
-            PlanConfig plan, TimeModel time, Prices prices) {
+            PlanConfig plan, TimeModel time, Prices prices, List<String> members) {
         public Config {
+            if (members != null && members.size() != nodes) {
+                throw new IllegalArgumentException("need one member name per node: " + members.size() + " for " + nodes);
+            }
             if (nodes < 1 || epochs < 1 || blockSize < 1 || cachePerNode < 0) {
                 throw new IllegalArgumentException("nodes, epochs and block size must be positive, cache not negative");
             }
@@ -114,7 +121,7 @@ public final class ClusterSim {
         long scaledCache = (long) (config.cachePerNode() * config.sampleRate());
         List<String> names = new ArrayList<>();
         for (int i = 0; i < n; i++) {
-            names.add("node-" + i);
+            names.add(config.members() != null ? config.members().get(i) : "node-" + i);
         }
         Rendezvous ring = new Rendezvous(names);
         List<SimCache<BlockId>> caches = new ArrayList<>();

@@ -1,0 +1,75 @@
+package dev.ferry.cli;
+
+import dev.ferry.plan.PlanConfig;
+import dev.ferry.serve.GroupRun;
+import dev.ferry.sim.ClusterSim;
+import dev.ferry.sim.Sizes;
+import dev.ferry.store.Prices;
+import java.util.List;
+import java.util.Locale;
+import java.util.concurrent.Callable;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+
+/** {@code ferry bench group}: a regional group of daemons on loopback, measured, next to the simulator's prediction of it. */
+@Command(name = "group", mixinStandardHelpOptions = true,
+        description = {"Run N ferry daemons on loopback ports as one regional group over one origin folder, one consumer per node",
+                "reading its share of each epoch through its own daemon; print what the daemons measured next to what",
+                "`ferry sim --nodes` predicts for the same dataset, plan and caches."})
+final class GroupBench implements Callable<Integer> {
+    @Option(names = "--nodes", defaultValue = "4", description = "Daemons in the group (default: ${DEFAULT-VALUE}).")
+    int nodes;
+
+    @Option(names = "--shards", defaultValue = "48", description = "Objects in the dataset (default: ${DEFAULT-VALUE}).")
+    int shards;
+
+    @Option(names = "--samples-per-shard", defaultValue = "64", description = "Samples per object (default: ${DEFAULT-VALUE}).")
+    int samplesPerShard;
+
+    @Option(names = "--sample-bytes", defaultValue = "16KiB", description = "Smallest sample; samples are 1-2x this (default: ${DEFAULT-VALUE}).")
+    String sampleBytes;
+
+    @Option(names = "--cache-per-node", defaultValue = "24MiB", description = "Each daemon's local tier (default: ${DEFAULT-VALUE}).")
+    String cachePerNode;
+
+    @Option(names = "--block-size", defaultValue = "1MiB", description = "Cache block size (default: ${DEFAULT-VALUE}).")
+    String blockSize;
+
+    @Option(names = "--epochs", defaultValue = "3", description = "Epochs (default: ${DEFAULT-VALUE}).")
+    int epochs;
+
+    @Option(names = "--seed", defaultValue = "5", description = "Plan and data seed (default: ${DEFAULT-VALUE}).")
+    long seed;
+
+    @Option(names = "--kill", paramLabel = "NODE", defaultValue = "-1", description = "Close this daemon halfway through the last epoch.")
+    int kill;
+
+    @Override
+    public Integer call() throws Exception {
+        GroupRun.Setup setup = new GroupRun.Setup(nodes, shards, samplesPerShard, (int) Sizes.parse(sampleBytes), Sizes.parse(cachePerNode),
+                (int) Sizes.parse(blockSize), epochs, seed, kill, kill >= 0 ? epochs : 0);
+        try (WorkDir work = WorkDir.of(null, "ferry-bench-group")) {
+            System.out.printf(Locale.ROOT, "%d daemons in one group, %s of cache each, %d epochs%n", nodes, Sizes.format(setup.cachePerNode()), epochs);
+            GroupRun.Result real = GroupRun.run(work.path(), setup);
+            long dataset = real.manifest().totalBytes();
+            System.out.printf(Locale.ROOT, "dataset: %d objects, %d samples, %s%n", real.manifest().shards().size(),
+                    real.manifest().totalSamples(), Sizes.format(dataset));
+            List<ClusterSim.Epoch> sim = ClusterSim.run(real.manifest(), new ClusterSim.Config(nodes, setup.cachePerNode(), setup.blockSize(),
+                    epochs, "lru", true, 1.0, PlanConfig.DEFAULT.withSeed(seed), ClusterSim.TimeModel.defaults(0.01, 4),
+                    Prices.AWS_S3_STANDARD, real.members()));
+            System.out.println();
+            System.out.println("epoch   hit rate real / sim     egress real / sim            peer bytes real / sim        failed reads");
+            for (int i = 0; i < epochs; i++) {
+                GroupRun.Epoch r = real.epochs().get(i);
+                ClusterSim.Epoch s = sim.get(i);
+                System.out.printf(Locale.ROOT, "%5d   %6.1f%% / %6.1f%%     %11s / %-11s    %11s / %-11s   %d%n", r.epoch(), 100 * r.cacheHitRate(),
+                        100 * s.cacheHitRate(), Sizes.format(r.egressBytes()), Sizes.format(s.egressBytes()), Sizes.format(r.peerBytes()),
+                        Sizes.format(s.peerBytes()), r.failedReads());
+            }
+            if (!real.failures().isEmpty()) {
+                System.out.println("failed reads (first 5): " + real.failures().subList(0, Math.min(5, real.failures().size())));
+            }
+        }
+        return 0;
+    }
+}
