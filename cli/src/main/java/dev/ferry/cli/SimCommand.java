@@ -9,6 +9,7 @@ import dev.ferry.plan.World;
 import dev.ferry.sim.Access;
 import dev.ferry.store.ObjectKey;
 import dev.ferry.sim.CacheSimulator;
+import dev.ferry.sim.ClusterSim;
 import dev.ferry.cache.policy.Policies;
 import dev.ferry.sim.SimResult;
 import dev.ferry.sim.Sizes;
@@ -76,8 +77,40 @@ final class SimCommand implements Callable<Integer> {
     @Option(names = "--json", description = "Print JSON instead of a table.")
     boolean json;
 
+    @Option(names = "--nodes", paramLabel = "N", description = {"Simulate a cluster instead: N nodes, each with its own local tier,",
+            "reading one corpus by the shipped plans (node n takes positions n, n+N, ...); predicts the four numbers per epoch."})
+    Integer nodes;
+
+    @Option(names = "--dataset-bytes", defaultValue = "1TiB", description = "Cluster: corpus size, e.g. 1PB (default: ${DEFAULT-VALUE}).")
+    String datasetBytes;
+
+    @Option(names = "--shard-bytes", defaultValue = "1GiB", description = "Cluster: object size (default: ${DEFAULT-VALUE}).")
+    String shardBytes;
+
+    @Option(names = "--cache-per-node", defaultValue = "1TiB", description = "Cluster: each node's local tier (default: ${DEFAULT-VALUE}).")
+    String cachePerNode;
+
+    @Option(names = "--group", description = "Cluster: the nodes form one regional group (each object read through its owner).")
+    boolean group;
+
+    @Option(names = "--policy", defaultValue = "lru", description = "Cluster: lru or sieve (default: ${DEFAULT-VALUE}).")
+    String clusterPolicy;
+
+    @Option(names = "--sample-rate", paramLabel = "R", description = "Cluster: simulate this fraction of the objects (default: enough for "
+            + "about 4 million sample reads per epoch).")
+    Double sampleRate;
+
+    @Option(names = "--step-ms", defaultValue = "100", description = "Cluster: the consumer's time per step (default: ${DEFAULT-VALUE}).")
+    double stepMs;
+
+    @Option(names = "--batch-size", defaultValue = "256", description = "Cluster: samples per step and node (default: ${DEFAULT-VALUE}).")
+    int batchSize;
+
     @Override
     public Integer call() throws Exception {
+        if (nodes != null) {
+            return simulateCluster();
+        }
         if ((synthetic ? 1 : 0) + (plan ? 1 : 0) + (trace != null ? 1 : 0) != 1) {
             throw new UserError("give one of --trace FILE, --synthetic or --plan");
         }
@@ -140,6 +173,70 @@ final class SimCommand implements Callable<Integer> {
                 System.out.printf(Locale.ROOT, "%-7s %10d %10d %8.1f%% %9.1f%% %14s%n", r.policy(), r.requests(), r.hits(),
                         100 * r.hitRate(), 100 * r.byteHitRate(), Sizes.format(r.upstreamBytes()));
             }
+        }
+        return 0;
+    }
+
+    private int simulateCluster() {
+        long dataset;
+        long shard;
+        long cache;
+        int block;
+        try {
+            dataset = Sizes.parse(datasetBytes);
+            shard = Sizes.parse(shardBytes);
+            cache = Sizes.parse(cachePerNode);
+            block = (int) Sizes.parse(blockSize);
+        } catch (IllegalArgumentException e) {
+            throw new UserError("a size is not understood: " + e.getMessage());
+        }
+        if (nodes < 1 || epochs < 1 || samplesPerShard < 1 || batchSize < 1 || dataset < 1 || shard < 1 || stepMs < 0) {
+            throw new UserError("--nodes, --epochs, --samples-per-shard, --batch-size and the sizes must be positive");
+        }
+        double rate = sampleRate != null ? sampleRate : ClusterSim.autoRate(dataset, shard, samplesPerShard, 4_000_000);
+        if (!(rate > 0 && rate <= 1)) {
+            throw new UserError("--sample-rate must be in (0, 1]: " + rate);
+        }
+        long start = System.nanoTime();
+        Manifest sampled;
+        List<ClusterSim.Epoch> result;
+        try {
+            sampled = ClusterSim.syntheticSample(dataset, shard, samplesPerShard, rate);
+            result = ClusterSim.run(sampled, new ClusterSim.Config(nodes, cache, block, epochs, clusterPolicy, group, rate,
+                    PlanConfig.DEFAULT.withSeed(seed), ClusterSim.TimeModel.defaults(stepMs / 1000, batchSize),
+                    dev.ferry.store.Prices.AWS_S3_STANDARD, null));
+        } catch (IllegalArgumentException e) {
+            throw new UserError(e.getMessage());
+        }
+        double seconds = (System.nanoTime() - start) / 1e9;
+        long scaledBlocks = (long) (cache * rate) / block;
+        if (json) {
+            StringBuilder b = new StringBuilder("{\"nodes\":" + nodes + ",\"dataset_bytes\":" + dataset + ",\"sample_rate\":" + rate
+                    + ",\"sampled_objects\":" + sampled.shards().size() + ",\"epochs\":[");
+            for (int i = 0; i < result.size(); i++) {
+                ClusterSim.Epoch e = result.get(i);
+                b.append(i == 0 ? "" : ",").append(String.format(Locale.ROOT, "{\"epoch\":%d,\"samples_per_s\":%.1f,\"wait_per_step_ms\":%.3f,"
+                        + "\"local_hit_rate\":%.6f,\"peer_hit_rate\":%.6f,\"cache_hit_rate\":%.6f,\"egress_bytes\":%d,\"peer_bytes\":%d,"
+                        + "\"egress_cost_usd\":%.2f}", e.epoch(), e.samplesPerSecond(), e.waitPerStepMillis(), e.readerLocalRate(),
+                        e.readerPeerRate(), e.cacheHitRate(), e.egressBytes(), e.peerBytes(), e.egressCostUsd()));
+            }
+            System.out.println(b.append("]}"));
+            return 0;
+        }
+        System.out.printf(Locale.ROOT, "%d nodes%s, %s in %s objects of %d samples, %s of local tier each (%s policy)%n", nodes,
+                group ? " in one regional group" : "", Sizes.format(dataset), Sizes.format(shard), samplesPerShard, Sizes.format(cache),
+                clusterPolicy);
+        System.out.printf(Locale.ROOT, "simulated %d of the objects (sample rate %.3g; each cache scaled to %d blocks of %s) in %.1f s%n",
+                sampled.shards().size(), rate, scaledBlocks, Sizes.format(block), seconds);
+        if (rate < 1 && scaledBlocks < 200) {
+            System.out.println("warning: under 200 blocks per simulated cache: hit rates are rough; raise --sample-rate");
+        }
+        System.out.printf(Locale.ROOT, "%5s %12s %12s %10s %10s %14s %14s %12s%n", "epoch", "samples/s", "wait/step", "local hit",
+                "peer hit", "egress", "peer bytes", "egress cost");
+        for (ClusterSim.Epoch e : result) {
+            System.out.printf(Locale.ROOT, "%5d %12.0f %9.1f ms %9.1f%% %9.1f%% %14s %14s %11.2f$%n", e.epoch(), e.samplesPerSecond(),
+                    e.waitPerStepMillis(), 100 * e.readerLocalRate(), 100 * e.readerPeerRate(), Sizes.format(e.egressBytes()),
+                    Sizes.format(e.peerBytes()), e.egressCostUsd());
         }
         return 0;
     }

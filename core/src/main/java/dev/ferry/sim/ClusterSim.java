@@ -29,7 +29,10 @@ import java.util.List;
  * key falls under the rate, every cache is scaled by the same rate, and byte and sample counts are scaled
  * back. The sample is the same objects on every node, so each object's whole history is simulated. The
  * hit rates are estimates whose error grows as the sample shrinks (a few hundred blocks per cache is the
- * practical floor).
+ * practical floor). In a group, a sample leaves some members owning far more than their even share of the
+ * sampled bytes (a few objects each, where the full corpus gives each member thousands); such a member's
+ * cache is scaled up by the same factor (stratified capacity), so owned bytes against cache stay as in the
+ * full cluster.
  *
  * <p><b>Time</b> is a model, not a replay: per node and epoch, reading takes local bytes at local bandwidth
  * plus peer bytes at peer bandwidth plus origin bytes at the node's share of origin bandwidth (and each
@@ -111,6 +114,32 @@ public final class ClusterSim {
         return new Manifest(kept);
     }
 
+    /**
+     * The sampled part of a synthetic corpus of {@code datasetBytes} in objects of {@code shardBytes} with
+     * {@code samplesPerShard} equal samples each, without building the whole manifest: objects are named
+     * {@code s3://corpus/train/shard-NNNNNNNN.tar} and kept when {@link #sampled} says so.
+     */
+    public static Manifest syntheticSample(long datasetBytes, long shardBytes, int samplesPerShard, double rate) {
+        long count = Math.max(1, (datasetBytes + shardBytes - 1) / shardBytes);
+        List<Shard> kept = new ArrayList<>();
+        for (long i = 0; i < count; i++) {
+            ObjectKey key = ObjectKey.of("corpus", String.format(java.util.Locale.ROOT, "train/shard-%08d.tar", i));
+            if (sampled(key, rate)) {
+                kept.add(new Shard(key, Math.min(shardBytes, datasetBytes - i * shardBytes), "sim", samplesPerShard));
+            }
+        }
+        if (kept.isEmpty()) {
+            throw new IllegalArgumentException("a sample rate of " + rate + " keeps none of the " + count + " objects: raise it");
+        }
+        return new Manifest(kept);
+    }
+
+    /** A sample rate that simulates about {@code targetReads} sample reads per epoch (1 for small corpora). */
+    public static double autoRate(long datasetBytes, long shardBytes, int samplesPerShard, long targetReads) {
+        double samples = (double) Math.max(1, datasetBytes / shardBytes) * samplesPerShard;
+        return Math.min(1, targetReads / samples);
+    }
+
     private static EvictionPolicy<BlockId> policy(String name) {
         return name.equals("sieve") ? new SievePolicy<>() : new LruPolicy<>();
     }
@@ -124,14 +153,30 @@ public final class ClusterSim {
             names.add(config.members() != null ? config.members().get(i) : "node-" + i);
         }
         Rendezvous ring = new Rendezvous(names);
+        java.util.Map<ObjectKey, Integer> owners = new java.util.HashMap<>();
+        for (Shard s : sampled.shards()) {
+            owners.put(s.key(), ring.owner(Rendezvous.keyOf(s.key()))); // once per object: O(members) each
+        }
+        // Stratified capacity: in a sample, a member may own far more (or less) than its 1/N share of the
+        // sampled bytes, where the whole corpus would spread evenly; its cache is scaled by the same factor,
+        // so that what it owns compared to what it can keep is as in the full cluster.
+        long[] owned = new long[n];
+        for (Shard s : sampled.shards()) {
+            owned[owners.get(s.key())] += s.size();
+        }
+        double meanOwned = (double) sampled.totalBytes() / n;
         List<SimCache<BlockId>> caches = new ArrayList<>();
         for (int i = 0; i < n; i++) {
             int node = i;
             EvictionPolicy<BlockId> p = policy(config.policy());
+            long capacity = scaledCache;
             if (config.group()) {
-                p = new PreferringPolicy<>(p, id -> ring.owner(Rendezvous.keyOf(id.key())) == node);
+                p = new PreferringPolicy<>(p, id -> owners.get(id.key()) == node);
+                if (config.sampleRate() < 1) {
+                    capacity = (long) (scaledCache * Math.max(1, owned[i] / meanOwned));
+                }
             }
-            caches.add(new SimCache<>(p, scaledCache));
+            caches.add(new SimCache<>(p, capacity));
         }
         double scale = 1 / config.sampleRate();
         List<Epoch> out = new ArrayList<>();
@@ -153,7 +198,7 @@ public final class ClusterSim {
                 Shard shard = sampled.shards().get(plan.shardOf(sample));
                 long from = shard.sampleOffset(plan.indexInShard(sample));
                 long to = shard.sampleOffset(plan.indexInShard(sample) + 1);
-                int owner = config.group() ? ring.owner(Rendezvous.keyOf(shard.key())) : node;
+                int owner = config.group() ? owners.get(shard.key()) : node;
                 for (long b = from / config.blockSize(); to > from && b <= (to - 1) / config.blockSize(); b++) {
                     BlockId id = new BlockId(shard.key(), shard.etag(), b);
                     long blockLength = Math.min(config.blockSize(), shard.size() - b * config.blockSize());
