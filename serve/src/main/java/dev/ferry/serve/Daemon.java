@@ -18,6 +18,7 @@ import dev.ferry.store.FileObjectStore;
 import dev.ferry.store.GetRequest;
 import dev.ferry.store.GroupStore;
 import dev.ferry.store.Rendezvous;
+import dev.ferry.store.SharedTierStore;
 import dev.ferry.store.MeterSnapshot;
 import dev.ferry.store.ObjectStore;
 import dev.ferry.store.StoreChain;
@@ -68,7 +69,11 @@ public final class Daemon implements AutoCloseable {
     private static final int PREFETCH_THREADS = 8;
 
     /** Daemon-wide counters at one moment: where an epoch's egress and hit rate are measured from. */
-    record Counters(MeterSnapshot meter, CacheStats cache, GroupStore.GroupStats peers, long nanos) {
+    record Counters(MeterSnapshot meter, CacheStats cache, GroupStore.GroupStats peers, SharedTierStore.SharedStats shared, long nanos) {
+        long sharedBytes() {
+            return shared == null ? 0 : shared.bytesFromTier();
+        }
+
         long peerBytes() {
             return peers == null ? 0 : peers.peerBytes();
         }
@@ -79,6 +84,7 @@ public final class Daemon implements AutoCloseable {
     private final ObjectStore origin;
     private final StoreChain chain;
     private final GroupStore group;
+    private final SharedTierStore shared;
     private final PlannedPolicy<BlockId> policy = new PlannedPolicy<>();
     private final CachingStore cache;
     private final WriteBackStore writeBack;
@@ -136,8 +142,11 @@ public final class Daemon implements AutoCloseable {
         CacheConfig cc = CacheConfig.of(config.cacheDir(), config.cacheSize());
         cc = new CacheConfig(cc.dir(), cc.capacity(), config.blockSize(), cc.highWatermark(), cc.lowWatermark(), cc.verify(),
                 cc.metadataTtl(), cc.maxRunBlocks(), "planned");
-        this.group = config.group().isEmpty() ? null : group(config, chain);
-        this.cache = group == null ? new CachingStore(chain, cc, policy, Clock.system())
+        this.shared = config.sharedTier() == null ? null
+                : new SharedTierStore(chain, config.sharedTier(), java.time.Duration.ofSeconds(60));
+        ObjectStore below = shared != null ? shared : chain; // local tier -> regional group -> shared file system -> origin
+        this.group = config.group().isEmpty() ? null : group(config, below);
+        this.cache = group == null ? new CachingStore(below, cc, policy, Clock.system())
                 : new CachingStore(group, cc, new PreferringPolicy<>(policy, id -> group.owns(id.key())), Clock.system());
         this.writeBack = config.writeBack()
                 ? new WriteBackStore(cache, WriteBackConfig.of(config.cacheDir().resolveSibling(config.cacheDir().getFileName() + "-writeback"),
@@ -242,7 +251,8 @@ public final class Daemon implements AutoCloseable {
     }
 
     Counters counters() {
-        return new Counters(chain.meter().snapshot(), cache.stats(), group == null ? null : group.stats(), System.nanoTime());
+        return new Counters(chain.meter().snapshot(), cache.stats(), group == null ? null : group.stats(),
+                shared == null ? null : shared.stats(), System.nanoTime());
     }
 
     GroupStore group() {

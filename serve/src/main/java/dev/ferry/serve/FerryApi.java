@@ -365,6 +365,10 @@ final class FerryApi {
                 members.addObject().put("url", daemon.group().ring().members().get(i)).put("bytes_served_to_us", now.peers().bytesByMember().get(i));
             }
         }
+        if (now.shared() != null) {
+            tiers.putObject("shared").put("hits", now.shared().hits()).put("bytes", now.shared().bytesFromTier())
+                    .put("fills", now.shared().fills()).put("bytes_filled", now.shared().bytesFilled()).put("damaged", now.shared().damaged());
+        }
         ServeStats.Snapshot s = daemon.stats().snapshot();
         root.putObject("serve").put("requests", s.requests()).put("client_errors", s.clientErrors()).put("server_errors", s.serverErrors())
                 .put("zero_copy_bytes", s.zeroCopyBytes()).put("streamed_bytes", s.streamedBytes()).put("cut_streams", s.cutStreams())
@@ -412,7 +416,7 @@ final class FerryApi {
             }
         }
         four.put("local_hit_rate", round(c.hitRate(), 4)).put("local_hit_rate_bytes", round(c.byteHitRate(), 4))
-                .put("peer_bytes", now.peerBytes()).put("egress_bytes", m.egressBytes())
+                .put("peer_bytes", now.peerBytes()).put("shared_tier_bytes", now.sharedBytes()).put("egress_bytes", m.egressBytes())
                 .put("egress_cost_usd", round(m.estimatedCostUsd(), 6));
         ArrayNode hist = root.putArray("history");
         for (History.Point p : daemon.history().points()) {
@@ -444,6 +448,7 @@ final class FerryApi {
                 .put("local_hit_rate", hits + misses == 0 ? 0 : round((double) hits / (hits + misses), 4))
                 .put("local_hit_rate_bytes", fromCache + fromUpstream == 0 ? 0 : round((double) fromCache / (fromCache + fromUpstream), 4))
                 .put("peer_bytes", end.peerBytes() - e.atStart.peerBytes())
+                .put("shared_tier_bytes", end.sharedBytes() - e.atStart.sharedBytes())
                 .put("egress_bytes", end.meter().egressBytes() - e.atStart.meter().egressBytes())
                 .put("egress_requests", end.meter().totalRequests() - e.atStart.meter().totalRequests())
                 .put("egress_cost_usd", round(end.meter().estimatedCostUsd() - e.atStart.meter().estimatedCostUsd(), 6));

@@ -24,6 +24,7 @@ import java.util.Set;
  * @param writeBack   PUTs are acknowledged once on local disk and uploaded in the background
  * @param group       the regional group's daemons (empty: none); each object is read through its owner
  * @param self        this daemon's URL as the group lists it (null: a client of the group, not a member)
+ * @param sharedTier  a shared file system's folder used as a tier in front of the origin, or null
  */
 public record ServeConfig(
         String bind,
@@ -45,17 +46,18 @@ public record ServeConfig(
         long maxXmlBytes,
         long maxObjectBytes,
         java.util.List<URI> group,
-        URI self) {
+        URI self,
+        Path sharedTier) {
 
     /** The keys a config file may hold. */
     public static final Set<String> KEYS = Set.of("bind", "port", "upstream", "store-root", "data-dir", "profile", "cache-dir",
             "cache-size", "block-size", "prefetch-bytes", "access-key", "secret-key", "insecure", "write-back", "write-back-quota",
-            "max-header-bytes", "max-xml-bytes", "max-object-bytes", "group", "self");
+            "max-header-bytes", "max-xml-bytes", "max-object-bytes", "group", "self", "shared-tier");
 
     public static ServeConfig defaults() {
         Path home = Path.of(System.getProperty("user.home"), ".ferry");
         return new ServeConfig("127.0.0.1", 9099, null, null, home.resolve("data"), "cloud", home.resolve("cache"), 10L << 30,
-                4 << 20, 256L << 20, null, null, false, false, 8L << 30, 16 * 1024, 1L << 20, 5L << 30, java.util.List.of(), null);
+                4 << 20, 256L << 20, null, null, false, false, 8L << 30, 16 * 1024, 1L << 20, 5L << 30, java.util.List.of(), null, null);
     }
 
     /** Checks what no single field can: a bind address beyond loopback needs credentials or --insecure. */
@@ -114,6 +116,7 @@ public record ServeConfig(
         m.put("max-object-bytes", Sizes.format(maxObjectBytes));
         m.put("group", String.join(",", group.stream().map(URI::toString).toList()));
         m.put("self", self == null ? "" : self.toString());
+        m.put("shared-tier", sharedTier == null ? "" : sharedTier.toString());
         return m;
     }
 
@@ -147,6 +150,7 @@ public record ServeConfig(
         long mo = maxObjectBytes;
         java.util.List<URI> g = group;
         URI me = self;
+        Path shared = sharedTier;
         try {
             switch (key) {
                 case "bind" -> b = v;
@@ -177,12 +181,13 @@ public record ServeConfig(
                     g = java.util.List.copyOf(members);
                 }
                 case "self" -> me = v.isBlank() ? null : upstreamUri(v.trim());
+                case "shared-tier" -> shared = v.isBlank() ? null : Path.of(v.trim());
                 default -> throw new IllegalArgumentException("unknown setting '" + key + "'; known: " + String.join(", ", new java.util.TreeSet<>(KEYS)));
             }
         } catch (NumberFormatException | ArithmeticException e) {
             throw new IllegalArgumentException(key + " must be a number (sizes may say 64MiB), not '" + v + "'");
         }
-        return new ServeConfig(b, p, up, root, data, prof, cd, cs, bs, pf, ak, sk, ins, wb, wbq, mh, mx, mo, g, me);
+        return new ServeConfig(b, p, up, root, data, prof, cd, cs, bs, pf, ak, sk, ins, wb, wbq, mh, mx, mo, g, me, shared);
     }
 
     private static boolean bool(String key, String v) {

@@ -19,7 +19,7 @@ class ServeConfigTest {
                 .containsEntry("block-size", "4.0 MiB").containsEntry("prefetch-bytes", "256.0 MiB").containsEntry("insecure", "false")
                 .containsEntry("write-back", "false").containsEntry("write-back-quota", "8.0 GiB").containsEntry("max-header-bytes", "16384")
                 .containsEntry("max-xml-bytes", "1.0 MiB").containsEntry("max-object-bytes", "5.0 GiB").containsEntry("group", "")
-                .containsEntry("self", "");
+                .containsEntry("self", "").containsEntry("shared-tier", "");
         assertThat(d.get("cache-dir")).endsWith(".ferry/cache");
         assertThat(d.get("data-dir")).endsWith(".ferry/data");
         assertThat(d.keySet()).containsExactlyInAnyOrderElementsOf(ServeConfig.KEYS);
