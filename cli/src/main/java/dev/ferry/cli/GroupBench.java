@@ -29,7 +29,7 @@ final class GroupBench implements Callable<Integer> {
     @Option(names = "--sample-bytes", defaultValue = "16KiB", description = "Smallest sample; samples are 1-2x this (default: ${DEFAULT-VALUE}).")
     String sampleBytes;
 
-    @Option(names = "--cache-per-node", defaultValue = "24MiB", description = "Each daemon's local tier (default: ${DEFAULT-VALUE}).")
+    @Option(names = "--cache-per-node", defaultValue = "32MiB", description = "Each daemon's local tier (default: ${DEFAULT-VALUE}).")
     String cachePerNode;
 
     @Option(names = "--block-size", defaultValue = "1MiB", description = "Cache block size (default: ${DEFAULT-VALUE}).")
