@@ -67,7 +67,13 @@ final class StatusCommand implements Callable<Integer> {
         }
         out.printf(Locale.ROOT, "  local hit rate      %11.1f %% of block reads, %.1f %% of bytes%n", 100 * f.path("local_hit_rate").asDouble(),
                 100 * f.path("local_hit_rate_bytes").asDouble());
-        out.printf(Locale.ROOT, "  egress              %12s  ($%.4f)%n", Sizes.format(f.path("egress_bytes").asLong()),
+        if (s.path("tiers").has("peer")) {
+            out.printf(Locale.ROOT, "  from peers          %12s  (regional group)%n", Sizes.format(f.path("peer_bytes").asLong()));
+        }
+        if (s.path("tiers").has("shared")) {
+            out.printf(Locale.ROOT, "  from shared tier    %12s%n", Sizes.format(f.path("shared_tier_bytes").asLong()));
+        }
+        out.printf(Locale.ROOT, "  egress (origin)     %12s  ($%.4f)%n", Sizes.format(f.path("egress_bytes").asLong()),
                 f.path("egress_cost_usd").asDouble());
         JsonNode l = s.path("tiers").path("local");
         JsonNode o = s.path("tiers").path("origin");
@@ -82,6 +88,16 @@ final class StatusCommand implements Callable<Integer> {
                 v.path("requests").asLong(), v.path("client_errors").asLong() + v.path("server_errors").asLong(),
                 Sizes.format(v.path("zero_copy_bytes").asLong()), Sizes.format(v.path("streamed_bytes").asLong()),
                 v.path("latency_ms_p99").asDouble());
+        JsonNode p = s.path("tiers").path("peer");
+        if (!p.isMissingNode()) {
+            out.printf(Locale.ROOT, "  peers         %s from %d requests, %d failovers, %d resumed streams%n", Sizes.format(p.path("bytes").asLong()),
+                    p.path("requests").asLong(), p.path("failovers").asLong(), p.path("resumes").asLong());
+        }
+        JsonNode sh = s.path("tiers").path("shared");
+        if (!sh.isMissingNode()) {
+            out.printf(Locale.ROOT, "  shared tier   %s read in %d hits, %s filled, %d damaged copies replaced%n", Sizes.format(sh.path("bytes").asLong()),
+                    sh.path("hits").asLong(), Sizes.format(sh.path("bytes_filled").asLong()), sh.path("damaged").asLong());
+        }
         JsonNode w = s.path("write_back");
         if (!w.isMissingNode()) {
             out.printf(Locale.ROOT, "  write-back    %s pending in %d objects, oldest %.1f s, uploading %s/s, %d failed%n",

@@ -135,6 +135,19 @@ class ServeCompatTest {
     }
 
     @Test
+    void ferryStatusShowsTheDaemonsNumbers() throws Exception {
+        aws("s3", "cp", "--only-show-errors", "s3://data/hello.txt", dir.resolve("hello.out").toString());
+        Servers.Result r = Servers.run(Duration.ofMinutes(2), Map.of(),
+                Servers.javaCommand("dev.ferry.cli.Main", "status", "--url", endpoint).toArray(String[]::new));
+        assertThat(r.exitCode()).as(r.output()).isZero();
+        assertThat(r.output()).contains("ferry at " + endpoint).contains("local hit rate").contains("egress (origin)").contains("served");
+        Servers.Result down = Servers.run(Duration.ofMinutes(2), Map.of(),
+                Servers.javaCommand("dev.ferry.cli.Main", "status", "--url", "http://127.0.0.1:1").toArray(String[]::new));
+        assertThat(down.exitCode()).isNotZero();
+        assertThat(down.output()).contains("cannot reach a ferry daemon at http://127.0.0.1:1");
+    }
+
+    @Test
     void boto3() throws Exception {
         Path python = Servers.onPath("python3");
         Servers.requireTool(python != null, "python3");
