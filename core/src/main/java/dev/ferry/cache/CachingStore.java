@@ -348,6 +348,15 @@ public final class CachingStore extends ForwardingObjectStore {
 
     // ---- metadata ------------------------------------------------------------------------------------
 
+    /**
+     * The object's metadata when the cache knows it and it is still fresh (within the metadata TTL), without
+     * asking upstream; null otherwise. For callers that must not block (a server's event loop).
+     */
+    public ObjectMeta freshMeta(ObjectKey key) {
+        MetaEntry m = metadata.get(key);
+        return m != null && !passThrough && clock.nanoTime() - m.fetchedAt() < config.metadataTtl().toNanos() ? m.meta() : null;
+    }
+
     private ObjectMeta resolve(ObjectKey key, String ifMatch) throws IOException {
         MetaEntry m = metadata.get(key);
         long now = clock.nanoTime();

@@ -205,6 +205,20 @@ final class S3Handler extends ChannelInboundHandlerAdapter {
         HttpRequest r = request;
         Route rt = route;
         RequestBody b = body;
+        if (!rt.api() && b == null) {
+            try {
+                Reply fast = context.s3().tryFast(new S3Service.Request(r.method(), rt.bucket(), rt.key(), rt.query(), r.headers(), null));
+                if (fast != null) {
+                    write(ctx, fast, null);
+                    return;
+                }
+            } catch (S3Error e) {
+                write(ctx, errorReply(e, rt), null);
+                return;
+            } catch (IOException | RuntimeException e) {
+                // not answerable here: the worker thread gives it the full treatment
+            }
+        }
         context.executor().execute(() -> serve(ctx, r, rt, b));
     }
 
