@@ -27,7 +27,7 @@ import software.amazon.awssdk.services.s3.model.CompletedPart;
 
 /**
  * kill -9 of {@code ferry serve --write-back} at random points while a client PUTs small checkpoints and
- * uploads multipart ones, many times: after each restart, the daemon's flush fence returns complete, and
+ * uploads multipart ones (parts kept locally, the assembled object written back), many times: after each restart, the daemon's flush fence returns complete, and
  * every write the daemon acknowledged is in the object store byte for byte (that version, or a later one
  * the client was writing when the daemon died).
  */

@@ -157,7 +157,8 @@ public final class Daemon implements AutoCloseable {
         clearSpool(spool);
         SigV4 sig = config.accessKey() == null ? null : new SigV4(config.accessKey(), config.secretKey());
         ServeContext.Limits limits = new ServeContext.Limits(config.maxHeaderBytes(), config.maxXmlBytes(), config.maxObjectBytes());
-        ServeContext context = new ServeContext(new S3Service(cache, buckets, writeBack), new FerryApi(this), sig, spool, limits,
+        ServeContext context = new ServeContext(new S3Service(cache, buckets, writeBack,
+                writeBack == null ? null : new LocalMultipart(config.cacheDir().resolveSibling(config.cacheDir().getFileName() + "-multipart"))), new FerryApi(this), sig, spool, limits,
                 workers, stats);
         boss = new MultiThreadIoEventLoopGroup(1, NioIoHandler.newFactory());
         io = new MultiThreadIoEventLoopGroup(Math.max(2, Runtime.getRuntime().availableProcessors()), NioIoHandler.newFactory());

@@ -56,17 +56,24 @@ final class S3Service {
     private final CachingStore cache;
     private final BucketOperations buckets;
     private final WriteBackStore writeBack;
+    private final LocalMultipart localMultipart;
     private final ObjectStore front;
 
     /**
      * @param writeBack when not null, PUTs are acknowledged once on local disk and uploaded in the background,
      *                  and reads of keys not yet uploaded are served from it
      */
-    S3Service(CachingStore cache, BucketOperations buckets, WriteBackStore writeBack) {
+    S3Service(CachingStore cache, BucketOperations buckets, WriteBackStore writeBack, LocalMultipart localMultipart) {
         this.cache = cache;
         this.buckets = buckets;
         this.writeBack = writeBack;
+        this.localMultipart = localMultipart;
         this.front = writeBack != null ? writeBack : cache;
+    }
+
+    /** Whether this request's write goes through write-back (configured, and not refused by {@code x-ferry-write: through}). */
+    private boolean writesBack(Request r) {
+        return writeBack != null && !"through".equals(r.headers().get("x-ferry-write"));
     }
 
 
@@ -106,7 +113,7 @@ final class S3Service {
         }
         if (m.equals(HttpMethod.POST)) {
             if (r.has("uploads")) {
-                MultipartUpload u = front.startMultipart(key);
+                MultipartUpload u = writesBack(r) && localMultipart != null ? localMultipart.start(key) : front.startMultipart(key);
                 return Reply.xml(HttpResponseStatus.OK, new Xml().openRoot("InitiateMultipartUploadResult")
                         .element("Bucket", key.bucket()).element("Key", key.key()).element("UploadId", u.uploadId())
                         .close("InitiateMultipartUploadResult"));
@@ -118,7 +125,12 @@ final class S3Service {
         }
         if (m.equals(HttpMethod.DELETE)) {
             if (r.has("uploadId")) {
-                front.abortMultipart(new MultipartUpload(key, uploadId(r)));
+                MultipartUpload u = new MultipartUpload(key, uploadId(r));
+                if (LocalMultipart.owns(u.uploadId()) && localMultipart != null) {
+                    localMultipart.remove(u);
+                } else {
+                    front.abortMultipart(u);
+                }
                 return Reply.empty(HttpResponseStatus.NO_CONTENT);
             }
             front.delete(key);
@@ -419,8 +431,19 @@ final class S3Service {
             WriteStatus w = writeBack.write(key, data);
             h.set("ETag", quote(w.durability() == Durability.DURABLE ? front.head(key).etag() : "local-" + w.sequence()));
             h.set("x-ferry-durability", w.durability() == Durability.DURABLE ? "durable" : "local");
+        } else if (writeBack != null && writeBack.holdsLocally(key)) {
+            // an earlier write of this key is still local: this one must land after it, so it goes the same
+            // way and waits for the fence (every pending write: slower, but never reordered)
+            writeBack.write(key, data);
+            dev.ferry.writeback.FlushResult fence = writeBack.flush(java.time.Duration.ofMinutes(10));
+            if (!fence.complete() || fence.firstError() != null) {
+                throw new S3Error(503, "ServiceUnavailable", "the write is kept locally but could not be made durable yet: "
+                        + (fence.firstError() != null ? fence.firstError() : "the fence timed out"));
+            }
+            h.set("ETag", quote(front.head(key).etag()));
+            h.set("x-ferry-durability", "durable");
         } else {
-            h.set("ETag", quote(front.put(key, data).etag()));
+            h.set("ETag", quote(cache.put(key, data).etag()));
             h.set("x-ferry-durability", "durable");
         }
         return new Reply.Full(HttpResponseStatus.OK, h, new byte[0], false);
@@ -451,7 +474,10 @@ final class S3Service {
         String id = uploadId(r);
         int part = partNumber(r.param("partNumber"));
         RequestBody body = requireBody(r);
-        CompletedPart done = front.uploadPart(new MultipartUpload(key, id), part, PutBody.ofFile(body.file()));
+        MultipartUpload upload = new MultipartUpload(key, id);
+        CompletedPart done = LocalMultipart.owns(id) && localMultipart != null
+                ? localMultipart.uploadPart(upload, part, PutBody.ofFile(body.file()))
+                : front.uploadPart(upload, part, PutBody.ofFile(body.file()));
         HttpHeaders h = new DefaultHttpHeaders();
         h.set("ETag", quote(done.etag()));
         return new Reply.Full(HttpResponseStatus.OK, h, new byte[0], false);
@@ -494,10 +520,27 @@ final class S3Service {
             previous = n;
             parts.add(new CompletedPart(n, ObjectMeta.stripQuotes(etag)));
         }
-        ObjectMeta meta = front.completeMultipart(new MultipartUpload(key, id), parts);
-        return Reply.xml(HttpResponseStatus.OK, new Xml().openRoot("CompleteMultipartUploadResult")
+        MultipartUpload upload = new MultipartUpload(key, id);
+        String etag;
+        String durability = "durable";
+        if (LocalMultipart.owns(id) && localMultipart != null) {
+            java.nio.file.Path whole = localMultipart.assemble(upload, parts);
+            try {
+                WriteStatus w = writeBack.write(key, PutBody.ofFile(whole));
+                durability = w.durability() == Durability.DURABLE ? "durable" : "local";
+                etag = w.durability() == Durability.DURABLE ? front.head(key).etag() : "local-" + w.sequence();
+            } finally {
+                java.nio.file.Files.deleteIfExists(whole);
+            }
+            localMultipart.remove(upload);
+        } else {
+            etag = front.completeMultipart(upload, parts).etag();
+        }
+        Reply.Full reply = Reply.xml(HttpResponseStatus.OK, new Xml().openRoot("CompleteMultipartUploadResult")
                 .element("Location", "/" + key.bucket() + "/" + key.key()).element("Bucket", key.bucket()).element("Key", key.key())
-                .element("ETag", quote(meta.etag())).close("CompleteMultipartUploadResult"));
+                .element("ETag", quote(etag)).close("CompleteMultipartUploadResult"));
+        reply.headers().set("x-ferry-durability", durability);
+        return reply;
     }
 
     static byte[] utf8(String s) {
