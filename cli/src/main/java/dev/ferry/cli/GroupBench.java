@@ -44,10 +44,13 @@ final class GroupBench implements Callable<Integer> {
     @Option(names = "--kill", paramLabel = "NODE", defaultValue = "-1", description = "Close this daemon halfway through the last epoch.")
     int kill;
 
+    @Option(names = "--plans", description = "Register the job's plan on every daemon: reads go first to last epoch's reader (peer hints).")
+    boolean plans;
+
     @Override
     public Integer call() throws Exception {
         GroupRun.Setup setup = new GroupRun.Setup(nodes, shards, samplesPerShard, (int) Sizes.parse(sampleBytes), Sizes.parse(cachePerNode),
-                (int) Sizes.parse(blockSize), epochs, seed, kill, kill >= 0 ? epochs : 0);
+                (int) Sizes.parse(blockSize), epochs, seed, kill, kill >= 0 ? epochs : 0, plans);
         try (WorkDir work = WorkDir.of(null, "ferry-bench-group")) {
             System.out.printf(Locale.ROOT, "%d daemons in one group, %s of cache each, %d epochs%n", nodes, Sizes.format(setup.cachePerNode()), epochs);
             GroupRun.Result real = GroupRun.run(work.path(), setup);
@@ -65,6 +68,12 @@ final class GroupBench implements Callable<Integer> {
                 System.out.printf(Locale.ROOT, "%5d   %6.1f%% / %6.1f%%     %11s / %-11s    %11s / %-11s   %d%n", r.epoch(), 100 * r.cacheHitRate(),
                         100 * s.cacheHitRate(), Sizes.format(r.egressBytes()), Sizes.format(s.egressBytes()), Sizes.format(r.peerBytes()),
                         Sizes.format(s.peerBytes()), r.failedReads());
+            }
+            if (plans) {
+                for (GroupRun.Epoch r : real.epochs()) {
+                    System.out.printf(Locale.ROOT, "epoch %d: %s read from the node that read it last epoch (peer hints)%n", r.epoch(),
+                            Sizes.format(r.hintedBytes()));
+                }
             }
             if (!real.failures().isEmpty()) {
                 System.out.println("failed reads (first 5): " + real.failures().subList(0, Math.min(5, real.failures().size())));

@@ -357,6 +357,12 @@ public final class CachingStore extends ForwardingObjectStore {
         return m != null && !passThrough && clock.nanoTime() - m.fetchedAt() < config.metadataTtl().toNanos() ? m.meta() : null;
     }
 
+    /** The metadata the cache holds for {@code key} when it is version {@code etag}, however old; null otherwise. */
+    public ObjectMeta knownMeta(ObjectKey key, String etag) {
+        MetaEntry m = metadata.get(key);
+        return m != null && !passThrough && m.meta().etag().equals(etag) ? m.meta() : null;
+    }
+
     private ObjectMeta resolve(ObjectKey key, String ifMatch) throws IOException {
         MetaEntry m = metadata.get(key);
         long now = clock.nanoTime();

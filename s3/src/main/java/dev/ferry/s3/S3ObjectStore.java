@@ -78,6 +78,11 @@ public final class S3ObjectStore implements ObjectStore, BucketOperations {
     private final S3Client s3;
 
     public S3ObjectStore(S3StoreConfig config) {
+        this(config, java.util.Map.of());
+    }
+
+    /** A store whose every request carries {@code headers} too (ferry's daemons use one to talk to each other). */
+    public S3ObjectStore(S3StoreConfig config, java.util.Map<String, String> headers) {
         this.config = Objects.requireNonNull(config, "config is null");
         S3ClientBuilder builder = S3Client.builder()
                 .region(Region.of(config.region()))
@@ -85,7 +90,10 @@ public final class S3ObjectStore implements ObjectStore, BucketOperations {
                 .credentialsProvider(credentials(config))
                 .requestChecksumCalculation(RequestChecksumCalculation.WHEN_REQUIRED)
                 .responseChecksumValidation(ResponseChecksumValidation.WHEN_REQUIRED)
-                .overrideConfiguration(o -> o.retryStrategy(DefaultRetryStrategy.doNotRetry()))
+                .overrideConfiguration(o -> {
+                    o.retryStrategy(DefaultRetryStrategy.doNotRetry());
+                    headers.forEach(o::putHeader);
+                })
                 .httpClientBuilder(ApacheHttpClient.builder()
                         .maxConnections(config.maxConnections())
                         .connectionTimeout(config.connectTimeout())

@@ -85,6 +85,7 @@ public final class Daemon implements AutoCloseable {
     private final StoreChain chain;
     private final GroupStore group;
     private final SharedTierStore shared;
+    private final HintedStore hinted;
     private final PlannedPolicy<BlockId> policy = new PlannedPolicy<>();
     private final CachingStore cache;
     private final WriteBackStore writeBack;
@@ -146,8 +147,9 @@ public final class Daemon implements AutoCloseable {
                 : new SharedTierStore(chain, config.sharedTier(), java.time.Duration.ofSeconds(60));
         ObjectStore below = shared != null ? shared : chain; // local tier -> regional group -> shared file system -> origin
         this.group = config.group().isEmpty() ? null : group(config, below);
+        this.hinted = group == null ? null : new HintedStore(group, cachedOnlyClients(config, group), config.blockSize(), this::holderOf);
         this.cache = group == null ? new CachingStore(below, cc, policy, Clock.system())
-                : new CachingStore(group, cc, new PreferringPolicy<>(policy, id -> group.owns(id.key())), Clock.system());
+                : new CachingStore(hinted, cc, new PreferringPolicy<>(policy, id -> group.owns(id.key())), Clock.system());
         this.writeBack = config.writeBack()
                 ? new WriteBackStore(cache, WriteBackConfig.of(config.cacheDir().resolveSibling(config.cacheDir().getFileName() + "-writeback"),
                         config.writeBackQuota()))
@@ -260,10 +262,48 @@ public final class Daemon implements AutoCloseable {
         return group;
     }
 
+    /** Peer hints need a group whose members are, in order, the job's nodes, and this daemon among them. */
+    boolean hintsApply(Job job) {
+        return group != null && config.self() != null && job.nodes() == config.group().size()
+                && config.group().indexOf(config.self()) == job.node();
+    }
+
+    /** The group member that read {@code block} last epoch by a registered job's plan, or -1. */
+    int holderOf(BlockId block) {
+        for (JobRun run : jobs.values()) {
+            int m = run.holderOf(block);
+            if (m >= 0) {
+                return m;
+            }
+        }
+        return -1;
+    }
+
     /**
      * The regional group in front of the origin chain: one S3 client per other member (short timeouts: a
      * member that does not answer is skipped), signing with this daemon's credentials when it has them.
      */
+    /** A client per other member that asks for blocks that member holds on disk, and nothing else. */
+    private static List<ObjectStore> cachedOnlyClients(ServeConfig config, GroupStore group) {
+        List<ObjectStore> out = new ArrayList<>();
+        int self = config.self() == null ? -1 : config.group().indexOf(config.self());
+        for (int i = 0; i < config.group().size(); i++) {
+            if (i == self) {
+                out.add(null);
+                continue;
+            }
+            String key = config.accessKey() != null ? config.accessKey() : "ferry";
+            String secret = config.secretKey() != null ? config.secretKey() : "ferry";
+            out.add(new S3ObjectStore(new S3StoreConfig(config.group().get(i), "us-east-1", true, key, secret, 16,
+                    java.time.Duration.ofSeconds(1), java.time.Duration.ofSeconds(10)), java.util.Map.of(S3Service.CACHED_ONLY, "1")));
+        }
+        return out;
+    }
+
+    HintedStore hinted() {
+        return hinted;
+    }
+
     private static GroupStore group(ServeConfig config, ObjectStore origin) {
         List<String> names = config.group().stream().map(URI::toString).toList();
         Rendezvous ring = new Rendezvous(names);
@@ -382,8 +422,8 @@ public final class Daemon implements AutoCloseable {
                 writeBack.close();
             }
             cache.close();
-            if (group != null) {
-                group.close(); // closes the peers' clients and the origin
+            if (hinted != null) {
+                hinted.close(); // closes the hint clients, the group's peers' clients and the origin
             } else {
                 origin.close();
             }

@@ -360,6 +360,8 @@ final class FerryApi {
             ObjectNode peer = tiers.putObject("peer");
             peer.put("bytes", now.peers().peerBytes()).put("requests", now.peers().peerRequests())
                     .put("failovers", now.peers().failovers()).put("resumes", now.peers().resumes());
+            HintedStore.HintStats hints = daemon.hinted().stats();
+            peer.put("hinted_bytes", hints.bytes()).put("hinted_reads", hints.reads()).put("hint_misses", hints.misses());
             ArrayNode members = peer.putArray("members");
             for (int i = 0; i < now.peers().bytesByMember().size(); i++) {
                 members.addObject().put("url", daemon.group().ring().members().get(i)).put("bytes_served_to_us", now.peers().bytesByMember().get(i));

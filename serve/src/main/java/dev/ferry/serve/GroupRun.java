@@ -31,13 +31,17 @@ import java.util.concurrent.atomic.AtomicLong;
  */
 public final class GroupRun {
     /** What to run; {@code killNode} is -1 for no kill. Samples are {@code sampleBytes} to twice that. */
+    /**
+     * {@code plans}: every daemon gets the job's plan (world of {@code nodes} nodes, its own node number) and
+     * a progress report as each epoch starts, so it can ask last epoch's reader of a block first (peer hints).
+     */
     public record Setup(int nodes, int shards, int samplesPerShard, int sampleBytes, long cachePerNode, int blockSize, int epochs,
-            long seed, int killNode, int killEpoch) {
+            long seed, int killNode, int killEpoch, boolean plans) {
     }
 
     /** One epoch of the whole group. */
-    public record Epoch(int epoch, long samples, long failedReads, long egressBytes, long peerBytes, long cacheHits, long cacheMisses,
-            double seconds) {
+    public record Epoch(int epoch, long samples, long failedReads, long egressBytes, long peerBytes, long hintedBytes, long cacheHits,
+            long cacheMisses, double seconds) {
         public double cacheHitRate() {
             return cacheHits + cacheMisses == 0 ? 0 : (double) cacheHits / (cacheHits + cacheMisses);
         }
@@ -74,14 +78,36 @@ public final class GroupRun {
                         Integer.toString(setup.blockSize()), "prefetch-bytes", "0", "port", Integer.toString(ports.get(i)), "group", group,
                         "self", "http://127.0.0.1:" + ports.get(i)))));
             }
+            List<JobRun> runs = new ArrayList<>();
+            if (setup.plans()) {
+                for (int i = 0; i < setup.nodes(); i++) {
+                    runs.add(daemons.get(i).register(Job.planned("group-run", manifest, PlanConfig.DEFAULT.withSeed(setup.seed()),
+                            new dev.ferry.plan.World(setup.nodes(), 1, 1), i, 1)));
+                }
+            }
             boolean[] alive = new boolean[setup.nodes()];
             java.util.Arrays.fill(alive, true);
             List<Epoch> epochs = new ArrayList<>();
             for (int epoch = 1; epoch <= setup.epochs(); epoch++) {
+                if (setup.plans() && epoch >= 2) {
+                    for (int i = 0; i < setup.nodes(); i++) {
+                        if (alive[i]) {
+                            runs.get(i).progress(epoch, 0, 0, new double[0]); // the epoch starts: hints are computed
+                        }
+                    }
+                    long deadline = System.nanoTime() + 5_000_000_000L;
+                    for (int i = 0; i < setup.nodes(); i++) {
+                        while (alive[i] && runs.get(i).hints() == 0 && System.nanoTime() < deadline) {
+                            Thread.sleep(10);
+                        }
+                    }
+                }
                 List<Daemon.Counters> before = daemons.stream().map(Daemon::counters).toList();
+                long[] hintedBefore = daemons.stream().mapToLong(d -> d.hinted().stats().bytes()).toArray();
                 Daemon.Counters[] atKill = new Daemon.Counters[setup.nodes()];
                 EpochPlan plan = EpochPlan.of(manifest, PlanConfig.DEFAULT.withSeed(setup.seed()), epoch);
                 int kill = epoch == setup.killEpoch() ? setup.killNode() : -1;
+                int epochNumber = epoch;
                 CountDownLatch halfway = new CountDownLatch(kill >= 0 ? 1 : 0);
                 AtomicLong samples = new AtomicLong();
                 AtomicLong failed = new AtomicLong();
@@ -116,6 +142,9 @@ public final class GroupRun {
                                     } else {
                                         samples.incrementAndGet();
                                     }
+                                    if (setup.plans() && mine % 8 == 0) {
+                                        runs.get(n).progress(epochNumber, p + 1, 8, new double[0]); // as a loader reports its position
+                                    }
                                 } catch (IOException e) {
                                     failed.incrementAndGet();
                                     failures.add("node " + n + ": " + shard.key() + ": " + e);
@@ -138,6 +167,7 @@ public final class GroupRun {
                 double seconds = (System.nanoTime() - start) / 1e9;
                 long egress = 0;
                 long peer = 0;
+                long hinted = 0;
                 long hits = 0;
                 long misses = 0;
                 for (int i = 0; i < setup.nodes(); i++) {
@@ -145,10 +175,11 @@ public final class GroupRun {
                     Daemon.Counters a = atKill[i] != null ? atKill[i] : alive[i] ? daemons.get(i).counters() : b;
                     egress += a.meter().egressBytes() - b.meter().egressBytes();
                     peer += a.peerBytes() - b.peerBytes();
+                    hinted += daemons.get(i).hinted().stats().bytes() - hintedBefore[i];
                     hits += a.cache().hits() - b.cache().hits();
                     misses += a.cache().misses() - b.cache().misses();
                 }
-                epochs.add(new Epoch(epoch, samples.get(), failed.get(), egress, peer, hits, misses, seconds));
+                epochs.add(new Epoch(epoch, samples.get(), failed.get(), egress, peer, hinted, hits, misses, seconds));
             }
             return new Result(manifest, List.of(group.split(",")), epochs, List.copyOf(failures));
         } finally {

@@ -141,6 +141,28 @@ final class Job {
     }
 
     NodeFuture nodeFuture(int epoch, int blockSize) {
+        return nodeFuture(epoch, blockSize, node);
+    }
+
+    int nodes() {
+        return world.nodes();
+    }
+
+    int node() {
+        return node;
+    }
+
+    /** The blocks node {@code node} of the job's world reads in an epoch, in order. */
+    NodeFuture nodeFuture(int epoch, int blockSize, int node) {
+        return future(epoch, blockSize, node, node + 1);
+    }
+
+    /** The blocks every node of the job's world reads in an epoch, step by step: a regional group's future. */
+    NodeFuture groupFuture(int epoch, int blockSize) {
+        return future(epoch, blockSize, 0, world.nodes());
+    }
+
+    private NodeFuture future(int epoch, int blockSize, int fromNode, int toNode) {
         List<PlannedBlock> blocks = new ArrayList<>();
         int ranksPerNode = world.ranksPerNode();
         int steps;
@@ -153,8 +175,7 @@ final class Job {
         EpochPlan p = manifest != null ? epochPlan(epoch) : null;
         for (int t = 0; t < steps; t++) {
             stepStart[t] = blocks.size();
-            for (int local = 0; local < ranksPerNode; local++) {
-                int rank = node * ranksPerNode + local;
+            for (int rank = fromNode * ranksPerNode; rank < toNode * ranksPerNode; rank++) {
                 Sample s;
                 long objectSize;
                 if (p != null) {

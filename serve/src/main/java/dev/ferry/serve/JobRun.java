@@ -17,16 +17,51 @@ final class JobRun {
     private final Object signal = new Object();
     private Job.Epoch current;
     private Job.NodeFuture future;
+    private Job.NodeFuture evictionFuture;
     private List<BlockId> planned = List.of();
     private long blockPosition;
     private int cursor;
     private volatile boolean stopped;
+    /** For this epoch's blocks: the group member (by node number) that read each one last epoch. */
+    private volatile java.util.Map<BlockId, Integer> holders = java.util.Map.of();
     private final Thread prefetcher;
 
     JobRun(Job job, Daemon daemon) {
         this.job = job;
         this.daemon = daemon;
         this.prefetcher = Thread.ofVirtual().name("ferry-prefetch-" + job.name).unstarted(this::prefetchLoop);
+    }
+
+    /**
+     * Which other node read each of {@code mine}'s blocks in {@code previous}: the plan says so, for every
+     * node of the job's world, so a daemon can ask that node's daemon first (it may still hold the block).
+     */
+    private java.util.Map<BlockId, Integer> lastReaders(int previous, Job.NodeFuture mine, int blockSize) {
+        java.util.Set<BlockId> wanted = new java.util.HashSet<>();
+        mine.blocks().forEach(b -> wanted.add(b.block()));
+        java.util.Map<BlockId, Integer> out = new java.util.HashMap<>();
+        for (int m = 0; m < job.nodes(); m++) {
+            if (m == job.node()) {
+                continue;
+            }
+            for (Job.PlannedBlock b : job.nodeFuture(previous, blockSize, m).blocks()) {
+                if (wanted.contains(b.block())) {
+                    out.put(b.block(), m);
+                }
+            }
+        }
+        return out;
+    }
+
+    /** How many of this epoch's blocks have a hint (0 until they are computed, a moment after the epoch starts). */
+    int hints() {
+        return holders.size();
+    }
+
+    /** The node that read {@code block} last epoch, or -1. */
+    int holderOf(BlockId block) {
+        Integer m = holders.get(block);
+        return m == null ? -1 : m;
     }
 
     synchronized Job.Epoch current() {
@@ -53,14 +88,23 @@ final class JobRun {
         }
         int blockSize = daemon.config().blockSize();
         future = job.nodeFuture(epoch, blockSize);
-        List<BlockId> ids = new ArrayList<>(future.blocks().size() * 2);
-        future.blocks().forEach(b -> ids.add(b.block()));
-        job.nodeFuture(epoch + 1, blockSize).blocks().forEach(b -> ids.add(b.block()));
+        // Eviction follows what will be read here: this node's reads, or in a regional group every node's
+        // (a member serves the others the blocks it owns), this epoch's and then the next one's.
+        boolean group = daemon.hintsApply(job);
+        evictionFuture = group ? job.groupFuture(epoch, blockSize) : future;
+        List<BlockId> ids = new ArrayList<>(evictionFuture.blocks().size() * 2);
+        evictionFuture.blocks().forEach(b -> ids.add(b.block()));
+        (group ? job.groupFuture(epoch + 1, blockSize) : job.nodeFuture(epoch + 1, blockSize)).blocks().forEach(b -> ids.add(b.block()));
         planned = ids;
         blockPosition = 0;
         cursor = 0;
         daemon.follow(this, planned, 0, true);
-        if (prefetcher.getState() == Thread.State.NEW) {
+        holders = java.util.Map.of();
+        if (epoch >= 2 && daemon.hintsApply(job)) {
+            Job.NodeFuture mine = future;
+            Thread.ofVirtual().name("ferry-hints-" + job.name).start(() -> holders = lastReaders(epoch - 1, mine, blockSize));
+        }
+        if (prefetcher.getState() == Thread.State.NEW && daemon.config().prefetchBytes() >= daemon.config().blockSize()) {
             prefetcher.start();
         }
         wake();
@@ -79,7 +123,7 @@ final class JobRun {
             if (epoch == current.number) {
                 e.position = Math.max(e.position, position);
                 blockPosition = Math.max(blockPosition, future.indexOfPosition(e.position, job.ranks()));
-                daemon.follow(this, planned, blockPosition, false);
+                daemon.follow(this, planned, evictionFuture.indexOfPosition(e.position, job.ranks()), false);
             } else {
                 synchronized (job.epochs) {
                     e = job.epochs.stream().filter(x -> x.number == epoch).findFirst().orElse(null);
@@ -119,7 +163,7 @@ final class JobRun {
 
     private void prefetchLoop() {
         Semaphore slots = new Semaphore(Daemon.prefetchThreads());
-        long window = Math.max(1, daemon.config().prefetchBytes() / daemon.config().blockSize());
+        long window = daemon.config().prefetchBytes() / daemon.config().blockSize(); // 0: no prefetch
         try {
             while (!stopped) {
                 Job.PlannedBlock next = null;

@@ -359,7 +359,19 @@ final class S3Service {
         return getObject(r, key, head, meta, false);
     }
 
+    /** The header a daemon sends another to read only what that one holds on disk (never fetching). */
+    static final String CACHED_ONLY = "x-ferry-cached-only";
+
     private Reply getObject(Request r, ObjectKey key, boolean head) throws S3Error, IOException {
+        if (r.headers().contains(CACHED_ONLY)) {
+            String ifMatch = r.headers().get("If-Match");
+            ObjectMeta known = ifMatch == null ? cache.freshMeta(key) : cache.knownMeta(key, ObjectMeta.stripQuotes(ifMatch.trim()));
+            Reply reply = known == null || (writeBack != null && writeBack.holdsLocally(key)) ? null : getObject(r, key, head, known, false);
+            if (reply == null) {
+                throw new S3Error(404, "NotCached", key + " is not on this daemon's disk (asked for cached blocks only)");
+            }
+            return reply;
+        }
         return getObject(r, key, head, front.head(key), true);
     }
 
