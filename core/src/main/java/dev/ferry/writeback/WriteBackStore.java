@@ -359,7 +359,6 @@ public final class WriteBackStore extends ForwardingObjectStore {
 
     /** The write is durable: its local copy and record go, readers go upstream again. */
     private void finish(Entry e) throws IOException {
-        e.durability = Durability.DURABLE;
         Files.deleteIfExists(e.record());
         synchronized (lock) {
             entries.remove(e.sequence);
@@ -367,9 +366,12 @@ public final class WriteBackStore extends ForwardingObjectStore {
             if (latestLocal.get(e.key) == e) {
                 latestLocal.remove(e.key);
             }
+        }
+        Files.deleteIfExists(e.data()); // a reader that still holds the entry falls back to upstream
+        synchronized (lock) {
+            e.durability = Durability.DURABLE; // only now: a fence that returns leaves nothing of it behind
             lock.notifyAll();
         }
-        Files.deleteIfExists(e.data());
     }
 
     /**
