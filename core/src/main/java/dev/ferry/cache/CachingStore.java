@@ -538,7 +538,7 @@ public final class CachingStore extends ForwardingObjectStore {
             Entry reserved = reservations.remove(index);
             int length = (int) blockLength(meta, index);
             try {
-                byte[] data = stream.readNBytes(length);
+                byte[] data = dev.ferry.store.Bytes.read(stream, length);
                 if (data.length != length) {
                     throw new StoreException(StoreException.Kind.RETRYABLE, 0, "upstream sent " + data.length + " of "
                             + length + " bytes of block " + index + " of " + meta.key(), null);
@@ -700,7 +700,7 @@ public final class CachingStore extends ForwardingObjectStore {
             upstreamRequests.increment();
             byte[] data;
             try (ObjectContent c = delegate.get(new GetRequest(meta.key(), ByteRange.of(from, to - from), meta.etag()))) {
-                data = c.stream().readNBytes((int) (to - from));
+                data = dev.ferry.store.Bytes.read(c.stream(), (int) (to - from));
             } catch (StoreException e) {
                 if (e.kind() == StoreException.Kind.PRECONDITION_FAILED) {
                     metadata.remove(meta.key());

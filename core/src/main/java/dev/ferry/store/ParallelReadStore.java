@@ -60,7 +60,7 @@ public final class ParallelReadStore extends ForwardingObjectStore {
         ParallelRangeStream stream = new ParallelRangeStream(first.stream(), first.range().end(), range.end(),
                 config.partSize(), config.concurrency(), (offset, length) -> {
                     try (ObjectContent part = delegate.get(pinned.withRange(ByteRange.of(offset, length)))) {
-                        byte[] bytes = part.stream().readNBytes(length);
+                        byte[] bytes = Bytes.read(part.stream(), length);
                         if (bytes.length != length) {
                             throw new StoreException(StoreException.Kind.RETRYABLE, 0, "short part of " + request.key()
                                     + " at " + offset + ": " + bytes.length + " of " + length + " bytes", null);
