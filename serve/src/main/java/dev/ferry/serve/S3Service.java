@@ -127,7 +127,7 @@ final class S3Service {
             if (r.has("uploadId")) {
                 MultipartUpload u = new MultipartUpload(key, uploadId(r));
                 if (LocalMultipart.owns(u.uploadId()) && localMultipart != null) {
-                    localMultipart.remove(u);
+                    localMultipart.abort(u);
                 } else {
                     front.abortMultipart(u);
                 }
@@ -537,14 +537,10 @@ final class S3Service {
         String durability = "durable";
         if (LocalMultipart.owns(id) && localMultipart != null) {
             java.nio.file.Path whole = localMultipart.assemble(upload, parts);
-            try {
-                WriteStatus w = writeBack.write(key, PutBody.ofFile(whole));
-                durability = w.durability() == Durability.DURABLE ? "durable" : "local";
-                etag = w.durability() == Durability.DURABLE ? front.head(key).etag() : "local-" + w.sequence();
-            } finally {
-                java.nio.file.Files.deleteIfExists(whole);
-            }
-            localMultipart.remove(upload);
+            WriteStatus w = writeBack.write(key, PutBody.ofFile(whole)); // on failure the assembled object stays for a retry
+            localMultipart.discard(upload);
+            durability = w.durability() == Durability.DURABLE ? "durable" : "local";
+            etag = w.durability() == Durability.DURABLE ? front.head(key).etag() : "local-" + w.sequence();
         } else {
             etag = front.completeMultipart(upload, parts).etag();
         }
