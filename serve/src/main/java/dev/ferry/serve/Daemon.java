@@ -147,7 +147,7 @@ public final class Daemon implements AutoCloseable {
                 : new SharedTierStore(chain, config.sharedTier(), java.time.Duration.ofSeconds(60));
         ObjectStore below = shared != null ? shared : chain; // local tier -> regional group -> shared file system -> origin
         this.group = config.group().isEmpty() ? null : group(config, below);
-        this.hinted = group == null ? null : new HintedStore(group, cachedOnlyClients(config, group), config.blockSize(), this::holderOf);
+        this.hinted = group == null ? null : new HintedStore(group, cachedOnlyClients(config), config.blockSize(), this::holderOf);
         this.cache = group == null ? new CachingStore(below, cc, policy, Clock.system())
                 : new CachingStore(hinted, cc, new PreferringPolicy<>(policy, id -> group.owns(id.key())), Clock.system());
         this.writeBack = config.writeBack()
@@ -279,25 +279,9 @@ public final class Daemon implements AutoCloseable {
         return -1;
     }
 
-    /**
-     * The regional group in front of the origin chain: one S3 client per other member (short timeouts: a
-     * member that does not answer is skipped), signing with this daemon's credentials when it has them.
-     */
     /** A client per other member that asks for blocks that member holds on disk, and nothing else. */
-    private static List<ObjectStore> cachedOnlyClients(ServeConfig config, GroupStore group) {
-        List<ObjectStore> out = new ArrayList<>();
-        int self = config.self() == null ? -1 : config.group().indexOf(config.self());
-        for (int i = 0; i < config.group().size(); i++) {
-            if (i == self) {
-                out.add(null);
-                continue;
-            }
-            String key = config.accessKey() != null ? config.accessKey() : "ferry";
-            String secret = config.secretKey() != null ? config.secretKey() : "ferry";
-            out.add(new S3ObjectStore(new S3StoreConfig(config.group().get(i), "us-east-1", true, key, secret, 16,
-                    java.time.Duration.ofSeconds(1), java.time.Duration.ofSeconds(10)), java.util.Map.of(S3Service.CACHED_ONLY, "1")));
-        }
-        return out;
+    private static List<ObjectStore> cachedOnlyClients(ServeConfig config) {
+        return memberClients(config, null, 16, java.util.Map.of(S3Service.CACHED_ONLY, "1"));
     }
 
     HintedStore hinted() {
@@ -305,21 +289,25 @@ public final class Daemon implements AutoCloseable {
     }
 
     private static GroupStore group(ServeConfig config, ObjectStore origin) {
-        List<String> names = config.group().stream().map(URI::toString).toList();
-        Rendezvous ring = new Rendezvous(names);
-        int self = config.self() == null ? -1 : names.indexOf(config.self().toString());
-        List<ObjectStore> members = new ArrayList<>();
-        for (int i = 0; i < names.size(); i++) {
-            if (i == self) {
-                members.add(origin);
-                continue;
-            }
-            String key = config.accessKey() != null ? config.accessKey() : "ferry";
-            String secret = config.secretKey() != null ? config.secretKey() : "ferry";
-            members.add(new S3ObjectStore(new S3StoreConfig(config.group().get(i), "us-east-1", true, key, secret, 64,
-                    java.time.Duration.ofSeconds(1), java.time.Duration.ofSeconds(10))));
+        Rendezvous ring = new Rendezvous(config.group().stream().map(URI::toString).toList());
+        int self = config.self() == null ? -1 : config.group().indexOf(config.self());
+        return new GroupStore(ring, self, memberClients(config, origin, 64, java.util.Map.of()), origin, java.time.Duration.ofSeconds(5));
+    }
+
+    /**
+     * An S3 client per group member, in the group's order, signing with this daemon's credentials when it has
+     * them; short timeouts, so a member that does not answer is skipped. This daemon's own slot holds
+     * {@code self}.
+     */
+    private static List<ObjectStore> memberClients(ServeConfig config, ObjectStore self, int connections, Map<String, String> headers) {
+        String key = config.accessKey() != null ? config.accessKey() : "ferry";
+        String secret = config.secretKey() != null ? config.secretKey() : "ferry";
+        List<ObjectStore> out = new ArrayList<>();
+        for (URI member : config.group()) {
+            out.add(member.equals(config.self()) ? self : new S3ObjectStore(new S3StoreConfig(member, "us-east-1", true, key, secret,
+                    connections, java.time.Duration.ofSeconds(1), java.time.Duration.ofSeconds(10)), headers));
         }
-        return new GroupStore(ring, self, members, origin, java.time.Duration.ofSeconds(5));
+        return out;
     }
 
     Map<String, JobRun> jobs() {
