@@ -3,14 +3,12 @@ package dev.ferry.cache;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.ferry.store.FileObjectStore;
+import dev.ferry.store.TinyFileSystem;
 import dev.ferry.store.ObjectKey;
 import dev.ferry.store.PutBody;
 import java.io.IOException;
-import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -22,26 +20,19 @@ import org.junit.jupiter.api.io.TempDir;
 class DiskFullTest {
     @TempDir
     Path tmp;
+    TinyFileSystem tiny;
     Path mount;
-    boolean mounted;
 
     @BeforeEach
     void mountTinyFileSystem() throws Exception {
-        mount = Files.createDirectories(tmp.resolve("tiny"));
-        Process p = new ProcessBuilder("mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", mount.toString())
-                .redirectErrorStream(true).start();
-        String out = new String(p.getInputStream().readAllBytes()).strip();
-        mounted = p.waitFor(30, TimeUnit.SECONDS) && p.exitValue() == 0;
-        if (!mounted) {
-            System.out.println("SKIPPED DiskFullTest: cannot mount a tmpfs here (" + out + ")");
-        }
-        Assumptions.assumeTrue(mounted, "cannot mount a tmpfs here: " + out);
+        tiny = TinyFileSystem.mount(tmp.resolve("tiny"), "1m", "DiskFullTest");
+        mount = tiny.path();
     }
 
     @AfterEach
     void unmount() throws Exception {
-        if (mounted) {
-            new ProcessBuilder("umount", "-l", mount.toString()).start().waitFor(30, TimeUnit.SECONDS);
+        if (tiny != null) {
+            tiny.close();
         }
     }
 

@@ -9,6 +9,7 @@ import dev.ferry.store.FileObjectStore;
 import dev.ferry.store.ObjectKey;
 import dev.ferry.store.PutBody;
 import dev.ferry.store.StoreException;
+import dev.ferry.store.TinyFileSystem;
 import dev.ferry.store.TrackingStore;
 import java.io.IOException;
 import java.nio.file.Files;
@@ -16,7 +17,6 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Arrays;
 import java.util.Random;
-import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -196,11 +196,9 @@ class WriteBackStoreTest {
 
     @Test
     void fullDisk_failsThePutCleanly_andAcknowledgesNothing() throws Exception {
-        Path mount = Files.createDirectories(tmp.resolve("tiny"));
-        Process p = new ProcessBuilder("mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", mount.toString()).redirectErrorStream(true).start();
-        boolean mounted = p.waitFor(30, TimeUnit.SECONDS) && p.exitValue() == 0;
-        org.junit.jupiter.api.Assumptions.assumeTrue(mounted, "cannot mount a tmpfs here");
-        try (WriteBackStore wb = new WriteBackStore(tracking, WriteBackConfig.of(mount.resolve("wb"), 1L << 30))) {
+        try (TinyFileSystem tiny = TinyFileSystem.mount(tmp.resolve("tiny"), "1m", "WriteBackStoreTest")) {
+            Path mount = tiny.path();
+            try (WriteBackStore wb = new WriteBackStore(tracking, WriteBackConfig.of(mount.resolve("wb"), 1L << 30))) {
             assertThatThrownBy(() -> wb.write(ObjectKey.of("ckpt", "too-big"), PutBody.ofBytes(random(2 << 20, 9))))
                     .isInstanceOf(StoreException.class)
                     .satisfies(e -> assertThat(((StoreException) e).httpStatus()).isEqualTo(507))
@@ -211,8 +209,7 @@ class WriteBackStoreTest {
             assertThat(wb.stats().pendingBytes()).isZero();
             assertThat(wb.write(ObjectKey.of("ckpt", "small"), PutBody.ofBytes(random(1000, 10))).durability()).isEqualTo(Durability.LOCAL);
             assertThat(wb.flush(Duration.ofSeconds(30)).complete()).isTrue();
-        } finally {
-            new ProcessBuilder("umount", "-l", mount.toString()).start().waitFor(30, TimeUnit.SECONDS);
+            }
         }
     }
 

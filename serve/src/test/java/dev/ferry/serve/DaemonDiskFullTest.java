@@ -2,15 +2,14 @@ package dev.ferry.serve;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.ferry.store.TinyFileSystem;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Map;
-import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -23,25 +22,19 @@ import org.junit.jupiter.api.io.TempDir;
 class DaemonDiskFullTest {
     @TempDir
     Path tmp;
+    TinyFileSystem tiny;
     Path mount;
-    boolean mounted;
 
     @BeforeEach
     void mountTinyFileSystem() throws Exception {
-        mount = Files.createDirectories(tmp.resolve("tiny"));
-        Process p = new ProcessBuilder("mount", "-t", "tmpfs", "-o", "size=3m", "tmpfs", mount.toString()).redirectErrorStream(true).start();
-        String out = new String(p.getInputStream().readAllBytes());
-        mounted = p.waitFor(30, TimeUnit.SECONDS) && p.exitValue() == 0;
-        if (!mounted) {
-            System.out.println("SKIPPED DaemonDiskFullTest: cannot mount a tmpfs here (" + out + ")");
-        }
-        Assumptions.assumeTrue(mounted, "cannot mount a tmpfs here: " + out);
+        tiny = TinyFileSystem.mount(tmp.resolve("tiny"), "3m", "DaemonDiskFullTest");
+        mount = tiny.path();
     }
 
     @AfterEach
     void unmount() throws Exception {
-        if (mounted) {
-            new ProcessBuilder("umount", "-l", mount.toString()).start().waitFor(30, TimeUnit.SECONDS);
+        if (tiny != null) {
+            tiny.close();
         }
     }
 
