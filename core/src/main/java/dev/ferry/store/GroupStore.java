@@ -153,7 +153,7 @@ public final class GroupStore extends ForwardingObjectStore {
     @Override
     public ObjectContent get(GetRequest request) throws IOException {
         List<Integer> tried = new ArrayList<>();
-        int[] from = {-1};
+        int[] from = {-1}; // the member the current stream comes from; -1 for the origin
         ObjectContent content = read(request.key(), s -> {
             ObjectContent c = s.get(request);
             from[0] = s == delegate ? -1 : members.indexOf(s);
@@ -162,69 +162,25 @@ public final class GroupStore extends ForwardingObjectStore {
         if (from[0] < 0 || content.range() == null) {
             return content;
         }
-        return new ObjectContent(content.meta(), content.range(), new PeerStream(request, content, from[0], tried));
-    }
-
-    /** A peer's body, counted; when it breaks, the rest comes from the next member (or the origin), pinned to the ETag. */
-    private final class PeerStream extends BlockReadingInputStream {
-        private final GetRequest pinned;
-        private final ByteRange range;
-        private final List<Integer> tried;
-        private InputStream current;
-        private int member;
-        private long position;
-
-        PeerStream(GetRequest request, ObjectContent first, int member, List<Integer> tried) {
-            this.pinned = request.withIfMatch(first.meta().etag());
-            this.range = first.range();
-            this.current = first.stream();
-            this.member = member;
-            this.tried = tried;
-        }
-
-        @Override
-        public int read(byte[] b, int off, int len) throws IOException {
-            if (position >= range.length()) {
-                return -1;
-            }
-            while (true) {
-                try {
-                    int n = current.read(b, off, (int) Math.min(len, range.length() - position));
-                    if (n < 0) {
-                        throw new IOException("the peer's stream ended early at byte " + (range.offset() + position));
-                    }
-                    position += n;
-                    if (member >= 0) {
-                        peerBytes.addAndGet(member, n);
-                    }
-                    return n;
-                } catch (IOException e) {
-                    if (member < 0) {
+        // A peer's body, counted; when it breaks, the rest comes from the next member (or the origin), pinned to the ETag.
+        GetRequest pinned = request.withIfMatch(content.meta().etag());
+        return new ObjectContent(content.meta(), content.range(), new ResumingStream("the peer's stream of " + request.key(),
+                content.range(), content.stream(), (rest, e) -> {
+                    if (from[0] < 0) {
                         throw e; // the origin's own failures are the retry layer's to handle
                     }
-                    markDown(member, e);
+                    markDown(from[0], e);
                     resumes.increment();
-                    try {
-                        current.close();
-                    } catch (IOException ignored) {
-                        // it already failed
-                    }
-                    GetRequest rest = pinned.withRange(ByteRange.of(range.offset() + position, range.length() - position));
-                    int[] from = {-1};
-                    current = GroupStore.this.read(pinned.key(), s -> {
-                        InputStream in = s.get(rest).stream();
+                    return read(pinned.key(), s -> {
+                        InputStream in = s.get(pinned.withRange(rest)).stream();
                         from[0] = s == delegate ? -1 : members.indexOf(s);
                         return in;
                     }, tried);
-                    member = from[0];
-                }
-            }
-        }
-
-        @Override
-        public void close() throws IOException {
-            current.close();
-        }
+                }, n -> {
+                    if (from[0] >= 0) {
+                        peerBytes.addAndGet(from[0], n);
+                    }
+                }));
     }
 
     @Override

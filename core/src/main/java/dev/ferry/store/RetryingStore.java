@@ -94,7 +94,14 @@ public final class RetryingStore extends ForwardingObjectStore {
         if (content.length() == 0) {
             return content;
         }
-        return new ObjectContent(content.meta(), content.range(), new ResumingStream(request, content));
+        // a read that breaks mid-way resumes where it stopped, pinned to the first ETag, within the same budget
+        GetRequest pinned = request.withIfMatch(content.meta().etag());
+        int[] failures = {0};
+        return new ObjectContent(content.meta(), content.range(), new ResumingStream("stream of " + request.key(), content.range(),
+                content.stream(), (rest, e) -> {
+                    backoffOrThrow("read of " + request.key(), ++failures[0], e);
+                    return withRetries("resume GET " + request.key(), () -> delegate.get(pinned.withRange(rest)).stream());
+                }, n -> { }));
     }
 
     @Override
@@ -136,61 +143,5 @@ public final class RetryingStore extends ForwardingObjectStore {
             delegate.abortMultipart(upload);
             return null;
         });
-    }
-
-    /** Re-opens the rest of the range, pinned to the first ETag, when the stream fails mid-way. */
-    private final class ResumingStream extends BlockReadingInputStream {
-        private final GetRequest pinned;
-        private final ByteRange range;
-        private InputStream current;
-        private long position; // bytes delivered so far
-        private int failures;
-
-        ResumingStream(GetRequest request, ObjectContent first) {
-            this.pinned = request.withIfMatch(first.meta().etag());
-            this.range = first.range();
-            this.current = first.stream();
-        }
-
-        @Override
-        public int read(byte[] b, int off, int len) throws IOException {
-            java.util.Objects.checkFromIndexSize(off, len, b.length);
-            if (position >= range.length()) {
-                return -1;
-            }
-            if (len == 0) {
-                return 0;
-            }
-            while (true) {
-                try {
-                    int n = current.read(b, off, (int) Math.min(len, range.length() - position));
-                    if (n < 0) {
-                        throw new StoreException(StoreException.Kind.RETRYABLE, 0,
-                                "stream of " + pinned.key() + " ended early at byte " + (range.offset() + position), null);
-                    }
-                    position += n;
-                    return n;
-                } catch (IOException e) {
-                    closeQuietly(current);
-                    failures++;
-                    backoffOrThrow("read of " + pinned.key(), failures, e);
-                    ByteRange rest = ByteRange.of(range.offset() + position, range.length() - position);
-                    current = withRetries("resume GET " + pinned.key(), () -> delegate.get(pinned.withRange(rest)).stream());
-                }
-            }
-        }
-
-        @Override
-        public void close() throws IOException {
-            current.close();
-        }
-
-        private static void closeQuietly(InputStream in) {
-            try {
-                in.close();
-            } catch (IOException ignored) {
-                // the stream is already broken
-            }
-        }
     }
 }

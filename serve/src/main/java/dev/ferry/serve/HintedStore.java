@@ -1,16 +1,14 @@
 package dev.ferry.serve;
 
 import dev.ferry.cache.BlockId;
-import dev.ferry.store.BlockReadingInputStream;
-import dev.ferry.store.ByteRange;
 import dev.ferry.store.ForwardingObjectStore;
 import dev.ferry.store.GetRequest;
 import dev.ferry.store.GroupStore;
 import dev.ferry.store.ObjectContent;
 import dev.ferry.store.ObjectStore;
 import dev.ferry.store.Rendezvous;
+import dev.ferry.store.ResumingStream;
 import java.io.IOException;
-import java.io.InputStream;
 import java.util.List;
 import java.util.concurrent.atomic.LongAdder;
 import java.util.function.ToIntFunction;
@@ -65,53 +63,20 @@ final class HintedStore extends ForwardingObjectStore {
             return delegate.get(request);
         }
         hintedReads.increment();
-        return new ObjectContent(c.meta(), c.range(), new Hinted(request, c));
-    }
-
-    /** Counts what the holder sends; if it breaks, the rest comes through the group. */
-    private final class Hinted extends BlockReadingInputStream {
-        private final GetRequest request;
-        private final ByteRange range;
-        private InputStream current;
-        private boolean fromHolder = true;
-        private long position;
-
-        Hinted(GetRequest request, ObjectContent first) {
-            this.request = request;
-            this.range = first.range();
-            this.current = first.stream();
-        }
-
-        @Override
-        public int read(byte[] b, int off, int len) throws IOException {
-            if (position >= range.length()) {
-                return -1;
-            }
-            try {
-                int n = current.read(b, off, (int) Math.min(len, range.length() - position));
-                if (n < 0) {
-                    throw new IOException("the holder's stream ended early");
-                }
-                position += n;
-                if (fromHolder) {
-                    hintedBytes.add(n);
-                }
-                return n;
-            } catch (IOException e) {
-                if (!fromHolder) {
-                    throw e;
-                }
-                current.close();
-                fromHolder = false;
-                current = delegate.get(request.withRange(ByteRange.of(range.offset() + position, range.length() - position))).stream();
-                return read(b, off, len);
-            }
-        }
-
-        @Override
-        public void close() throws IOException {
-            current.close();
-        }
+        // counted while it comes from the holder; if it breaks, the rest comes through the group
+        boolean[] fromHolder = {true};
+        return new ObjectContent(c.meta(), c.range(), new ResumingStream("the holder's stream of " + request.key(), c.range(), c.stream(),
+                (rest, e) -> {
+                    if (!fromHolder[0]) {
+                        throw e;
+                    }
+                    fromHolder[0] = false;
+                    return delegate.get(request.withRange(rest)).stream();
+                }, n -> {
+                    if (fromHolder[0]) {
+                        hintedBytes.add(n);
+                    }
+                }));
     }
 
     @Override
