@@ -63,6 +63,12 @@ final class S3Handler extends ChannelInboundHandlerAdapter {
     /** True from a request's last byte until its reply is written: pipelined requests wait in {@code queued}. */
     private boolean busy;
     private final java.util.ArrayDeque<Object> queued = new java.util.ArrayDeque<>();
+    /** An error was answered while the client was still sending its body: read the rest and drop it before closing. */
+    private boolean lingering;
+    private boolean draining;
+    private long drained;
+    private static final long MAX_DRAIN_BYTES = 64L << 20;
+    private static final long MAX_DRAIN_SECONDS = 5;
 
     /** Where a request goes: an S3 bucket/key, or ferry's own API. */
     record Route(boolean api, String rawPath, String rawQuery, Map<String, List<String>> query, String bucket, String key) {
@@ -90,6 +96,10 @@ final class S3Handler extends ChannelInboundHandlerAdapter {
 
     @Override
     public void channelRead(ChannelHandlerContext ctx, Object msg) {
+        if (draining) {
+            drain(ctx, msg);
+            return;
+        }
         if (busy || !queued.isEmpty()) {
             queued.add(msg); // a pipelined request: served after the one in progress
             return;
@@ -147,8 +157,9 @@ final class S3Handler extends ChannelInboundHandlerAdapter {
             failed = new S3Error(507, "InsufficientStorage", "cannot spool the request body: " + e.getMessage());
         }
         if (failed != null && expectsBody(r)) {
-            // answer now, without reading a body we would throw away, and close: the client may still be sending
+            // answer now, without storing a body we would throw away, then close once it has been read past
             keepAlive = false;
+            lingering = true;
             respondError(ctx, failed);
             return;
         }
@@ -177,6 +188,7 @@ final class S3Handler extends ChannelInboundHandlerAdapter {
             }
             if (failed != null && !(c instanceof LastHttpContent)) {
                 keepAlive = false;
+                lingering = true;
                 respondError(ctx, failed);
                 return;
             }
@@ -370,6 +382,24 @@ final class S3Handler extends ChannelInboundHandlerAdapter {
                 resident.close();
             }
             context.stats().latency(elapsed);
+            if (close && lingering && f.isSuccess()) {
+                // Closing now, with request bytes unread, makes the kernel reset the connection, and the
+                // client may lose the answer it has not read yet: read the rest of the body and drop it
+                // (at most 64 MiB or 5 s), then close.
+                ChannelHandlerContext ctx = f.channel().pipeline().context(this);
+                draining = true;
+                java.util.List<Object> pending = new java.util.ArrayList<>(queued);
+                queued.clear();
+                for (Object m : pending) {
+                    drain(ctx, m);
+                }
+                if (f.channel().isActive()) {
+                    f.channel().eventLoop().schedule(() -> f.channel().close(), MAX_DRAIN_SECONDS, java.util.concurrent.TimeUnit.SECONDS);
+                    f.channel().config().setAutoRead(true);
+                    f.channel().read();
+                }
+                return;
+            }
             if (close || !f.isSuccess()) {
                 f.channel().close();
                 return;
@@ -383,6 +413,19 @@ final class S3Handler extends ChannelInboundHandlerAdapter {
                 f.channel().read();
             }
         });
+    }
+
+    private void drain(ChannelHandlerContext ctx, Object msg) {
+        try {
+            if (msg instanceof HttpContent c) {
+                drained += c.content().readableBytes();
+            }
+            if (msg instanceof LastHttpContent || msg instanceof HttpRequest || drained > MAX_DRAIN_BYTES) {
+                ctx.close();
+            }
+        } finally {
+            io.netty.util.ReferenceCountUtil.release(msg);
+        }
     }
 
     private void discardBody() {
