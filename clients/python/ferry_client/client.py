@@ -326,7 +326,8 @@ class FerryClient:
                              f"{method} {_API}{path}") from None
 
     def register_job(self, job, manifest=None, manifest_key=None, seed=0, world=(1, 1, 1), node=0,
-                     batch_size=1, ranks=None):
+                     batch_size=1, ranks=None, partition=None, canonical_nodes=None, mix_fraction=None,
+                     shuffle_block_shards=None):
         """Registers a job's plan (``POST /_ferry/v1/jobs``) and returns the daemon's answer
         (``job``, ``samples``, ``ranks``, ``steps_per_epoch``).
 
@@ -335,6 +336,13 @@ class FerryClient:
         (``(nodes, ranks_per_node, workers_per_rank)``) and this ``node``; or ``ranks``, an explicit
         ordered list of ``"bucket/key"`` per rank. ``batch_size`` is the batch the loaders take, which the
         order endpoint deals to workers.
+
+        ``partition`` is ``"node"`` (each node reads its own shards every epoch: the corpus leaves the object
+        store once), ``"global"`` (every node reads a share of every shard) or ``None``/``"auto"`` (node for a
+        world of more than one node). ``canonical_nodes`` fixes the node plan's canonical node count (default:
+        the world's nodes); a job resumed on another world passes the count it started with (the answer's
+        ``canonical_nodes``). ``mix_fraction`` (0 to 1) moves that share of each node's shards to another
+        node each epoch; ``shuffle_block_shards`` is how many shards' samples are shuffled together.
         """
         given = [n for n, v in (("manifest", manifest), ("manifest_key", manifest_key), ("ranks", ranks))
                  if v is not None]
@@ -351,6 +359,22 @@ class FerryClient:
             else:
                 payload["manifest_key"] = manifest_key
             payload.update(seed=seed, world=_world(world), node=node)
+            if partition is not None:
+                if partition not in ("node", "global", "auto"):
+                    raise ValueError(f"partition must be 'node', 'global' or 'auto', not {partition!r}.")
+                payload["partition"] = partition
+            if canonical_nodes is not None:
+                if not isinstance(canonical_nodes, int) or canonical_nodes < 1:
+                    raise ValueError(f"canonical_nodes must be a positive integer, not {canonical_nodes!r}.")
+                payload["canonical_nodes"] = canonical_nodes
+            if mix_fraction is not None:
+                if not isinstance(mix_fraction, (int, float)) or not 0 <= mix_fraction <= 1:
+                    raise ValueError(f"mix_fraction must be a number from 0 to 1, not {mix_fraction!r}.")
+                payload["mix_fraction"] = mix_fraction
+            if shuffle_block_shards is not None:
+                if not isinstance(shuffle_block_shards, int) or shuffle_block_shards < 1:
+                    raise ValueError(f"shuffle_block_shards must be a positive integer, not {shuffle_block_shards!r}.")
+                payload["shuffle_block_shards"] = shuffle_block_shards
         return self._api("POST", "jobs", payload=payload)
 
     def order(self, job, epoch, rank, worker=0, workers=1, start=0):

@@ -129,7 +129,9 @@ def main(argv=None):
     parser.add_argument("--job", required=True)
     parser.add_argument("--batch-size", type=int, default=4)
     parser.add_argument("--workers", type=int, default=4, help="DataLoader workers (num_workers)")
-    parser.add_argument("--ranks", type=int, default=1, help="ranks of the job's world (one node)")
+    parser.add_argument("--ranks", type=int, default=1, help="ranks per node of the job's world")
+    parser.add_argument("--nodes", type=int, default=1, help="nodes of the job's world (this process reads --rank)")
+    parser.add_argument("--partition", default=None, help="node, global or auto (the daemon's default)")
     parser.add_argument("--rank", type=int, default=0)
     parser.add_argument("--epoch", type=int, default=1, help="epochs count from 1")
     parser.add_argument("--seed", type=int, default=7)
@@ -148,13 +150,14 @@ def main(argv=None):
     client = FerryClient(args.url, args.access_key, args.secret_key)
     try:
         job = client.register_job(args.job, manifest_key=f"{args.bucket}/{args.manifest_key}", seed=args.seed,
-                                  world=(1, args.ranks, args.workers), node=0, batch_size=args.batch_size)
+                                  world=(args.nodes, args.ranks, args.workers), node=args.rank // args.ranks,
+                                  batch_size=args.batch_size, partition=args.partition)
         print(f"daemon_e2e: registered {json.dumps(job)}", file=sys.stderr)
         expected = client.order(args.job, args.epoch, args.rank)
         if not expected:
             return fail(1, f"the daemon's order for rank {args.rank} of epoch {args.epoch} is empty.")
         reporter = StepReporter(client, args.job, args.rank, epoch=args.epoch, batch_size=args.batch_size,
-                                ranks=int(job.get("ranks", args.ranks)))
+                                ranks=int(job.get("ranks", args.ranks * args.nodes)))
         if args.no_torch:
             received, steps = read_without_torch(args, client, reporter)
         else:

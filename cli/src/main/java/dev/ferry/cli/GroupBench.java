@@ -47,27 +47,61 @@ final class GroupBench implements Callable<Integer> {
     @Option(names = "--plans", description = "Register the job's plan on every daemon: reads go first to last epoch's reader (peer hints).")
     boolean plans;
 
+    @Option(names = "--partition", defaultValue = "global", description = {"node: each node reads its own shards every epoch;",
+            "global: every node reads a share of every shard (default: ${DEFAULT-VALUE})."})
+    String partition;
+
+    @Option(names = "--canonical-nodes", defaultValue = "0", description = "Node partition: canonical nodes (default: the node count).")
+    int canonicalNodes;
+
+    @Option(names = "--standalone", description = "Run the daemons each on its own, not as one regional group.")
+    boolean standalone;
+
+    @Option(names = "--resize", description = {"With --kill (the last node): the job checkpoints halfway through the last epoch, that",
+            "daemon leaves, and the others resume on one node fewer; every sample is checked to be read once."})
+    boolean resize;
+
+    @Option(names = "--policy", defaultValue = "lru", description = "The simulator's policy for the comparison: lru or min (default: ${DEFAULT-VALUE}).")
+    String policy;
+
     @Override
     public Integer call() throws Exception {
-        GroupRun.Setup setup = new GroupRun.Setup(nodes, shards, samplesPerShard, (int) Sizes.parse(sampleBytes), Sizes.parse(cachePerNode),
-                (int) Sizes.parse(blockSize), epochs, seed, kill, kill >= 0 ? epochs : 0, plans);
+        PlanConfig plan;
+        GroupRun.Setup setup;
+        try {
+            plan = PlanConfig.DEFAULT.withPartition(PlanConfig.Partition.parse(partition));
+            if (canonicalNodes > 0) {
+                plan = plan.withCanonicalNodes(canonicalNodes);
+            }
+            setup = new GroupRun.Setup(nodes, shards, samplesPerShard, (int) Sizes.parse(sampleBytes), Sizes.parse(cachePerNode),
+                    (int) Sizes.parse(blockSize), epochs, seed, kill, kill >= 0 ? epochs : 0, plans, plan, !standalone, resize);
+        } catch (IllegalArgumentException e) {
+            throw new UserError(e.getMessage());
+        }
         try (WorkDir work = WorkDir.of(null, "ferry-bench-group")) {
-            System.out.printf(Locale.ROOT, "%d daemons in one group, %s of cache each, %d epochs%n", nodes, Sizes.format(setup.cachePerNode()), epochs);
+            System.out.printf(Locale.ROOT, "%d daemons %s, %s of cache each, %d epochs, %s partition (%d canonical nodes)%n", nodes,
+                    standalone ? "each on its own" : "in one group", Sizes.format(setup.cachePerNode()), epochs,
+                    setup.plan().partition().label(), setup.plan().canonical());
             GroupRun.Result real = GroupRun.run(work.path(), setup);
             long dataset = real.manifest().totalBytes();
             System.out.printf(Locale.ROOT, "dataset: %d objects, %d samples, %s%n", real.manifest().shards().size(),
                     real.manifest().totalSamples(), Sizes.format(dataset));
             List<ClusterSim.Epoch> sim = ClusterSim.run(real.manifest(), new ClusterSim.Config(nodes, setup.cachePerNode(), setup.blockSize(),
-                    epochs, "lru", true, 1.0, PlanConfig.DEFAULT.withSeed(seed), ClusterSim.TimeModel.defaults(0.01, 4),
+                    epochs, policy, !standalone, 1.0, setup.plan(), ClusterSim.TimeModel.defaults(0.01, 4),
                     Prices.AWS_S3_STANDARD, real.members()));
             System.out.println();
-            System.out.println("epoch   hit rate real / sim     egress real / sim            peer bytes real / sim        failed reads");
+            System.out.println("epoch   hit rate real / sim     egress real / sim         requests real / sim    peer bytes real / sim"
+                    + "      failed  missing  extra");
             for (int i = 0; i < epochs; i++) {
                 GroupRun.Epoch r = real.epochs().get(i);
                 ClusterSim.Epoch s = sim.get(i);
-                System.out.printf(Locale.ROOT, "%5d   %6.1f%% / %6.1f%%     %11s / %-11s    %11s / %-11s   %d%n", r.epoch(), 100 * r.cacheHitRate(),
-                        100 * s.cacheHitRate(), Sizes.format(r.egressBytes()), Sizes.format(s.egressBytes()), Sizes.format(r.peerBytes()),
-                        Sizes.format(s.peerBytes()), r.failedReads());
+                System.out.printf(Locale.ROOT, "%5d   %6.1f%% / %6.1f%%     %10s / %-10s   %8d / %-8d   %10s / %-10s   %6d %8d %6d%n", r.epoch(),
+                        100 * r.cacheHitRate(), 100 * s.cacheHitRate(), Sizes.format(r.egressBytes()), Sizes.format(s.egressBytes()),
+                        r.egressRequests(), s.originRequests(), Sizes.format(r.peerBytes()), Sizes.format(s.peerBytes()), r.failedReads(),
+                        r.missingSamples(), r.extraReads());
+            }
+            if (resize) {
+                System.out.println("(the simulator runs every epoch on " + nodes + " nodes; the real run lost one halfway through epoch " + epochs + ")");
             }
             if (plans) {
                 for (GroupRun.Epoch r : real.epochs()) {

@@ -2,6 +2,7 @@ package dev.ferry.cli;
 
 import dev.ferry.plan.BlockRead;
 import dev.ferry.plan.EgressPrediction;
+import dev.ferry.metrics.Advisor;
 import dev.ferry.plan.Manifest;
 import dev.ferry.plan.PlanConfig;
 import dev.ferry.plan.Shard;
@@ -93,8 +94,24 @@ final class SimCommand implements Callable<Integer> {
     @Option(names = "--group", description = "Cluster: the nodes form one regional group (each object read through its owner).")
     boolean group;
 
-    @Option(names = "--policy", defaultValue = "lru", description = "Cluster: lru or sieve (default: ${DEFAULT-VALUE}).")
+    @Option(names = "--policy", defaultValue = "auto", description = {"Cluster: lru, sieve, or min (each node's local tier evicting by its",
+            "plan, as the daemon does for a registered job; not with --group); auto: min, or lru with --group (default: ${DEFAULT-VALUE})."})
     String clusterPolicy;
+
+    @Option(names = "--partition", defaultValue = "auto", description = {"Cluster: node (each node reads its own shards every epoch),",
+            "global (every node reads a share of every shard), or auto: node for more than one node (default: ${DEFAULT-VALUE})."})
+    String partition;
+
+    @Option(names = "--canonical-nodes", defaultValue = "0", description = "Cluster, node partition: canonical nodes (default: the node count).")
+    int canonicalNodes;
+
+    @Option(names = "--shuffle-block-shards", defaultValue = "4", description = "Cluster: shards whose samples are shuffled together "
+            + "(default: ${DEFAULT-VALUE}).")
+    int shuffleBlockShards;
+
+    @Option(names = "--mix-fraction", defaultValue = "0", description = "Cluster, node partition: share of each node's shards read elsewhere "
+            + "each epoch (default: ${DEFAULT-VALUE}).")
+    double mixFraction;
 
     @Option(names = "--sample-rate", paramLabel = "R", description = "Cluster: simulate this fraction of the objects (default: enough for "
             + "about 4 million sample reads per epoch).")
@@ -194,50 +211,79 @@ final class SimCommand implements Callable<Integer> {
             throw new UserError("--nodes, --epochs, --samples-per-shard, --batch-size and the sizes must be positive");
         }
         double rate = sampleRate != null ? sampleRate : ClusterSim.autoRate(dataset, shard, samplesPerShard, 4_000_000);
+        if (clusterPolicy.equals("auto")) {
+            clusterPolicy = group ? "lru" : "min";
+        }
         if (!(rate > 0 && rate <= 1)) {
             throw new UserError("--sample-rate must be in (0, 1]: " + rate);
         }
         long start = System.nanoTime();
         Manifest sampled;
         List<ClusterSim.Epoch> result;
+        PlanConfig planConfig;
         try {
+            planConfig = PlanConfig.DEFAULT.withSeed(seed).withPartition(PlanConfig.Partition.parse(partition)).withMixFraction(mixFraction)
+                    .withShuffleBlockShards(shuffleBlockShards);
+            if (canonicalNodes > 0) {
+                planConfig = planConfig.withCanonicalNodes(canonicalNodes);
+            }
+            planConfig = planConfig.forWorld(new World(nodes, 1, 1));
             sampled = ClusterSim.syntheticSample(dataset, shard, samplesPerShard, rate);
             result = ClusterSim.run(sampled, new ClusterSim.Config(nodes, cache, block, epochs, clusterPolicy, group, rate,
-                    PlanConfig.DEFAULT.withSeed(seed), ClusterSim.TimeModel.defaults(stepMs / 1000, batchSize),
-                    dev.ferry.store.Prices.AWS_S3_STANDARD, null));
+                    planConfig, ClusterSim.TimeModel.defaults(stepMs / 1000, batchSize), dev.ferry.store.Prices.AWS_S3_STANDARD, null));
         } catch (IllegalArgumentException e) {
             throw new UserError(e.getMessage());
         }
+        int simulatedNodes = ClusterSim.simulatedNodes(sampled, new ClusterSim.Config(nodes, cache, block, epochs, clusterPolicy, group, rate,
+                planConfig, ClusterSim.TimeModel.defaults(stepMs / 1000, batchSize), dev.ferry.store.Prices.AWS_S3_STANDARD, null));
+        List<String> advice = Advisor.partition(planConfig.partition().label(), nodes, dataset,
+                result.stream().map(e -> new Advisor.PartitionEpoch(e.epoch(), e.egressBytes(), e.readerLocalRate(), e.globalBatchShardMix()))
+                        .toList());
         double seconds = (System.nanoTime() - start) / 1e9;
         long scaledBlocks = (long) (cache * rate) / block;
         if (json) {
-            StringBuilder b = new StringBuilder("{\"nodes\":" + nodes + ",\"dataset_bytes\":" + dataset + ",\"sample_rate\":" + rate
-                    + ",\"sampled_objects\":" + sampled.shards().size() + ",\"epochs\":[");
+            StringBuilder b = new StringBuilder("{\"nodes\":" + nodes + ",\"partition\":\"" + planConfig.partition().label()
+                    + "\",\"canonical_nodes\":" + planConfig.canonical() + ",\"mix_fraction\":" + planConfig.mixFraction() + ",\"policy\":\""
+                    + clusterPolicy + "\",\"dataset_bytes\":" + dataset + ",\"sample_rate\":" + rate + ",\"sampled_objects\":"
+                    + sampled.shards().size() + ",\"simulated_nodes\":" + simulatedNodes + ",\"seconds\":" + String.format(Locale.ROOT, "%.1f", seconds)
+                    + ",\"epochs\":[");
             for (int i = 0; i < result.size(); i++) {
                 ClusterSim.Epoch e = result.get(i);
                 b.append(i == 0 ? "" : ",").append(String.format(Locale.ROOT, "{\"epoch\":%d,\"samples_per_s\":%.1f,\"wait_per_step_ms\":%.3f,"
                         + "\"local_hit_rate\":%.6f,\"peer_hit_rate\":%.6f,\"cache_hit_rate\":%.6f,\"egress_bytes\":%d,\"peer_bytes\":%d,"
-                        + "\"egress_cost_usd\":%.2f}", e.epoch(), e.samplesPerSecond(), e.waitPerStepMillis(), e.readerLocalRate(),
-                        e.readerPeerRate(), e.cacheHitRate(), e.egressBytes(), e.peerBytes(), e.egressCostUsd()));
+                        + "\"egress_cost_usd\":%.2f,\"origin_requests\":%d,\"global_batch_shard_mix\":%.4f,\"local_share\":%.4f}",
+                        e.epoch(), e.samplesPerSecond(), e.waitPerStepMillis(), e.readerLocalRate(), e.readerPeerRate(), e.cacheHitRate(),
+                        e.egressBytes(), e.peerBytes(), e.egressCostUsd(), e.originRequests(), e.globalBatchShardMix(), e.localShare()));
+            }
+            b.append("],\"advice\":[");
+            for (int i = 0; i < advice.size(); i++) {
+                b.append(i == 0 ? "" : ",").append('"').append(advice.get(i).replace("\\", "\\\\").replace("\"", "\\\"")).append('"');
             }
             System.out.println(b.append("]}"));
             return 0;
         }
-        System.out.printf(Locale.ROOT, "%d nodes%s, %s in %s objects of %d samples, %s of local tier each (%s policy)%n", nodes,
-                group ? " in one regional group" : "", Sizes.format(dataset), Sizes.format(shard), samplesPerShard, Sizes.format(cache),
-                clusterPolicy);
-        System.out.printf(Locale.ROOT, "simulated %d of the objects (sample rate %.3g; each cache scaled to %d blocks of %s) in %.1f s%n",
-                sampled.shards().size(), rate, scaledBlocks, Sizes.format(block), seconds);
+        System.out.printf(Locale.ROOT, "%d nodes%s, %s in %s objects of %d samples, %s of local tier each (%s policy), %s partition%s%n",
+                nodes, group ? " in one regional group" : "", Sizes.format(dataset), Sizes.format(shard), samplesPerShard, Sizes.format(cache),
+                clusterPolicy, planConfig.partition().label(), planConfig.partition() == PlanConfig.Partition.NODE
+                        ? " (" + planConfig.canonical() + " canonical nodes" + (mixFraction > 0 ? ", mix " + mixFraction : "") + ")" : "");
+        if (simulatedNodes < nodes) { // the node partition under sampling: fewer nodes, each cache scaled to what its node owns
+            scaledBlocks = scaledBlocks * nodes / simulatedNodes;
+        }
+        System.out.printf(Locale.ROOT, "simulated %d of the objects on %d nodes (sample rate %.3g; each cache scaled to about %d blocks of %s) "
+                + "in %.1f s%n", sampled.shards().size(), simulatedNodes, rate, scaledBlocks, Sizes.format(block), seconds);
         if (rate < 1 && scaledBlocks < 200) {
             System.out.println("warning: under 200 blocks per simulated cache: hit rates are rough; raise --sample-rate");
         }
-        System.out.printf(Locale.ROOT, "%5s %12s %12s %10s %10s %14s %14s %12s%n", "epoch", "samples/s", "wait/step", "local hit",
-                "peer hit", "egress", "peer bytes", "egress cost");
+        System.out.printf(Locale.ROOT, "%5s %12s %12s %10s %10s %14s %14s %12s %10s%n", "epoch", "samples/s", "wait/step", "local hit",
+                "peer hit", "egress", "peer bytes", "egress cost", "shard mix");
         for (ClusterSim.Epoch e : result) {
-            System.out.printf(Locale.ROOT, "%5d %12.0f %9.1f ms %9.1f%% %9.1f%% %14s %14s %11.2f$%n", e.epoch(), e.samplesPerSecond(),
+            System.out.printf(Locale.ROOT, "%5d %12.0f %9.1f ms %9.1f%% %9.1f%% %14s %14s %11.2f$ %10.3f%n", e.epoch(), e.samplesPerSecond(),
                     e.waitPerStepMillis(), 100 * e.readerLocalRate(), 100 * e.readerPeerRate(), Sizes.format(e.egressBytes()),
-                    Sizes.format(e.peerBytes()), e.egressCostUsd());
+                    Sizes.format(e.peerBytes()), e.egressCostUsd(), e.globalBatchShardMix());
         }
+        System.out.println("(local hit: block reads served by the reader's own tier; shard mix: distinct shards per global batch against a "
+                + "uniform shuffle's)");
+        advice.forEach(a -> System.out.println("advice: " + a));
         return 0;
     }
 

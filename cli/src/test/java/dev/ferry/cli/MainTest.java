@@ -97,6 +97,44 @@ class MainTest {
                 .isEqualTo("ferry: --policies: unknown policy 'fifo': use one of lru, pin, sieve, min.");
     }
 
+    static String stdout(String... args) {
+        java.io.ByteArrayOutputStream buffer = new java.io.ByteArrayOutputStream();
+        java.io.PrintStream old = System.out;
+        System.setOut(new java.io.PrintStream(buffer, true));
+        try {
+            assertThat(run(args).exit()).isZero();
+        } finally {
+            System.setOut(old);
+        }
+        return buffer.toString().strip();
+    }
+
+    @Test
+    void sim_nodes_partitionNode_readsTheCorpusOnce_andGlobalMultipliesIt_withTheMixInTheJson() throws Exception {
+        String[] cluster = {"sim", "--nodes", "4", "--dataset-bytes", "256MiB", "--shard-bytes", "4MiB", "--samples-per-shard", "32",
+                "--cache-per-node", "128MiB", "--block-size", "1MiB", "--epochs", "2", "--batch-size", "16", "--json"};
+        com.fasterxml.jackson.databind.ObjectMapper json = new com.fasterxml.jackson.databind.ObjectMapper();
+        var node = json.readTree(stdout(concat(cluster, "--partition", "node")));
+        var global = json.readTree(stdout(concat(cluster, "--partition", "global")));
+        assertThat(node.get("partition").asText()).isEqualTo("node");
+        assertThat(global.get("partition").asText()).isEqualTo("global");
+        long dataset = 256L << 20;
+        assertThat(node.get("epochs").get(0).get("egress_bytes").asLong()).isEqualTo(dataset);
+        assertThat(node.get("epochs").get(1).get("egress_bytes").asLong()).isZero();
+        assertThat(node.get("epochs").get(0).get("origin_requests").asLong()).isEqualTo(256);
+        assertThat(global.get("epochs").get(0).get("egress_bytes").asLong()).isGreaterThan(2 * dataset);
+        assertThat(node.get("epochs").get(0).get("global_batch_shard_mix").asDouble())
+                .isGreaterThan(global.get("epochs").get(0).get("global_batch_shard_mix").asDouble());
+        assertThat(global.get("advice").get(0).asText()).contains("partition: node");
+        assertThat(run(concat(cluster, "--partition", "rank")).err().strip()).isEqualTo("ferry: partition must be node, global or auto, not 'rank'.");
+    }
+
+    static String[] concat(String[] a, String... b) {
+        String[] out = java.util.Arrays.copyOf(a, a.length + b.length);
+        System.arraycopy(b, 0, out, a.length, b.length);
+        return out;
+    }
+
     @Test
     void sim_plan_predictsEgressPerEpoch_minAndPinBeatLruAtBlockLevel() {
         java.io.ByteArrayOutputStream buffer = new java.io.ByteArrayOutputStream();

@@ -2,6 +2,8 @@ package dev.ferry.loader;
 
 import dev.ferry.plan.EpochPlan;
 import dev.ferry.plan.Shard;
+import dev.ferry.plan.ShardMix;
+import dev.ferry.plan.World;
 import dev.ferry.store.ByteRange;
 import dev.ferry.store.GetRequest;
 import dev.ferry.store.ObjectContent;
@@ -45,6 +47,7 @@ public final class EpochRun<T> implements Iterator<Batch<T>>, AutoCloseable {
     private final int ranks;
     private final long start;
     private final int[] samples;
+    private final double shardMix;
     private final LoaderConfig config;
     private final Decoder<T> decoder;
     private final ExecutorService fetchers;
@@ -69,15 +72,16 @@ public final class EpochRun<T> implements Iterator<Batch<T>>, AutoCloseable {
     private long lastNext;
     private boolean closed;
 
-    EpochRun(ObjectStore store, EpochPlan plan, long seed, int ranks, int rank, long start, LoaderConfig config, Decoder<T> decoder,
+    EpochRun(ObjectStore store, EpochPlan plan, long seed, World world, int rank, long start, LoaderConfig config, Decoder<T> decoder,
             ReadAheadBudget budget) {
         this.budget = budget;
         this.store = store;
         this.plan = plan;
         this.seed = seed;
-        this.ranks = ranks;
+        this.ranks = world.ranks();
         this.start = start;
-        this.samples = plan.rankSamples(rank, ranks, start);
+        this.samples = plan.rankSamples(world, rank, start);
+        this.shardMix = ShardMix.of(plan, Math.max(1, config.batchSize() * world.ranks()));
         this.config = config;
         this.decoder = decoder;
         this.workers = Executors.newFixedThreadPool(config.decodeWorkers(), r -> {
@@ -256,7 +260,7 @@ public final class EpochRun<T> implements Iterator<Batch<T>>, AutoCloseable {
 
     /** The checkpoint after the batches delivered so far (all ranks step together). */
     public LoaderState state() {
-        return new LoaderState(plan.epoch(), Math.min(plan.size(), start + (long) delivered * ranks), seed);
+        return new LoaderState(plan.epoch(), Math.min(plan.size(), start + (long) delivered * ranks), seed, plan.canonicalNodes());
     }
 
     /** Samples this rank reads in this epoch (from its start position). */
@@ -270,7 +274,7 @@ public final class EpochRun<T> implements Iterator<Batch<T>>, AutoCloseable {
         return new LoaderStats(plan.epoch(), delivered, steps, seconds, seconds > 0 ? delivered / seconds : 0,
                 waits.getTotalCount() == 0 ? 0 : waits.getValueAtPercentile(50) / 1000.0,
                 waits.getTotalCount() == 0 ? 0 : waits.getValueAtPercentile(99) / 1000.0,
-                waitTotal / 1e9, bytes.sum(), wastedSamples, wastedBytes);
+                waitTotal / 1e9, bytes.sum(), wastedSamples, wastedBytes, shardMix);
     }
 
     @Override

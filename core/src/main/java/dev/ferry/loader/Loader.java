@@ -36,8 +36,8 @@ public final class Loader<T> {
         this.budget = budget;
         this.store = Objects.requireNonNull(store, "store is null");
         this.manifest = Objects.requireNonNull(manifest, "manifest is null");
-        this.plan = Objects.requireNonNull(plan, "plan is null");
         this.world = Objects.requireNonNull(world, "world is null");
+        this.plan = Objects.requireNonNull(plan, "plan is null");
         this.config = Objects.requireNonNull(config, "config is null");
         this.decoder = Objects.requireNonNull(decoder, "decoder is null");
         if (rank < 0 || rank >= world.ranks()) {
@@ -46,9 +46,28 @@ public final class Loader<T> {
         this.rank = rank;
     }
 
-    /** Starts an epoch (1-based) from its beginning. */
+    /** Starts an epoch (1-based) from its beginning, with the plan made definite for this loader's world. */
     public EpochRun<T> epoch(int epoch) {
-        return resume(new LoaderState(epoch, 0, plan.seed()));
+        return resume(new LoaderState(epoch, 0, plan.seed(), plan.forWorld(world).canonical()));
+    }
+
+    /**
+     * The plan an epoch from {@code state} follows: the checkpoint's canonical node count when this loader
+     * leaves it open (partition auto, or node without a count), so a job resumed on another world keeps its
+     * order; a conflicting count is refused.
+     */
+    PlanConfig planFor(LoaderState state) {
+        PlanConfig mine = plan.forWorld(world);
+        if (state.canonicalNodes() == 0 || state.canonicalNodes() == mine.canonical()) {
+            return mine;
+        }
+        boolean open = plan.partition() == PlanConfig.Partition.AUTO || (plan.partition() == PlanConfig.Partition.NODE && plan.canonicalNodes() == 0);
+        if (!open) {
+            throw new IllegalArgumentException("checkpoint was taken with a plan over " + state.canonicalNodes()
+                    + " canonical nodes, this loader plans over " + mine.canonical() + ": resume with the job's partition and canonical node count");
+        }
+        return state.canonicalNodes() == 1 ? plan.withPartition(PlanConfig.Partition.GLOBAL)
+                : plan.withPartition(PlanConfig.Partition.NODE).withCanonicalNodes(state.canonicalNodes());
     }
 
     /** Continues an epoch from a checkpoint taken with {@link EpochRun#state()}. */
@@ -56,11 +75,11 @@ public final class Loader<T> {
         if (state.seed() != plan.seed()) {
             throw new IllegalArgumentException("checkpoint was taken with seed " + state.seed() + ", this loader plans with seed " + plan.seed());
         }
-        EpochPlan epochPlan = EpochPlan.of(manifest, plan, state.epoch());
+        EpochPlan epochPlan = EpochPlan.of(manifest, planFor(state), state.epoch());
         if (state.consumed() > epochPlan.size()) {
             throw new IllegalArgumentException("checkpoint position " + state.consumed() + " is past the end of epoch "
                     + state.epoch() + " (" + epochPlan.size() + " samples)");
         }
-        return new EpochRun<>(store, epochPlan, plan.seed(), world.ranks(), rank, state.consumed(), config, decoder, budget);
+        return new EpochRun<>(store, epochPlan, plan.seed(), world, rank, state.consumed(), config, decoder, budget);
     }
 }

@@ -76,6 +76,48 @@ public final class Advisor {
         return findings;
     }
 
+    /** One epoch of a multi-node job, as the partition rules read it. */
+    public record PartitionEpoch(int epoch, long egressBytes, double localHitRate, double globalBatchShardMix) {
+    }
+
+    /**
+     * The partition rules for a job of {@code nodes} nodes over {@code datasetBytes}: with the global plan,
+     * an epoch after the first that still fetches more than the dataset says every node is reading a share of
+     * every shard, which the node partition would read once; with the node partition, a global batch that
+     * meets under a quarter of the shards a uniform shuffle would says mixing is low (raise the mix fraction
+     * or the shuffle block), and later epochs that miss the local tier say the tiers are smaller than a
+     * node's share. Pure.
+     */
+    public static List<String> partition(String partition, int nodes, long datasetBytes, List<PartitionEpoch> epochs) {
+        List<String> findings = new ArrayList<>();
+        if (epochs.isEmpty() || nodes < 2) {
+            return findings;
+        }
+        PartitionEpoch last = epochs.get(epochs.size() - 1);
+        boolean later = epochs.size() >= 2;
+        if (partition.equals("global") && later && last.egressBytes() > datasetBytes) {
+            findings.add(String.format(Locale.ROOT,
+                    "The global plan has every node read a share of every shard: epoch %d fetched %s, %.1fx the %s dataset, with %.0f%% "
+                            + "local hits. The node partition (partition: node) keeps each shard on one node: the corpus leaves the object "
+                            + "store once, then each node reads its own disk.",
+                    last.epoch(), Sizes.format(last.egressBytes()), (double) last.egressBytes() / datasetBytes, Sizes.format(datasetBytes),
+                    100 * last.localHitRate()));
+        }
+        if (partition.equals("node") && last.globalBatchShardMix() < 0.25) {
+            findings.add(String.format(Locale.ROOT,
+                    "Global batches meet %.0f%% of the distinct shards a uniform shuffle would (epoch %d). If the model needs more mixing, "
+                            + "raise mix_fraction (a share of each node's shards is read on another node each epoch) or shuffle_block_shards.",
+                    100 * last.globalBatchShardMix(), last.epoch()));
+        }
+        if (partition.equals("node") && later && last.localHitRate() < 0.9 && last.egressBytes() > datasetBytes / 20) {
+            findings.add(String.format(Locale.ROOT,
+                    "The local tiers are smaller than each node's share: epoch %d still fetched %s (%.0f%% local hits). A tier of about %s "
+                            + "per node holds a share; evicting by the plan (min) keeps egress near the dataset less the tiers.",
+                    last.epoch(), Sizes.format(last.egressBytes()), 100 * last.localHitRate(), Sizes.format(datasetBytes / nodes * 21 / 20)));
+        }
+        return findings;
+    }
+
     /** The smallest cache (to 1/64 of the dataset) whose predicted steady-state egress is under 10% of the dataset. */
     static long capacityNeeded(Context context) {
         long dataset = context.datasetBytes();

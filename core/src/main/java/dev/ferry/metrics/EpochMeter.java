@@ -46,6 +46,6 @@ public final class EpochMeter {
                 now.egressBytes() - meterAtStart.egressBytes(), now.totalRequests() - meterAtStart.totalRequests(),
                 now.estimatedCostUsd() - meterAtStart.estimatedCostUsd(), predictedEgressBytes,
                 now.failures(StoreException.Kind.THROTTLED) - meterAtStart.failures(StoreException.Kind.THROTTLED),
-                now.firstByteP50Micros() / 1000.0);
+                now.firstByteP50Micros() / 1000.0, loader.globalBatchShardMix());
     }
 }

@@ -22,7 +22,7 @@ public final class EgressPrediction {
     public static List<List<BlockRead>> nodeBlocksByEpoch(Manifest manifest, PlanConfig config, int epochs, World world, int node, int blockSize) {
         List<List<BlockRead>> out = new ArrayList<>();
         for (int e = 1; e <= epochs; e++) {
-            out.add(EpochPlan.of(manifest, config, e).nodeBlocks(world, node, blockSize, 0));
+            out.add(EpochPlan.of(manifest, config.forWorld(world), e).nodeBlocks(world, node, blockSize, 0));
         }
         return out;
     }

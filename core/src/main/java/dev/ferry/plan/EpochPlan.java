@@ -3,23 +3,37 @@ package dev.ferry.plan;
 import dev.ferry.cache.BlockId;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Objects;
+import java.util.PriorityQueue;
 import java.util.SplittableRandom;
 
 /**
  * One epoch's order of every sample, and who reads what: a pure function of (manifest, config, epoch), then
  * of the world and a resume position.
  *
- * <p><b>Order.</b> Shards are permuted; consecutive groups of {@code shuffleBlockShards} shards form blocks;
- * the samples of each block are permuted among themselves. Readers thus have a few shards open at a time,
- * yet neighbouring shards' samples mix.
+ * <p><b>Canonical nodes.</b> The plan is defined over {@code C} canonical nodes ({@link PlanConfig#canonical()}:
+ * 1 for the global partition). Shards are assigned to canonical nodes once, by a deterministic greedy that
+ * balances samples, then bytes (largest shard first to the lightest node), so the assignment is the same in
+ * every epoch: sticky. With a mix fraction, each epoch moves that share of every canonical node's shards to
+ * the canonical node {@code d} further on (one {@code d} per epoch), and back the next epoch.
  *
- * <p><b>Who reads what.</b> Position {@code q} of the order goes to rank {@code (q - start) mod ranks}: at
- * every step each rank takes the next sample, so after {@code t} steps the first {@code t * ranks} positions
- * are consumed, whatever the world. That is what makes resuming with a different world size exact: the
- * consumed prefix is a number, and the rest is dealt again over the new ranks. Within a rank, batches go
- * round robin to its workers, as PyTorch's DataLoader assigns them.
+ * <p><b>Order.</b> Each canonical node's shards are permuted; consecutive groups of
+ * {@code shuffleBlockShards} of them form blocks; the samples of each block are permuted among themselves
+ * (MosaicML Streaming's py1br). The epoch's order interleaves the canonical nodes' orders round by round:
+ * position {@code q} is sample {@code q / C} of canonical node {@code q mod C} while every node has samples
+ * left, then the rounds go on over the nodes that still have some. With one canonical node this is the
+ * global plan: one order of all shards.
+ *
+ * <p><b>Who reads what</b> ({@link Deal}). At every step the ranks of the world together take the next
+ * {@code ranks} positions of the order, so after {@code t} steps the first {@code t * ranks} positions are
+ * consumed, whatever the world: resuming on a different world is exact, the consumed prefix being a number.
+ * Canonical node {@code c} lives on physical node {@code c mod nodes}; within a step each node takes the
+ * positions of its canonical nodes, its ranks in position order. When the node count divides {@code C},
+ * every step gives every node exactly its ranks' share, so no read leaves its node; otherwise the positions
+ * a node cannot take go, in order, to the nodes with ranks left over. Within a rank, batches go round robin
+ * to its workers, as PyTorch's DataLoader assigns them.
  *
  * <p><b>Uneven counts.</b> With PAD, positions past the end wrap to the start of the order, so every rank
  * gets {@code ceil(remaining / ranks)} samples; with DROP, {@code floor}. Every rank steps equally often.
@@ -30,7 +44,10 @@ public final class EpochPlan {
     private final Manifest manifest;
     private final PlanConfig config;
     private final int epoch;
+    private final int canonical;
     private final int[] order;
+    /** The canonical node of each position (null with one canonical node). */
+    private final int[] canonicalAt;
     private final int[] shardOfSample;
     private final int[] firstSampleOfShard;
 
@@ -38,6 +55,7 @@ public final class EpochPlan {
         this.manifest = manifest;
         this.config = config;
         this.epoch = epoch;
+        this.canonical = config.canonical();
         List<Shard> shards = manifest.shards();
         int n = manifest.totalSamples();
         firstSampleOfShard = new int[shards.size() + 1];
@@ -49,23 +67,27 @@ public final class EpochPlan {
             }
             firstSampleOfShard[s + 1] = g;
         }
-        int[] shardOrder = permutation(shards.size(), new SplittableRandom(mix(config.seed(), epoch, -1)));
+        int[][] members = membersOf(manifest, config, epoch);
+        int[][] orders = new int[canonical][];
+        for (int c = 0; c < canonical; c++) {
+            orders[c] = canonicalOrder(members[c], c);
+        }
         order = new int[n];
+        canonicalAt = canonical == 1 ? null : new int[n];
         int pos = 0;
-        for (int b = 0; b * config.shuffleBlockShards() < shardOrder.length; b++) {
-            int blockStart = pos;
-            int to = Math.min(shardOrder.length, (b + 1) * config.shuffleBlockShards());
-            for (int k = b * config.shuffleBlockShards(); k < to; k++) {
-                int s = shardOrder[k];
-                for (int g = firstSampleOfShard[s]; g < firstSampleOfShard[s + 1]; g++) {
-                    order[pos++] = g;
+        for (int round = 0; pos < n; round++) {
+            for (int c = 0; c < canonical; c++) {
+                if (round < orders[c].length) {
+                    if (canonicalAt != null) {
+                        canonicalAt[pos] = c;
+                    }
+                    order[pos++] = orders[c][round];
                 }
             }
-            shuffle(order, blockStart, pos, new SplittableRandom(mix(config.seed(), epoch, b)));
         }
     }
 
-    /** The plan of one epoch (1-based). */
+    /** The plan of one epoch (1-based); {@code config} must be definite ({@link PlanConfig#forWorld}). */
     public static EpochPlan of(Manifest manifest, PlanConfig config, int epoch) {
         Objects.requireNonNull(manifest, "manifest is null");
         Objects.requireNonNull(config, "config is null");
@@ -73,6 +95,118 @@ public final class EpochPlan {
             throw new IllegalArgumentException("epoch must be at least 1: " + epoch);
         }
         return new EpochPlan(manifest, config, epoch);
+    }
+
+    /**
+     * The sticky assignment: the canonical node of every shard (index into the manifest), the same in every
+     * epoch. Largest shards (by samples, then bytes) first, each to the canonical node with the fewest
+     * samples, then bytes, then the lowest number.
+     */
+    public static int[] assignment(Manifest manifest, int canonicalNodes) {
+        List<Shard> shards = manifest.shards();
+        int[] out = new int[shards.size()];
+        if (canonicalNodes == 1) {
+            return out;
+        }
+        Integer[] bySize = new Integer[shards.size()];
+        for (int i = 0; i < bySize.length; i++) {
+            bySize[i] = i;
+        }
+        Arrays.sort(bySize, (a, b) -> {
+            int c = Integer.compare(shards.get(b).samples(), shards.get(a).samples());
+            c = c != 0 ? c : Long.compare(shards.get(b).size(), shards.get(a).size());
+            return c != 0 ? c : Integer.compare(a, b);
+        });
+        long[] samples = new long[canonicalNodes];
+        long[] bytes = new long[canonicalNodes];
+        PriorityQueue<Integer> lightest = new PriorityQueue<>(canonicalNodes, (a, b) -> {
+            int c = Long.compare(samples[a], samples[b]);
+            c = c != 0 ? c : Long.compare(bytes[a], bytes[b]);
+            return c != 0 ? c : Integer.compare(a, b);
+        });
+        for (int c = 0; c < canonicalNodes; c++) {
+            lightest.add(c);
+        }
+        for (int s : bySize) {
+            int c = lightest.poll();
+            out[s] = c;
+            samples[c] += shards.get(s).samples();
+            bytes[c] += shards.get(s).size();
+            lightest.add(c);
+        }
+        return out;
+    }
+
+    /** The shards (manifest indexes, ascending) each canonical node reads in {@code epoch}, after mixing. */
+    private static int[][] membersOf(Manifest manifest, PlanConfig config, int epoch) {
+        int canonical = config.canonical();
+        int[] home = assignment(manifest, canonical);
+        int[] where = home.clone();
+        if (canonical > 1 && config.mixFraction() > 0) {
+            List<List<Integer>> own = new ArrayList<>();
+            for (int c = 0; c < canonical; c++) {
+                own.add(new ArrayList<>());
+            }
+            for (int s = 0; s < home.length; s++) {
+                own.get(home[s]).add(s);
+            }
+            SplittableRandom random = new SplittableRandom(mix(config.seed(), epoch, -2));
+            int shift = 1 + random.nextInt(canonical - 1);
+            for (int c = 0; c < canonical; c++) {
+                List<Integer> mine = own.get(c);
+                int moves = (int) Math.round(config.mixFraction() * mine.size());
+                long[] keys = new long[mine.size()];
+                for (int i = 0; i < keys.length; i++) {
+                    keys[i] = mix(config.seed(), epoch, -3 - mine.get(i)); // a random rank per shard, new each epoch
+                }
+                Integer[] byKey = new Integer[mine.size()];
+                for (int i = 0; i < byKey.length; i++) {
+                    byKey[i] = i;
+                }
+                Arrays.sort(byKey, (a, b) -> keys[a] != keys[b] ? Long.compare(keys[a], keys[b]) : Integer.compare(a, b));
+                for (int i = 0; i < moves; i++) {
+                    where[mine.get(byKey[i])] = (c + shift) % canonical;
+                }
+            }
+        }
+        int[] counts = new int[canonical];
+        for (int c : where) {
+            counts[c]++;
+        }
+        int[][] members = new int[canonical][];
+        for (int c = 0; c < canonical; c++) {
+            members[c] = new int[counts[c]];
+        }
+        int[] fill = new int[canonical];
+        for (int s = 0; s < where.length; s++) {
+            members[where[s]][fill[where[s]]++] = s;
+        }
+        return members;
+    }
+
+    /** One canonical node's order: its shards permuted, then its samples permuted within blocks of shards. */
+    private int[] canonicalOrder(int[] shards, int c) {
+        long seed = c == 0 ? config.seed() : mix(config.seed(), 0, Integer.MIN_VALUE + c); // node 0: the global plan's seeds
+        int[] shardOrder = permutation(shards.length, new SplittableRandom(mix(seed, epoch, -1)));
+        int total = 0;
+        for (int s : shards) {
+            total += firstSampleOfShard[s + 1] - firstSampleOfShard[s];
+        }
+        int[] out = new int[total];
+        int pos = 0;
+        int k = config.shuffleBlockShards();
+        for (int b = 0; b * k < shardOrder.length; b++) {
+            int blockStart = pos;
+            int to = Math.min(shardOrder.length, (b + 1) * k);
+            for (int i = b * k; i < to; i++) {
+                int s = shards[shardOrder[i]];
+                for (int g = firstSampleOfShard[s]; g < firstSampleOfShard[s + 1]; g++) {
+                    out[pos++] = g;
+                }
+            }
+            shuffle(out, blockStart, pos, new SplittableRandom(mix(seed, epoch, b)));
+        }
+        return out;
     }
 
     public int epoch() {
@@ -83,6 +217,15 @@ public final class EpochPlan {
         return manifest;
     }
 
+    public PlanConfig config() {
+        return config;
+    }
+
+    /** The canonical nodes the plan is defined over (1: the global plan). */
+    public int canonicalNodes() {
+        return canonical;
+    }
+
     /** Number of samples in the epoch's order (every sample once). */
     public int size() {
         return order.length;
@@ -91,6 +234,11 @@ public final class EpochPlan {
     /** The global sample id at a position of the order; positions past the end wrap (padding). */
     public int sampleAt(long position) {
         return order[(int) (position % order.length)];
+    }
+
+    /** The canonical node whose order holds a position (positions past the end wrap). */
+    public int canonicalAt(long position) {
+        return canonicalAt == null ? 0 : canonicalAt[(int) (position % order.length)];
     }
 
     /** The shard (index into the manifest) holding a sample. */
@@ -111,29 +259,29 @@ public final class EpochPlan {
         return (int) steps;
     }
 
-    /** The samples rank {@code rank} of {@code ranks} reads, in order, resuming after {@code start} consumed samples. */
-    public int[] rankSamples(int rank, int ranks, long start) {
-        checkRank(rank, ranks);
-        int steps = steps(start, ranks);
-        int[] out = new int[steps];
-        for (int t = 0; t < steps; t++) {
-            out[t] = sampleAt(start + (long) t * ranks + rank);
-        }
-        return out;
+    /** Who reads which position on {@code world}, resuming after {@code start} consumed samples. */
+    public Deal deal(World world, long start) {
+        return new Deal(this, world, start);
+    }
+
+    /** The samples rank {@code rank} of {@code world} reads, in order, resuming after {@code start} consumed samples. */
+    public int[] rankSamples(World world, int rank, long start) {
+        checkRank(rank, world.ranks());
+        return deal(world, start).rankSamples(rank);
     }
 
     /**
      * The samples one loader worker of a rank produces: the rank's batches of {@code batchSize} go round robin
      * to its {@code workers} workers (the last batch may be short).
      */
-    public int[] workerSamples(int rank, int ranks, int worker, int workers, int batchSize, long start) {
+    public int[] workerSamples(World world, int rank, int worker, int workers, int batchSize, long start) {
         if (workers < 1 || worker < 0 || worker >= workers) {
             throw new IllegalArgumentException("worker must be 0 to " + (workers - 1) + ": " + worker);
         }
         if (batchSize < 1) {
             throw new IllegalArgumentException("batchSize must be at least 1: " + batchSize);
         }
-        int[] mine = rankSamples(rank, ranks, start);
+        int[] mine = rankSamples(world, rank, start);
         int[] out = new int[mine.length];
         int n = 0;
         for (int batch = worker; (long) batch * batchSize < mine.length; batch += workers) {
@@ -157,30 +305,41 @@ public final class EpochPlan {
         if (blockSize < 1) {
             throw new IllegalArgumentException("blockSize must be positive: " + blockSize);
         }
-        int ranks = world.ranks();
-        int steps = steps(start, ranks);
+        Deal deal = deal(world, start);
         List<BlockRead> out = new ArrayList<>();
-        for (int t = 0; t < steps; t++) {
+        for (int t = 0; t < deal.steps(); t++) {
             for (int local = 0; local < world.ranksPerNode(); local++) {
-                int rank = node * world.ranksPerNode() + local;
-                int sample = sampleAt(start + (long) t * ranks + rank);
-                Shard shard = manifest.shards().get(shardOf(sample));
-                long from = shard.sampleOffset(indexInShard(sample));
-                long to = shard.sampleOffset(indexInShard(sample) + 1);
-                if (to == from) {
-                    continue;
-                }
-                for (long b = from / blockSize; b <= (to - 1) / blockSize; b++) {
-                    long blockStart = b * blockSize;
-                    long length = Math.min(to, blockStart + blockSize) - Math.max(from, blockStart);
-                    out.add(new BlockRead(new BlockId(shard.key(), shard.etag(), b), length));
-                }
+                addBlocks(deal.sample(node * world.ranksPerNode() + local, t), blockSize, out);
             }
         }
         return out;
     }
 
-    private void checkStart(long start, int ranks) {
+    /** The shards (manifest indexes) node {@code node} reads from {@code start}, in the order it first reads them. */
+    public int[] nodeShards(World world, int node, long start) {
+        Deal deal = deal(world, start);
+        LinkedHashSet<Integer> seen = new LinkedHashSet<>();
+        for (int t = 0; t < deal.steps(); t++) {
+            for (int local = 0; local < world.ranksPerNode(); local++) {
+                seen.add(shardOf(deal.sample(node * world.ranksPerNode() + local, t)));
+            }
+        }
+        return seen.stream().mapToInt(Integer::intValue).toArray();
+    }
+
+    /** Appends the blocks one sample covers. */
+    void addBlocks(int sample, int blockSize, List<BlockRead> out) {
+        Shard shard = manifest.shards().get(shardOf(sample));
+        long from = shard.sampleOffset(indexInShard(sample));
+        long to = shard.sampleOffset(indexInShard(sample) + 1);
+        for (long b = from / blockSize; to > from && b <= (to - 1) / blockSize; b++) {
+            long blockStart = b * blockSize;
+            long length = Math.min(to, blockStart + blockSize) - Math.max(from, blockStart);
+            out.add(new BlockRead(new BlockId(shard.key(), shard.etag(), b), length));
+        }
+    }
+
+    void checkStart(long start, int ranks) {
         if (ranks < 1) {
             throw new IllegalArgumentException("ranks must be at least 1: " + ranks);
         }
@@ -189,7 +348,7 @@ public final class EpochPlan {
         }
     }
 
-    private static void checkRank(int rank, int ranks) {
+    static void checkRank(int rank, int ranks) {
         if (rank < 0 || rank >= ranks) {
             throw new IllegalArgumentException("rank must be 0 to " + (ranks - 1) + ": " + rank);
         }

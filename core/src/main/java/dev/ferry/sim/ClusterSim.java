@@ -2,13 +2,15 @@ package dev.ferry.sim;
 
 import dev.ferry.cache.BlockId;
 import dev.ferry.cache.policy.EvictionPolicy;
-import dev.ferry.cache.policy.LruPolicy;
 import dev.ferry.cache.policy.PreferringPolicy;
-import dev.ferry.cache.policy.SievePolicy;
+import dev.ferry.cache.policy.Policies;
+import dev.ferry.plan.Deal;
 import dev.ferry.plan.EpochPlan;
 import dev.ferry.plan.Manifest;
 import dev.ferry.plan.PlanConfig;
 import dev.ferry.plan.Shard;
+import dev.ferry.plan.ShardMix;
+import dev.ferry.plan.World;
 import dev.ferry.store.ObjectKey;
 import dev.ferry.store.Prices;
 import dev.ferry.store.Rendezvous;
@@ -18,11 +20,13 @@ import java.util.List;
 /**
  * Many nodes reading one corpus, each with its own local tier, optionally in a regional group: a node's
  * read of an object another member owns goes to that member's tier (which fetches from the origin once and
- * keeps what it owns first), as {@code ferry serve --group} does. It replays the shipped epoch plans
- * ({@link EpochPlan}: node {@code n} takes global positions {@code n, n + N, ...}) through instances of the
- * shipped policy classes, with the daemon's admission rule ({@link PreferringPolicy}: copies of blocks
- * another member owns only in free room) and the local tier's watermarks, and predicts the four numbers
- * per epoch.
+ * keeps what it owns first), as {@code ferry serve --group} does. It replays the shipped epoch plans in
+ * either partition ({@link EpochPlan} and its {@link Deal}: the node partition keeps each node on its own
+ * shards, the global one deals every position round robin) through instances of the shipped policy classes
+ * (LRU, SIEVE, or MIN fed each node's planned future, as the daemon's plan-aware eviction is), with the
+ * daemon's admission rule ({@link PreferringPolicy}: copies of blocks another member owns only in free
+ * room) and the local tier's watermarks, and predicts the four numbers per epoch, with the plan's shuffle
+ * quality ({@link ShardMix}).
  *
  * <p><b>Scale by sampling.</b> Large corpora are simulated on a spatial sample of their objects, as SHARDS
  * does for miss-ratio curves (Waldspurger et al., FAST '15): an object is in the sample when a hash of its
@@ -32,7 +36,7 @@ import java.util.List;
  * practical floor). In a group, a sample leaves some members owning far more than their even share of the
  * sampled bytes (a few objects each, where the full corpus gives each member thousands); such a member's
  * cache is scaled up by the same factor (stratified capacity), so owned bytes against cache stay as in the
- * full cluster.
+ * full cluster. The node partition does the same by simulating fewer nodes (see {@link #simulated}).
  *
  * <p><b>Time</b> is a model, not a replay: per node and epoch, reading takes local bytes at local bandwidth
  * plus peer bytes at peer bandwidth plus origin bytes at the node's share of origin bandwidth (and each
@@ -70,16 +74,16 @@ public final class ClusterSim {
             if (!(sampleRate > 0 && sampleRate <= 1)) {
                 throw new IllegalArgumentException("sample rate must be in (0, 1]: " + sampleRate);
             }
-            if (!List.of("lru", "sieve").contains(policy)) {
-                throw new IllegalArgumentException("the cluster simulator runs lru or sieve, not '" + policy + "'");
+            if (!List.of("lru", "sieve", "min").contains(policy)) {
+                throw new IllegalArgumentException("the cluster simulator runs lru, sieve or min, not '" + policy + "'");
             }
         }
     }
 
     /** One epoch, for the whole cluster (counts scaled back from the sample). */
     public record Epoch(int epoch, long samples, long blockReads, long readerLocalHits, long readerPeerHits, long cacheHits, long cacheMisses,
-            long egressBytes, long peerBytes, long localBytes, double seconds, double samplesPerSecond, double waitPerStepMillis,
-            double egressCostUsd) {
+            long egressBytes, long peerBytes, long localBytes, long originRequests, double seconds, double samplesPerSecond,
+            double waitPerStepMillis, double egressCostUsd, double globalBatchShardMix, double localShare) {
         /** Hits over accesses at every cache, the readers' and (in a group) the owners' serving peers: what the daemons report. */
         public double cacheHitRate() {
             return cacheHits + cacheMisses == 0 ? 0 : (double) cacheHits / (cacheHits + cacheMisses);
@@ -140,13 +144,84 @@ public final class ClusterSim {
         return Math.min(1, targetReads / samples);
     }
 
-    private static EvictionPolicy<BlockId> policy(String name) {
-        return name.equals("sieve") ? new SievePolicy<>() : new LruPolicy<>();
+    /** The cluster the sampled run simulates: fewer nodes when a sample leaves too few shards per node for the node partition. */
+    record Simulated(World world, PlanConfig plan, double[] capacityScale) {
+    }
+
+    /**
+     * Under sampling, the node partition spreads the sampled shards over its canonical nodes: with far fewer
+     * shards than nodes, most nodes would own nothing and read others' shards, which no full-size run does.
+     * Nodes are independent in that partition (each reads its own shards), so a smaller cluster with at
+     * least 8 sampled shards per node, each cache scaled to what its node owns against a full node's share,
+     * answers for the full one. The global partition and groups keep every node.
+     */
+    static Simulated simulated(Manifest sampled, Config config) {
+        PlanConfig plan = config.plan().forWorld(new World(config.nodes(), 1, 1));
+        int nodes = config.nodes();
+        if (plan.canonical() > 1 && config.sampleRate() < 1 && !config.group()) {
+            int simNodes = Math.max(1, Math.min(nodes, sampled.shards().size() / 8));
+            int perNode = Math.max(1, plan.canonical() / nodes);
+            plan = plan.withCanonicalNodes(simNodes * perNode);
+            nodes = simNodes;
+        }
+        World world = new World(nodes, 1, 1);
+        double[] scale = new double[nodes];
+        java.util.Arrays.fill(scale, 1);
+        if (nodes < config.nodes()) {
+            long[] owned = new long[nodes];
+            int[] home = EpochPlan.assignment(sampled, plan.canonical());
+            for (int s = 0; s < home.length; s++) {
+                owned[home[s] % nodes] += sampled.shards().get(s).size();
+            }
+            double fullShare = (double) sampled.totalBytes() / config.sampleRate() / config.nodes();
+            for (int i = 0; i < nodes; i++) {
+                scale[i] = owned[i] / config.sampleRate() / fullShare; // this node's cache against a full node's, as owned against owned
+            }
+        }
+        return new Simulated(world, plan, scale);
+    }
+
+    /** How many nodes the run of {@code config} over {@code sampled} simulates (fewer than configured under sampling, see {@link #simulated}). */
+    public static int simulatedNodes(Manifest sampled, Config config) {
+        return simulated(sampled, config).world().nodes();
+    }
+
+    private static EvictionPolicy<BlockId> policy(String name, List<BlockId> future) {
+        return Policies.create(name, future);
+    }
+
+    /** One node's block reads in an epoch, in the order of the deal (its steps in order). */
+    private static void forEachRead(EpochPlan plan, Deal deal, int blockSize, ReadSink sink) {
+        Manifest m = plan.manifest();
+        for (int t = 0; t < deal.steps(); t++) {
+            for (int node = 0; node < deal.world().nodes(); node++) {
+                int sample = deal.sample(node, t);
+                int shardIndex = plan.shardOf(sample);
+                Shard shard = m.shards().get(shardIndex);
+                long from = shard.sampleOffset(plan.indexInShard(sample));
+                long to = shard.sampleOffset(plan.indexInShard(sample) + 1);
+                for (long b = from / blockSize; to > from && b <= (to - 1) / blockSize; b++) {
+                    long blockLength = Math.min(blockSize, shard.size() - b * blockSize);
+                    long wanted = Math.min(to, b * blockSize + blockLength) - Math.max(from, b * blockSize);
+                    sink.read(node, shardIndex, new BlockId(shard.key(), shard.etag(), b), blockLength, wanted);
+                }
+            }
+        }
+    }
+
+    private interface ReadSink {
+        void read(int node, int shard, BlockId block, long blockLength, long wanted);
     }
 
     /** Runs the epochs over {@code sampled} (a manifest already sampled at {@code config.sampleRate()}). */
     public static List<Epoch> run(Manifest sampled, Config config) {
-        int n = config.nodes();
+        if (config.group() && config.policy().equals("min")) {
+            throw new IllegalArgumentException("the cluster simulator runs min without a group only (a member's cache also serves its peers,"
+                    + " whose reads no single plan foresees): use lru or sieve with --group");
+        }
+        Simulated sim = simulated(sampled, config);
+        World world = sim.world();
+        int n = world.nodes();
         long scaledCache = (long) (config.cachePerNode() * config.sampleRate());
         List<String> names = new ArrayList<>();
         for (int i = 0; i < n; i++) {
@@ -165,11 +240,21 @@ public final class ClusterSim {
             owned[owners.get(s.key())] += s.size();
         }
         double meanOwned = (double) sampled.totalBytes() / n;
+        List<List<BlockId>> futures = new ArrayList<>();
+        for (int i = 0; i < n; i++) {
+            futures.add(new ArrayList<>());
+        }
+        if (config.policy().equals("min")) { // the future MIN reads: every node's accesses, every epoch, as the replay makes them
+            for (int epoch = 1; epoch <= config.epochs(); epoch++) {
+                EpochPlan plan = EpochPlan.of(sampled, sim.plan(), epoch);
+                forEachRead(plan, plan.deal(world, 0), config.blockSize(), (node, shard, block, length, wanted) -> futures.get(node).add(block));
+            }
+        }
         List<SimCache<BlockId>> caches = new ArrayList<>();
         for (int i = 0; i < n; i++) {
             int node = i;
-            EvictionPolicy<BlockId> p = policy(config.policy());
-            long capacity = scaledCache;
+            EvictionPolicy<BlockId> p = policy(config.policy(), futures.get(i));
+            long capacity = (long) (scaledCache * sim.capacityScale()[i]);
             if (config.group()) {
                 p = new PreferringPolicy<>(p, id -> owners.get(id.key()) == node);
                 if (config.sampleRate() < 1) {
@@ -177,72 +262,61 @@ public final class ClusterSim {
                 }
             }
             caches.add(new SimCache<>(p, capacity));
+            futures.set(i, null);
         }
         double scale = 1 / config.sampleRate();
+        int globalBatch = (int) Math.min(Integer.MAX_VALUE, (long) config.time().batchSize() * n);
         List<Epoch> out = new ArrayList<>();
         for (int epoch = 1; epoch <= config.epochs(); epoch++) {
-            EpochPlan plan = EpochPlan.of(sampled, config.plan(), epoch);
+            EpochPlan plan = EpochPlan.of(sampled, sim.plan(), epoch);
+            Deal deal = plan.deal(world, 0);
             long hitsBefore = caches.stream().mapToLong(c -> c.hits).sum();
             long missesBefore = caches.stream().mapToLong(c -> c.misses).sum();
-            long blockReads = 0;
-            long localHits = 0;
-            long peerHits = 0;
-            long egress = 0;
-            long peerBytes = 0;
-            long localBytes = 0;
-            long originRequests = 0;
-            long samples = plan.size();
-            for (long position = 0; position < plan.size(); position++) {
-                int node = (int) (position % n);
-                int sample = plan.sampleAt(position);
-                Shard shard = sampled.shards().get(plan.shardOf(sample));
-                long from = shard.sampleOffset(plan.indexInShard(sample));
-                long to = shard.sampleOffset(plan.indexInShard(sample) + 1);
-                int owner = config.group() ? owners.get(shard.key()) : node;
-                for (long b = from / config.blockSize(); to > from && b <= (to - 1) / config.blockSize(); b++) {
-                    BlockId id = new BlockId(shard.key(), shard.etag(), b);
-                    long blockLength = Math.min(config.blockSize(), shard.size() - b * config.blockSize());
-                    long wanted = Math.min(to, b * config.blockSize() + blockLength) - Math.max(from, b * config.blockSize());
-                    blockReads++;
-                    SimCache<BlockId> local = caches.get(node);
-                    if (local.access(id, blockLength)) {
-                        localHits++;
-                        localBytes += wanted;
-                        continue;
-                    }
-                    boolean keptLocally = local.contains(id);
-                    long fetched = keptLocally ? blockLength : wanted; // a refused block is fetched only for the bytes wanted
-                    if (owner == node) {
-                        egress += fetched;
-                        originRequests++;
-                        continue;
-                    }
-                    SimCache<BlockId> ownerCache = caches.get(owner);
-                    if (ownerCache.access(id, blockLength)) {
-                        peerHits++;
-                    } else {
-                        egress += ownerCache.contains(id) ? blockLength : fetched;
-                        originRequests++;
-                    }
-                    peerBytes += fetched;
+            long[] c = new long[6]; // block reads, local hits, peer hits, egress, peer bytes, local bytes
+            long[] originRequests = new long[1];
+            long samples = (long) deal.steps() * n;
+            forEachRead(plan, deal, config.blockSize(), (node, shard, id, blockLength, wanted) -> {
+                int owner = config.group() ? owners.get(id.key()) : node;
+                c[0]++;
+                SimCache<BlockId> local = caches.get(node);
+                if (local.access(id, blockLength)) {
+                    c[1]++;
+                    c[5] += wanted;
+                    return;
                 }
-            }
-            long hits = caches.stream().mapToLong(c -> c.hits).sum() - hitsBefore;
-            long misses = caches.stream().mapToLong(c -> c.misses).sum() - missesBefore;
+                boolean keptLocally = local.contains(id);
+                long fetched = keptLocally ? blockLength : wanted; // a refused block is fetched only for the bytes wanted
+                if (owner == node) {
+                    c[3] += fetched;
+                    originRequests[0]++;
+                    return;
+                }
+                SimCache<BlockId> ownerCache = caches.get(owner);
+                if (ownerCache.access(id, blockLength)) {
+                    c[2]++;
+                } else {
+                    c[3] += ownerCache.contains(id) ? blockLength : fetched;
+                    originRequests[0]++;
+                }
+                c[4] += fetched;
+            });
+            long blockReads = c[0];
+            long hits = caches.stream().mapToLong(x -> x.hits).sum() - hitsBefore;
+            long misses = caches.stream().mapToLong(x -> x.misses).sum() - missesBefore;
             TimeModel t = config.time();
-            double perNode = 1.0 / n;
-            double originShare = Math.min(t.nodeOriginBytesPerSecond(), t.originBytesPerSecond() / n);
-            double read = localBytes * scale * perNode / t.localBytesPerSecond() + peerBytes * scale * perNode / t.peerBytesPerSecond()
-                    + Math.max(egress * scale * perNode / originShare, originRequests * scale * perNode * t.firstByteSeconds() / t.concurrency());
-            double throttle = originRequests * scale / (t.prefixRequestsPerSecond() * t.prefixes());
-            double steps = Math.ceil(samples * scale / n / t.batchSize());
+            double perNode = 1.0 / config.nodes();
+            double originShare = Math.min(t.nodeOriginBytesPerSecond(), t.originBytesPerSecond() / config.nodes());
+            double read = c[5] * scale * perNode / t.localBytesPerSecond() + c[4] * scale * perNode / t.peerBytesPerSecond()
+                    + Math.max(c[3] * scale * perNode / originShare, originRequests[0] * scale * perNode * t.firstByteSeconds() / t.concurrency());
+            double throttle = originRequests[0] * scale / (t.prefixRequestsPerSecond() * t.prefixes());
+            double steps = Math.ceil(samples * scale / config.nodes() / t.batchSize());
             double compute = steps * t.stepSeconds();
             double seconds = Math.max(compute, Math.max(read, throttle));
-            double cost = config.prices().cost((long) (egress * scale), (long) (originRequests * scale), 0);
-            out.add(new Epoch(epoch, (long) (samples * scale), (long) (blockReads * scale), (long) (localHits * scale),
-                    (long) (peerHits * scale), (long) (hits * scale), (long) (misses * scale), (long) (egress * scale),
-                    (long) (peerBytes * scale), (long) (localBytes * scale), seconds, samples * scale / seconds,
-                    steps == 0 ? 0 : (seconds - compute) / steps * 1000, cost));
+            double cost = config.prices().cost((long) (c[3] * scale), (long) (originRequests[0] * scale), 0);
+            out.add(new Epoch(epoch, (long) (samples * scale), (long) (blockReads * scale), (long) (c[1] * scale),
+                    (long) (c[2] * scale), (long) (hits * scale), (long) (misses * scale), (long) (c[3] * scale),
+                    (long) (c[4] * scale), (long) (c[5] * scale), (long) (originRequests[0] * scale), seconds, samples * scale / seconds,
+                    steps == 0 ? 0 : (seconds - compute) / steps * 1000, cost, ShardMix.of(plan, globalBatch), deal.localShare()));
         }
         return out;
     }

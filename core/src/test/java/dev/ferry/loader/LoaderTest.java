@@ -93,7 +93,7 @@ class LoaderTest {
             assertThat(run.stats().samples()).isEqualTo(manifest.totalSamples());
             assertThat(run.stats().steps()).isEqualTo((manifest.totalSamples() + 6) / 7);
         }
-        EpochPlan p = EpochPlan.of(manifest, plan, 2);
+        EpochPlan p = EpochPlan.of(manifest, plan.forWorld(World.single()), 2);
         List<Integer> expected = new ArrayList<>();
         for (int i = 0; i < p.size(); i++) {
             expected.add(p.sampleAt(i));
@@ -125,6 +125,36 @@ class LoaderTest {
         }
         int total = manifest.totalSamples();
         assertThat(seen.size()).isEqualTo(total - (total - 20) % 2); // DROP leaves at most one out
+    }
+
+    @Test
+    void nodePartition_checkpointOnTwoNodes_resumesOnOne_withTheCheckpointsCanonicalCount() {
+        PlanConfig plan = PlanConfig.DEFAULT.withSeed(9).withShuffleBlockShards(1); // auto: the node partition on two nodes
+        World two = new World(2, 1, 1);
+        Set<Integer> seen = new HashSet<>();
+        LoaderState state = null;
+        for (int rank = 0; rank < 2; rank++) {
+            Loader<Sample> l = new Loader<>(store, manifest, plan, two, rank, LoaderConfig.DEFAULT.withBatchSize(3), Decoder.identity());
+            try (EpochRun<Sample> run = l.epoch(1)) {
+                for (int i = 0; i < 2; i++) {
+                    run.next().samples().forEach(s -> assertThat(seen.add(idOf(s))).isTrue());
+                }
+                state = run.state();
+            }
+        }
+        assertThat(state.canonicalNodes()).isEqualTo(2);
+        assertThat(state.consumed()).isEqualTo(12);
+        Loader<Sample> one = new Loader<>(store, manifest, plan, World.single(), 0, LoaderConfig.DEFAULT.withBatchSize(5), Decoder.identity());
+        try (EpochRun<Sample> run = one.resume(state)) {
+            while (run.hasNext()) {
+                run.next().samples().forEach(s -> assertThat(seen.add(idOf(s))).as("sample %d once", idOf(s)).isTrue());
+            }
+        }
+        assertThat(seen).hasSize(manifest.totalSamples());
+        Loader<Sample> global = new Loader<>(store, manifest, plan.withPartition(PlanConfig.Partition.GLOBAL), World.single(), 0,
+                LoaderConfig.DEFAULT, Decoder.identity());
+        LoaderState taken = state;
+        assertThatThrownBy(() -> global.resume(taken)).hasMessageContaining("over 2 canonical nodes");
     }
 
     @Test
@@ -198,7 +228,7 @@ class LoaderTest {
         } finally {
             runs.forEach(EpochRun::close);
         }
-        assertThat(delivered).isEqualTo(2 * EpochPlan.of(manifest, PlanConfig.DEFAULT, 1).steps(0, 2));
+        assertThat(delivered).isEqualTo(2 * EpochPlan.of(manifest, PlanConfig.DEFAULT.forWorld(two), 1).steps(0, 2));
         assertThat(peak).isPositive().isLessThanOrEqualTo(5 * maxSample + 2 * maxSample); // each reader may force one sample
         assertThat(budget.used()).isZero();
     }

@@ -28,10 +28,21 @@ class EpochPlanTest {
         return new Manifest(list);
     }
 
+    /** Either partition: global, or the node partition over 1 to 8 canonical nodes, sometimes with mixing. */
     static PlanConfig randomConfig(Random random) {
-        return new PlanConfig(random.nextLong(), 1 + random.nextInt(6),
-                random.nextBoolean() ? PlanConfig.Uneven.PAD : PlanConfig.Uneven.DROP);
+        PlanConfig.Uneven uneven = random.nextBoolean() ? PlanConfig.Uneven.PAD : PlanConfig.Uneven.DROP;
+        if (random.nextInt(3) == 0) {
+            return new PlanConfig(random.nextLong(), 1 + random.nextInt(6), uneven, PlanConfig.Partition.GLOBAL, 0, 0);
+        }
+        return new PlanConfig(random.nextLong(), 1 + random.nextInt(6), uneven, PlanConfig.Partition.NODE, 1 + random.nextInt(8),
+                random.nextInt(3) == 0 ? 0.25 : 0);
     }
+
+    static World randomWorld(Random random) {
+        return new World(1 + random.nextInt(6), 1 + random.nextInt(4), 1);
+    }
+
+    static final PlanConfig GLOBAL = PlanConfig.DEFAULT.withPartition(PlanConfig.Partition.GLOBAL);
 
     @Test
     void order_isAPermutation_deterministic_andDiffersByEpochAndSeed() {
@@ -58,8 +69,8 @@ class EpochPlanTest {
         while (big.totalSamples() < 200) {
             big = randomManifest(new Random(big.totalSamples() + 3));
         }
-        assertThat(orderOf(EpochPlan.of(big, PlanConfig.DEFAULT, 1))).isNotEqualTo(orderOf(EpochPlan.of(big, PlanConfig.DEFAULT, 2)));
-        assertThat(orderOf(EpochPlan.of(big, PlanConfig.DEFAULT, 1))).isNotEqualTo(orderOf(EpochPlan.of(big, PlanConfig.DEFAULT.withSeed(9), 1)));
+        assertThat(orderOf(EpochPlan.of(big, GLOBAL, 1))).isNotEqualTo(orderOf(EpochPlan.of(big, GLOBAL, 2)));
+        assertThat(orderOf(EpochPlan.of(big, GLOBAL, 1))).isNotEqualTo(orderOf(EpochPlan.of(big, GLOBAL.withSeed(9), 1)));
     }
 
     static int[] orderOf(EpochPlan p) {
@@ -76,7 +87,7 @@ class EpochPlanTest {
         for (int round = 0; round < 100; round++) {
             Manifest m = randomManifest(random);
             int k = 1 + random.nextInt(4);
-            EpochPlan p = EpochPlan.of(m, PlanConfig.DEFAULT.withShuffleBlockShards(k).withSeed(round), 1);
+            EpochPlan p = EpochPlan.of(m, GLOBAL.withShuffleBlockShards(k).withSeed(round), 1);
             // walking the order, the set of shards seen since the last block boundary never exceeds k
             Set<Integer> open = new HashSet<>();
             int blockEnd = 0;
@@ -112,11 +123,12 @@ class EpochPlanTest {
             Manifest m = randomManifest(random);
             PlanConfig c = randomConfig(random);
             EpochPlan p = EpochPlan.of(m, c, 1);
-            int ranks = 1 + random.nextInt(16);
+            World world = randomWorld(random);
+            int ranks = world.ranks();
             Map<Integer, Integer> seen = new HashMap<>();
             int steps = p.steps(0, ranks);
             for (int r = 0; r < ranks; r++) {
-                int[] mine = p.rankSamples(r, ranks, 0);
+                int[] mine = p.rankSamples(world, r, 0);
                 assertThat(mine).hasSize(steps);
                 for (int s : mine) {
                     seen.merge(s, 1, Integer::sum);
@@ -144,19 +156,21 @@ class EpochPlanTest {
             Manifest m = randomManifest(random);
             PlanConfig c = randomConfig(random);
             EpochPlan p = EpochPlan.of(m, c, 1 + random.nextInt(3));
-            int before = 1 + random.nextInt(12);
-            int after = 1 + random.nextInt(12);
+            World worldBefore = randomWorld(random);
+            World worldAfter = randomWorld(random);
+            int before = worldBefore.ranks();
+            int after = worldAfter.ranks();
             int stepsDone = random.nextInt(p.size() / before + 1);
             long consumed = (long) stepsDone * before;
             Map<Integer, Integer> seen = new HashMap<>();
             for (int r = 0; r < before; r++) {
-                int[] mine = p.rankSamples(r, before, 0);
+                int[] mine = p.rankSamples(worldBefore, r, 0);
                 for (int t = 0; t < stepsDone; t++) {
                     seen.merge(mine[t], 1, Integer::sum);
                 }
             }
             for (int r = 0; r < after; r++) {
-                for (int s : p.rankSamples(r, after, consumed)) {
+                for (int s : p.rankSamples(worldAfter, r, consumed)) {
                     seen.merge(s, 1, Integer::sum);
                 }
             }
@@ -179,16 +193,16 @@ class EpochPlanTest {
         for (int round = 0; round < 200; round++) {
             Manifest m = randomManifest(random);
             EpochPlan p = EpochPlan.of(m, randomConfig(random), 1);
-            int ranks = 1 + random.nextInt(4);
+            World world = randomWorld(random);
             int workers = 1 + random.nextInt(5);
             int batch = 1 + random.nextInt(8);
-            int rank = random.nextInt(ranks);
-            int[] mine = p.rankSamples(rank, ranks, 0);
+            int rank = random.nextInt(world.ranks());
+            int[] mine = p.rankSamples(world, rank, 0);
             List<Integer> merged = new ArrayList<>();
             int[][] byWorker = new int[workers][];
             int[] cursor = new int[workers];
             for (int w = 0; w < workers; w++) {
-                byWorker[w] = p.workerSamples(rank, ranks, w, workers, batch, 0);
+                byWorker[w] = p.workerSamples(world, rank, w, workers, batch, 0);
             }
             for (int b = 0; (long) b * batch < mine.length; b++) {
                 int w = b % workers;
@@ -210,7 +224,7 @@ class EpochPlanTest {
                 new Shard(ObjectKey.of("data", "a.tar"), 10_000, "ea", 10),
                 new Shard(ObjectKey.of("data", "b.tar"), 4_000, "eb", 4));
         Manifest m = new Manifest(shards);
-        EpochPlan p = EpochPlan.of(m, PlanConfig.DEFAULT, 1);
+        EpochPlan p = EpochPlan.of(m, GLOBAL, 1);
         World world = new World(2, 1, 1);
         List<BlockRead> node0 = p.nodeBlocks(world, 0, 2048, 0);
         List<BlockRead> node1 = p.nodeBlocks(world, 1, 2048, 0);
@@ -229,10 +243,13 @@ class EpochPlanTest {
     @Test
     void badArguments_sayWhat() {
         Manifest m = new Manifest(List.of(new Shard(ObjectKey.of("data", "a"), 10, "e", 2)));
-        assertThatThrownBy(() -> EpochPlan.of(m, PlanConfig.DEFAULT, 0)).hasMessage("epoch must be at least 1: 0");
-        EpochPlan p = EpochPlan.of(m, PlanConfig.DEFAULT, 1);
-        assertThatThrownBy(() -> p.rankSamples(3, 2, 0)).hasMessage("rank must be 0 to 1: 3");
-        assertThatThrownBy(() -> p.rankSamples(0, 1, 5)).hasMessage("start must be 0 to 2 samples: 5");
+        assertThatThrownBy(() -> EpochPlan.of(m, GLOBAL, 0)).hasMessage("epoch must be at least 1: 0");
+        assertThatThrownBy(() -> EpochPlan.of(m, PlanConfig.DEFAULT, 1)).hasMessageContaining("PlanConfig.forWorld");
+        EpochPlan p = EpochPlan.of(m, GLOBAL, 1);
+        assertThatThrownBy(() -> p.rankSamples(new World(1, 2, 1), 3, 0)).hasMessage("rank must be 0 to 1: 3");
+        assertThatThrownBy(() -> p.rankSamples(World.single(), 0, 5)).hasMessage("start must be 0 to 2 samples: 5");
+        assertThatThrownBy(() -> PlanConfig.Partition.parse("rank")).hasMessage("partition must be node, global or auto, not 'rank'");
+        assertThatThrownBy(() -> PlanConfig.DEFAULT.withMixFraction(1.5)).hasMessage("mixFraction must be between 0 and 1: 1.5");
         assertThatThrownBy(() -> new Manifest(List.of())).hasMessage("manifest has no shards");
         assertThatThrownBy(() -> new World(0, 1, 1)).hasMessageContaining("must be at least 1");
         assertThatThrownBy(() -> new Shard(ObjectKey.of("data", "a"), 10, "e", 0)).hasMessageContaining("samples must be at least 1");

@@ -61,8 +61,8 @@ class PlanDrivenCacheTest {
                     Policies.create(policy, EgressPrediction.flatten(future)), Clock.system())) {
                 for (int e = 1; e <= epochs; e++) {
                     CacheStats before = cache.stats();
-                    EpochPlan plan = EpochPlan.of(manifest, config, e);
-                    for (int sample : plan.rankSamples(0, 1, 0)) {
+                    EpochPlan plan = EpochPlan.of(manifest, config.forWorld(world), e);
+                    for (int sample : plan.rankSamples(world, 0, 0)) {
                         Shard shard = manifest.shards().get(plan.shardOf(sample));
                         int index = plan.indexInShard(sample);
                         long from = shard.size() * index / shard.samples();

@@ -11,9 +11,69 @@ import org.junit.jupiter.api.Test;
 
 /** The cluster simulator: the group's effect on egress, and sampling that estimates the full run. */
 class ClusterSimTest {
+    static final PlanConfig GLOBAL = PlanConfig.DEFAULT.withSeed(3).withPartition(PlanConfig.Partition.GLOBAL);
+    static final PlanConfig NODE = PlanConfig.DEFAULT.withSeed(3).withPartition(PlanConfig.Partition.NODE);
+
     static ClusterSim.Config config(int nodes, long cachePerNode, boolean group, double rate) {
-        return new ClusterSim.Config(nodes, cachePerNode, 1 << 20, 3, "lru", group, rate, PlanConfig.DEFAULT.withSeed(3),
-                ClusterSim.TimeModel.defaults(0.05, 32), Prices.AWS_S3_STANDARD, null);
+        return config(nodes, cachePerNode, group, rate, GLOBAL, "lru");
+    }
+
+    static ClusterSim.Config config(int nodes, long cachePerNode, boolean group, double rate, PlanConfig plan, String policy) {
+        return new ClusterSim.Config(nodes, cachePerNode, 1 << 20, 3, policy, group, rate, plan, ClusterSim.TimeModel.defaults(0.05, 32),
+                Prices.AWS_S3_STANDARD, null);
+    }
+
+    @Test
+    void theNodePartition_readsTheCorpusOnce_thenFromLocalDisks() {
+        // 256 objects of 4 MiB (1 GiB) over 8 nodes with 192 MiB each: each node's share (128 MiB) fits
+        Manifest corpus = ClusterSim.syntheticSample(1L << 30, 4L << 20, 64, 1);
+        for (String policy : List.of("lru", "min")) {
+            List<ClusterSim.Epoch> node = ClusterSim.run(corpus, config(8, 192L << 20, false, 1, NODE, policy));
+            assertThat(node.get(0).egressBytes()).isEqualTo(corpus.totalBytes());
+            assertThat(node.get(0).originRequests()).isEqualTo(256 * 4); // one request per 1 MiB block: sequential, whole blocks
+            for (int e = 1; e < 3; e++) {
+                assertThat(node.get(e).egressBytes()).isZero();
+                assertThat(node.get(e).readerLocalRate()).isEqualTo(1.0);
+                assertThat(node.get(e).peerBytes()).isZero();
+            }
+            assertThat(node.get(0).localShare()).isEqualTo(1.0);
+        }
+    }
+
+    @Test
+    void localTiersSmallerThanTheShare_cost_theDatasetLessTheTiers_withMin() {
+        // 1 GiB over 8 nodes with 64 MiB each (half a share): MIN keeps what it can, LRU thrashes
+        Manifest corpus = ClusterSim.syntheticSample(1L << 30, 4L << 20, 64, 1);
+        long tiers = 8L * (64L << 20);
+        List<ClusterSim.Epoch> min = ClusterSim.run(corpus, config(8, 64L << 20, false, 1, NODE, "min"));
+        List<ClusterSim.Epoch> lru = ClusterSim.run(corpus, config(8, 64L << 20, false, 1, NODE, "lru"));
+        for (int e = 1; e < 3; e++) {
+            assertThat((double) min.get(e).egressBytes()).isLessThanOrEqualTo(1.05 * (corpus.totalBytes() - tiers * 0.95));
+            assertThat(lru.get(e).egressBytes()).isGreaterThan(min.get(e).egressBytes());
+        }
+    }
+
+    @Test
+    void theNodePartition_mixesMoreShardsPerGlobalBatchThanTheGlobalPlan() {
+        Manifest corpus = ClusterSim.syntheticSample(1L << 30, 4L << 20, 64, 1);
+        double node = ClusterSim.run(corpus, config(8, 192L << 20, false, 1, NODE, "lru")).get(0).globalBatchShardMix();
+        double global = ClusterSim.run(corpus, config(8, 192L << 20, false, 1, GLOBAL, "lru")).get(0).globalBatchShardMix();
+        assertThat(node).isGreaterThan(global).isLessThanOrEqualTo(1.0);
+        assertThat(global).isPositive();
+    }
+
+    @Test
+    void aSampleOfTheNodePartition_estimatesTheFullRun() {
+        // 4,096 objects of 4 MiB (16 GiB) on 64 nodes with 128 MiB each (half a share), MIN
+        long dataset = 16L << 30;
+        Manifest full = ClusterSim.syntheticSample(dataset, 4L << 20, 16, 1);
+        Manifest sample = ClusterSim.syntheticSample(dataset, 4L << 20, 16, 0.25);
+        List<ClusterSim.Epoch> f = ClusterSim.run(full, config(64, 128L << 20, false, 1, NODE, "min"));
+        List<ClusterSim.Epoch> s = ClusterSim.run(sample, config(64, 128L << 20, false, 0.25, NODE, "min"));
+        for (int i = 0; i < 3; i++) {
+            assertThat(s.get(i).readerLocalRate()).isCloseTo(f.get(i).readerLocalRate(), within(0.05));
+            assertThat((double) s.get(i).egressBytes()).isCloseTo((double) f.get(i).egressBytes(), within(0.10 * dataset));
+        }
     }
 
     @Test

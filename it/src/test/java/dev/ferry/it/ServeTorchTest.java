@@ -71,6 +71,27 @@ class ServeTorchTest {
                 assertThat(status.get("four_numbers").get("job").asText()).isEqualTo("torch-e2e");
                 assertThat(status.get("four_numbers").has("wait_per_step_ms_p99")).isTrue();
             }
+
+            // node 0 of a two-node job with the node partition, through the Python client: it reads its own half
+            Servers.Result node = Servers.run(Duration.ofMinutes(5), Map.of("PYTHONPATH", repo.resolve("clients/python").toString()),
+                    python.toString(), repo.resolve("clients/python/tests/daemon_e2e.py").toString(), "--url", url, "--bucket", "data",
+                    "--manifest-key", "train-manifest.json", "--job", "node-e2e", "--batch-size", "4", "--workers", "1", "--nodes", "2",
+                    "--partition", "node", "--no-torch");
+            assertThat(node.exitCode()).as(node.output()).isZero();
+            JsonNode nodeResult = new ObjectMapper().readTree(node.output().lines().filter(l -> l.startsWith("{")).reduce((a, b) -> b).orElseThrow());
+            assertThat(nodeResult.get("samples").asLong()).as("3 of the 6 shards").isEqualTo(manifest.totalSamples() / 2);
+            try (HttpClient http = HttpClient.newHttpClient()) {
+                JsonNode status = new ObjectMapper().readTree(http.send(HttpRequest.newBuilder(URI.create(url + "/_ferry/v1/status")).build(),
+                        HttpResponse.BodyHandlers.ofString()).body());
+                JsonNode job = null;
+                for (JsonNode j : status.get("jobs")) {
+                    job = j.get("job").asText().equals("node-e2e") ? j : job;
+                }
+                assertThat(job).isNotNull();
+                assertThat(job.get("partition").asText()).isEqualTo("node");
+                assertThat(job.get("canonical_nodes").asInt()).isEqualTo(2);
+                assertThat(job.get("global_batch_shard_mix").asDouble()).isPositive();
+            }
         } finally {
             Servers.stop(ferry);
         }

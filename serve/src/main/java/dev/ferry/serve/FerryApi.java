@@ -196,15 +196,57 @@ final class FerryApi {
                 throw S3Error.badRequest("InvalidArgument", "world: " + e.getMessage());
             }
             int node = (int) number(req, "node", 0, 0, world.nodes() - 1);
-            PlanConfig plan = PlanConfig.DEFAULT.withSeed(number(req, "seed", 0, Long.MIN_VALUE + 1, Long.MAX_VALUE));
-            job = Job.planned(name, manifest, plan, world, node, batch);
+            job = Job.planned(name, manifest, planOf(req), world, node, batch);
         }
         JobRun run = daemon.register(job);
         ObjectNode out = JSON.createObjectNode();
         out.put("job", name).put("samples", job.samplesPerEpoch()).put("ranks", job.ranks()).put("batch_size", batch)
                 .put("steps_per_epoch", ((job.samplesPerEpoch() + job.ranks() - 1) / job.ranks() + batch - 1) / batch)
                 .put("planned_blocks", run.plannedBlocks());
+        planFields(out, job, 1);
         return out;
+    }
+
+    /**
+     * The plan's settings from a registration: {@code seed}, {@code partition} (node, global or auto: node for
+     * more than one node), {@code canonical_nodes} (0: the world's nodes; give the count the job started
+     * with when it resumes on another world), {@code mix_fraction} and {@code shuffle_block_shards}.
+     */
+    private static PlanConfig planOf(JsonNode req) throws S3Error {
+        try {
+            PlanConfig plan = PlanConfig.DEFAULT.withSeed(number(req, "seed", 0, Long.MIN_VALUE + 1, Long.MAX_VALUE))
+                    .withShuffleBlockShards((int) number(req, "shuffle_block_shards", 4, 1, 1 << 20));
+            if (req.has("partition")) {
+                plan = plan.withPartition(PlanConfig.Partition.parse(req.get("partition").asText("")));
+            }
+            int canonical = (int) number(req, "canonical_nodes", 0, 0, 100_000);
+            if (canonical > 0) {
+                if (plan.partition() == PlanConfig.Partition.GLOBAL) {
+                    throw S3Error.badRequest("InvalidArgument", "canonical_nodes applies to the node partition, not to global");
+                }
+                plan = plan.withCanonicalNodes(canonical);
+            }
+            JsonNode mix = req.get("mix_fraction");
+            if (mix != null && !mix.isNull()) {
+                if (!mix.isNumber()) {
+                    throw S3Error.badRequest("InvalidArgument", "mix_fraction must be a number from 0 to 1");
+                }
+                plan = plan.withMixFraction(mix.asDouble());
+            }
+            return plan;
+        } catch (IllegalArgumentException e) {
+            throw S3Error.badRequest("InvalidArgument", e.getMessage());
+        }
+    }
+
+    /** The job's partition, canonical nodes, mix fraction and shuffle quality of {@code epoch}. */
+    private static void planFields(ObjectNode out, Job job, int epoch) {
+        PlanConfig plan = job.plan();
+        if (plan == null) {
+            return;
+        }
+        out.put("partition", plan.partition().label()).put("canonical_nodes", plan.canonical()).put("mix_fraction", plan.mixFraction())
+                .put("global_batch_shard_mix", round(job.shardMix(epoch), 4));
     }
 
     private static ObjectKey objectKey(String bucketAndKey, String field) throws S3Error {
@@ -393,6 +435,7 @@ final class FerryApi {
             j.put("job", run.job.name).put("epoch", cur.number).put("position", cur.position)
                     .put("samples_per_epoch", run.job.samplesPerEpoch()).put("planned_blocks", run.plannedBlocks())
                     .put("block_position", run.blockPosition());
+            planFields(j, run.job, cur.number);
             ArrayNode epochs = j.putArray("epochs");
             List<Job.Epoch> list;
             synchronized (run.job.epochs) {
@@ -402,6 +445,9 @@ final class FerryApi {
                 ObjectNode en = epochs.addObject();
                 synchronized (run) {
                     fourNumbers(en, e, e.atEnd != null ? e.atEnd : now);
+                }
+                if (run.job.plan() != null) {
+                    en.put("global_batch_shard_mix", round(run.job.shardMix(e.number), 4));
                 }
                 if (e == cur && e.lastReportNanos > latestAt && e.steps > 0) {
                     latest = en;

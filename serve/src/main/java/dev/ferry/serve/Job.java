@@ -5,6 +5,8 @@ import dev.ferry.plan.EpochPlan;
 import dev.ferry.plan.Manifest;
 import dev.ferry.plan.PlanConfig;
 import dev.ferry.plan.Shard;
+import dev.ferry.plan.ShardMix;
+import dev.ferry.plan.Deal;
 import dev.ferry.plan.World;
 import dev.ferry.store.ObjectKey;
 import java.util.ArrayList;
@@ -14,7 +16,7 @@ import java.util.Map;
 import org.HdrHistogram.Histogram;
 
 /**
- * A registered job: its plan (a manifest, seed and world; or an explicit ordered list of objects per rank),
+ * A registered job: its plan (a manifest, seed, world and partition; or an explicit ordered list of objects per rank),
  * the samples each loader worker reads, the blocks this node will read (for prefetch and eviction), and
  * what its consumers reported: position, samples and wait per step, per epoch. Thread-safe.
  */
@@ -69,9 +71,27 @@ final class Job {
         this.explicit = explicit;
     }
 
+    /** A job following a plan, made definite for its world ({@link PlanConfig#forWorld}). */
     static Job planned(String name, Manifest manifest, PlanConfig plan, World world, int node, int batchSize) {
-        return new Job(name, manifest, plan, world, node, batchSize, null);
+        return new Job(name, manifest, plan.forWorld(world), world, node, batchSize, null);
     }
+
+    /** The plan's settings (definite), or null for an explicit job. */
+    PlanConfig plan() {
+        return plan;
+    }
+
+    /** The epoch plan's shuffle quality for this job's global batch (every rank's batch), or NaN for an explicit job. */
+    double shardMix(int epoch) {
+        if (manifest == null) {
+            return Double.NaN;
+        }
+        synchronized (mixes) {
+            return mixes.computeIfAbsent(epoch, e -> ShardMix.of(epochPlan(e), Math.max(1, batchSize * ranks())));
+        }
+    }
+
+    private final Map<Integer, Double> mixes = new java.util.HashMap<>();
 
     /** A job reading whole objects in a given order per rank, every epoch alike. */
     static Job explicit(String name, List<List<Sample>> ranks, int batchSize) {
@@ -109,7 +129,7 @@ final class Job {
         if (manifest != null) {
             EpochPlan p = epochPlan(epoch);
             List<Sample> out = new ArrayList<>();
-            for (int s : p.workerSamples(rank, ranks(), worker, workers, batchSize, start)) {
+            for (int s : p.workerSamples(world, rank, worker, workers, batchSize, start)) {
                 out.add(sample(p, s));
             }
             return out;
@@ -173,13 +193,14 @@ final class Job {
         }
         int[] stepStart = new int[steps];
         EpochPlan p = manifest != null ? epochPlan(epoch) : null;
+        Deal deal = p != null ? p.deal(world, 0) : null;
         for (int t = 0; t < steps; t++) {
             stepStart[t] = blocks.size();
             for (int rank = fromNode * ranksPerNode; rank < toNode * ranksPerNode; rank++) {
                 Sample s;
                 long objectSize;
                 if (p != null) {
-                    int sample = p.sampleAt((long) t * ranks() + rank);
+                    int sample = deal.sample(rank, t);
                     s = sample(p, sample);
                     objectSize = manifest.shards().get(p.shardOf(sample)).size();
                 } else {

@@ -20,7 +20,7 @@ class GroupTest {
     // each member owns about 5 MiB, with room for the unevenness of ownership whatever ports the daemons get
     // (with 8 MiB, some port sets leave one member owning more than its cache keeps: the simulator predicts that too)
     static GroupRun.Setup setup(int killNode, int killEpoch, boolean plans) {
-        return new GroupRun.Setup(4, 48, 16, 16 * 1024, 10L << 20, 1 << 20, 3, 5, killNode, killEpoch, plans);
+        return GroupRun.Setup.globalGroup(4, 48, 16, 16 * 1024, 10L << 20, 1 << 20, 3, 5, killNode, killEpoch, plans);
     }
 
     @Test
@@ -36,7 +36,7 @@ class GroupTest {
 
         GroupRun.Setup s = setup(-1, 0, false);
         List<ClusterSim.Epoch> sim = ClusterSim.run(real.manifest(), new ClusterSim.Config(s.nodes(), s.cachePerNode(), s.blockSize(),
-                s.epochs(), "lru", true, 1.0, PlanConfig.DEFAULT.withSeed(s.seed()), ClusterSim.TimeModel.defaults(0.01, 4),
+                s.epochs(), "lru", true, 1.0, s.plan(), ClusterSim.TimeModel.defaults(0.01, 4),
                 Prices.AWS_S3_STANDARD, real.members()));
         for (int i = 0; i < 3; i++) {
             assertThat(sim.get(i).cacheHitRate()).as("epoch %d hit rate: sim vs real", i + 1)

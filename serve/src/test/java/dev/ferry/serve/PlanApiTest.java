@@ -141,6 +141,43 @@ class PlanApiTest {
         }
     }
 
+    @Test
+    void aJobOfTwoNodes_getsTheNodePartition_eachNodeItsOwnShards(@TempDir Path dir) throws Exception {
+        try (DaemonFixture ferry = new DaemonFixture(dir, Map.of("prefetch-bytes", "0"));
+                HttpClient http = HttpClient.newHttpClient()) {
+            List<Shard> shards = new ArrayList<>();
+            for (int i = 0; i < 8; i++) {
+                Files.write(ferry.root.resolve("data/s-" + i + ".bin"), new byte[16 * 1024]);
+                ObjectKey key = ObjectKey.of("data", "s-" + i + ".bin");
+                shards.add(new Shard(key, 16 * 1024, ferry.daemon.cache().head(key).etag(), 16));
+            }
+            Path file = dir.resolve("m.json");
+            ManifestJson.write(new Manifest(shards), "test", file);
+            String manifest = Files.readString(file);
+            URI api = ferry.endpoint().resolve("/_ferry/v1/");
+            JsonNode reg = call(http, api.resolve("jobs"), "POST", "{\"job\":\"two\",\"manifest\":" + manifest + ",\"seed\":3,"
+                    + "\"world\":{\"nodes\":2,\"ranks_per_node\":1,\"workers_per_rank\":1},\"node\":0,\"batch_size\":4}");
+            assertThat(reg.get("partition").asText()).isEqualTo("node");
+            assertThat(reg.get("canonical_nodes").asInt()).isEqualTo(2);
+            assertThat(reg.get("global_batch_shard_mix").asDouble()).isPositive().isLessThan(2.0); // a stratified batch may beat chance
+            Set<String> node0 = new HashSet<>();
+            Set<String> node1 = new HashSet<>();
+            call(http, api.resolve("jobs/two/order?epoch=1&rank=0"), "GET", null).get("samples").forEach(x -> node0.add(x.get("key").asText()));
+            call(http, api.resolve("jobs/two/order?epoch=1&rank=1"), "GET", null).get("samples").forEach(x -> node1.add(x.get("key").asText()));
+            assertThat(node0).hasSize(4).doesNotContainAnyElementsOf(node1);
+            assertThat(node1).hasSize(4);
+            JsonNode global = call(http, api.resolve("jobs"), "POST", "{\"job\":\"g\",\"manifest\":" + manifest + ",\"partition\":\"global\","
+                    + "\"world\":{\"nodes\":2,\"ranks_per_node\":1,\"workers_per_rank\":1},\"batch_size\":4}");
+            assertThat(global.get("partition").asText()).isEqualTo("global");
+            HttpResponse<String> bad = http.send(HttpRequest.newBuilder(api.resolve("jobs")).POST(HttpRequest.BodyPublishers.ofString(
+                    "{\"job\":\"b\",\"manifest\":" + manifest + ",\"partition\":\"rank\"}")).build(), HttpResponse.BodyHandlers.ofString());
+            assertThat(bad.statusCode()).isEqualTo(400);
+            assertThat(bad.body()).contains("partition must be node, global or auto");
+            JsonNode status = call(http, ferry.endpoint().resolve("/_ferry/v1/status"), "GET", null);
+            assertThat(status.get("jobs").findValuesAsText("partition")).contains("node", "global");
+        }
+    }
+
     private static List<Integer> indexes(JsonNode order) {
         List<Integer> out = new ArrayList<>();
         order.get("samples").forEach(s -> out.add(s.get("index").asInt()));

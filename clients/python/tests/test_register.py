@@ -1,0 +1,31 @@
+"""register_job's plan arguments are checked before anything is sent."""
+
+import unittest
+
+import support  # noqa: F401  (puts ferry_client on the path)
+from ferry_client import FerryClient
+
+
+class RegisterArgumentsTest(unittest.TestCase):
+    def setUp(self):
+        self.client = FerryClient("http://127.0.0.1:9")  # nothing listens: a check that passed would fail to connect
+
+    def tearDown(self):
+        self.client.close()
+
+    def test_bad_plan_arguments_are_one_sentence(self):
+        cases = [
+            (dict(partition="rank"), "partition must be 'node', 'global' or 'auto', not 'rank'."),
+            (dict(canonical_nodes=0), "canonical_nodes must be a positive integer, not 0."),
+            (dict(mix_fraction=1.5), "mix_fraction must be a number from 0 to 1, not 1.5."),
+            (dict(shuffle_block_shards="4"), "shuffle_block_shards must be a positive integer, not '4'."),
+        ]
+        for kwargs, message in cases:
+            with self.subTest(**kwargs):
+                with self.assertRaises(ValueError) as e:
+                    self.client.register_job("j", manifest_key="b/m.json", world=(2, 1, 1), **kwargs)
+                self.assertEqual(str(e.exception), message)
+
+
+if __name__ == "__main__":
+    unittest.main()
