@@ -73,6 +73,10 @@ final class ServeCommand implements Callable<Integer> {
     @Option(names = "--shared-tier", paramLabel = "DIR", description = "A shared file system's folder, a tier between the group and the origin.")
     String sharedTier;
 
+    @Option(names = "--first-byte-timeout", paramLabel = "DURATION", description = "How long a read waits for the object store to start "
+            + "answering, retries included, before the client gets 503 ServiceUnavailable, e.g. 10s (default) or 500ms.")
+    String firstByteTimeout;
+
     @Override
     public Integer call() throws Exception {
         ServeConfig config = config();
@@ -122,6 +126,7 @@ final class ServeCommand implements Callable<Integer> {
         put(settings, "group", group);
         put(settings, "self", self);
         put(settings, "shared-tier", sharedTier);
+        put(settings, "first-byte-timeout", firstByteTimeout);
         if (insecure) {
             settings.put("insecure", "true");
         }
