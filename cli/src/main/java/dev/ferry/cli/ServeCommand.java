@@ -63,6 +63,20 @@ final class ServeCommand implements Callable<Integer> {
     @Option(names = "--write-back", description = "Acknowledge PUTs once on local disk and upload them in the background.")
     boolean writeBack;
 
+    @Option(names = "--group", paramLabel = "URL,...", description = "The regional group: every member daemon's URL, comma-separated, "
+            + "in the same order on every node; each object is read from the origin by its owner only.")
+    String group;
+
+    @Option(names = "--self", paramLabel = "URL", description = "This daemon's URL as --group lists it (without it: a client of the group).")
+    String self;
+
+    @Option(names = "--shared-tier", paramLabel = "DIR", description = "A shared file system's folder, a tier between the group and the origin.")
+    String sharedTier;
+
+    @Option(names = "--first-byte-timeout", paramLabel = "DURATION", description = "How long a read waits for the object store to start "
+            + "answering, retries included, before the client gets 503 ServiceUnavailable, e.g. 10s (default) or 500ms.")
+    String firstByteTimeout;
+
     @Override
     public Integer call() throws Exception {
         ServeConfig config = config();
@@ -109,6 +123,10 @@ final class ServeCommand implements Callable<Integer> {
         put(settings, "bind", bind);
         put(settings, "access-key", accessKey);
         put(settings, "secret-key", secretKey);
+        put(settings, "group", group);
+        put(settings, "self", self);
+        put(settings, "shared-tier", sharedTier);
+        put(settings, "first-byte-timeout", firstByteTimeout);
         if (insecure) {
             settings.put("insecure", "true");
         }

@@ -40,8 +40,12 @@ final class StatusCommand implements Callable<Integer> {
                 throw new UserError("the daemon at " + url + " answered " + r.statusCode() + ": " + r.body());
             }
             body = r.body();
+        } catch (java.net.ConnectException | java.net.http.HttpConnectTimeoutException e) {
+            throw new UserError("no ferry daemon answers at " + url + ": start one with ferry serve", 1);
+        } catch (java.net.http.HttpTimeoutException e) {
+            throw new UserError("the ferry daemon at " + url + " accepted the connection but sent no status within 10 s", 1);
         } catch (java.io.IOException e) {
-            throw new UserError("cannot reach a ferry daemon at " + url + " (" + e.getMessage() + "); start one with: ferry serve");
+            throw new UserError("cannot read the status of the ferry daemon at " + url + ": " + Errors.oneSentence(e), 1);
         }
         if (json) {
             System.out.println(body);

@@ -15,6 +15,7 @@ import dev.ferry.store.BucketOperations;
 import dev.ferry.store.ByteRange;
 import dev.ferry.store.ChainConfig;
 import dev.ferry.store.FileObjectStore;
+import dev.ferry.store.FirstByteTimeoutStore;
 import dev.ferry.store.GetRequest;
 import dev.ferry.store.GroupStore;
 import dev.ferry.store.Rendezvous;
@@ -143,9 +144,11 @@ public final class Daemon implements AutoCloseable {
         CacheConfig cc = CacheConfig.of(config.cacheDir(), config.cacheSize());
         cc = new CacheConfig(cc.dir(), cc.capacity(), config.blockSize(), cc.highWatermark(), cc.lowWatermark(), cc.verify(),
                 cc.metadataTtl(), cc.maxRunBlocks(), "planned");
+        // an origin that accepts connections and never answers costs a reader first-byte-timeout, retries included
+        ObjectStore bounded = new FirstByteTimeoutStore(chain, config.firstByteTimeout());
         this.shared = config.sharedTier() == null ? null
-                : new SharedTierStore(chain, config.sharedTier(), java.time.Duration.ofSeconds(60));
-        ObjectStore below = shared != null ? shared : chain; // local tier -> regional group -> shared file system -> origin
+                : new SharedTierStore(bounded, config.sharedTier(), java.time.Duration.ofSeconds(60));
+        ObjectStore below = shared != null ? shared : bounded; // local tier -> regional group -> shared file system -> origin
         this.group = config.group().isEmpty() ? null : group(config, below);
         this.hinted = group == null ? null : new HintedStore(group, cachedOnlyClients(config), config.blockSize(), this::holderOf);
         this.cache = group == null ? new CachingStore(below, cc, policy, Clock.system())

@@ -238,7 +238,9 @@ final class S3Handler extends ChannelInboundHandlerAdapter {
     private void serve(ChannelHandlerContext ctx, HttpRequest r, Route rt, RequestBody b) {
         Reply reply;
         try {
-            if (rt.api()) {
+            if (rt.api() && rt.rawPath().equals("/_ferry") && (r.method().equals(HttpMethod.GET) || r.method().equals(HttpMethod.HEAD))) {
+                reply = toStatusPage(rt); // the page asks for its data relative to its own address
+            } else if (rt.api()) {
                 reply = context.api().handle(r.method(), rt.rawPath(), rt.query(), r.headers(), b == null ? new byte[0] : b.bytes());
             } else {
                 S3Service.Request s3 = new S3Service.Request(r.method(), rt.bucket(), rt.key(), rt.query(), r.headers(), b);
@@ -254,6 +256,12 @@ final class S3Handler extends ChannelInboundHandlerAdapter {
         }
         Reply done = reply;
         ctx.executor().execute(() -> write(ctx, done, b));
+    }
+
+    private static Reply toStatusPage(Route rt) {
+        HttpHeaders h = new io.netty.handler.codec.http.DefaultHttpHeaders();
+        h.set(HttpHeaderNames.LOCATION, "/_ferry/" + (rt.rawQuery() == null ? "" : "?" + rt.rawQuery()));
+        return new Reply.Full(HttpResponseStatus.MOVED_PERMANENTLY, h, new byte[0], false);
     }
 
     private Reply errorReply(S3Error e, Route rt) {

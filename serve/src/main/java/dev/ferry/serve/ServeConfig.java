@@ -25,6 +25,8 @@ import java.util.Set;
  * @param group       the regional group's daemons (empty: none); each object is read through its owner
  * @param self        this daemon's URL as the group lists it (null: a client of the group, not a member)
  * @param sharedTier  a shared file system's folder used as a tier in front of the origin, or null
+ * @param firstByteTimeout how long a read waits for the object store to start answering, retries included,
+ *                    before the client gets {@code 503 ServiceUnavailable}
  */
 public record ServeConfig(
         String bind,
@@ -47,17 +49,19 @@ public record ServeConfig(
         long maxObjectBytes,
         java.util.List<URI> group,
         URI self,
-        Path sharedTier) {
+        Path sharedTier,
+        java.time.Duration firstByteTimeout) {
 
     /** The keys a config file may hold. */
     public static final Set<String> KEYS = Set.of("bind", "port", "upstream", "store-root", "data-dir", "profile", "cache-dir",
             "cache-size", "block-size", "prefetch-bytes", "access-key", "secret-key", "insecure", "write-back", "write-back-quota",
-            "max-header-bytes", "max-xml-bytes", "max-object-bytes", "group", "self", "shared-tier");
+            "max-header-bytes", "max-xml-bytes", "max-object-bytes", "group", "self", "shared-tier", "first-byte-timeout");
 
     public static ServeConfig defaults() {
         Path home = Path.of(System.getProperty("user.home"), ".ferry");
         return new ServeConfig("127.0.0.1", 9099, null, null, home.resolve("data"), "cloud", home.resolve("cache"), 10L << 30,
-                4 << 20, 256L << 20, null, null, false, false, 8L << 30, 16 * 1024, 1L << 20, 5L << 30, java.util.List.of(), null, null);
+                4 << 20, 256L << 20, null, null, false, false, 8L << 30, 16 * 1024, 1L << 20, 5L << 30, java.util.List.of(), null, null,
+                java.time.Duration.ofSeconds(10));
     }
 
     /** Checks what no single field can: a bind address beyond loopback needs credentials or --insecure. */
@@ -83,6 +87,9 @@ public record ServeConfig(
         }
         if (!group.isEmpty() && new java.util.HashSet<>(group).size() != group.size()) {
             throw new IllegalArgumentException("the group lists a member twice: " + group);
+        }
+        if (firstByteTimeout.isNegative() || firstByteTimeout.isZero()) {
+            throw new IllegalArgumentException("first-byte-timeout must be positive: " + firstByteTimeout);
         }
         if (maxHeaderBytes < 1024 || maxXmlBytes < 1024 || maxObjectBytes < 1) {
             throw new IllegalArgumentException("max-header-bytes and max-xml-bytes must be at least 1 KiB");
@@ -117,6 +124,7 @@ public record ServeConfig(
         m.put("group", String.join(",", group.stream().map(URI::toString).toList()));
         m.put("self", self == null ? "" : self.toString());
         m.put("shared-tier", sharedTier == null ? "" : sharedTier.toString());
+        m.put("first-byte-timeout", firstByteTimeout.toMillis() % 1000 == 0 ? firstByteTimeout.toSeconds() + "s" : firstByteTimeout.toMillis() + "ms");
         return m;
     }
 
@@ -151,6 +159,7 @@ public record ServeConfig(
         java.util.List<URI> g = group;
         URI me = self;
         Path shared = sharedTier;
+        java.time.Duration fbt = firstByteTimeout;
         try {
             switch (key) {
                 case "bind" -> b = v;
@@ -182,12 +191,24 @@ public record ServeConfig(
                 }
                 case "self" -> me = v.isBlank() ? null : upstreamUri(v.trim());
                 case "shared-tier" -> shared = v.isBlank() ? null : Path.of(v.trim());
+                case "first-byte-timeout" -> fbt = duration(key, v);
                 default -> throw new IllegalArgumentException("unknown setting '" + key + "'; known: " + String.join(", ", new java.util.TreeSet<>(KEYS)));
             }
         } catch (NumberFormatException | ArithmeticException e) {
             throw new IllegalArgumentException(key + " must be a number (sizes may say 64MiB), not '" + v + "'");
         }
-        return new ServeConfig(b, p, up, root, data, prof, cd, cs, bs, pf, ak, sk, ins, wb, wbq, mh, mx, mo, g, me, shared);
+        return new ServeConfig(b, p, up, root, data, prof, cd, cs, bs, pf, ak, sk, ins, wb, wbq, mh, mx, mo, g, me, shared, fbt);
+    }
+
+    /** {@code 10s}, {@code 1500ms}, {@code 2m}; a bare number is seconds. */
+    private static java.time.Duration duration(String key, String v) {
+        java.util.regex.Matcher m = java.util.regex.Pattern.compile("(\\d+(?:\\.\\d+)?)\\s*(ms|s|m)?").matcher(v.trim());
+        if (!m.matches()) {
+            throw new IllegalArgumentException(key + " must be a duration such as 10s, 500ms or 2m, not '" + v + "'");
+        }
+        double n = Double.parseDouble(m.group(1));
+        double millis = m.group(2) == null || m.group(2).equals("s") ? n * 1000 : m.group(2).equals("m") ? n * 60_000 : n;
+        return java.time.Duration.ofMillis(Math.round(millis));
     }
 
     private static boolean bool(String key, String v) {

@@ -19,7 +19,7 @@ class ServeConfigTest {
                 .containsEntry("block-size", "4.0 MiB").containsEntry("prefetch-bytes", "256.0 MiB").containsEntry("insecure", "false")
                 .containsEntry("write-back", "false").containsEntry("write-back-quota", "8.0 GiB").containsEntry("max-header-bytes", "16384")
                 .containsEntry("max-xml-bytes", "1.0 MiB").containsEntry("max-object-bytes", "5.0 GiB").containsEntry("group", "")
-                .containsEntry("self", "").containsEntry("shared-tier", "");
+                .containsEntry("self", "").containsEntry("shared-tier", "").containsEntry("first-byte-timeout", "10s");
         assertThat(d.get("cache-dir")).endsWith(".ferry/cache");
         assertThat(d.get("data-dir")).endsWith(".ferry/data");
         assertThat(d.keySet()).containsExactlyInAnyOrderElementsOf(ServeConfig.KEYS);
@@ -34,6 +34,11 @@ class ServeConfigTest {
         assertThat(c.port()).isEqualTo(9100);
         assertThat(c.storeRoot()).isEqualTo(Path.of("/data/corpus"));
         assertThat(c.writeBack()).isTrue();
+        Files.writeString(file, "first-byte-timeout: 1500ms\n");
+        assertThat(ServeConfig.defaults().with(ServeConfig.readFile(file)).firstByteTimeout()).isEqualTo(java.time.Duration.ofMillis(1500));
+        assertThat(ServeConfig.defaults().with(Map.of("first-byte-timeout", "2m")).firstByteTimeout()).isEqualTo(java.time.Duration.ofMinutes(2));
+        assertThatThrownBy(() -> ServeConfig.defaults().with(Map.of("first-byte-timeout", "soon"))).hasMessageContaining("10s, 500ms or 2m");
+        assertThatThrownBy(() -> ServeConfig.defaults().with(Map.of("first-byte-timeout", "0s")).validate()).hasMessageContaining("positive");
         Files.writeString(file, "cache_size: 1GiB\n");
         assertThatThrownBy(() -> ServeConfig.readFile(file)).hasMessageContaining("unknown setting 'cache_size'");
         Files.writeString(file, "port: lots\n");
