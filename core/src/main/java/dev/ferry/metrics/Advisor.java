@@ -84,8 +84,8 @@ public final class Advisor {
      * The partition rules for a job of {@code nodes} nodes over {@code datasetBytes}: with the global plan,
      * an epoch after the first that still fetches more than the dataset says every node is reading a share of
      * every shard, which the node partition would read once; with the node partition, a global batch that
-     * meets under a quarter of the shards a uniform shuffle would says mixing is low (raise the mix fraction
-     * or the shuffle block), and later epochs that miss the local tier say the tiers are smaller than a
+     * meets under a quarter of the shards a uniform shuffle would says mixing is low (raise the shuffle block
+     * or the canonical node count), and later epochs that miss the local tier say the tiers are smaller than a
      * node's share. Pure.
      */
     public static List<String> partition(String partition, int nodes, long datasetBytes, List<PartitionEpoch> epochs) {
@@ -106,7 +106,8 @@ public final class Advisor {
         if (partition.equals("node") && last.globalBatchShardMix() < 0.25) {
             findings.add(String.format(Locale.ROOT,
                     "Global batches meet %.0f%% of the distinct shards a uniform shuffle would (epoch %d). If the model needs more mixing, "
-                            + "raise mix_fraction (a share of each node's shards is read on another node each epoch) or shuffle_block_shards.",
+                            + "raise shuffle_block_shards or canonical_nodes (a multiple of the node count): each node then reads more of its "
+                            + "shards at once (its local tier must hold them); mix_fraction changes which shards meet, not how many.",
                     100 * last.globalBatchShardMix(), last.epoch()));
         }
         if (partition.equals("node") && later && last.localHitRate() < 0.9 && last.egressBytes() > datasetBytes / 20) {

@@ -24,7 +24,7 @@ class PartitionAdviceTest {
         List<String> advice = Advisor.partition("node", 8, 64 * GIB, List.of(
                 new Advisor.PartitionEpoch(1, 64 * GIB, 0.0, 0.1), new Advisor.PartitionEpoch(2, 32 * GIB, 0.5, 0.1)));
         assertThat(advice).hasSize(2);
-        assertThat(advice.get(0)).contains("mix_fraction");
+        assertThat(advice.get(0)).contains("shuffle_block_shards").contains("canonical_nodes");
         assertThat(advice.get(1)).contains("smaller than each node's share").contains("8.4 GiB");
         assertThat(Advisor.partition("node", 8, 64 * GIB, List.of(
                 new Advisor.PartitionEpoch(1, 64 * GIB, 0.0, 0.6), new Advisor.PartitionEpoch(2, 0, 1.0, 0.6)))).isEmpty();
