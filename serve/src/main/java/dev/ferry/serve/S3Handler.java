@@ -173,6 +173,16 @@ final class S3Handler extends ChannelInboundHandlerAdapter {
     }
 
     private void onContent(ChannelHandlerContext ctx, HttpContent c) {
+        if (c.decoderResult().isFailure()) {
+            // Netty ends a body whose chunked framing broke with a failed *last* content: without this check
+            // the bytes before the break would be stored as if they were the whole body
+            keepAlive = false; // the decoder discards the rest of this connection's bytes
+            lingering = true;
+            if (failed == null) {
+                failed = S3Error.badRequest("IncompleteBody", "the request body's chunked framing is broken ("
+                        + c.decoderResult().cause().getMessage() + "); nothing was stored");
+            }
+        }
         if (failed == null) {
             try {
                 if (body != null) {
