@@ -146,8 +146,9 @@ final class S3Handler extends ChannelInboundHandlerAdapter {
             if (context.sigV4() != null && !(route.api() && context.api().isPublic(r.method(), route.rawPath()))) {
                 signed = context.sigV4().verify(r.method().name(), route.rawPath(), route.rawQuery(), r.headers(), Instant.now());
             }
-            if (expectsBody(r)) {
-                boolean objectData = !route.api() && route.key() != null && r.method().equals(HttpMethod.PUT);
+            boolean objectData = !route.api() && route.key() != null && r.method().equals(HttpMethod.PUT);
+            // an object PUT with Content-Length: 0 has a body too: the empty object
+            if (expectsBody(r) || (objectData && r.headers().contains(HttpHeaderNames.CONTENT_LENGTH))) {
                 body = new RequestBody(r.headers(), objectData ? context.spoolDir() : null,
                         objectData ? context.limits().maxObjectBytes() : context.limits().maxXmlBytes(), signed);
             }
