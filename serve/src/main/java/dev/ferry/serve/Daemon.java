@@ -159,7 +159,7 @@ public final class Daemon implements AutoCloseable {
         clearSpool(spool);
         SigV4 sig = config.accessKey() == null ? null : new SigV4(config.accessKey(), config.secretKey());
         ServeContext.Limits limits = new ServeContext.Limits(config.maxHeaderBytes(), config.maxXmlBytes(), config.maxObjectBytes());
-        ServeContext context = new ServeContext(new S3Service(cache, buckets, writeBack,
+        ServeContext context = new ServeContext(new S3Service(cache, group == null ? below : hinted, buckets, writeBack,
                 writeBack == null ? null : new LocalMultipart(config.cacheDir().resolveSibling(config.cacheDir().getFileName() + "-multipart"))), new FerryApi(this), sig, spool, limits,
                 workers, stats);
         boss = new MultiThreadIoEventLoopGroup(1, NioIoHandler.newFactory());

@@ -5,19 +5,24 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Instant;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import software.amazon.awssdk.core.ResponseBytes;
 import software.amazon.awssdk.core.sync.RequestBody;
 import software.amazon.awssdk.services.s3.S3Client;
+import software.amazon.awssdk.services.s3.model.GetObjectResponse;
 import software.amazon.awssdk.services.s3.model.S3Exception;
+import software.amazon.awssdk.services.s3.model.S3Object;
 
 /**
- * What the AWS SDK for Java v2 sees of S3's finer points: empty objects, ranges past the end, and one
- * status (501) for what ferry does not implement.
+ * What the AWS SDK for Java v2 sees of S3's finer points: empty objects, ranges past the end, keys of
+ * spaces in DeleteObjects, versionId and partNumber refused (never acted on), response-* overrides,
+ * date conditions on reads, and one status (501) for what ferry does not implement.
  */
 class S3FidelityTest {
     @TempDir
@@ -67,6 +72,81 @@ class S3FidelityTest {
                     });
         }
         assertThat(s3.getObjectAsBytes(b -> b.bucket("data").key("ten").range("bytes=9-")).asUtf8String()).isEqualTo("9");
+    }
+
+    @Test
+    void deleteObjects_keepsSpacesInKeys() {
+        for (String k : List.of("_", "_ ", " ", " lead")) {
+            s3.putObject(b -> b.bucket("data").key("sp/" + k), RequestBody.fromString(k));
+        }
+        s3.putObject(b -> b.bucket("data").key(" "), RequestBody.fromString("one space"));
+        var r = s3.deleteObjects(b -> b.bucket("data").delete(d -> d.objects(o -> o.key("sp/_ "), o -> o.key("sp/ "), o -> o.key(" "))));
+        assertThat(r.errors()).isEmpty();
+        assertThat(r.deleted()).extracting(x -> x.key()).containsExactlyInAnyOrder("sp/_ ", "sp/ ", " ");
+        assertThat(s3.listObjectsV2(b -> b.bucket("data").prefix("sp/")).contents()).extracting(S3Object::key)
+                .containsExactlyInAnyOrder("sp/_", "sp/ lead");
+        assertThat(Files.exists(ferry.root.resolve("data/ "))).isFalse();
+    }
+
+    @Test
+    void versionId_isRefusedAndNothingIsDone() {
+        s3.putObject(b -> b.bucket("data").key("versioned"), RequestBody.fromString("current"));
+        assertThatThrownBy(() -> s3.getObject(b -> b.bucket("data").key("versioned").versionId("v1")))
+                .satisfies(e -> assertThat(status(e)).isEqualTo(501)).satisfies(e -> assertThat(code(e)).isEqualTo("NotImplemented"));
+        assertThatThrownBy(() -> s3.headObject(b -> b.bucket("data").key("versioned").versionId("v1")))
+                .satisfies(e -> assertThat(status(e)).isEqualTo(501));
+        assertThatThrownBy(() -> s3.deleteObject(b -> b.bucket("data").key("versioned").versionId("v1")))
+                .satisfies(e -> assertThat(status(e)).isEqualTo(501));
+        var r = s3.deleteObjects(b -> b.bucket("data").delete(d -> d.objects(o -> o.key("versioned").versionId("v1"))));
+        assertThat(r.deleted()).isEmpty();
+        assertThat(r.errors()).extracting(e -> e.code()).containsExactly("NotImplemented");
+        assertThat(s3.getObjectAsBytes(b -> b.bucket("data").key("versioned")).asUtf8String()).as("still there").isEqualTo("current");
+    }
+
+    @Test
+    void partNumber_onGetOrHead_isRefused() {
+        s3.putObject(b -> b.bucket("data").key("parts"), RequestBody.fromString("whole"));
+        assertThatThrownBy(() -> s3.getObject(b -> b.bucket("data").key("parts").partNumber(1)))
+                .satisfies(e -> assertThat(status(e)).isEqualTo(501));
+        assertThatThrownBy(() -> s3.headObject(b -> b.bucket("data").key("parts").partNumber(1)))
+                .satisfies(e -> assertThat(status(e)).isEqualTo(501));
+    }
+
+    @Test
+    void get_withResponseOverrides_setsThoseHeaders() {
+        s3.putObject(b -> b.bucket("data").key("report.csv"), RequestBody.fromString("a,b\n"));
+        Instant expires = Instant.parse("2030-01-02T03:04:05Z");
+        ResponseBytes<GetObjectResponse> got = s3.getObjectAsBytes(b -> b.bucket("data").key("report.csv")
+                .responseContentType("text/csv").responseContentDisposition("attachment; filename=\"report.csv\"")
+                .responseCacheControl("no-cache").responseContentEncoding("identity").responseContentLanguage("en")
+                .responseExpires(expires));
+        GetObjectResponse res = got.response();
+        assertThat(got.asUtf8String()).isEqualTo("a,b\n");
+        assertThat(res.contentType()).isEqualTo("text/csv");
+        assertThat(res.contentDisposition()).isEqualTo("attachment; filename=\"report.csv\"");
+        assertThat(res.cacheControl()).isEqualTo("no-cache");
+        assertThat(res.contentEncoding()).isEqualTo("identity");
+        assertThat(res.contentLanguage()).isEqualTo("en");
+        assertThat(res.expires()).isEqualTo(expires);
+    }
+
+    @Test
+    void get_withDateConditions_answers304Or412() {
+        s3.putObject(b -> b.bucket("data").key("dated"), RequestBody.fromString("v1"));
+        Instant modified = s3.headObject(b -> b.bucket("data").key("dated")).lastModified();
+        assertThatThrownBy(() -> s3.getObject(b -> b.bucket("data").key("dated").ifModifiedSince(modified)))
+                .satisfies(e -> assertThat(status(e)).isEqualTo(304));
+        assertThatThrownBy(() -> s3.headObject(b -> b.bucket("data").key("dated").ifModifiedSince(modified.plusSeconds(3600))))
+                .satisfies(e -> assertThat(status(e)).isEqualTo(304));
+        assertThat(s3.getObjectAsBytes(b -> b.bucket("data").key("dated").ifModifiedSince(modified.minusSeconds(3600))).asUtf8String())
+                .isEqualTo("v1");
+        assertThatThrownBy(() -> s3.getObject(b -> b.bucket("data").key("dated").ifUnmodifiedSince(modified.minusSeconds(3600))))
+                .satisfies(e -> assertThat(status(e)).isEqualTo(412));
+        assertThat(s3.getObjectAsBytes(b -> b.bucket("data").key("dated").ifUnmodifiedSince(modified)).asUtf8String()).isEqualTo("v1");
+        // an ETag condition that holds overrides its date counterpart (RFC 9110, as S3)
+        String etag = s3.headObject(b -> b.bucket("data").key("dated")).eTag();
+        assertThat(s3.getObjectAsBytes(b -> b.bucket("data").key("dated").ifMatch(etag).ifUnmodifiedSince(modified.minusSeconds(3600)))
+                .asUtf8String()).isEqualTo("v1");
     }
 
     @Test
