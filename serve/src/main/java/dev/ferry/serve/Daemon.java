@@ -172,10 +172,13 @@ public final class Daemon implements AutoCloseable {
                     .childHandler(new ChannelInitializer<SocketChannel>() {
                         @Override
                         protected void initChannel(SocketChannel ch) {
+                            HeaderTimeout headerTimeout = new HeaderTimeout(config.headerTimeout());
                             ch.pipeline().addLast(new IdleStateHandler(0, 0, 120, TimeUnit.SECONDS));
+                            ch.pipeline().addLast(headerTimeout.bytes());
                             ch.pipeline().addLast(new HttpServerCodec(new HttpDecoderConfig()
                                     .setMaxInitialLineLength(limits.maxHeaderBytes()).setMaxHeaderSize(limits.maxHeaderBytes())
                                     .setMaxChunkSize(256 * 1024)));
+                            ch.pipeline().addLast(headerTimeout.requests());
                             ch.pipeline().addLast(new S3Handler(context));
                         }
                     });

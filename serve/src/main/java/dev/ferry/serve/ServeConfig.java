@@ -25,6 +25,7 @@ import java.util.Set;
  * @param group       the regional group's daemons (empty: none); each object is read through its owner
  * @param self        this daemon's URL as the group lists it (null: a client of the group, not a member)
  * @param sharedTier  a shared file system's folder used as a tier in front of the origin, or null
+ * @param headerTimeout how long a request's line and headers may take to arrive, from their first byte
  */
 public record ServeConfig(
         String bind,
@@ -47,17 +48,19 @@ public record ServeConfig(
         long maxObjectBytes,
         java.util.List<URI> group,
         URI self,
-        Path sharedTier) {
+        Path sharedTier,
+        java.time.Duration headerTimeout) {
 
     /** The keys a config file may hold. */
     public static final Set<String> KEYS = Set.of("bind", "port", "upstream", "store-root", "data-dir", "profile", "cache-dir",
             "cache-size", "block-size", "prefetch-bytes", "access-key", "secret-key", "insecure", "write-back", "write-back-quota",
-            "max-header-bytes", "max-xml-bytes", "max-object-bytes", "group", "self", "shared-tier");
+            "max-header-bytes", "max-xml-bytes", "max-object-bytes", "group", "self", "shared-tier", "header-timeout");
 
     public static ServeConfig defaults() {
         Path home = Path.of(System.getProperty("user.home"), ".ferry");
         return new ServeConfig("127.0.0.1", 9099, null, null, home.resolve("data"), "cloud", home.resolve("cache"), 10L << 30,
-                4 << 20, 256L << 20, null, null, false, false, 8L << 30, 16 * 1024, 1L << 20, 5L << 30, java.util.List.of(), null, null);
+                4 << 20, 256L << 20, null, null, false, false, 8L << 30, 16 * 1024, 1L << 20, 5L << 30, java.util.List.of(), null, null,
+                java.time.Duration.ofSeconds(30));
     }
 
     /** Checks what no single field can: a bind address beyond loopback needs credentials or --insecure. */
@@ -86,6 +89,9 @@ public record ServeConfig(
         }
         if (maxHeaderBytes < 1024 || maxXmlBytes < 1024 || maxObjectBytes < 1) {
             throw new IllegalArgumentException("max-header-bytes and max-xml-bytes must be at least 1 KiB");
+        }
+        if (headerTimeout.isNegative() || headerTimeout.isZero()) {
+            throw new IllegalArgumentException("header-timeout must be positive: " + headerTimeout);
         }
     }
 
@@ -117,6 +123,7 @@ public record ServeConfig(
         m.put("group", String.join(",", group.stream().map(URI::toString).toList()));
         m.put("self", self == null ? "" : self.toString());
         m.put("shared-tier", sharedTier == null ? "" : sharedTier.toString());
+        m.put("header-timeout", headerTimeout.toMillis() % 1000 == 0 ? headerTimeout.toSeconds() + "s" : headerTimeout.toMillis() + "ms");
         return m;
     }
 
@@ -151,6 +158,7 @@ public record ServeConfig(
         java.util.List<URI> g = group;
         URI me = self;
         Path shared = sharedTier;
+        java.time.Duration ht = headerTimeout;
         try {
             switch (key) {
                 case "bind" -> b = v;
@@ -182,12 +190,21 @@ public record ServeConfig(
                 }
                 case "self" -> me = v.isBlank() ? null : upstreamUri(v.trim());
                 case "shared-tier" -> shared = v.isBlank() ? null : Path.of(v.trim());
+                case "header-timeout" -> ht = duration(v.trim());
                 default -> throw new IllegalArgumentException("unknown setting '" + key + "'; known: " + String.join(", ", new java.util.TreeSet<>(KEYS)));
             }
         } catch (NumberFormatException | ArithmeticException e) {
             throw new IllegalArgumentException(key + " must be a number (sizes may say 64MiB), not '" + v + "'");
         }
-        return new ServeConfig(b, p, up, root, data, prof, cd, cs, bs, pf, ak, sk, ins, wb, wbq, mh, mx, mo, g, me, shared);
+        return new ServeConfig(b, p, up, root, data, prof, cd, cs, bs, pf, ak, sk, ins, wb, wbq, mh, mx, mo, g, me, shared, ht);
+    }
+
+    /** {@code 30s}, {@code 500ms}, or a number of seconds. */
+    private static java.time.Duration duration(String v) {
+        if (v.endsWith("ms")) {
+            return java.time.Duration.ofMillis(Long.parseLong(v.substring(0, v.length() - 2).trim()));
+        }
+        return java.time.Duration.ofSeconds(Long.parseLong(v.endsWith("s") ? v.substring(0, v.length() - 1).trim() : v));
     }
 
     private static boolean bool(String key, String v) {

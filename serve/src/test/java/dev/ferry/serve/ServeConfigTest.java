@@ -19,7 +19,7 @@ class ServeConfigTest {
                 .containsEntry("block-size", "4.0 MiB").containsEntry("prefetch-bytes", "256.0 MiB").containsEntry("insecure", "false")
                 .containsEntry("write-back", "false").containsEntry("write-back-quota", "8.0 GiB").containsEntry("max-header-bytes", "16384")
                 .containsEntry("max-xml-bytes", "1.0 MiB").containsEntry("max-object-bytes", "5.0 GiB").containsEntry("group", "")
-                .containsEntry("self", "").containsEntry("shared-tier", "");
+                .containsEntry("self", "").containsEntry("shared-tier", "").containsEntry("header-timeout", "30s");
         assertThat(d.get("cache-dir")).endsWith(".ferry/cache");
         assertThat(d.get("data-dir")).endsWith(".ferry/data");
         assertThat(d.keySet()).containsExactlyInAnyOrderElementsOf(ServeConfig.KEYS);
@@ -34,6 +34,8 @@ class ServeConfigTest {
         assertThat(c.port()).isEqualTo(9100);
         assertThat(c.storeRoot()).isEqualTo(Path.of("/data/corpus"));
         assertThat(c.writeBack()).isTrue();
+        assertThat(ServeConfig.defaults().with(Map.of("header-timeout", "500ms")).headerTimeout()).isEqualTo(java.time.Duration.ofMillis(500));
+        assertThat(ServeConfig.defaults().with(Map.of("header-timeout", "45s")).headerTimeout()).isEqualTo(java.time.Duration.ofSeconds(45));
         Files.writeString(file, "cache_size: 1GiB\n");
         assertThatThrownBy(() -> ServeConfig.readFile(file)).hasMessageContaining("unknown setting 'cache_size'");
         Files.writeString(file, "port: lots\n");
