@@ -77,6 +77,10 @@ final class ServeCommand implements Callable<Integer> {
             + "answering, retries included, before the client gets 503 ServiceUnavailable, e.g. 10s (default) or 500ms.")
     String firstByteTimeout;
 
+    @Option(names = "--header-timeout", paramLabel = "DURATION", description = "How long a request's line and headers may take to arrive, "
+            + "from their first byte, before the connection is closed (default: 30s).")
+    String headerTimeout;
+
     @Override
     public Integer call() throws Exception {
         ServeConfig config = config();
@@ -127,6 +131,7 @@ final class ServeCommand implements Callable<Integer> {
         put(settings, "self", self);
         put(settings, "shared-tier", sharedTier);
         put(settings, "first-byte-timeout", firstByteTimeout);
+        put(settings, "header-timeout", headerTimeout);
         if (insecure) {
             settings.put("insecure", "true");
         }

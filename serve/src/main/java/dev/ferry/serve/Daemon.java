@@ -162,7 +162,7 @@ public final class Daemon implements AutoCloseable {
         clearSpool(spool);
         SigV4 sig = config.accessKey() == null ? null : new SigV4(config.accessKey(), config.secretKey());
         ServeContext.Limits limits = new ServeContext.Limits(config.maxHeaderBytes(), config.maxXmlBytes(), config.maxObjectBytes());
-        ServeContext context = new ServeContext(new S3Service(cache, buckets, writeBack,
+        ServeContext context = new ServeContext(new S3Service(cache, group == null ? below : hinted, buckets, writeBack,
                 writeBack == null ? null : new LocalMultipart(config.cacheDir().resolveSibling(config.cacheDir().getFileName() + "-multipart"))), new FerryApi(this), sig, spool, limits,
                 workers, stats);
         boss = new MultiThreadIoEventLoopGroup(1, NioIoHandler.newFactory());
@@ -175,10 +175,13 @@ public final class Daemon implements AutoCloseable {
                     .childHandler(new ChannelInitializer<SocketChannel>() {
                         @Override
                         protected void initChannel(SocketChannel ch) {
+                            HeaderTimeout headerTimeout = new HeaderTimeout(config.headerTimeout());
                             ch.pipeline().addLast(new IdleStateHandler(0, 0, 120, TimeUnit.SECONDS));
+                            ch.pipeline().addLast(headerTimeout.bytes());
                             ch.pipeline().addLast(new HttpServerCodec(new HttpDecoderConfig()
                                     .setMaxInitialLineLength(limits.maxHeaderBytes()).setMaxHeaderSize(limits.maxHeaderBytes())
                                     .setMaxChunkSize(256 * 1024)));
+                            ch.pipeline().addLast(headerTimeout.requests());
                             ch.pipeline().addLast(new S3Handler(context));
                         }
                     });

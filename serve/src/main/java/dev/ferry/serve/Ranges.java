@@ -39,7 +39,8 @@ final class Ranges {
                 return size == 0 ? null : ByteRange.of(Math.max(0, size - n), Math.min(n, size));
             }
             long from = Long.parseLong(first);
-            long to = last.isEmpty() ? size - 1 : Long.parseLong(last);
+            // bytes=N- with N at or past the end is unsatisfiable (416), not malformed: test it before to < from
+            long to = last.isEmpty() ? Math.max(from, size - 1) : Long.parseLong(last);
             if (from < 0 || to < from) {
                 throw S3Error.invalidArgument("the Range header is not a valid range: '" + Uris.abbreviate(h) + "'");
             }

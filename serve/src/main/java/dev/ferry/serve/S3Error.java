@@ -36,11 +36,11 @@ final class S3Error extends Exception {
     }
 
     /**
-     * An operation ferry does not implement. S3 answers 501, but SDKs retry 5xx answers, and this request can
-     * never succeed: ferry answers 400 with S3's code.
+     * An operation ferry does not implement: 501 NotImplemented, as S3 answers. The SDKs (Java v2, boto3,
+     * awscli) retry 500, 502, 503 and 504, not 501, so such a request fails at once.
      */
     static S3Error notImplemented(String what) {
-        return new S3Error(400, "NotImplemented", what + " is not implemented by ferry");
+        return new S3Error(501, "NotImplemented", what + " is not implemented by ferry");
     }
 
     /** The S3 error for a store failure. */

@@ -146,8 +146,9 @@ final class S3Handler extends ChannelInboundHandlerAdapter {
             if (context.sigV4() != null && !(route.api() && context.api().isPublic(r.method(), route.rawPath()))) {
                 signed = context.sigV4().verify(r.method().name(), route.rawPath(), route.rawQuery(), r.headers(), Instant.now());
             }
-            if (expectsBody(r)) {
-                boolean objectData = !route.api() && route.key() != null && r.method().equals(HttpMethod.PUT);
+            boolean objectData = !route.api() && route.key() != null && r.method().equals(HttpMethod.PUT);
+            // an object PUT with Content-Length: 0 has a body too: the empty object
+            if (expectsBody(r) || (objectData && r.headers().contains(HttpHeaderNames.CONTENT_LENGTH))) {
                 body = new RequestBody(r.headers(), objectData ? context.spoolDir() : null,
                         objectData ? context.limits().maxObjectBytes() : context.limits().maxXmlBytes(), signed);
             }
@@ -173,6 +174,16 @@ final class S3Handler extends ChannelInboundHandlerAdapter {
     }
 
     private void onContent(ChannelHandlerContext ctx, HttpContent c) {
+        if (c.decoderResult().isFailure()) {
+            // Netty ends a body whose chunked framing broke with a failed *last* content: without this check
+            // the bytes before the break would be stored as if they were the whole body
+            keepAlive = false; // the decoder discards the rest of this connection's bytes
+            lingering = true;
+            if (failed == null) {
+                failed = S3Error.badRequest("IncompleteBody", "the request body's chunked framing is broken ("
+                        + c.decoderResult().cause().getMessage() + "); nothing was stored");
+            }
+        }
         if (failed == null) {
             try {
                 if (body != null) {

@@ -11,8 +11,10 @@ import dev.ferry.store.MultipartUpload;
 import dev.ferry.store.ObjectContent;
 import dev.ferry.store.ObjectKey;
 import dev.ferry.store.ObjectMeta;
+import dev.ferry.store.ObjectNotFoundException;
 import dev.ferry.store.ObjectStore;
 import dev.ferry.store.PutBody;
+import dev.ferry.store.StoreException;
 import dev.ferry.writeback.Durability;
 import dev.ferry.writeback.WriteBackStore;
 import dev.ferry.writeback.WriteStatus;
@@ -58,13 +60,18 @@ final class S3Service {
     private final WriteBackStore writeBack;
     private final LocalMultipart localMultipart;
     private final ObjectStore front;
+    private final ObjectStore below;
+    private final KeyLocks locks = new KeyLocks();
 
     /**
+     * @param below     the store under the local tier: conditional writes check the object there, not in the
+     *                  local tier's metadata (which may be up to its TTL old)
      * @param writeBack when not null, PUTs are acknowledged once on local disk and uploaded in the background,
      *                  and reads of keys not yet uploaded are served from it
      */
-    S3Service(CachingStore cache, BucketOperations buckets, WriteBackStore writeBack, LocalMultipart localMultipart) {
+    S3Service(CachingStore cache, ObjectStore below, BucketOperations buckets, WriteBackStore writeBack, LocalMultipart localMultipart) {
         this.cache = cache;
+        this.below = below;
         this.buckets = buckets;
         this.writeBack = writeBack;
         this.localMultipart = localMultipart;
@@ -89,11 +96,17 @@ final class S3Service {
             return bucketOperation(r);
         }
         ObjectKey key = ObjectKey.of(r.bucket(), r.key());
+        if (r.has("versionId") && !m.equals(HttpMethod.PUT) && !m.equals(HttpMethod.POST)) {
+            throw S3Error.notImplemented("versionId (ferry serves the current version only)");
+        }
         if (m.equals(HttpMethod.GET) || m.equals(HttpMethod.HEAD)) {
             for (String unsupported : List.of("acl", "tagging", "attributes", "legal-hold", "retention", "torrent", "uploadId")) {
                 if (r.has(unsupported)) {
                     throw S3Error.notImplemented(m + " object ?" + unsupported);
                 }
+            }
+            if (r.has("partNumber")) {
+                throw S3Error.notImplemented(m + " object ?partNumber (read a part with a Range instead)");
             }
             return getObject(r, key, m.equals(HttpMethod.HEAD));
         }
@@ -133,7 +146,10 @@ final class S3Service {
                 }
                 return Reply.empty(HttpResponseStatus.NO_CONTENT);
             }
-            front.delete(key);
+            locks.with(key, () -> {
+                front.delete(key);
+                return null;
+            });
             return Reply.empty(HttpResponseStatus.NO_CONTENT);
         }
         throw S3Error.notImplemented(m + " object");
@@ -317,12 +333,19 @@ final class S3Service {
         }
         Xml x = new Xml().openRoot("DeleteResult");
         for (Element o : objects) {
-            String k = Xml.text(o, "Key");
+            String k = Xml.rawText(o, "Key"); // keys are bytes: a key of spaces is a key
             if (k == null || k.isEmpty()) {
                 throw S3Error.badRequest("MalformedXML", "an Object in a Delete request has no Key");
             }
             try {
-                front.delete(ObjectKey.of(r.bucket(), Keys.check(k)));
+                if (Xml.text(o, "VersionId") != null) {
+                    throw S3Error.notImplemented("VersionId (ferry serves the current version only)");
+                }
+                ObjectKey key = ObjectKey.of(r.bucket(), Keys.check(k));
+                locks.with(key, () -> {
+                    front.delete(key);
+                    return null;
+                });
                 if (!quiet) {
                     x.open("Deleted").element("Key", k).close("Deleted");
                 }
@@ -377,15 +400,11 @@ final class S3Service {
 
     /** GET or HEAD of {@code meta}; null when the read would need upstream and {@code mayBlock} is false. */
     private Reply getObject(Request r, ObjectKey key, boolean head, ObjectMeta meta, boolean mayBlock) throws S3Error, IOException {
-        String ifMatch = r.headers().get("If-Match");
-        if (ifMatch != null && !etagMatches(ifMatch, meta.etag())) {
-            throw new S3Error(412, "PreconditionFailed", "If-Match " + ifMatch + " does not match " + key + "'s ETag " + quote(meta.etag()));
-        }
         HttpHeaders h = objectHeaders(meta);
-        String ifNoneMatch = r.headers().get("If-None-Match");
-        if (ifNoneMatch != null && etagMatches(ifNoneMatch, meta.etag())) {
+        if (Preconditions.notModified(r.headers(), meta, key)) {
             return new Reply.Full(HttpResponseStatus.NOT_MODIFIED, h, new byte[0], true);
         }
+        ResponseOverrides.apply(r, h);
         ByteRange range = Ranges.parse(r.headers().get("Range"), meta.size(), key);
         HttpResponseStatus status = HttpResponseStatus.OK;
         if (range != null) {
@@ -411,16 +430,6 @@ final class S3Service {
         return new Reply.Streamed(status, h, content);
     }
 
-    private static boolean etagMatches(String header, String etag) {
-        for (String candidate : header.split(",")) {
-            String c = candidate.trim();
-            if (c.equals("*") || ObjectMeta.stripQuotes(c.startsWith("W/") ? c.substring(2) : c).equals(etag)) {
-                return true;
-            }
-        }
-        return false;
-    }
-
     private static HttpHeaders objectHeaders(ObjectMeta meta) {
         HttpHeaders h = new DefaultHttpHeaders();
         h.set("ETag", quote(meta.etag()));
@@ -435,8 +444,37 @@ final class S3Service {
         return "\"" + etag + "\"";
     }
 
+    /**
+     * Checks a write's {@code If-Match} / {@code If-None-Match} against the object as it is now: the local
+     * copy of a write not yet uploaded, else the store under the local tier. Call under the key's lock.
+     */
+    private void checkWrite(Request r, ObjectKey key) throws S3Error, IOException {
+        if (!Preconditions.conditionalWrite(r.headers())) {
+            return;
+        }
+        ObjectMeta current;
+        try {
+            current = writeBack != null && writeBack.holdsLocally(key) ? writeBack.head(key) : below.head(key);
+        } catch (ObjectNotFoundException e) {
+            current = null;
+        } catch (StoreException e) {
+            if (e.kind() != StoreException.Kind.NOT_FOUND) {
+                throw e;
+            }
+            current = null;
+        }
+        Preconditions.checkWrite(r.headers(), key, current);
+    }
+
     private Reply putObject(Request r, ObjectKey key) throws S3Error, IOException {
         RequestBody body = requireBody(r);
+        return locks.with(key, () -> {
+            checkWrite(r, key);
+            return put(r, key, body);
+        });
+    }
+
+    private Reply put(Request r, ObjectKey key, RequestBody body) throws S3Error, IOException {
         PutBody data = PutBody.ofFile(body.file());
         HttpHeaders h = new DefaultHttpHeaders();
         if (writeBack != null && !"through".equals(r.headers().get("x-ferry-write"))) {
@@ -533,6 +571,15 @@ final class S3Service {
             parts.add(new CompletedPart(n, ObjectMeta.stripQuotes(etag)));
         }
         MultipartUpload upload = new MultipartUpload(key, id);
+        return locks.with(key, () -> {
+            checkWrite(r, key);
+            return complete(upload, parts);
+        });
+    }
+
+    private Reply complete(MultipartUpload upload, List<CompletedPart> parts) throws S3Error, IOException {
+        ObjectKey key = upload.key();
+        String id = upload.uploadId();
         String etag;
         String durability = "durable";
         if (LocalMultipart.owns(id) && localMultipart != null) {

@@ -27,6 +27,7 @@ import java.util.Set;
  * @param sharedTier  a shared file system's folder used as a tier in front of the origin, or null
  * @param firstByteTimeout how long a read waits for the object store to start answering, retries included,
  *                    before the client gets {@code 503 ServiceUnavailable}
+ * @param headerTimeout how long a request's line and headers may take to arrive, from their first byte
  */
 public record ServeConfig(
         String bind,
@@ -50,18 +51,19 @@ public record ServeConfig(
         java.util.List<URI> group,
         URI self,
         Path sharedTier,
-        java.time.Duration firstByteTimeout) {
+        java.time.Duration firstByteTimeout,
+        java.time.Duration headerTimeout) {
 
     /** The keys a config file may hold. */
     public static final Set<String> KEYS = Set.of("bind", "port", "upstream", "store-root", "data-dir", "profile", "cache-dir",
             "cache-size", "block-size", "prefetch-bytes", "access-key", "secret-key", "insecure", "write-back", "write-back-quota",
-            "max-header-bytes", "max-xml-bytes", "max-object-bytes", "group", "self", "shared-tier", "first-byte-timeout");
+            "max-header-bytes", "max-xml-bytes", "max-object-bytes", "group", "self", "shared-tier", "first-byte-timeout", "header-timeout");
 
     public static ServeConfig defaults() {
         Path home = Path.of(System.getProperty("user.home"), ".ferry");
         return new ServeConfig("127.0.0.1", 9099, null, null, home.resolve("data"), "cloud", home.resolve("cache"), 10L << 30,
                 4 << 20, 256L << 20, null, null, false, false, 8L << 30, 16 * 1024, 1L << 20, 5L << 30, java.util.List.of(), null, null,
-                java.time.Duration.ofSeconds(10));
+                java.time.Duration.ofSeconds(10), java.time.Duration.ofSeconds(30));
     }
 
     /** Checks what no single field can: a bind address beyond loopback needs credentials or --insecure. */
@@ -94,6 +96,9 @@ public record ServeConfig(
         if (maxHeaderBytes < 1024 || maxXmlBytes < 1024 || maxObjectBytes < 1) {
             throw new IllegalArgumentException("max-header-bytes and max-xml-bytes must be at least 1 KiB");
         }
+        if (headerTimeout.isNegative() || headerTimeout.isZero()) {
+            throw new IllegalArgumentException("header-timeout must be positive: " + headerTimeout);
+        }
     }
 
     static boolean isLoopback(String bind) {
@@ -125,6 +130,7 @@ public record ServeConfig(
         m.put("self", self == null ? "" : self.toString());
         m.put("shared-tier", sharedTier == null ? "" : sharedTier.toString());
         m.put("first-byte-timeout", firstByteTimeout.toMillis() % 1000 == 0 ? firstByteTimeout.toSeconds() + "s" : firstByteTimeout.toMillis() + "ms");
+        m.put("header-timeout", headerTimeout.toMillis() % 1000 == 0 ? headerTimeout.toSeconds() + "s" : headerTimeout.toMillis() + "ms");
         return m;
     }
 
@@ -160,6 +166,7 @@ public record ServeConfig(
         URI me = self;
         Path shared = sharedTier;
         java.time.Duration fbt = firstByteTimeout;
+        java.time.Duration ht = headerTimeout;
         try {
             switch (key) {
                 case "bind" -> b = v;
@@ -192,12 +199,13 @@ public record ServeConfig(
                 case "self" -> me = v.isBlank() ? null : upstreamUri(v.trim());
                 case "shared-tier" -> shared = v.isBlank() ? null : Path.of(v.trim());
                 case "first-byte-timeout" -> fbt = duration(key, v);
+                case "header-timeout" -> ht = duration(key, v);
                 default -> throw new IllegalArgumentException("unknown setting '" + key + "'; known: " + String.join(", ", new java.util.TreeSet<>(KEYS)));
             }
         } catch (NumberFormatException | ArithmeticException e) {
             throw new IllegalArgumentException(key + " must be a number (sizes may say 64MiB), not '" + v + "'");
         }
-        return new ServeConfig(b, p, up, root, data, prof, cd, cs, bs, pf, ak, sk, ins, wb, wbq, mh, mx, mo, g, me, shared, fbt);
+        return new ServeConfig(b, p, up, root, data, prof, cd, cs, bs, pf, ak, sk, ins, wb, wbq, mh, mx, mo, g, me, shared, fbt, ht);
     }
 
     /** {@code 10s}, {@code 1500ms}, {@code 2m}; a bare number is seconds. */

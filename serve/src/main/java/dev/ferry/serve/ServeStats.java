@@ -34,7 +34,7 @@ final class ServeStats {
 
     void error(int status) {
         requests.increment();
-        if (status >= 500) {
+        if (status >= 500 && status != 501) { // 501: the client asked for what ferry does not do, no fault of the daemon
             serverErrors.increment();
         } else {
             clientErrors.increment();

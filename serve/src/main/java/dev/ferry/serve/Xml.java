@@ -106,9 +106,15 @@ final class Xml {
         return out;
     }
 
-    /** The text of the one child named {@code name}, or null. */
+    /** The text of the one child named {@code name}, trimmed (numbers, ETags, flags), or null. */
     static String text(Element parent, String name) {
+        String t = rawText(parent, name);
+        return t == null ? null : t.trim();
+    }
+
+    /** The text of the one child named {@code name} exactly as sent, whitespace included (object keys), or null. */
+    static String rawText(Element parent, String name) {
         List<Element> c = children(parent, name);
-        return c.isEmpty() ? null : c.get(0).getTextContent().trim();
+        return c.isEmpty() ? null : c.get(0).getTextContent();
     }
 }

@@ -10,7 +10,7 @@ import software.amazon.awssdk.http.apache.ApacheHttpClient;
 import software.amazon.awssdk.regions.Region;
 import software.amazon.awssdk.services.s3.S3Client;
 
-/** A daemon over a folder store on a free loopback port, and clients for it. */
+/** A daemon over a folder store (or an S3 endpoint) on a free loopback port, and clients for it. */
 final class DaemonFixture implements AutoCloseable {
     final Path root;
     final Daemon daemon;
@@ -21,6 +21,25 @@ final class DaemonFixture implements AutoCloseable {
         ServeConfig config = ServeConfig.defaults().with(Map.of("store-root", root.toString(), "cache-dir", dir.resolve("cache").toString(),
                 "port", "0", "cache-size", "1GiB", "block-size", "1MiB")).with(settings);
         this.daemon = Daemon.start(config);
+    }
+
+    private DaemonFixture(Daemon daemon) {
+        this.root = null;
+        this.daemon = daemon;
+    }
+
+    /**
+     * A daemon whose upstream is an S3 endpoint (the embedded store, no latency profile), with its bucket
+     * {@code data} created: writes take the same path as against a real S3. {@link #root} is null.
+     */
+    static DaemonFixture overS3(Path dir, Map<String, String> settings) throws IOException {
+        ServeConfig config = ServeConfig.defaults().with(Map.of("data-dir", dir.resolve("upstream").toString(), "cache-dir",
+                dir.resolve("cache").toString(), "port", "0", "profile", "none", "cache-size", "1GiB", "block-size", "1MiB")).with(settings);
+        DaemonFixture f = new DaemonFixture(Daemon.start(config));
+        try (S3Client s3 = f.sdk("a", "b")) {
+            s3.createBucket(b -> b.bucket("data"));
+        }
+        return f;
     }
 
     URI endpoint() {

@@ -19,7 +19,8 @@ class ServeConfigTest {
                 .containsEntry("block-size", "4.0 MiB").containsEntry("prefetch-bytes", "256.0 MiB").containsEntry("insecure", "false")
                 .containsEntry("write-back", "false").containsEntry("write-back-quota", "8.0 GiB").containsEntry("max-header-bytes", "16384")
                 .containsEntry("max-xml-bytes", "1.0 MiB").containsEntry("max-object-bytes", "5.0 GiB").containsEntry("group", "")
-                .containsEntry("self", "").containsEntry("shared-tier", "").containsEntry("first-byte-timeout", "10s");
+                .containsEntry("self", "").containsEntry("shared-tier", "").containsEntry("first-byte-timeout", "10s")
+                .containsEntry("header-timeout", "30s");
         assertThat(d.get("cache-dir")).endsWith(".ferry/cache");
         assertThat(d.get("data-dir")).endsWith(".ferry/data");
         assertThat(d.keySet()).containsExactlyInAnyOrderElementsOf(ServeConfig.KEYS);
@@ -39,6 +40,8 @@ class ServeConfigTest {
         assertThat(ServeConfig.defaults().with(Map.of("first-byte-timeout", "2m")).firstByteTimeout()).isEqualTo(java.time.Duration.ofMinutes(2));
         assertThatThrownBy(() -> ServeConfig.defaults().with(Map.of("first-byte-timeout", "soon"))).hasMessageContaining("10s, 500ms or 2m");
         assertThatThrownBy(() -> ServeConfig.defaults().with(Map.of("first-byte-timeout", "0s")).validate()).hasMessageContaining("positive");
+        assertThat(ServeConfig.defaults().with(Map.of("header-timeout", "500ms")).headerTimeout()).isEqualTo(java.time.Duration.ofMillis(500));
+        assertThat(ServeConfig.defaults().with(Map.of("header-timeout", "45s")).headerTimeout()).isEqualTo(java.time.Duration.ofSeconds(45));
         Files.writeString(file, "cache_size: 1GiB\n");
         assertThatThrownBy(() -> ServeConfig.readFile(file)).hasMessageContaining("unknown setting 'cache_size'");
         Files.writeString(file, "port: lots\n");

@@ -1,0 +1,163 @@
+package dev.ferry.serve;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Instant;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import software.amazon.awssdk.core.ResponseBytes;
+import software.amazon.awssdk.core.sync.RequestBody;
+import software.amazon.awssdk.services.s3.S3Client;
+import software.amazon.awssdk.services.s3.model.GetObjectResponse;
+import software.amazon.awssdk.services.s3.model.S3Exception;
+import software.amazon.awssdk.services.s3.model.S3Object;
+
+/**
+ * What the AWS SDK for Java v2 sees of S3's finer points: empty objects, ranges past the end, keys of
+ * spaces in DeleteObjects, versionId and partNumber refused (never acted on), response-* overrides,
+ * date conditions on reads, and one status (501) for what ferry does not implement.
+ */
+class S3FidelityTest {
+    @TempDir
+    static Path dir;
+    static DaemonFixture ferry;
+    static S3Client s3;
+
+    @BeforeAll
+    static void start() throws Exception {
+        ferry = new DaemonFixture(dir, Map.of());
+        s3 = ferry.sdk("any", "thing");
+    }
+
+    @AfterAll
+    static void stop() {
+        s3.close();
+        ferry.close();
+    }
+
+    private static int status(Throwable t) {
+        return ((S3Exception) t).statusCode();
+    }
+
+    private static String code(Throwable t) {
+        return ((S3Exception) t).awsErrorDetails().errorCode();
+    }
+
+    @Test
+    void put_ofAnEmptyBody_storesAnEmptyObject() throws Exception {
+        s3.putObject(b -> b.bucket("data").key("empty"), RequestBody.empty());
+        assertThat(s3.getObjectAsBytes(b -> b.bucket("data").key("empty")).asByteArray()).isEmpty();
+        assertThat(s3.headObject(b -> b.bucket("data").key("empty")).contentLength()).isZero();
+        RawHttp.Answer raw = RawHttp.exchange(ferry.daemon.port(),
+                "PUT /data/empty-raw HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\nConnection: close\r\n\r\n");
+        assertThat(raw.status()).as(raw.body()).isEqualTo(200);
+        assertThat(Files.size(ferry.root.resolve("data/empty-raw"))).isZero();
+    }
+
+    @Test
+    void get_withARangeStartingAtOrPastTheEnd_isInvalidRange() {
+        s3.putObject(b -> b.bucket("data").key("ten"), RequestBody.fromString("0123456789"));
+        for (String range : List.of("bytes=10-", "bytes=11-", "bytes=10-20")) {
+            assertThatThrownBy(() -> s3.getObject(b -> b.bucket("data").key("ten").range(range)))
+                    .as(range).satisfies(e -> {
+                        assertThat(status(e)).isEqualTo(416);
+                        assertThat(code(e)).isEqualTo("InvalidRange");
+                    });
+        }
+        assertThat(s3.getObjectAsBytes(b -> b.bucket("data").key("ten").range("bytes=9-")).asUtf8String()).isEqualTo("9");
+    }
+
+    @Test
+    void deleteObjects_keepsSpacesInKeys() {
+        for (String k : List.of("_", "_ ", " ", " lead")) {
+            s3.putObject(b -> b.bucket("data").key("sp/" + k), RequestBody.fromString(k));
+        }
+        s3.putObject(b -> b.bucket("data").key(" "), RequestBody.fromString("one space"));
+        var r = s3.deleteObjects(b -> b.bucket("data").delete(d -> d.objects(o -> o.key("sp/_ "), o -> o.key("sp/ "), o -> o.key(" "))));
+        assertThat(r.errors()).isEmpty();
+        assertThat(r.deleted()).extracting(x -> x.key()).containsExactlyInAnyOrder("sp/_ ", "sp/ ", " ");
+        assertThat(s3.listObjectsV2(b -> b.bucket("data").prefix("sp/")).contents()).extracting(S3Object::key)
+                .containsExactlyInAnyOrder("sp/_", "sp/ lead");
+        assertThat(Files.exists(ferry.root.resolve("data/ "))).isFalse();
+    }
+
+    @Test
+    void versionId_isRefusedAndNothingIsDone() {
+        s3.putObject(b -> b.bucket("data").key("versioned"), RequestBody.fromString("current"));
+        assertThatThrownBy(() -> s3.getObject(b -> b.bucket("data").key("versioned").versionId("v1")))
+                .satisfies(e -> assertThat(status(e)).isEqualTo(501)).satisfies(e -> assertThat(code(e)).isEqualTo("NotImplemented"));
+        assertThatThrownBy(() -> s3.headObject(b -> b.bucket("data").key("versioned").versionId("v1")))
+                .satisfies(e -> assertThat(status(e)).isEqualTo(501));
+        assertThatThrownBy(() -> s3.deleteObject(b -> b.bucket("data").key("versioned").versionId("v1")))
+                .satisfies(e -> assertThat(status(e)).isEqualTo(501));
+        var r = s3.deleteObjects(b -> b.bucket("data").delete(d -> d.objects(o -> o.key("versioned").versionId("v1"))));
+        assertThat(r.deleted()).isEmpty();
+        assertThat(r.errors()).extracting(e -> e.code()).containsExactly("NotImplemented");
+        assertThat(s3.getObjectAsBytes(b -> b.bucket("data").key("versioned")).asUtf8String()).as("still there").isEqualTo("current");
+    }
+
+    @Test
+    void partNumber_onGetOrHead_isRefused() {
+        s3.putObject(b -> b.bucket("data").key("parts"), RequestBody.fromString("whole"));
+        assertThatThrownBy(() -> s3.getObject(b -> b.bucket("data").key("parts").partNumber(1)))
+                .satisfies(e -> assertThat(status(e)).isEqualTo(501));
+        assertThatThrownBy(() -> s3.headObject(b -> b.bucket("data").key("parts").partNumber(1)))
+                .satisfies(e -> assertThat(status(e)).isEqualTo(501));
+    }
+
+    @Test
+    void get_withResponseOverrides_setsThoseHeaders() {
+        s3.putObject(b -> b.bucket("data").key("report.csv"), RequestBody.fromString("a,b\n"));
+        Instant expires = Instant.parse("2030-01-02T03:04:05Z");
+        ResponseBytes<GetObjectResponse> got = s3.getObjectAsBytes(b -> b.bucket("data").key("report.csv")
+                .responseContentType("text/csv").responseContentDisposition("attachment; filename=\"report.csv\"")
+                .responseCacheControl("no-cache").responseContentEncoding("identity").responseContentLanguage("en")
+                .responseExpires(expires));
+        GetObjectResponse res = got.response();
+        assertThat(got.asUtf8String()).isEqualTo("a,b\n");
+        assertThat(res.contentType()).isEqualTo("text/csv");
+        assertThat(res.contentDisposition()).isEqualTo("attachment; filename=\"report.csv\"");
+        assertThat(res.cacheControl()).isEqualTo("no-cache");
+        assertThat(res.contentEncoding()).isEqualTo("identity");
+        assertThat(res.contentLanguage()).isEqualTo("en");
+        assertThat(res.expires()).isEqualTo(expires);
+    }
+
+    @Test
+    void get_withDateConditions_answers304Or412() {
+        s3.putObject(b -> b.bucket("data").key("dated"), RequestBody.fromString("v1"));
+        Instant modified = s3.headObject(b -> b.bucket("data").key("dated")).lastModified();
+        assertThatThrownBy(() -> s3.getObject(b -> b.bucket("data").key("dated").ifModifiedSince(modified)))
+                .satisfies(e -> assertThat(status(e)).isEqualTo(304));
+        assertThatThrownBy(() -> s3.headObject(b -> b.bucket("data").key("dated").ifModifiedSince(modified.plusSeconds(3600))))
+                .satisfies(e -> assertThat(status(e)).isEqualTo(304));
+        assertThat(s3.getObjectAsBytes(b -> b.bucket("data").key("dated").ifModifiedSince(modified.minusSeconds(3600))).asUtf8String())
+                .isEqualTo("v1");
+        assertThatThrownBy(() -> s3.getObject(b -> b.bucket("data").key("dated").ifUnmodifiedSince(modified.minusSeconds(3600))))
+                .satisfies(e -> assertThat(status(e)).isEqualTo(412));
+        assertThat(s3.getObjectAsBytes(b -> b.bucket("data").key("dated").ifUnmodifiedSince(modified)).asUtf8String()).isEqualTo("v1");
+        // an ETag condition that holds overrides its date counterpart (RFC 9110, as S3)
+        String etag = s3.headObject(b -> b.bucket("data").key("dated")).eTag();
+        assertThat(s3.getObjectAsBytes(b -> b.bucket("data").key("dated").ifMatch(etag).ifUnmodifiedSince(modified.minusSeconds(3600)))
+                .asUtf8String()).isEqualTo("v1");
+    }
+
+    @Test
+    void unsupportedOperations_are501NotImplemented_andNotRetried() {
+        s3.putObject(b -> b.bucket("data").key("acl"), RequestBody.fromString("x"));
+        long before = ferry.stats().requests();
+        assertThatThrownBy(() -> s3.getObjectAcl(b -> b.bucket("data").key("acl")))
+                .satisfies(e -> assertThat(status(e)).isEqualTo(501)).satisfies(e -> assertThat(code(e)).isEqualTo("NotImplemented"));
+        assertThat(ferry.stats().requests() - before).as("the SDK does not retry a 501").isEqualTo(1);
+        assertThatThrownBy(() -> s3.copyObject(b -> b.sourceBucket("data").sourceKey("acl").destinationBucket("data").destinationKey("c")))
+                .satisfies(e -> assertThat(status(e)).isEqualTo(501));
+        assertThat(ferry.stats().serverErrors()).as("a 501 is no fault of the daemon").isZero();
+    }
+}
