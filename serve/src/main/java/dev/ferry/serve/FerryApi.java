@@ -183,6 +183,11 @@ final class FerryApi {
                 manifest = ManifestJson.parse(req.get("manifest"), "manifest");
             } else if (req.has("manifest_key")) {
                 ObjectKey key = objectKey(req.get("manifest_key").asText(""), "manifest_key");
+                long size = daemon.reads().head(key).size();
+                if (size > JobLimits.MAX_MANIFEST_BYTES) {
+                    throw S3Error.badRequest("InvalidArgument", "manifest_key " + key + " is " + size + " bytes: a manifest may be at most "
+                            + JobLimits.MAX_MANIFEST_BYTES + " bytes");
+                }
                 manifest = ManifestJson.read(daemon.reads().readBytes(key, null), key.toString());
             } else {
                 throw S3Error.badRequest("InvalidArgument", "a job needs manifest, manifest_key or ranks");
@@ -196,6 +201,7 @@ final class FerryApi {
                 throw S3Error.badRequest("InvalidArgument", "world: " + e.getMessage());
             }
             int node = (int) number(req, "node", 0, 0, world.nodes() - 1);
+            JobLimits.check(manifest, daemon.config().blockSize());
             job = Job.planned(name, manifest, planOf(req), world, node, batch);
         }
         JobRun run = daemon.register(job);

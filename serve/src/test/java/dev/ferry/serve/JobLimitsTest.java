@@ -1,0 +1,50 @@
+package dev.ferry.serve;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.ferry.plan.Manifest;
+import dev.ferry.plan.ManifestJson;
+import dev.ferry.plan.Shard;
+import dev.ferry.store.ObjectKey;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** A registration that would cost the daemon its heap is refused at once, with the bound it passed; others go on. */
+class JobLimitsTest {
+    static HttpResponse<String> register(HttpClient http, URI api, Path dir, String job, Shard shard) throws Exception {
+        Path file = dir.resolve(job + ".json");
+        ManifestJson.write(new Manifest(List.of(shard)), "test", file);
+        String body = "{\"job\":\"" + job + "\",\"manifest\":" + Files.readString(file) + ",\"batch_size\":1}";
+        return http.send(HttpRequest.newBuilder(api.resolve("jobs")).POST(HttpRequest.BodyPublishers.ofString(body)).build(),
+                HttpResponse.BodyHandlers.ofString());
+    }
+
+    @Test
+    void aTenTerabyteShardOrTwoBillionSamples_areRefusedFast_andTheDaemonServesOn(@TempDir Path dir) throws Exception {
+        try (DaemonFixture ferry = new DaemonFixture(dir, Map.of());
+                HttpClient http = HttpClient.newHttpClient()) {
+            URI api = ferry.endpoint().resolve("/_ferry/v1/");
+            HttpResponse<String> huge = register(http, api, dir, "huge", new Shard(ObjectKey.of("data", "big.tar"), 10_000_000_000_000L, "e", 1));
+            HttpResponse<String> many = register(http, api, dir, "many", new Shard(ObjectKey.of("data", "s.tar"), 1 << 20, "e", 2_000_000_000));
+            assertThat(huge.statusCode()).isEqualTo(400);
+            assertThat(huge.body()).contains("block reads").contains("a job may plan at most 8,388,608");
+            assertThat(many.statusCode()).isEqualTo(400);
+            assertThat(many.body()).contains("more than 4,194,304 samples per epoch");
+            assertThat(ferry.daemon.jobs()).as("refused before any plan is built").isEmpty();
+            Files.write(ferry.root.resolve("data/ok.bin"), new byte[4096]);
+            String etag = ferry.daemon.cache().head(ObjectKey.of("data", "ok.bin")).etag();
+            HttpResponse<String> ok = register(http, api, dir, "ok", new Shard(ObjectKey.of("data", "ok.bin"), 4096, etag, 4));
+            assertThat(ok.statusCode()).as(ok.body()).isEqualTo(200);
+            assertThat(http.send(HttpRequest.newBuilder(ferry.endpoint().resolve("/data/ok.bin")).build(),
+                    HttpResponse.BodyHandlers.ofByteArray()).body()).hasSize(4096);
+        }
+    }
+}
