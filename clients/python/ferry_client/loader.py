@@ -142,6 +142,10 @@ class StepReporter:
     and the next is tried only after a back-off (doubling, up to 30 s), so a daemon that is down costs
     the loop one failed request now and then, not one per step. ``flush()`` and ``close()`` raise the
     FerryError of a report that fails.
+
+    Each answer carries the daemon's advisor findings for the job (CPU-bound preprocessing, a tier too
+    small for the working set, waits on the object store, the partition, projected egress); ``advice``
+    holds the latest, so after ``set_epoch`` or ``close`` it covers the epoch just ended.
     """
 
     MAX_PENDING_WAITS = 4096  # kept while the daemon cannot be reached; older waits are dropped
@@ -166,6 +170,7 @@ class StepReporter:
         self.last_error = None
         self._failures_in_row = 0
         self._retry_at = float("-inf")  # after a failed report, the next waits (backing off up to 30 s)
+        self.advice = []  # the daemon's findings for the job, as of the last report it answered
         self._start_epoch(epoch, start)
 
     def _start_epoch(self, epoch, start):
@@ -234,8 +239,8 @@ class StepReporter:
                 return
             sent_waits = len(report["waits_ms"])
         try:
-            self.client.report(self.job, report["rank"], report["epoch"], report["position"],
-                               report["samples"], report["waits_ms"])
+            answer = self.client.report(self.job, report["rank"], report["epoch"], report["position"],
+                                        report["samples"], report["waits_ms"])
         except FerryError as e:  # FerryConnectionError included
             self.reports_failed += 1
             self.last_error = e
@@ -250,6 +255,8 @@ class StepReporter:
             del self._waits[:sent_waits]
             self._unreported -= report["samples"]
             self.reports_sent += 1
+            if isinstance(answer, dict) and isinstance(answer.get("advice"), list):
+                self.advice = answer["advice"]
             self._failures_in_row = 0
             self._retry_at = float("-inf")
 

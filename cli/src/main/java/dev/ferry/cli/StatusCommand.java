@@ -110,13 +110,20 @@ final class StatusCommand implements Callable<Integer> {
         }
         if (s.path("jobs").size() > 0) {
             out.println();
-            out.println("  job / epoch            samples  samples/s  wait p50 ms  wait p99 ms  hit rate      egress");
+            out.println("  job / epoch            samples  samples/s  wait p50 ms  wait p99 ms  hit rate      egress   predicted");
             for (JsonNode j : s.path("jobs")) {
                 for (JsonNode e : j.path("epochs")) {
-                    out.printf(Locale.ROOT, "  %-20s %9d %10.0f %12.2f %12.2f %8.1f %% %11s%n", j.path("job").asText() + " / " + e.path("epoch").asInt(),
+                    long predicted = e.path("predicted_egress_bytes").asLong(-1);
+                    out.printf(Locale.ROOT, "  %-20s %9d %10.0f %12.2f %12.2f %8.1f %% %11s %11s%n", j.path("job").asText() + " / " + e.path("epoch").asInt(),
                             e.path("samples").asLong(), e.path("samples_per_s").asDouble(), e.path("wait_per_step_ms_p50").asDouble(),
                             e.path("wait_per_step_ms_p99").asDouble(), 100 * e.path("local_hit_rate").asDouble(),
-                            Sizes.format(e.path("egress_bytes").asLong()));
+                            Sizes.format(e.path("egress_bytes").asLong()), predicted < 0 ? "-" : Sizes.format(predicted));
+                }
+            }
+            out.println("  (hit rate: block reads served by the local tier; predicted: the job's plan replayed through the eviction policy)");
+            for (JsonNode j : s.path("jobs")) {
+                for (JsonNode a : j.path("advice")) {
+                    out.println("  advice (" + j.path("job").asText() + "): " + a.asText());
                 }
             }
         }

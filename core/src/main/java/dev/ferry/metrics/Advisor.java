@@ -10,9 +10,10 @@ import java.util.function.LongUnaryOperator;
  * Reads the four numbers together and says, in plain words, what limits the run. Each finding names the
  * evidence and what to change. Rules:
  * <ol>
- *   <li>Data is local yet the consumer waits: preprocessing is CPU-bound; add decode workers.
- *   <li>Hit rate low after the first epoch with egress near the dataset each epoch: the working set outgrew
- *       the node; says the cache size the plan needs (from the simulator).
+ *   <li>Data is local (90% of bytes) yet the consumer waits: preprocessing is CPU-bound; add decode workers.
+ *   <li>After the first epoch, a quarter of the dataset or more still fetched each epoch and under 75% of the
+ *       bytes from the tier: the working set outgrew the node; says the cache size the plan needs (from the
+ *       simulator).
  *   <li>More than 1% of requests answered SlowDown: the governor is holding back; spread keys over more
  *       prefixes.
  *   <li>The consumer waits on the object store while few reads are in flight: raise fetch concurrency.
@@ -21,9 +22,18 @@ import java.util.function.LongUnaryOperator;
  * Pure: it reads reports and context, no I/O. Thread-safe (stateless).
  */
 public final class Advisor {
-    /** What the advisor knows beyond the reports. */
+    /**
+     * What the advisor knows beyond the reports. {@code decodeWorkers} 0: unknown (the daemon does not see the
+     * client's workers). {@code readsInFlight} and {@code firstByteShare}: measured over the last epoch (NaN
+     * when not measured: the loader then names its configured {@code fetchConcurrency}).
+     */
     public record Context(long datasetBytes, long cacheBytes, int decodeWorkers, int fetchConcurrency, int plannedEpochs,
-            double egressCostPerByte, LongUnaryOperator predictedSteadyEgressAtCapacity) {
+            double egressCostPerByte, LongUnaryOperator predictedSteadyEgressAtCapacity, double readsInFlight, double firstByteShare) {
+        public Context(long datasetBytes, long cacheBytes, int decodeWorkers, int fetchConcurrency, int plannedEpochs,
+                double egressCostPerByte, LongUnaryOperator predictedSteadyEgressAtCapacity) {
+            this(datasetBytes, cacheBytes, decodeWorkers, fetchConcurrency, plannedEpochs, egressCostPerByte,
+                    predictedSteadyEgressAtCapacity, Double.NaN, Double.NaN);
+        }
     }
 
     private Advisor() {
@@ -39,14 +49,17 @@ public final class Advisor {
         double waitShare = seconds > 0 ? last.waitTotalSeconds() / seconds : 0;
         // waiting is a finding when it is a real share of the epoch and typical of a step, not one slow start
         boolean waits = waitShare >= 0.1 && last.waitPerStepMillisP50() >= 1.0;
-        if (last.localHitRate() >= 0.9 && waits) {
+        if (last.localHitRateBytes() >= 0.9 && waits) {
             findings.add(String.format(Locale.ROOT,
-                    "Preprocessing is CPU-bound: %.0f%% of reads hit the local tier, yet the consumer waited %.0f%% of epoch %d "
-                            + "(%.1f ms per step at p50). Add decode workers (now %d) or make decoding cheaper.",
-                    100 * last.localHitRate(), 100 * waitShare, last.epoch(), last.waitPerStepMillisP50(), context.decodeWorkers()));
+                    "Preprocessing is CPU-bound: %.0f%% of the bytes read came from the local tier, yet the consumer waited %.0f%% of epoch %d "
+                            + "(%.1f ms per step at p50). %s or make decoding cheaper.",
+                    100 * last.localHitRateBytes(), 100 * waitShare, last.epoch(), last.waitPerStepMillisP50(),
+                    context.decodeWorkers() > 0 ? "Add decode workers (now " + context.decodeWorkers() + ")"
+                            : "Add loader workers (a DataLoader's num_workers)"));
         }
-        if (epochs.size() >= 2 && context.datasetBytes() > 0 && last.localHitRateBytes() < 0.5
-                && last.egressBytes() >= 0.5 * context.datasetBytes()) {
+        trends(epochs, context, findings);
+        if (epochs.size() >= 2 && context.datasetBytes() > 0 && last.localHitRateBytes() < 0.75
+                && last.egressBytes() >= 0.25 * context.datasetBytes()) {
             long needed = capacityNeeded(context);
             findings.add(String.format(Locale.ROOT,
                     "The working set outgrew the node: epoch %d still fetched %s of a %s dataset (%.0f%% of bytes from the local tier). "
@@ -60,11 +73,14 @@ public final class Advisor {
                             + "holding back to stay under the limit. Spread keys over more prefixes (S3 limits each prefix).",
                     100.0 * last.throttled() / last.egressRequests(), last.epoch(), last.egressRequests()));
         }
-        if (waits && last.localHitRate() < 0.5 && last.egressRequests() > 0) {
+        if (waits && last.localHitRateBytes() < 0.5 && last.egressRequests() > 0) {
+            String inFlight = Double.isNaN(context.readsInFlight()) ? context.fetchConcurrency() + " reads in flight"
+                    : String.format(Locale.ROOT, "%.1f reads in flight on average, %.0f%% of their time waiting for a first byte",
+                            context.readsInFlight(), 100 * context.firstByteShare());
             findings.add(String.format(Locale.ROOT,
-                    "The consumer waits on the object store: %.0f%% of epoch %d waiting, first byte at %.0f ms, %d reads in flight. "
+                    "The consumer waits on the object store: %.0f%% of epoch %d waiting, first byte at %.0f ms, %s. "
                             + "Raise fetch concurrency or read larger ranges.",
-                    100 * waitShare, last.epoch(), last.firstByteMillisP50(), context.fetchConcurrency()));
+                    100 * waitShare, last.epoch(), last.firstByteMillisP50(), inFlight));
         }
         long soFar = epochs.stream().mapToLong(EpochReport::egressBytes).sum();
         int remaining = Math.max(0, context.plannedEpochs() - epochs.size());
@@ -74,6 +90,41 @@ public final class Advisor {
                 Math.max(context.plannedEpochs(), epochs.size()), Sizes.format(projected), projected * context.egressCostPerByte(),
                 Sizes.format(soFar)));
         return findings;
+    }
+
+    /**
+     * Rules on trends over the last three epochs (epoch 1, cold, is left out of hit-rate trends): a wait per
+     * step rising each epoch, and a local hit rate falling each epoch while egress stays a real share of the
+     * dataset (the working set is outgrowing the node before the level rule says so).
+     */
+    static void trends(List<EpochReport> epochs, Context context, List<String> findings) {
+        int n = epochs.size();
+        if (n >= 3) {
+            EpochReport a = epochs.get(n - 3);
+            EpochReport b = epochs.get(n - 2);
+            EpochReport c = epochs.get(n - 1);
+            if (a.waitPerStepMillisP50() < b.waitPerStepMillisP50() && b.waitPerStepMillisP50() < c.waitPerStepMillisP50()
+                    && c.waitPerStepMillisP50() >= 1.0 && c.waitPerStepMillisP50() >= 1.5 * Math.max(0.1, a.waitPerStepMillisP50())) {
+                findings.add(String.format(Locale.ROOT,
+                        "The consumer's wait per step is rising epoch over epoch (%.1f, %.1f, %.1f ms at p50 in epochs %d to %d)%s.",
+                        a.waitPerStepMillisP50(), b.waitPerStepMillisP50(), c.waitPerStepMillisP50(), a.epoch(), c.epoch(),
+                        c.localHitRate() < b.localHitRate() ? ", with fewer local hits each epoch: the reads are leaving the node"
+                                : ", with data as local as before: the consumer side (decoding, its host) is slowing down"));
+            }
+        }
+        if (n >= 4 && context.datasetBytes() > 0) {
+            EpochReport a = epochs.get(n - 3);
+            EpochReport b = epochs.get(n - 2);
+            EpochReport c = epochs.get(n - 1);
+            if (a.localHitRate() > b.localHitRate() && b.localHitRate() > c.localHitRate() && a.localHitRate() - c.localHitRate() >= 0.05
+                    && c.egressBytes() >= context.datasetBytes() / 10) {
+                findings.add(String.format(Locale.ROOT,
+                        "The local hit rate is falling epoch over epoch (%.0f%%, %.0f%%, %.0f%% in epochs %d to %d) while egress stays at %s: "
+                                + "the working set is outgrowing the node's tier (%s).",
+                        100 * a.localHitRate(), 100 * b.localHitRate(), 100 * c.localHitRate(), a.epoch(), c.epoch(),
+                        Sizes.format(c.egressBytes()), Sizes.format(context.cacheBytes())));
+            }
+        }
     }
 
     /** One epoch of a multi-node job, as the partition rules read it. */
@@ -89,18 +140,28 @@ public final class Advisor {
      * node's share. Pure.
      */
     public static List<String> partition(String partition, int nodes, long datasetBytes, List<PartitionEpoch> epochs) {
+        return partition(partition, nodes, datasetBytes, epochs, false);
+    }
+
+    /**
+     * The same rules where the epochs are one node's ({@code perNode}: a daemon's view), compared with that
+     * node's share of the dataset.
+     */
+    public static List<String> partition(String partition, int nodes, long datasetBytes, List<PartitionEpoch> epochs, boolean perNode) {
         List<String> findings = new ArrayList<>();
         if (epochs.isEmpty() || nodes < 2) {
             return findings;
         }
+        String of = perNode ? "this node's share of the" : "the";
+        long reference = perNode ? datasetBytes / nodes : datasetBytes;
         PartitionEpoch last = epochs.get(epochs.size() - 1);
         boolean later = epochs.size() >= 2;
-        if (partition.equals("global") && later && last.egressBytes() > datasetBytes) {
+        if (partition.equals("global") && later && last.egressBytes() > 1.5 * reference) {
             findings.add(String.format(Locale.ROOT,
-                    "The global plan has every node read a share of every shard: epoch %d fetched %s, %.1fx the %s dataset, with %.0f%% "
+                    "The global plan has every node read a share of every shard: epoch %d fetched %s, %.1fx " + of + " %s dataset, with %.0f%% "
                             + "local hits. The node partition (partition: node) keeps each shard on one node: the corpus leaves the object "
                             + "store once, then each node reads its own disk.",
-                    last.epoch(), Sizes.format(last.egressBytes()), (double) last.egressBytes() / datasetBytes, Sizes.format(datasetBytes),
+                    last.epoch(), Sizes.format(last.egressBytes()), (double) last.egressBytes() / reference, Sizes.format(reference),
                     100 * last.localHitRate()));
         }
         if (partition.equals("node") && last.globalBatchShardMix() < 0.25) {
@@ -110,7 +171,7 @@ public final class Advisor {
                             + "shards at once (its local tier must hold them); mix_fraction changes which shards meet, not how many.",
                     100 * last.globalBatchShardMix(), last.epoch()));
         }
-        if (partition.equals("node") && later && last.localHitRate() < 0.9 && last.egressBytes() > datasetBytes / 20) {
+        if (partition.equals("node") && later && last.localHitRate() < 0.9 && last.egressBytes() > reference / 20) {
             findings.add(String.format(Locale.ROOT,
                     "The local tiers are smaller than each node's share: epoch %d still fetched %s (%.0f%% local hits). A tier of about %s "
                             + "per node holds a share; evicting by the plan (min) keeps egress near the dataset less the tiers.",

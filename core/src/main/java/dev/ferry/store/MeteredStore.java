@@ -45,6 +45,10 @@ public final class MeteredStore extends ForwardingObjectStore {
     private final LongAdder ingress = new LongAdder();
     private final Recorder firstByte = new Recorder(TimeUnit.MINUTES.toMicros(10), 3);
     private final Histogram firstByteTotal = new Histogram(TimeUnit.MINUTES.toMicros(10), 3);
+    /** Sum over GETs of the time from the request to the stream's close: its difference over an interval, by the interval, is the mean number of reads in flight (Little's law). */
+    private final LongAdder getNanos = new LongAdder();
+    /** Sum over GETs of the time to the first byte. */
+    private final LongAdder firstByteNanos = new LongAdder();
 
     public MeteredStore(ObjectStore delegate, Prices prices) {
         this(delegate, prices, Clock.system());
@@ -88,7 +92,7 @@ public final class MeteredStore extends ForwardingObjectStore {
         }
         long egressBytes = egress.sum();
         return new MeterSnapshot(req, fail, egressBytes, ingress.sum(), p50, p99, max,
-                prices.cost(egressBytes, getClass, putClass));
+                prices.cost(egressBytes, getClass, putClass), getNanos.sum(), firstByteNanos.sum());
     }
 
     @FunctionalInterface
@@ -132,6 +136,9 @@ public final class MeteredStore extends ForwardingObjectStore {
         }
         if (content.length() == 0) {
             recordLatency(start);
+            long took = clock.nanoTime() - start;
+            getNanos.add(took);
+            firstByteNanos.add(took);
             return content;
         }
         return new ObjectContent(content.meta(), content.range(), new CountingStream(content.stream(), start));
@@ -217,12 +224,24 @@ public final class MeteredStore extends ForwardingObjectStore {
             return skipped;
         }
 
+        private boolean closed;
+
         private void counted(long n) {
             if (first) {
                 first = false;
                 recordLatency(start);
+                firstByteNanos.add(clock.nanoTime() - start);
             }
             egress.add(n);
+        }
+
+        @Override
+        public void close() throws IOException {
+            if (!closed) {
+                closed = true;
+                getNanos.add(clock.nanoTime() - start);
+            }
+            super.close();
         }
     }
 }

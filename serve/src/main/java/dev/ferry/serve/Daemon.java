@@ -9,6 +9,7 @@ import dev.ferry.cache.policy.PreferringPolicy;
 import dev.ferry.embedded.CloudProfile;
 import dev.ferry.embedded.EmbeddedStore;
 import dev.ferry.metrics.FerryMetrics;
+import io.micrometer.core.instrument.Gauge;
 import dev.ferry.s3.S3ObjectStore;
 import dev.ferry.s3.S3StoreConfig;
 import dev.ferry.store.BucketOperations;
@@ -55,6 +56,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.stream.Stream;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -332,6 +334,7 @@ public final class Daemon implements AutoCloseable {
             old.stop();
         }
         run.startEpoch(1);
+        jobGauges(run);
         return run;
     }
 
@@ -382,10 +385,43 @@ public final class Daemon implements AutoCloseable {
     private void sample() {
         try {
             List<JobRun> runs = new ArrayList<>(jobs.values());
-            history.sample(counters(), runs);
+            Counters now = counters();
+            history.sample(now, runs);
+            for (JobRun run : runs) {
+                run.advice.refresh(run, now, egressCostPerByte());
+                jobGauges(run);
+            }
         } catch (RuntimeException e) {
             LOG.debug("status sample failed: {}", e.toString());
         }
+    }
+
+    double egressCostPerByte() {
+        return ChainConfig.DEFAULT.prices().egressPerGb() / 1e9;
+    }
+
+    /** Per job on /metrics: the current epoch's predicted and measured egress and the advisor's finding count. */
+    private final Map<String, AtomicLong[]> jobGauges = new java.util.concurrent.ConcurrentHashMap<>();
+
+    private void jobGauges(JobRun run) {
+        AtomicLong[] g = jobGauges.computeIfAbsent(run.job.name, name -> {
+            AtomicLong[] values = {new AtomicLong(-1),
+                    new AtomicLong(), new AtomicLong()};
+            Gauge.builder("ferry.job.predicted.egress", values[0], AtomicLong::get)
+                    .tag("job", name).baseUnit("bytes").description("egress the job's plan predicts for its current epoch on this node")
+                    .register(registry);
+            Gauge.builder("ferry.job.egress", values[1], AtomicLong::get)
+                    .tag("job", name).baseUnit("bytes").description("egress measured in the job's current epoch").register(registry);
+            Gauge.builder("ferry.job.findings", values[2], AtomicLong::get)
+                    .tag("job", name).description("the advisor's findings for the job (the projection of its egress not counted)")
+                    .register(registry);
+            return values;
+        });
+        Job.Epoch cur = run.current();
+        g[0].set(run.advice.predictedEgress(cur.number));
+        Counters end = cur.atEnd != null ? cur.atEnd : counters();
+        g[1].set(end.meter().egressBytes() - cur.atStart.meter().egressBytes());
+        g[2].set(run.advice.findings().stream().filter(f -> !f.startsWith("Projected egress")).count());
     }
 
     private final java.util.concurrent.atomic.AtomicBoolean closed = new java.util.concurrent.atomic.AtomicBoolean();

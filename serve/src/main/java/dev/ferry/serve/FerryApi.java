@@ -107,7 +107,10 @@ final class FerryApi {
             }
             if (post && m.group(2).equals("progress")) {
                 progress(run, parse(body));
-                return Reply.json(HttpResponseStatus.OK, "{\"ok\":true}");
+                run.advice.refresh(run, daemon.counters(), daemon.egressCostPerByte());
+                ObjectNode answer = JSON.createObjectNode().put("ok", true);
+                run.advice.findings().forEach(answer.putArray("advice")::add);
+                return Reply.json(HttpResponseStatus.OK, answer.toString());
             }
             throw new S3Error(405, "MethodNotAllowed", method + " is not allowed on " + path);
         }
@@ -202,7 +205,7 @@ final class FerryApi {
             }
             int node = (int) number(req, "node", 0, 0, world.nodes() - 1);
             JobLimits.check(manifest, daemon.config().blockSize());
-            job = Job.planned(name, manifest, planOf(req), world, node, batch);
+            job = Job.planned(name, manifest, planOf(req), world, node, batch).withPlannedEpochs((int) number(req, "epochs", 0, 0, 1_000_000));
         }
         JobRun run = daemon.register(job);
         ObjectNode out = JSON.createObjectNode();
@@ -210,6 +213,10 @@ final class FerryApi {
                 .put("steps_per_epoch", ((job.samplesPerEpoch() + job.ranks() - 1) / job.ranks() + batch - 1) / batch)
                 .put("planned_blocks", run.plannedBlocks());
         planFields(out, job, 1);
+        ArrayNode predicted = out.putArray("predicted_egress_bytes");
+        for (int e = 1; e <= JobAdvice.PREDICTED_EPOCHS && run.advice.predictedEgress(e) >= 0; e++) {
+            predicted.add(run.advice.predictedEgress(e));
+        }
         return out;
     }
 
@@ -442,6 +449,8 @@ final class FerryApi {
                     .put("samples_per_epoch", run.job.samplesPerEpoch()).put("planned_blocks", run.plannedBlocks())
                     .put("block_position", run.blockPosition());
             planFields(j, run.job, cur.number);
+            j.put("predicted_egress_bytes", run.advice.predictedEgress(cur.number));
+            run.advice.findings().forEach(j.putArray("advice")::add);
             ArrayNode epochs = j.putArray("epochs");
             List<Job.Epoch> list;
             synchronized (run.job.epochs) {
@@ -455,6 +464,7 @@ final class FerryApi {
                 if (run.job.plan() != null) {
                     en.put("global_batch_shard_mix", round(run.job.shardMix(e.number), 4));
                 }
+                en.put("predicted_egress_bytes", run.advice.predictedEgress(e.number));
                 if (e == cur && e.lastReportNanos > latestAt && e.steps > 0) {
                     latest = en;
                     latestJob = run.job.name;

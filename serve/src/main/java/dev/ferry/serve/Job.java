@@ -76,6 +76,48 @@ final class Job {
         return new Job(name, manifest, plan.forWorld(world), world, node, batchSize, null);
     }
 
+    private volatile int plannedEpochs;
+
+    /** The epochs the job says it will run (0: not said), for the advisor's projection. */
+    int plannedEpochs() {
+        return plannedEpochs;
+    }
+
+    Job withPlannedEpochs(int epochs) {
+        this.plannedEpochs = epochs;
+        return this;
+    }
+
+    /** The manifest of a planned job, or null for an explicit one. */
+    Manifest manifest() {
+        return manifest;
+    }
+
+    World world() {
+        return world;
+    }
+
+    /**
+     * The bytes this node reads in an epoch: the sizes of the shards its deal touches (the whole dataset with
+     * the global plan; about its share with the node partition); for an explicit job, the objects of its ranks.
+     */
+    long nodeBytes(int epoch) {
+        if (manifest == null) {
+            return explicit.stream().flatMap(List::stream).mapToLong(Sample::length).sum();
+        }
+        synchronized (nodeBytes) {
+            return nodeBytes.computeIfAbsent(epoch, e -> {
+                long bytes = 0;
+                for (int s : epochPlan(e).nodeShards(world, node, 0)) {
+                    bytes += manifest.shards().get(s).size();
+                }
+                return bytes;
+            });
+        }
+    }
+
+    private final Map<Integer, Long> nodeBytes = new java.util.HashMap<>();
+
     /** The plan's settings (definite), or null for an explicit job. */
     PlanConfig plan() {
         return plan;

@@ -26,9 +26,12 @@ final class JobRun {
     private volatile java.util.Map<BlockId, Integer> holders = java.util.Map.of();
     private final Thread prefetcher;
 
+    final JobAdvice advice;
+
     JobRun(Job job, Daemon daemon) {
         this.job = job;
         this.daemon = daemon;
+        this.advice = new JobAdvice(job, daemon.config().cacheSize(), daemon.config().blockSize());
         this.prefetcher = Thread.ofVirtual().name("ferry-prefetch-" + job.name).unstarted(this::prefetchLoop);
     }
 

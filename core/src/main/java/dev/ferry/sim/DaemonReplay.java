@@ -1,0 +1,52 @@
+package dev.ferry.sim;
+
+import dev.ferry.cache.BlockId;
+import dev.ferry.cache.policy.PlannedPolicy;
+import dev.ferry.plan.BlockRead;
+import dev.ferry.plan.Manifest;
+import dev.ferry.store.ObjectKey;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * What a daemon's local tier will fetch for one registered job, epoch by epoch: the node's planned block
+ * reads replayed through the policy class the daemon runs ({@link PlannedPolicy}), planned as the daemon
+ * plans it (at each epoch's start: that epoch's blocks, then the next epoch's) with its clock at the reader's
+ * position, over a cache with the local tier's watermarks ({@link SimCache}). A block the policy refuses is
+ * fetched for the bytes read only, as the tier streams it through; one it admits is fetched whole.
+ * Pure and single-threaded.
+ */
+public final class DaemonReplay {
+    private DaemonReplay() {
+    }
+
+    /** Bytes fetched from upstream in each epoch of {@code byEpoch} with a tier of {@code capacity} bytes. */
+    public static long[] egressByEpoch(Manifest manifest, List<List<BlockRead>> byEpoch, long capacity, int blockSize) {
+        Map<ObjectKey, Long> sizes = new HashMap<>();
+        manifest.shards().forEach(s -> sizes.put(s.key(), s.size()));
+        PlannedPolicy<BlockId> policy = new PlannedPolicy<>();
+        SimCache<BlockId> cache = new SimCache<>(policy, capacity);
+        long[] out = new long[byEpoch.size()];
+        for (int e = 0; e < byEpoch.size(); e++) {
+            List<BlockRead> epoch = byEpoch.get(e);
+            List<BlockId> planned = new ArrayList<>(epoch.size() * 2);
+            epoch.forEach(r -> planned.add(r.block()));
+            if (e + 1 < byEpoch.size()) {
+                byEpoch.get(e + 1).forEach(r -> planned.add(r.block()));
+            }
+            policy.plan(planned);
+            for (int i = 0; i < epoch.size(); i++) {
+                policy.advanceTo(i);
+                BlockRead r = epoch.get(i);
+                long blockLength = Math.min(blockSize, sizes.get(r.block().key()) - r.block().index() * blockSize);
+                if (cache.access(r.block(), blockLength)) {
+                    continue;
+                }
+                out[e] += cache.contains(r.block()) ? blockLength : r.length();
+            }
+        }
+        return out;
+    }
+}
