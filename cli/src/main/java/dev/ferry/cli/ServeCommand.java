@@ -81,6 +81,10 @@ final class ServeCommand implements Callable<Integer> {
             + "from their first byte, before the connection is closed (default: 30s).")
     String headerTimeout;
 
+    @Option(names = "--multipart-ttl", paramLabel = "DURATION", description = "How long an unfinished multipart upload is kept "
+            + "before its parts are deleted, e.g. 7d (default), 12h.")
+    String multipartTtl;
+
     @Override
     public Integer call() throws Exception {
         ServeConfig config = config();
@@ -132,6 +136,7 @@ final class ServeCommand implements Callable<Integer> {
         put(settings, "shared-tier", sharedTier);
         put(settings, "first-byte-timeout", firstByteTimeout);
         put(settings, "header-timeout", headerTimeout);
+        put(settings, "multipart-ttl", multipartTtl);
         if (insecure) {
             settings.put("insecure", "true");
         }

@@ -30,9 +30,17 @@ import java.util.stream.Stream;
  * separating folders. Later the shared-file-system tier.
  *
  * <p>Writes go to a temporary file under {@code ROOT/.ferry-tmp}, are fsync'd and then moved into place
- * atomically, so a reader sees the old object or the new one, never a half-written one. An object's ETag is
- * derived from its file's identity (inode, modification time, size), as web servers do for static files, so
- * files dropped into the directory by other programs get ETags too, and any rewrite changes it.
+ * atomically, so a reader sees the old object or the new one, never a half-written one. An object written
+ * through this store has the ETag S3 would give it (the content MD5 in hex; for a multipart upload the MD5 of
+ * the parts' MD5s, then {@code -N}) and keeps its attributes (content type, user metadata), both in a
+ * {@link Sidecars sidecar} that is believed only while the file is the one it describes. Files dropped into
+ * the directory by other programs get an ETag derived from their file's identity (inode, modification time,
+ * size), as web servers do for static files, so any rewrite changes it.
+ *
+ * <p>Multipart parts are staged under {@code ROOT/.ferry-uploads/<id>/} as {@code <n>-<md5>}, so a part is
+ * found by the ETag a client names for it, never another upload of the same number; every part but the last
+ * must be at least 5 MiB ({@code EntityTooSmall}). A completed upload leaves a marker, so a repeated
+ * CompleteMultipartUpload answers the same ETag while the object is still the one it made.
  *
  * <p>Keys that a file system cannot hold as given (empty segments, {@code .} or {@code ..}, a trailing
  * '/') are refused with a fatal error; nothing outside {@code ROOT} is ever read or written.
@@ -40,19 +48,24 @@ import java.util.stream.Stream;
  *
  * <p>Thread-safe: every operation is a file-system operation, atomic where it matters.
  */
-public final class FileObjectStore implements ObjectStore, BucketOperations {
+public final class FileObjectStore implements ObjectStore, BucketOperations, PendingUploads {
     private static final String TMP_DIR = ".ferry-tmp";
     private static final String UPLOADS_DIR = ".ferry-uploads";
+    private static final String META_DIR = ".ferry-meta";
+    private static final String COMPLETED = "completed";
+    private static final String ATTRIBUTES = "attributes";
 
     private final Path root;
     private final Path tmp;
     private final Path uploads;
+    private final Sidecars sidecars;
 
     public FileObjectStore(Path root) throws IOException {
         this.root = Objects.requireNonNull(root, "root is null").toAbsolutePath().normalize();
         Files.createDirectories(this.root);
         this.tmp = Files.createDirectories(this.root.resolve(TMP_DIR));
         this.uploads = Files.createDirectories(this.root.resolve(UPLOADS_DIR));
+        this.sidecars = new Sidecars(this.root.resolve(META_DIR), tmp);
     }
 
     public Path root() {
@@ -95,7 +108,7 @@ public final class FileObjectStore implements ObjectStore, BucketOperations {
             long size = channel.size();
             if (size != meta.size()) {
                 // Replaced between open and stat: report the version we actually hold.
-                meta = new ObjectMeta(key, size, meta.etag() + "-r", null, meta.lastModified());
+                meta = new ObjectMeta(key, size, etagOf(attrs) + "-r", null, meta.lastModified());
             }
             if (request.ifMatch() != null && !request.ifMatch().equals(meta.etag())) {
                 throw new StoreException(StoreException.Kind.PRECONDITION_FAILED, 412,
@@ -187,8 +200,27 @@ public final class FileObjectStore implements ObjectStore, BucketOperations {
     @Override
     public ObjectMeta put(ObjectKey key, PutBody body) throws IOException {
         Path file = fileFor(key);
-        Path temp = writeTemp(body);
-        return moveIntoPlace(key, temp, file);
+        Written temp = writeTemp(body);
+        return moveIntoPlace(key, temp.file(), file, temp.md5(), body.attributes());
+    }
+
+    /**
+     * Refuses now, with the error a write would get, a write of {@code key} that this store could not
+     * take: a missing bucket, a key a file system cannot hold, a key whose parent is an object or that other
+     * keys use as a folder. A write-back daemon checks before acknowledging what it would upload later.
+     */
+    public void checkWritable(ObjectKey key) throws IOException {
+        Path file = fileFor(key);
+        requireBucket(key.bucket());
+        if (Files.isDirectory(file)) {
+            throw unstorable(key, "other keys already use it as a folder");
+        }
+        Path bucketDir = bucketDir(key.bucket());
+        for (Path dir = file.getParent(); dir != null && !dir.equals(bucketDir); dir = dir.getParent()) {
+            if (Files.isRegularFile(dir)) {
+                throw unstorable(key, "a parent folder of it is already an object");
+            }
+        }
     }
 
     @Override
@@ -201,6 +233,7 @@ public final class FileObjectStore implements ObjectStore, BucketOperations {
         } catch (NoSuchFileException e) {
             return;
         }
+        sidecars.delete(key); // after the file: a sidecar left by a crash describes no file
         Path bucketDir = bucketDir(key.bucket());
         for (Path dir = file.getParent(); dir != null && !dir.equals(bucketDir) && dir.startsWith(bucketDir); dir = dir.getParent()) {
             try {
@@ -212,13 +245,34 @@ public final class FileObjectStore implements ObjectStore, BucketOperations {
     }
 
     @Override
-    public MultipartUpload startMultipart(ObjectKey key) throws IOException {
-        fileFor(key); // validates the key and the bucket now, not at completion
-        requireBucket(key.bucket());
+    public MultipartUpload startMultipart(ObjectKey key, ObjectAttributes attributes) throws IOException {
+        checkWritable(key); // the key and the bucket now, not at completion
         String id = UUID.randomUUID().toString();
         Path dir = Files.createDirectories(uploads.resolve(id));
-        Files.writeString(dir.resolve("key"), key.bucket() + "\n" + key.key());
+        java.io.ByteArrayOutputStream bytes = new java.io.ByteArrayOutputStream();
+        try (java.io.DataOutputStream out = new java.io.DataOutputStream(bytes)) {
+            attributes.writeTo(out);
+        }
+        writeSmall(dir.resolve(ATTRIBUTES), bytes.toByteArray());
+        writeSmall(dir.resolve("key"), (key.bucket() + "\n" + key.key()).getBytes(java.nio.charset.StandardCharsets.UTF_8));
         return new MultipartUpload(key, id);
+    }
+
+    /** Writes a small file whole: temporary name, fsync, rename. */
+    private void writeSmall(Path target, byte[] bytes) throws IOException {
+        Path temp = tmp.resolve(UUID.randomUUID() + ".part");
+        try {
+            try (FileChannel ch = FileChannel.open(temp, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE)) {
+                java.nio.ByteBuffer b = java.nio.ByteBuffer.wrap(bytes);
+                while (b.hasRemaining()) {
+                    ch.write(b);
+                }
+                ch.force(true);
+            }
+            Files.move(temp, target, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+        } finally {
+            Files.deleteIfExists(temp);
+        }
     }
 
     @Override
@@ -228,15 +282,45 @@ public final class FileObjectStore implements ObjectStore, BucketOperations {
             throw new StoreException(StoreException.Kind.FATAL, 400,
                     "part number must be 1 to " + CompletedPart.MAX_PARTS + ": " + partNumber, null);
         }
-        Path temp = writeTemp(body);
-        Path part = dir.resolve(Integer.toString(partNumber));
-        Files.move(temp, part, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
-        return new CompletedPart(partNumber, etagOf(Files.readAttributes(part, BasicFileAttributes.class)));
+        Written temp = writeTemp(body);
+        Path part = dir.resolve(partNumber + "-" + temp.md5());
+        Files.move(temp.file(), part, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+        try (Stream<Path> others = Files.list(dir)) { // an earlier upload of this number is replaced, as in S3
+            for (Path other : others.toList()) {
+                if (other.getFileName().toString().startsWith(partNumber + "-") && !other.equals(part)) {
+                    Files.deleteIfExists(other);
+                }
+            }
+        }
+        return new CompletedPart(partNumber, temp.md5());
+    }
+
+    /** The sizes of the named parts of an upload in progress, in order (checked as {@link #completeMultipart} does). */
+    public List<Long> partSizes(MultipartUpload upload, List<CompletedPart> parts) throws IOException {
+        Path dir = uploadDir(upload);
+        List<Long> sizes = new ArrayList<>(parts.size());
+        for (CompletedPart p : parts) {
+            sizes.add(partSize(upload, dir, p));
+        }
+        return sizes;
+    }
+
+    private static long partSize(MultipartUpload upload, Path dir, CompletedPart p) throws IOException {
+        try {
+            return Files.size(dir.resolve(p.partNumber() + "-" + p.etag()));
+        } catch (NoSuchFileException e) {
+            throw new StoreException(StoreException.Kind.FATAL, 400, "InvalidPart", "part " + p.partNumber() + " of "
+                    + upload.key() + " with ETag " + p.etag() + " was never uploaded", null);
+        }
     }
 
     @Override
     public ObjectMeta completeMultipart(MultipartUpload upload, List<CompletedPart> parts) throws IOException {
         Path dir = uploadDir(upload);
+        Path completed = dir.resolve(COMPLETED);
+        if (Files.isRegularFile(completed)) {
+            return completedAgain(upload, Files.readString(completed).trim());
+        }
         if (parts.isEmpty()) {
             throw new StoreException(StoreException.Kind.FATAL, 400, "multipart upload of " + upload.key() + " has no parts", null);
         }
@@ -247,23 +331,18 @@ public final class FileObjectStore implements ObjectStore, BucketOperations {
                         "parts of " + upload.key() + " must be in ascending order: " + p.partNumber() + " after " + previous, null);
             }
             previous = p.partNumber();
-            Path part = dir.resolve(Integer.toString(p.partNumber()));
-            String actual;
-            try {
-                actual = etagOf(Files.readAttributes(part, BasicFileAttributes.class));
-            } catch (NoSuchFileException e) {
-                throw new StoreException(StoreException.Kind.FATAL, 400,
-                        "part " + p.partNumber() + " of " + upload.key() + " was never uploaded", null);
-            }
-            if (!actual.equals(p.etag())) {
-                throw new StoreException(StoreException.Kind.FATAL, 400,
-                        "part " + p.partNumber() + " of " + upload.key() + " has ETag " + actual + ", not " + p.etag(), null);
+        }
+        List<Long> sizes = partSizes(upload, parts);
+        for (int i = 0; i < sizes.size() - 1; i++) {
+            if (sizes.get(i) < CompletedPart.MIN_SIZE) {
+                throw new StoreException(StoreException.Kind.FATAL, 400, "EntityTooSmall", "part " + parts.get(i).partNumber()
+                        + " of " + upload.key() + " is " + sizes.get(i) + " bytes; every part but the last must be at least 5 MiB", null);
             }
         }
         Path temp = tmp.resolve(UUID.randomUUID() + ".part");
         try (FileChannel out = FileChannel.open(temp, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE)) {
             for (CompletedPart p : parts) {
-                try (FileChannel in = FileChannel.open(dir.resolve(Integer.toString(p.partNumber())), StandardOpenOption.READ)) {
+                try (FileChannel in = FileChannel.open(dir.resolve(p.partNumber() + "-" + p.etag()), StandardOpenOption.READ)) {
                     long size = in.size();
                     for (long done = 0; done < size; ) {
                         done += in.transferTo(done, size - done, out);
@@ -275,9 +354,81 @@ public final class FileObjectStore implements ObjectStore, BucketOperations {
             Files.deleteIfExists(temp);
             throw e;
         }
-        ObjectMeta meta = moveIntoPlace(upload.key(), temp, fileFor(upload.key()));
-        deleteRecursively(dir);
+        String etag = Etags.multipart(parts.stream().map(CompletedPart::etag).toList());
+        ObjectAttributes attributes;
+        try (java.io.DataInputStream in = new java.io.DataInputStream(Files.newInputStream(dir.resolve(ATTRIBUTES)))) {
+            attributes = ObjectAttributes.readFrom(in);
+        } catch (NoSuchFileException e) {
+            attributes = ObjectAttributes.NONE; // an upload started before attributes were kept
+        }
+        ObjectMeta meta = moveIntoPlace(upload.key(), temp, fileFor(upload.key()), etag, attributes);
+        // the upload is kept as a marker (its parts go), so that a retried Complete gets the same answer
+        writeSmall(completed, etag.getBytes(java.nio.charset.StandardCharsets.UTF_8));
+        try (Stream<Path> staged = Files.list(dir)) {
+            for (Path f : staged.toList()) {
+                if (!f.equals(completed) && !f.getFileName().toString().equals("key")) {
+                    Files.deleteIfExists(f);
+                }
+            }
+        }
         return meta;
+    }
+
+    /** A Complete of an upload already completed: its object, while it is still the one the upload made. */
+    private ObjectMeta completedAgain(MultipartUpload upload, String etag) throws IOException {
+        try {
+            ObjectMeta now = head(upload.key());
+            if (now.etag().equals(etag)) {
+                return now;
+            }
+        } catch (ObjectNotFoundException e) {
+            // deleted since: the upload's object is gone
+        }
+        throw new StoreException(StoreException.Kind.NOT_FOUND, 404, "NoSuchUpload", "no such upload: " + upload.uploadId()
+                + " was completed and its object " + upload.key() + " has been replaced or deleted since", null);
+    }
+
+    @Override
+    public List<Upload> listUploads(String bucket, String prefix) throws IOException {
+        List<Upload> out = new ArrayList<>();
+        try (Stream<Path> dirs = Files.list(uploads)) {
+            for (Path dir : dirs.toList()) {
+                try {
+                    if (Files.exists(dir.resolve(COMPLETED))) {
+                        continue;
+                    }
+                    String[] k = Files.readString(dir.resolve("key")).split("\n", 2);
+                    if (k.length == 2 && k[0].equals(bucket) && k[1].startsWith(prefix)) {
+                        out.add(new Upload(ObjectKey.of(k[0], k[1]), dir.getFileName().toString(),
+                                Files.getLastModifiedTime(dir.resolve("key")).toInstant()));
+                    }
+                } catch (NoSuchFileException | NotDirectoryException e) {
+                    // completed, aborted or being started meanwhile
+                }
+            }
+        }
+        out.sort(Comparator.comparing((Upload u) -> u.key().key()).thenComparing(Upload::initiated));
+        return out;
+    }
+
+    @Override
+    public int expireUploads(java.time.Instant cutoff) throws IOException {
+        int n = 0;
+        try (Stream<Path> dirs = Files.list(uploads)) {
+            for (Path dir : dirs.toList()) {
+                try {
+                    if (Files.getLastModifiedTime(dir.resolve("key")).toInstant().isBefore(cutoff)) {
+                        deleteRecursively(dir);
+                        n++;
+                    }
+                } catch (NoSuchFileException | NotDirectoryException e) {
+                    if (Files.isDirectory(dir) && Files.getLastModifiedTime(dir).toInstant().isBefore(cutoff)) {
+                        deleteRecursively(dir); // a start that crashed before its key file
+                    }
+                }
+            }
+        }
+        return n;
     }
 
     @Override
@@ -321,7 +472,7 @@ public final class FileObjectStore implements ObjectStore, BucketOperations {
             throw unstorable(key, "it has an empty path segment or a backslash");
         }
         for (String segment : k.split("/")) {
-            if (segment.equals(".") || segment.equals("..") || segment.equals(TMP_DIR) || segment.equals(UPLOADS_DIR)) {
+            if (segment.equals(".") || segment.equals("..") || segment.equals(TMP_DIR) || segment.equals(UPLOADS_DIR) || segment.equals(META_DIR)) {
                 throw unstorable(key, "it has a '" + segment + "' segment");
             }
             if (segment.getBytes(java.nio.charset.StandardCharsets.UTF_8).length > 255) {
@@ -363,27 +514,24 @@ public final class FileObjectStore implements ObjectStore, BucketOperations {
         return dir;
     }
 
-    private Path writeTemp(PutBody body) throws IOException {
+    /** A body written to a temporary file, fsync'd, with the MD5 of its bytes in hex. */
+    private record Written(Path file, String md5) {
+    }
+
+    private Written writeTemp(PutBody body) throws IOException {
         Path temp = tmp.resolve(UUID.randomUUID() + ".part");
         try {
+            java.security.MessageDigest md5 = Etags.md5();
             try (FileChannel channel = FileChannel.open(temp, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE)) {
-                long written;
-                if (body.file() != null) {
-                    try (FileChannel src = FileChannel.open(body.file(), StandardOpenOption.READ)) {
-                        written = 0;
-                        while (written < body.length()) {
-                            long n = src.transferTo(written, body.length() - written, channel);
-                            if (n <= 0) {
-                                break;
-                            }
-                            written += n;
-                        }
-                    }
-                } else {
-                    // The channel's stream is not closed here: closing it would close the channel before fsync.
-                    OutputStream out = Channels.newOutputStream(channel);
-                    try (InputStream in = body.open()) {
-                        written = in.transferTo(out);
+                long written = 0;
+                // The channel's stream is not closed here: closing it would close the channel before fsync.
+                OutputStream out = Channels.newOutputStream(channel);
+                try (InputStream in = body.open()) {
+                    byte[] buf = new byte[1 << 16];
+                    for (int n; (n = in.read(buf)) > 0; ) {
+                        md5.update(buf, 0, n);
+                        out.write(buf, 0, n);
+                        written += n;
                     }
                 }
                 if (written != body.length()) {
@@ -392,14 +540,15 @@ public final class FileObjectStore implements ObjectStore, BucketOperations {
                 }
                 channel.force(true);
             }
-            return temp;
+            return new Written(temp, Etags.ofDigest(md5.digest()));
         } catch (IOException | RuntimeException e) {
             Files.deleteIfExists(temp);
             throw e;
         }
     }
 
-    private ObjectMeta moveIntoPlace(ObjectKey key, Path temp, Path file) throws IOException {
+    /** Moves an fsync'd temporary file to the key, its sidecar (ETag, attributes) first. */
+    private ObjectMeta moveIntoPlace(ObjectKey key, Path temp, Path file, String etag, ObjectAttributes attributes) throws IOException {
         try {
             requireBucket(key.bucket());
             try {
@@ -410,6 +559,7 @@ public final class FileObjectStore implements ObjectStore, BucketOperations {
             if (Files.isDirectory(file)) {
                 throw unstorable(key, "other keys already use it as a folder");
             }
+            sidecars.write(key, Sidecars.identity(Files.readAttributes(temp, BasicFileAttributes.class)), etag, attributes);
             try {
                 Files.move(temp, file, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
             } catch (AtomicMoveNotSupportedException e) {
@@ -421,8 +571,13 @@ public final class FileObjectStore implements ObjectStore, BucketOperations {
         }
     }
 
-    private static ObjectMeta meta(ObjectKey key, BasicFileAttributes attrs) {
-        return new ObjectMeta(key, attrs.size(), etagOf(attrs), null, attrs.lastModifiedTime().toInstant());
+    /** An object's metadata: from its sidecar while the sidecar describes this file, else from the file's identity. */
+    private ObjectMeta meta(ObjectKey key, BasicFileAttributes attrs) throws IOException {
+        Sidecars.Entry s = sidecars.read(key, attrs);
+        if (s == null) {
+            return new ObjectMeta(key, attrs.size(), etagOf(attrs), null, attrs.lastModifiedTime().toInstant());
+        }
+        return new ObjectMeta(key, attrs.size(), s.etag(), null, attrs.lastModifiedTime().toInstant(), s.attributes());
     }
 
     /** ETag from file identity: changes whenever the file is replaced or rewritten. */

@@ -45,8 +45,8 @@ public abstract class ForwardingObjectStore implements ObjectStore, BucketOperat
     }
 
     @Override
-    public MultipartUpload startMultipart(ObjectKey key) throws IOException {
-        return delegate.startMultipart(key);
+    public MultipartUpload startMultipart(ObjectKey key, ObjectAttributes attributes) throws IOException {
+        return delegate.startMultipart(key, attributes);
     }
 
     @Override

@@ -112,8 +112,8 @@ public final class GovernedStore extends ForwardingObjectStore {
     }
 
     @Override
-    public MultipartUpload startMultipart(ObjectKey key) throws IOException {
-        return governed(config.prefixOf(key), () -> delegate.startMultipart(key));
+    public MultipartUpload startMultipart(ObjectKey key, ObjectAttributes attributes) throws IOException {
+        return governed(config.prefixOf(key), () -> delegate.startMultipart(key, attributes));
     }
 
     @Override

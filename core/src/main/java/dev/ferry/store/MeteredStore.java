@@ -165,8 +165,8 @@ public final class MeteredStore extends ForwardingObjectStore {
     }
 
     @Override
-    public MultipartUpload startMultipart(ObjectKey key) throws IOException {
-        return measured(Op.MULTIPART, () -> delegate.startMultipart(key));
+    public MultipartUpload startMultipart(ObjectKey key, ObjectAttributes attributes) throws IOException {
+        return measured(Op.MULTIPART, () -> delegate.startMultipart(key, attributes));
     }
 
     @Override

@@ -21,14 +21,19 @@ public interface ObjectStore extends Closeable {
     /** One page of keys under a prefix, in key order. */
     ListPage list(ListRequest request) throws IOException;
 
-    /** Writes a whole object in one request and returns the metadata of the version written. */
+    /** Writes a whole object in one request, with the body's attributes, and returns the metadata of the version written. */
     ObjectMeta put(ObjectKey key, PutBody body) throws IOException;
 
     /** Deletes an object; deleting a missing object is not an error, as in S3. */
     void delete(ObjectKey key) throws IOException;
 
-    /** Starts a multipart upload of {@code key}. */
-    MultipartUpload startMultipart(ObjectKey key) throws IOException;
+    /** Starts a multipart upload of {@code key}, whose object will keep {@code attributes}. */
+    MultipartUpload startMultipart(ObjectKey key, ObjectAttributes attributes) throws IOException;
+
+    /** Starts a multipart upload of {@code key}, an object with no attributes. */
+    default MultipartUpload startMultipart(ObjectKey key) throws IOException {
+        return startMultipart(key, ObjectAttributes.NONE);
+    }
 
     /** Uploads one part (1 to 10,000) and returns it, with the ETag the store gave it. */
     CompletedPart uploadPart(MultipartUpload upload, int partNumber, PutBody body) throws IOException;

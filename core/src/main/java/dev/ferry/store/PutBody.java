@@ -8,7 +8,8 @@ import java.nio.file.Path;
 import java.util.Objects;
 
 /**
- * The bytes of a write. A body can be opened more than once, so a failed upload can be retried.
+ * The bytes of a write, and the attributes the object keeps with them. A body can be opened more than
+ * once, so a failed upload can be retried.
  */
 public interface PutBody {
     /** Exact number of bytes {@link #open()} yields. */
@@ -20,6 +21,38 @@ public interface PutBody {
     /** The file behind this body, when there is one (lets adapters upload without copying). */
     default Path file() {
         return null;
+    }
+
+    /** What the object keeps besides its bytes (content type, user metadata); none by default. */
+    default ObjectAttributes attributes() {
+        return ObjectAttributes.NONE;
+    }
+
+    /** This body with {@code attributes}. */
+    default PutBody withAttributes(ObjectAttributes attributes) {
+        Objects.requireNonNull(attributes, "attributes is null");
+        PutBody bytes = this;
+        return new PutBody() {
+            @Override
+            public long length() {
+                return bytes.length();
+            }
+
+            @Override
+            public InputStream open() throws IOException {
+                return bytes.open();
+            }
+
+            @Override
+            public Path file() {
+                return bytes.file();
+            }
+
+            @Override
+            public ObjectAttributes attributes() {
+                return attributes;
+            }
+        };
     }
 
     static PutBody ofBytes(byte[] bytes) {

@@ -123,8 +123,8 @@ public final class RetryingStore extends ForwardingObjectStore {
     }
 
     @Override
-    public MultipartUpload startMultipart(ObjectKey key) throws IOException {
-        return withRetries("create multipart upload of " + key, () -> delegate.startMultipart(key));
+    public MultipartUpload startMultipart(ObjectKey key, ObjectAttributes attributes) throws IOException {
+        return withRetries("create multipart upload of " + key, () -> delegate.startMultipart(key, attributes));
     }
 
     @Override

@@ -42,15 +42,27 @@ public class StoreException extends IOException {
 
     private final Kind kind;
     private final int httpStatus;
+    private final String code;
 
     public StoreException(Kind kind, String message) {
         this(kind, 0, message, null);
     }
 
     public StoreException(Kind kind, int httpStatus, String message, Throwable cause) {
+        this(kind, httpStatus, null, message, cause);
+    }
+
+    /** A failure with the S3 error code that names it ({@code EntityTooSmall}, {@code InvalidPart}). */
+    public StoreException(Kind kind, int httpStatus, String code, String message, Throwable cause) {
         super(message, cause);
         this.kind = kind;
         this.httpStatus = httpStatus;
+        this.code = code;
+    }
+
+    /** The S3 error code of this failure, or null where none was given. */
+    public String code() {
+        return code;
     }
 
     public Kind kind() {

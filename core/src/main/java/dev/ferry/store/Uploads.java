@@ -15,7 +15,7 @@ import java.util.concurrent.Future;
 
 /**
  * Uploads a file of any size: one PUT up to {@code partSize}, otherwise a multipart upload of
- * {@code partSize} parts, {@code parallelism} in flight, aborted if any part fails for good.
+ * {@code partSize} parts; or a multipart upload of given part sizes.
  */
 public final class Uploads {
     private Uploads() {
@@ -26,7 +26,20 @@ public final class Uploads {
         if (size <= partSize) {
             return store.put(key, PutBody.ofFile(file));
         }
-        MultipartUpload upload = store.startMultipart(key);
+        List<Long> sizes = new ArrayList<>();
+        for (long offset = 0; offset < size; offset += partSize) {
+            sizes.add(Math.min(partSize, size - offset));
+        }
+        return putParts(store, key, file, sizes, ObjectAttributes.NONE, parallelism);
+    }
+
+    /**
+     * Uploads a file as a multipart upload of parts of exactly {@code partSizes} (so the object gets the ETag
+     * a client's upload of the same parts got), {@code parallelism} in flight, aborted if any part fails for good.
+     */
+    public static ObjectMeta putParts(ObjectStore store, ObjectKey key, Path file, List<Long> partSizes, ObjectAttributes attributes,
+            int parallelism) throws IOException {
+        MultipartUpload upload = store.startMultipart(key, attributes);
         ExecutorService pool = Executors.newFixedThreadPool(Math.max(1, parallelism), r -> {
             Thread t = new Thread(r, "ferry-upload-part");
             t.setDaemon(true);
@@ -34,12 +47,13 @@ public final class Uploads {
         });
         try {
             List<Future<CompletedPart>> parts = new ArrayList<>();
-            int number = 1;
-            for (long offset = 0; offset < size; offset += partSize, number++) {
+            long offset = 0;
+            for (int i = 0; i < partSizes.size(); i++) {
                 long from = offset;
-                long length = Math.min(partSize, size - offset);
-                int partNumber = number;
+                long length = partSizes.get(i);
+                int partNumber = i + 1;
                 parts.add(pool.submit(() -> store.uploadPart(upload, partNumber, slice(file, from, length))));
+                offset += length;
             }
             List<CompletedPart> done = new ArrayList<>();
             for (Future<CompletedPart> f : parts) {

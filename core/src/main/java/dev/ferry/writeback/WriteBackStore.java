@@ -4,6 +4,8 @@ import dev.ferry.store.ByteRange;
 import dev.ferry.store.FileObjectStore;
 import dev.ferry.store.ForwardingObjectStore;
 import dev.ferry.store.GetRequest;
+import dev.ferry.store.Etags;
+import dev.ferry.store.ObjectAttributes;
 import dev.ferry.store.ObjectContent;
 import dev.ferry.store.ObjectKey;
 import dev.ferry.store.ObjectMeta;
@@ -11,9 +13,6 @@ import dev.ferry.store.ObjectStore;
 import dev.ferry.store.PutBody;
 import dev.ferry.store.StoreException;
 import dev.ferry.store.Uploads;
-import java.io.ByteArrayOutputStream;
-import java.io.DataInputStream;
-import java.io.DataOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.InterruptedIOException;
@@ -62,23 +61,30 @@ import org.slf4j.LoggerFactory;
  */
 public final class WriteBackStore extends ForwardingObjectStore {
     private static final Logger LOG = LoggerFactory.getLogger(WriteBackStore.class);
-    private static final int MAGIC = 0x46525757; // "FRWW"
+    /** Largest object S3 takes in one PUT; a larger PUT (possible only from code, not the daemon) goes up in parts. */
+    private static final long MAX_SINGLE_PUT = 5L << 30;
 
     private final class Entry {
+        final WriteRecord record;
         final long sequence;
         final ObjectKey key;
         final long size;
-        final int crc;
         final Instant written;
+        final String etag;
         volatile Durability durability = Durability.LOCAL;
         volatile String error;
 
-        Entry(long sequence, ObjectKey key, long size, int crc, Instant written) {
-            this.sequence = sequence;
-            this.key = key;
-            this.size = size;
-            this.crc = crc;
-            this.written = written;
+        Entry(WriteRecord record, String etag) {
+            this.record = record;
+            this.sequence = record.sequence();
+            this.key = record.key();
+            this.size = record.size();
+            this.written = record.written();
+            this.etag = etag;
+        }
+
+        ObjectMeta meta() {
+            return new ObjectMeta(key, size, etag, null, written, record.attributes());
         }
 
         Path data() {
@@ -90,7 +96,7 @@ public final class WriteBackStore extends ForwardingObjectStore {
         }
 
         WriteStatus status() {
-            return new WriteStatus(sequence, key, size, durability, error);
+            return new WriteStatus(sequence, key, size, durability, error, etag);
         }
     }
 
@@ -159,23 +165,18 @@ public final class WriteBackStore extends ForwardingObjectStore {
         }
         long max = 0;
         for (Path r : records) {
-            try (DataInputStream in = new DataInputStream(Files.newInputStream(r))) {
-                if (in.readInt() != MAGIC) {
-                    throw new IOException("not a write-back record");
-                }
-                long sequence = in.readLong();
-                ObjectKey key = ObjectKey.of(in.readUTF(), in.readUTF());
-                long size = in.readLong();
-                int crc = in.readInt();
-                Instant written = Instant.ofEpochMilli(in.readLong());
-                Entry e = new Entry(sequence, key, size, crc, written);
-                if (!Files.exists(e.data()) || Files.size(e.data()) != size) {
+            try (InputStream in = Files.newInputStream(r)) {
+                WriteRecord record = WriteRecord.decode(in);
+                Path data = dataDir.resolve(record.sequence() + ".obj");
+                if (!Files.exists(data) || Files.size(data) != record.size()) {
                     throw new IOException("its data file is missing or short");
                 }
-                entries.put(sequence, e);
-                latestLocal.merge(key, e, (a, b) -> a.sequence > b.sequence ? a : b);
-                pendingBytes += size;
-                max = Math.max(max, sequence);
+                // a record from before ETags were content MD5s: the local copy's MD5 is what S3 will report
+                Entry e = new Entry(record, record.etag() != null ? record.etag() : Etags.ofFile(data));
+                entries.put(e.sequence, e);
+                latestLocal.merge(e.key, e, (a, b) -> a.sequence > b.sequence ? a : b);
+                pendingBytes += e.size;
+                max = Math.max(max, e.sequence);
             } catch (IOException | IllegalArgumentException e) {
                 // Records are renamed into place after their data is fsync'd, so this is damage, not a crash.
                 LOG.error("write-back record {} cannot be replayed ({}); it is left in place for inspection", r, e.getMessage());
@@ -201,8 +202,27 @@ public final class WriteBackStore extends ForwardingObjectStore {
         return lanes.get(Math.floorMod(key.hashCode(), lanes.size()));
     }
 
-    /** A PUT: acknowledged when local and journaled (or, past the quota, when written through). */
+    /**
+     * A PUT: acknowledged when local and journaled (or, past the quota, when written through). The status
+     * carries the ETag the object will have in the store: the MD5 of its bytes.
+     */
     public WriteStatus write(ObjectKey key, PutBody body) throws IOException {
+        return write(key, body, null, null);
+    }
+
+    /**
+     * A multipart upload assembled locally: its bytes ({@code body}, a file) were sent in parts of
+     * {@code partSizes} and answered {@code etag}; they are uploaded in the same parts, so the store reports
+     * that ETag too.
+     */
+    public WriteStatus writeParts(ObjectKey key, PutBody body, List<Long> partSizes, String etag) throws IOException {
+        if (body.file() == null) {
+            throw new IllegalArgumentException("a multipart write needs its bytes in a file: " + key);
+        }
+        return write(key, body, List.copyOf(partSizes), etag);
+    }
+
+    private WriteStatus write(ObjectKey key, PutBody body, List<Long> partSizes, String etag) throws IOException {
         if (closed) {
             throw new IOException("write-back store is closed");
         }
@@ -223,26 +243,29 @@ public final class WriteBackStore extends ForwardingObjectStore {
             }
         }
         if (sequence >= 0) {
-            return writeLocal(key, body, sequence);
+            return writeLocal(key, body, sequence, partSizes, etag);
         }
-        ObjectMeta meta = delegate.put(key, body);
-        return new WriteStatus(-1, key, meta.size(), Durability.DURABLE, null);
+        ObjectMeta meta = partSizes == null ? delegate.put(key, body)
+                : Uploads.putParts(delegate, key, body.file(), partSizes, body.attributes(), 4);
+        return new WriteStatus(-1, key, meta.size(), Durability.DURABLE, null, meta.etag());
     }
 
     /** Writes data and record (temp, fsync, rename; the record last), outside the lock. */
-    private WriteStatus writeLocal(ObjectKey key, PutBody body, long sequence) throws IOException {
+    private WriteStatus writeLocal(ObjectKey key, PutBody body, long sequence, List<Long> partSizes, String givenEtag) throws IOException {
         Path tempData = tmpDir.resolve(sequence + ".obj");
         Path tempRecord = tmpDir.resolve(sequence + ".rec");
         int crc;
         Entry e;
         try {
             CRC32C sum = new CRC32C();
+            java.security.MessageDigest md5 = Etags.md5();
             try (FileChannel out = FileChannel.open(tempData, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE);
                     InputStream in = body.open()) {
                 byte[] buf = new byte[1 << 16];
                 long written = 0;
                 for (int n; (n = in.read(buf)) > 0; ) {
                     sum.update(buf, 0, n);
+                    md5.update(buf, 0, n);
                     ByteBuffer bb = ByteBuffer.wrap(buf, 0, n);
                     while (bb.hasRemaining()) {
                         out.write(bb);
@@ -256,20 +279,11 @@ public final class WriteBackStore extends ForwardingObjectStore {
                 out.force(true);
             }
             crc = (int) sum.getValue();
-            e = new Entry(sequence, key, body.length(), crc, Instant.now());
+            String etag = givenEtag != null ? givenEtag : Etags.ofDigest(md5.digest());
+            e = new Entry(new WriteRecord(sequence, key, body.length(), crc, Instant.now(), etag, partSizes, body.attributes()), etag);
             Files.move(tempData, e.data(), StandardCopyOption.ATOMIC_MOVE);
-            ByteArrayOutputStream bytes = new ByteArrayOutputStream();
-            try (DataOutputStream rec = new DataOutputStream(bytes)) {
-                rec.writeInt(MAGIC);
-                rec.writeLong(sequence);
-                rec.writeUTF(key.bucket());
-                rec.writeUTF(key.key());
-                rec.writeLong(e.size);
-                rec.writeInt(crc);
-                rec.writeLong(e.written.toEpochMilli());
-            }
             try (FileChannel out = FileChannel.open(tempRecord, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE)) {
-                ByteBuffer bb = ByteBuffer.wrap(bytes.toByteArray());
+                ByteBuffer bb = ByteBuffer.wrap(e.record.encode());
                 while (bb.hasRemaining()) {
                     out.write(bb);
                 }
@@ -309,7 +323,7 @@ public final class WriteBackStore extends ForwardingObjectStore {
     @Override
     public ObjectMeta put(ObjectKey key, PutBody body) throws IOException {
         WriteStatus s = write(key, body);
-        return new ObjectMeta(key, s.size(), s.durability() == Durability.DURABLE ? "durable" : "local-" + s.sequence(), null, Instant.now());
+        return new ObjectMeta(key, s.size(), s.etag(), null, Instant.now(), body.attributes());
     }
 
     /** Uploads a lane's writes in order, retrying transient failures with backoff. */
@@ -353,8 +367,30 @@ public final class WriteBackStore extends ForwardingObjectStore {
         }
     }
 
+    /** Uploads a write so that the store reports the ETag its client was answered: one PUT, or the client's parts. */
     private void upload(Entry e) throws IOException {
-        Uploads.putFile(delegate, e.key, e.data(), e.size, config.partSize(), 4);
+        ObjectAttributes attributes = e.record.attributes();
+        ObjectMeta stored;
+        if (e.record.partSizes() != null) {
+            stored = Uploads.putParts(delegate, e.key, e.data(), e.record.partSizes(), attributes, 4);
+        } else if (e.size <= MAX_SINGLE_PUT) {
+            stored = delegate.put(e.key, PutBody.ofFile(e.data()).withAttributes(attributes));
+        } else {
+            stored = Uploads.putParts(delegate, e.key, e.data(), partsOf(e.size), attributes, 4);
+        }
+        if (!stored.etag().equals(e.etag)) {
+            // a store that does not use content MD5s as ETags (S3 with SSE-KMS, say): the bytes are right, the ETag moves
+            LOG.warn("the object store gave {} the ETag {}, not the {} its writer was answered; If-Match with the old one will fail",
+                    e.key, stored.etag(), e.etag);
+        }
+    }
+
+    private List<Long> partsOf(long size) {
+        List<Long> sizes = new ArrayList<>();
+        for (long offset = 0; offset < size; offset += config.partSize()) {
+            sizes.add(Math.min(config.partSize(), size - offset));
+        }
+        return sizes;
     }
 
     /** The write is durable: its local copy and record go, readers go upstream again. */
@@ -439,7 +475,7 @@ public final class WriteBackStore extends ForwardingObjectStore {
             scratchBytes += body.length() - replaced;
         }
         ObjectMeta meta = store.put(key, body);
-        return new WriteStatus(-1, key, meta.size(), Durability.LOCAL, null);
+        return new WriteStatus(-1, key, meta.size(), Durability.LOCAL, null, meta.etag());
     }
 
     private long existingScratchSize(ObjectKey key) {
@@ -534,7 +570,7 @@ public final class WriteBackStore extends ForwardingObjectStore {
         if (e == null) {
             return delegate.head(key);
         }
-        return new ObjectMeta(key, e.size, "local-" + e.sequence, null, e.written);
+        return e.meta();
     }
 
     @Override
@@ -545,13 +581,9 @@ public final class WriteBackStore extends ForwardingObjectStore {
         }
         Entry e = localCopy(request.key());
         if (e == null) {
-            if (request.ifMatch() != null && request.ifMatch().startsWith("local-")) {
-                // the local version this read names was uploaded since its HEAD: read what the store holds now
-                return delegate.get(request.withIfMatch(null));
-            }
             return delegate.get(request);
         }
-        ObjectMeta meta = new ObjectMeta(request.key(), e.size, "local-" + e.sequence, null, e.written);
+        ObjectMeta meta = e.meta();
         if (request.ifMatch() != null && !request.ifMatch().equals(meta.etag())) {
             throw new StoreException(StoreException.Kind.PRECONDITION_FAILED, 412, "object changed: " + request.key()
                     + " has a newer local write " + meta.etag(), null);
@@ -567,8 +599,8 @@ public final class WriteBackStore extends ForwardingObjectStore {
             return new ObjectContent(meta, range, Uploads.slice(e.data(), range.offset(), range.length()).open());
         } catch (java.nio.file.NoSuchFileException uploaded) {
             // its upload finished between our look and the open, and removed the local copy: the same bytes
-            // are in the store now (under the store's ETag, not the local one this read may name)
-            return delegate.get(meta.etag().equals(request.ifMatch()) ? request.withIfMatch(null) : request);
+            // are in the store now, under the same ETag
+            return delegate.get(request);
         }
     }
 

@@ -2,6 +2,9 @@ package dev.ferry.writeback;
 
 import dev.ferry.store.ObjectKey;
 
-/** One acknowledged write: its sequence number, key, size, where it stands, and the error if it failed. */
-public record WriteStatus(long sequence, ObjectKey key, long size, Durability durability, String error) {
+/**
+ * One acknowledged write: its sequence number, key, size, where it stands, the error if it failed, and
+ * the ETag the object has (in the store, or will have once uploaded).
+ */
+public record WriteStatus(long sequence, ObjectKey key, long size, Durability durability, String error, String etag) {
 }

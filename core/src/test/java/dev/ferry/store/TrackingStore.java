@@ -81,9 +81,9 @@ public final class TrackingStore extends ForwardingObjectStore {
     }
 
     @Override
-    public MultipartUpload startMultipart(ObjectKey key) throws IOException {
+    public MultipartUpload startMultipart(ObjectKey key, ObjectAttributes attributes) throws IOException {
         track(Op.START_MULTIPART, key.toString(), null);
-        return delegate.startMultipart(key);
+        return delegate.startMultipart(key, attributes);
     }
 
     @Override

@@ -16,6 +16,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Arrays;
+import java.util.List;
 import java.util.Random;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.BeforeEach;
@@ -71,15 +72,18 @@ class WriteBackStoreTest {
     }
 
     @Test
-    void aReadNamingTheLocalVersion_stillWorksOnceThatVersionIsUploaded() throws Exception {
+    void theEtagAnswered_isTheContentMd5_andStaysValidOnceUploaded() throws Exception {
         ObjectKey key = ObjectKey.of("ckpt", "raced");
         byte[] bytes = random(10_000, 9);
+        String md5 = java.util.HexFormat.of().formatHex(java.security.MessageDigest.getInstance("MD5").digest(bytes));
         try (WriteBackStore wb = open(1 << 30)) {
-            wb.write(key, PutBody.ofBytes(bytes));
+            assertThat(wb.write(key, PutBody.ofBytes(bytes)).etag()).isEqualTo(md5);
             String localEtag = wb.head(key).etag(); // a reader's HEAD, before the upload...
-            assertThat(localEtag).startsWith("local-");
+            assertThat(localEtag).isEqualTo(md5);
             assertThat(wb.flush(Duration.ofSeconds(30)).complete()).isTrue(); // ...which finishes before its GET
-            assertThat(wb.get(new dev.ferry.store.GetRequest(key, null, localEtag)).readAllBytes()).isEqualTo(bytes);
+            assertThat(origin.head(key).etag()).as("the store reports the ETag the writer was answered").isEqualTo(md5);
+            assertThat(wb.get(new dev.ferry.store.GetRequest(key, ByteRange.of(10, 100), localEtag)).readAllBytes())
+                    .isEqualTo(Arrays.copyOfRange(bytes, 10, 110));
         }
     }
 
@@ -182,15 +186,43 @@ class WriteBackStoreTest {
     }
 
     @Test
-    void largeObject_isUploadedInParts() throws Exception {
+    void largePut_isUploadedAsOnePut_soTheStoreGivesItTheSameEtag() throws Exception {
         ObjectKey key = ObjectKey.of("ckpt", "big.bin");
         byte[] bytes = random(12 << 20, 8);
+        String etag;
         try (WriteBackStore wb = new WriteBackStore(tracking, new WriteBackConfig(tmp.resolve("wb"), 1L << 30, 2, 5L << 20, Duration.ofMillis(200), null, 0, Duration.ofHours(1)))) {
-            wb.write(key, PutBody.ofBytes(bytes));
+            etag = wb.write(key, PutBody.ofBytes(bytes)).etag();
+            assertThat(wb.flush(Duration.ofSeconds(60)).complete()).isTrue();
+        }
+        assertThat(tracking.count(TrackingStore.Op.UPLOAD_PART)).isZero();
+        assertThat(tracking.count(TrackingStore.Op.PUT)).isEqualTo(1);
+        assertThat(origin.head(key).etag()).isEqualTo(etag);
+        assertThat(origin.readBytes(key, null)).isEqualTo(bytes);
+    }
+
+    @Test
+    void multipartWrite_isUploadedInTheClientsParts_withTheirEtag() throws Exception {
+        ObjectKey key = ObjectKey.of("ckpt", "parts.bin");
+        byte[] bytes = random(12 << 20, 8);
+        Path file = tmp.resolve("assembled");
+        Files.write(file, bytes);
+        List<Long> sizes = List.of(6L << 20, 5L << 20, 1L << 20);
+        List<String> partEtags = new java.util.ArrayList<>();
+        int offset = 0;
+        for (long size : sizes) {
+            byte[] part = Arrays.copyOfRange(bytes, offset, offset + (int) size);
+            partEtags.add(java.util.HexFormat.of().formatHex(java.security.MessageDigest.getInstance("MD5").digest(part)));
+            offset += (int) size;
+        }
+        String etag = dev.ferry.store.Etags.multipart(partEtags);
+        assertThat(etag).endsWith("-3");
+        try (WriteBackStore wb = open(1 << 30)) {
+            assertThat(wb.writeParts(key, PutBody.ofFile(file), sizes, etag).etag()).isEqualTo(etag);
+            assertThat(wb.head(key).etag()).isEqualTo(etag);
             assertThat(wb.flush(Duration.ofSeconds(60)).complete()).isTrue();
         }
         assertThat(tracking.count(TrackingStore.Op.UPLOAD_PART)).isEqualTo(3);
-        assertThat(tracking.count(TrackingStore.Op.COMPLETE_MULTIPART)).isEqualTo(1);
+        assertThat(origin.head(key).etag()).isEqualTo(etag);
         assertThat(origin.readBytes(key, null)).isEqualTo(bytes);
     }
 

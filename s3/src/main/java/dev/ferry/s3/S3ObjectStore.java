@@ -9,6 +9,7 @@ import dev.ferry.store.ListRequest;
 import dev.ferry.store.MultipartUpload;
 import dev.ferry.store.ObjectContent;
 import dev.ferry.store.ObjectKey;
+import dev.ferry.store.ObjectAttributes;
 import dev.ferry.store.ObjectMeta;
 import dev.ferry.store.ObjectNotFoundException;
 import dev.ferry.store.ObjectStore;
@@ -119,7 +120,9 @@ public final class S3ObjectStore implements ObjectStore, BucketOperations {
     public ObjectMeta head(ObjectKey key) throws IOException {
         HeadObjectResponse r = call("HEAD " + key, key, () ->
                 s3.headObject(HeadObjectRequest.builder().bucket(key.bucket()).key(key.key()).build()));
-        return new ObjectMeta(key, r.contentLength(), r.eTag(), r.versionId(), lastModified(r.lastModified()));
+        return new ObjectMeta(key, r.contentLength(), r.eTag(), r.versionId(), lastModified(r.lastModified()),
+                S3Attributes.of(r.contentType(), r.contentEncoding(), r.cacheControl(), r.contentDisposition(), r.contentLanguage(),
+                        r.expiresString(), r.metadata()));
     }
 
     @Override
@@ -137,7 +140,9 @@ public final class S3ObjectStore implements ObjectStore, BucketOperations {
         ResponseInputStream<GetObjectResponse> in = call(what, key, () -> s3.getObject(get));
         GetObjectResponse r = in.response();
         long total = request.range() == null ? r.contentLength() : totalSize(r, key);
-        ObjectMeta meta = new ObjectMeta(key, total, r.eTag(), r.versionId(), lastModified(r.lastModified()));
+        ObjectMeta meta = new ObjectMeta(key, total, r.eTag(), r.versionId(), lastModified(r.lastModified()),
+                S3Attributes.of(r.contentType(), r.contentEncoding(), r.cacheControl(), r.contentDisposition(), r.contentLanguage(),
+                        r.expiresString(), r.metadata()));
         ByteRange range;
         if (request.range() == null) {
             range = total == 0 ? null : ByteRange.of(0, total);
@@ -191,11 +196,16 @@ public final class S3ObjectStore implements ObjectStore, BucketOperations {
 
     @Override
     public ObjectMeta put(ObjectKey key, PutBody body) throws IOException {
-        PutObjectRequest put = PutObjectRequest.builder().bucket(key.bucket()).key(key.key())
-                .contentLength(body.length()).build();
+        ObjectAttributes a = body.attributes();
+        PutObjectRequest.Builder b = PutObjectRequest.builder().bucket(key.bucket()).key(key.key()).contentLength(body.length())
+                .contentType(a.get("content-type") == null ? "application/octet-stream" : a.get("content-type"))
+                .contentEncoding(a.get("content-encoding")).cacheControl(a.get("cache-control"))
+                .contentDisposition(a.get("content-disposition")).contentLanguage(a.get("content-language")).metadata(a.userMetadata());
+        S3Attributes.expires(b, a);
+        PutObjectRequest put = b.build();
         PutObjectResponse r = call("PUT " + key, key, () -> s3.putObject(put, requestBody(body)));
         // S3 does not return Last-Modified on PUT; the acknowledgement time is close enough for ferry's uses.
-        return new ObjectMeta(key, body.length(), r.eTag(), r.versionId(), Instant.now());
+        return new ObjectMeta(key, body.length(), r.eTag(), r.versionId(), Instant.now(), a);
     }
 
     private static RequestBody requestBody(PutBody body) {
@@ -217,9 +227,14 @@ public final class S3ObjectStore implements ObjectStore, BucketOperations {
     }
 
     @Override
-    public MultipartUpload startMultipart(ObjectKey key) throws IOException {
-        String id = call("create multipart upload of " + key, key, () -> s3.createMultipartUpload(
-                CreateMultipartUploadRequest.builder().bucket(key.bucket()).key(key.key()).build())).uploadId();
+    public MultipartUpload startMultipart(ObjectKey key, ObjectAttributes a) throws IOException {
+        CreateMultipartUploadRequest.Builder b = CreateMultipartUploadRequest.builder().bucket(key.bucket()).key(key.key())
+                .contentType(a.get("content-type") == null ? "application/octet-stream" : a.get("content-type"))
+                .contentEncoding(a.get("content-encoding")).cacheControl(a.get("cache-control"))
+                .contentDisposition(a.get("content-disposition")).contentLanguage(a.get("content-language")).metadata(a.userMetadata());
+        S3Attributes.expires(b, a);
+        CreateMultipartUploadRequest create = b.build();
+        String id = call("create multipart upload of " + key, key, () -> s3.createMultipartUpload(create)).uploadId();
         return new MultipartUpload(key, id);
     }
 
@@ -245,7 +260,7 @@ public final class S3ObjectStore implements ObjectStore, BucketOperations {
         CompleteMultipartUploadResponse r = call("complete multipart upload of " + key, key, () -> s3.completeMultipartUpload(complete));
         ObjectMeta head = head(key); // the response carries no size
         return new ObjectMeta(key, head.size(), r.eTag() != null ? r.eTag() : head.etag(),
-                r.versionId() != null ? r.versionId() : head.versionId(), head.lastModified());
+                r.versionId() != null ? r.versionId() : head.versionId(), head.lastModified(), head.attributes());
     }
 
     @Override

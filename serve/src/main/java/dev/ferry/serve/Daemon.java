@@ -92,6 +92,8 @@ public final class Daemon implements AutoCloseable {
     private final PlannedPolicy<BlockId> policy = new PlannedPolicy<>();
     private final CachingStore cache;
     private final WriteBackStore writeBack;
+    private final LocalMultipart localMultipart;
+    private final dev.ferry.store.PendingUploads originUploads;
     private final PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
     private final FerryMetrics metrics;
     private final ServeStats stats = new ServeStats();
@@ -164,9 +166,16 @@ public final class Daemon implements AutoCloseable {
         clearSpool(spool);
         SigV4 sig = config.accessKey() == null ? null : new SigV4(config.accessKey(), config.secretKey());
         ServeContext.Limits limits = new ServeContext.Limits(config.maxHeaderBytes(), config.maxXmlBytes(), config.maxObjectBytes());
-        ServeContext context = new ServeContext(new S3Service(cache, group == null ? below : hinted, buckets, writeBack,
-                writeBack == null ? null : new LocalMultipart(config.cacheDir().resolveSibling(config.cacheDir().getFileName() + "-multipart"))), new FerryApi(this), sig, spool, limits,
-                workers, stats);
+        this.localMultipart = writeBack == null ? null
+                : new LocalMultipart(config.cacheDir().resolveSibling(config.cacheDir().getFileName() + "-multipart"));
+        ObjectStore checked = group == null ? below : hinted;
+        WriteChecks checks = writeBack == null ? null
+                : new WriteChecks(checked, origin instanceof FileObjectStore folder ? folder : null, java.time.Duration.ofSeconds(30));
+        this.originUploads = origin instanceof dev.ferry.store.PendingUploads p ? p : null;
+        // under write-back the origin's uploads in progress are write-back's own: clients list the uploads they started
+        ServeContext context = new ServeContext(new S3Service(cache, checked, buckets, writeBack, localMultipart, checks,
+                writeBack == null ? originUploads : null),
+                new FerryApi(this), sig, spool, limits, workers, stats);
         boss = new MultiThreadIoEventLoopGroup(1, NioIoHandler.newFactory());
         io = new MultiThreadIoEventLoopGroup(Math.max(2, Runtime.getRuntime().availableProcessors()), NioIoHandler.newFactory());
         try {
@@ -193,9 +202,24 @@ public final class Daemon implements AutoCloseable {
             throw new IOException("cannot listen on " + config.bind() + ":" + config.port() + ": " + ex.getMessage(), ex);
         }
         ticker.scheduleAtFixedRate(this::sample, 1, 1, TimeUnit.SECONDS);
+        long sweep = Math.clamp(config.multipartTtl().toMillis() / 10, 1000, 3_600_000);
+        ticker.scheduleWithFixedDelay(this::expireUploads, sweep, sweep, TimeUnit.MILLISECONDS);
         if (!ServeConfig.isLoopback(config.bind()) && sig == null) {
             LOG.warn("*** INSECURE: ferry serve listens on {} without credentials: anyone who can reach this port can read and "
                     + "write through it ***", config.bind());
+        }
+    }
+
+    /** Aborts the multipart uploads started longer than multipart-ttl ago, deleting their parts. */
+    private void expireUploads() {
+        java.time.Instant cutoff = java.time.Instant.now().minus(config.multipartTtl());
+        try {
+            int n = (localMultipart == null ? 0 : localMultipart.expire(cutoff)) + (originUploads == null ? 0 : originUploads.expireUploads(cutoff));
+            if (n > 0) {
+                LOG.info("expired {} multipart uploads started more than {} ago", n, config.multipartTtl());
+            }
+        } catch (IOException | RuntimeException e) {
+            LOG.warn("cannot expire old multipart uploads: {}", e.getMessage());
         }
     }
 

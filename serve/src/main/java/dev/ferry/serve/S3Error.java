@@ -49,6 +49,9 @@ final class S3Error extends Exception {
         if (e instanceof ObjectNotFoundException) {
             return notFound(message);
         }
+        if (e instanceof StoreException se && se.code() != null && se.httpStatus() >= 400 && se.httpStatus() < 600) {
+            return new S3Error(se.httpStatus(), se.code(), message);
+        }
         if (e instanceof StoreException se) {
             return switch (se.kind()) {
                 case NOT_FOUND -> notFound(message);

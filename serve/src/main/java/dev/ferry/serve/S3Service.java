@@ -61,6 +61,8 @@ final class S3Service {
     private final LocalMultipart localMultipart;
     private final ObjectStore front;
     private final ObjectStore below;
+    private final WriteChecks checks;
+    private final List<MultipartListing.Source> uploadSources;
     private final KeyLocks locks = new KeyLocks();
 
     /**
@@ -68,14 +70,26 @@ final class S3Service {
      *                  local tier's metadata (which may be up to its TTL old)
      * @param writeBack when not null, PUTs are acknowledged once on local disk and uploaded in the background,
      *                  and reads of keys not yet uploaded are served from it
+     * @param checks    what write-back checks before acknowledging (null without write-back)
+     * @param originUploads the origin's pending multipart uploads when it can list them (a folder store), else null
      */
-    S3Service(CachingStore cache, ObjectStore below, BucketOperations buckets, WriteBackStore writeBack, LocalMultipart localMultipart) {
+    S3Service(CachingStore cache, ObjectStore below, BucketOperations buckets, WriteBackStore writeBack, LocalMultipart localMultipart,
+            WriteChecks checks, dev.ferry.store.PendingUploads originUploads) {
         this.cache = cache;
         this.below = below;
         this.buckets = buckets;
         this.writeBack = writeBack;
         this.localMultipart = localMultipart;
+        this.checks = checks;
         this.front = writeBack != null ? writeBack : cache;
+        List<MultipartListing.Source> sources = new ArrayList<>();
+        if (localMultipart != null) {
+            sources.add(localMultipart::list);
+        }
+        if (originUploads != null) {
+            sources.add(originUploads::listUploads);
+        }
+        this.uploadSources = List.copyOf(sources);
     }
 
     /** Whether this request's write goes through write-back (configured, and not refused by {@code x-ferry-write: through}). */
@@ -126,7 +140,14 @@ final class S3Service {
         }
         if (m.equals(HttpMethod.POST)) {
             if (r.has("uploads")) {
-                MultipartUpload u = writesBack(r) && localMultipart != null ? localMultipart.start(key) : front.startMultipart(key);
+                dev.ferry.store.ObjectAttributes attributes = ObjectHeaders.from(r.headers());
+                MultipartUpload u;
+                if (writesBack(r) && localMultipart != null) {
+                    checks.check(key); // refused now, not after the parts are in
+                    u = localMultipart.start(key, attributes);
+                } else {
+                    u = front.startMultipart(key, attributes);
+                }
                 return Reply.xml(HttpResponseStatus.OK, new Xml().openRoot("InitiateMultipartUploadResult")
                         .element("Bucket", key.bucket()).element("Key", key.key()).element("UploadId", u.uploadId())
                         .close("InitiateMultipartUploadResult"));
@@ -177,6 +198,9 @@ final class S3Service {
                 throw S3Error.notImplemented("CreateBucket on this upstream");
             }
             buckets.createBucket(r.bucket());
+            if (checks != null) {
+                checks.forget(r.bucket());
+            }
             HttpHeaders h = new DefaultHttpHeaders();
             h.set("Location", "/" + r.bucket());
             return new Reply.Full(HttpResponseStatus.OK, h, new byte[0], false);
@@ -190,7 +214,14 @@ final class S3Service {
                 front.list(new ListRequest(r.bucket(), "", null, null, 1));
                 return Reply.xml(HttpResponseStatus.OK, new Xml().openRoot("LocationConstraint").close("LocationConstraint"));
             }
-            for (String unsupported : List.of("acl", "policy", "versioning", "lifecycle", "cors", "tagging", "uploads", "versions",
+            if (r.has("uploads")) {
+                if (uploadSources.isEmpty()) {
+                    throw S3Error.notImplemented("ListMultipartUploads on this upstream");
+                }
+                front.list(new ListRequest(r.bucket(), "", null, null, 1)); // NoSuchBucket as S3 answers it
+                return MultipartListing.list(r, uploadSources);
+            }
+            for (String unsupported : List.of("acl", "policy", "versioning", "lifecycle", "cors", "tagging", "versions",
                     "website", "logging", "notification", "replication", "encryption", "object-lock")) {
                 if (r.has(unsupported)) {
                     throw S3Error.notImplemented("GET bucket ?" + unsupported);
@@ -435,8 +466,7 @@ final class S3Service {
         h.set("ETag", quote(meta.etag()));
         h.set("Last-Modified", HTTP_DATE.format(meta.lastModified()));
         h.set("Accept-Ranges", "bytes");
-        // the stores behind ferry keep no content type: every object is served as bytes
-        h.set("Content-Type", "application/octet-stream");
+        ObjectHeaders.apply(meta.attributes(), h);
         return h;
     }
 
@@ -468,18 +498,19 @@ final class S3Service {
 
     private Reply putObject(Request r, ObjectKey key) throws S3Error, IOException {
         RequestBody body = requireBody(r);
+        PutBody data = PutBody.ofFile(body.file()).withAttributes(ObjectHeaders.from(r.headers()));
         return locks.with(key, () -> {
             checkWrite(r, key);
-            return put(r, key, body);
+            return put(r, key, data);
         });
     }
 
-    private Reply put(Request r, ObjectKey key, RequestBody body) throws S3Error, IOException {
-        PutBody data = PutBody.ofFile(body.file());
+    private Reply put(Request r, ObjectKey key, PutBody data) throws S3Error, IOException {
         HttpHeaders h = new DefaultHttpHeaders();
-        if (writeBack != null && !"through".equals(r.headers().get("x-ferry-write"))) {
+        if (writesBack(r)) {
+            checks.check(key); // what would fail forever is refused now, not acknowledged
             WriteStatus w = writeBack.write(key, data);
-            h.set("ETag", quote(w.durability() == Durability.DURABLE ? front.head(key).etag() : "local-" + w.sequence()));
+            h.set("ETag", quote(w.etag()));
             h.set("x-ferry-durability", w.durability() == Durability.DURABLE ? "durable" : "local");
         } else if (writeBack != null && writeBack.holdsLocally(key)) {
             // an earlier write of this key is still local: this one must land after it, so it goes the same
@@ -583,11 +614,19 @@ final class S3Service {
         String etag;
         String durability = "durable";
         if (LocalMultipart.owns(id) && localMultipart != null) {
-            java.nio.file.Path whole = localMultipart.assemble(upload, parts);
-            WriteStatus w = writeBack.write(key, PutBody.ofFile(whole)); // on failure the assembled object stays for a retry
-            localMultipart.discard(upload);
-            durability = w.durability() == Durability.DURABLE ? "durable" : "local";
-            etag = w.durability() == Durability.DURABLE ? front.head(key).etag() : "local-" + w.sequence();
+            String again = localMultipart.completedEtag(upload);
+            if (again != null) { // a retried Complete of an upload already completed: S3 answers it the same
+                etag = again;
+                durability = writeBack.holdsLocally(key) ? "local" : "durable";
+            } else {
+                checks.check(key);
+                LocalMultipart.Assembled whole = localMultipart.assemble(upload, parts);
+                // on failure the assembled object stays for a retry
+                WriteStatus w = writeBack.writeParts(key, whole.body(), whole.partSizes(), whole.etag());
+                localMultipart.finish(upload, w.etag());
+                durability = w.durability() == Durability.DURABLE ? "durable" : "local";
+                etag = w.etag();
+            }
         } else {
             etag = front.completeMultipart(upload, parts).etag();
         }

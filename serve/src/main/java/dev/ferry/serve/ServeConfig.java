@@ -28,6 +28,8 @@ import java.util.Set;
  * @param firstByteTimeout how long a read waits for the object store to start answering, retries included,
  *                    before the client gets {@code 503 ServiceUnavailable}
  * @param headerTimeout how long a request's line and headers may take to arrive, from their first byte
+ * @param multipartTtl how long a multipart upload started and never completed or aborted is kept before its
+ *                    parts are deleted (uploads the daemon holds: write-back's, a folder store's)
  */
 public record ServeConfig(
         String bind,
@@ -52,18 +54,20 @@ public record ServeConfig(
         URI self,
         Path sharedTier,
         java.time.Duration firstByteTimeout,
-        java.time.Duration headerTimeout) {
+        java.time.Duration headerTimeout,
+        java.time.Duration multipartTtl) {
 
     /** The keys a config file may hold. */
     public static final Set<String> KEYS = Set.of("bind", "port", "upstream", "store-root", "data-dir", "profile", "cache-dir",
             "cache-size", "block-size", "prefetch-bytes", "access-key", "secret-key", "insecure", "write-back", "write-back-quota",
-            "max-header-bytes", "max-xml-bytes", "max-object-bytes", "group", "self", "shared-tier", "first-byte-timeout", "header-timeout");
+            "max-header-bytes", "max-xml-bytes", "max-object-bytes", "group", "self", "shared-tier", "first-byte-timeout", "header-timeout",
+            "multipart-ttl");
 
     public static ServeConfig defaults() {
         Path home = Path.of(System.getProperty("user.home"), ".ferry");
         return new ServeConfig("127.0.0.1", 9099, null, null, home.resolve("data"), "cloud", home.resolve("cache"), 10L << 30,
                 4 << 20, 256L << 20, null, null, false, false, 8L << 30, 16 * 1024, 1L << 20, 5L << 30, java.util.List.of(), null, null,
-                java.time.Duration.ofSeconds(10), java.time.Duration.ofSeconds(30));
+                java.time.Duration.ofSeconds(10), java.time.Duration.ofSeconds(30), java.time.Duration.ofDays(7));
     }
 
     /** Checks what no single field can: a bind address beyond loopback needs credentials or --insecure. */
@@ -99,6 +103,9 @@ public record ServeConfig(
         if (headerTimeout.isNegative() || headerTimeout.isZero()) {
             throw new IllegalArgumentException("header-timeout must be positive: " + headerTimeout);
         }
+        if (multipartTtl.isNegative() || multipartTtl.isZero()) {
+            throw new IllegalArgumentException("multipart-ttl must be positive: " + multipartTtl);
+        }
     }
 
     static boolean isLoopback(String bind) {
@@ -129,8 +136,9 @@ public record ServeConfig(
         m.put("group", String.join(",", group.stream().map(URI::toString).toList()));
         m.put("self", self == null ? "" : self.toString());
         m.put("shared-tier", sharedTier == null ? "" : sharedTier.toString());
-        m.put("first-byte-timeout", firstByteTimeout.toMillis() % 1000 == 0 ? firstByteTimeout.toSeconds() + "s" : firstByteTimeout.toMillis() + "ms");
-        m.put("header-timeout", headerTimeout.toMillis() % 1000 == 0 ? headerTimeout.toSeconds() + "s" : headerTimeout.toMillis() + "ms");
+        m.put("first-byte-timeout", format(firstByteTimeout));
+        m.put("header-timeout", format(headerTimeout));
+        m.put("multipart-ttl", format(multipartTtl));
         return m;
     }
 
@@ -167,6 +175,7 @@ public record ServeConfig(
         Path shared = sharedTier;
         java.time.Duration fbt = firstByteTimeout;
         java.time.Duration ht = headerTimeout;
+        java.time.Duration mpt = multipartTtl;
         try {
             switch (key) {
                 case "bind" -> b = v;
@@ -200,23 +209,45 @@ public record ServeConfig(
                 case "shared-tier" -> shared = v.isBlank() ? null : Path.of(v.trim());
                 case "first-byte-timeout" -> fbt = duration(key, v);
                 case "header-timeout" -> ht = duration(key, v);
+                case "multipart-ttl" -> mpt = duration(key, v);
                 default -> throw new IllegalArgumentException("unknown setting '" + key + "'; known: " + String.join(", ", new java.util.TreeSet<>(KEYS)));
             }
         } catch (NumberFormatException | ArithmeticException e) {
             throw new IllegalArgumentException(key + " must be a number (sizes may say 64MiB), not '" + v + "'");
         }
-        return new ServeConfig(b, p, up, root, data, prof, cd, cs, bs, pf, ak, sk, ins, wb, wbq, mh, mx, mo, g, me, shared, fbt, ht);
+        return new ServeConfig(b, p, up, root, data, prof, cd, cs, bs, pf, ak, sk, ins, wb, wbq, mh, mx, mo, g, me, shared, fbt, ht, mpt);
     }
 
-    /** {@code 10s}, {@code 1500ms}, {@code 2m}; a bare number is seconds. */
+    /** {@code 10s}, {@code 1500ms}, {@code 2m}, {@code 12h}, {@code 7d}; a bare number is seconds. */
     private static java.time.Duration duration(String key, String v) {
-        java.util.regex.Matcher m = java.util.regex.Pattern.compile("(\\d+(?:\\.\\d+)?)\\s*(ms|s|m)?").matcher(v.trim());
+        java.util.regex.Matcher m = java.util.regex.Pattern.compile("(\\d+(?:\\.\\d+)?)\\s*(ms|s|m|h|d)?").matcher(v.trim());
         if (!m.matches()) {
-            throw new IllegalArgumentException(key + " must be a duration such as 10s, 500ms or 2m, not '" + v + "'");
+            throw new IllegalArgumentException(key + " must be a duration such as 10s, 500ms, 2m, 12h or 7d, not '" + v + "'");
         }
         double n = Double.parseDouble(m.group(1));
-        double millis = m.group(2) == null || m.group(2).equals("s") ? n * 1000 : m.group(2).equals("m") ? n * 60_000 : n;
-        return java.time.Duration.ofMillis(Math.round(millis));
+        double unit = switch (m.group(2) == null ? "s" : m.group(2)) {
+            case "ms" -> 1;
+            case "m" -> 60_000;
+            case "h" -> 3_600_000;
+            case "d" -> 86_400_000;
+            default -> 1000;
+        };
+        return java.time.Duration.ofMillis(Math.round(n * unit));
+    }
+
+    /** A duration as {@link #duration} reads it, in the largest unit that holds it exactly. */
+    private static String format(java.time.Duration d) {
+        long ms = d.toMillis();
+        if (ms % 86_400_000 == 0) {
+            return ms / 86_400_000 + "d";
+        }
+        if (ms % 3_600_000 == 0) {
+            return ms / 3_600_000 + "h";
+        }
+        if (ms % 60_000 == 0 && ms >= 600_000) {
+            return ms / 60_000 + "m";
+        }
+        return ms % 1000 == 0 ? ms / 1000 + "s" : ms + "ms";
     }
 
     private static boolean bool(String key, String v) {

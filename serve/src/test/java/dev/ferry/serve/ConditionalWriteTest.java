@@ -43,8 +43,8 @@ class ConditionalWriteTest {
     }
 
     /**
-     * The key's ETag once every write is durable. Under write-back a PUT answers {@code local-N}, which names
-     * the local copy only until it is uploaded; the fence makes the store's ETag the current one.
+     * The key's ETag once every write is durable (under write-back the ETag a PUT answers is already the one
+     * the store will report; the fence checks each write reached it).
      */
     private static String etag(DaemonFixture ferry, S3Client s3, String key) throws Exception {
         try (HttpClient http = HttpClient.newHttpClient()) {

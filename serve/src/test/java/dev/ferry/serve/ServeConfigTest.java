@@ -20,7 +20,7 @@ class ServeConfigTest {
                 .containsEntry("write-back", "false").containsEntry("write-back-quota", "8.0 GiB").containsEntry("max-header-bytes", "16384")
                 .containsEntry("max-xml-bytes", "1.0 MiB").containsEntry("max-object-bytes", "5.0 GiB").containsEntry("group", "")
                 .containsEntry("self", "").containsEntry("shared-tier", "").containsEntry("first-byte-timeout", "10s")
-                .containsEntry("header-timeout", "30s");
+                .containsEntry("header-timeout", "30s").containsEntry("multipart-ttl", "7d");
         assertThat(d.get("cache-dir")).endsWith(".ferry/cache");
         assertThat(d.get("data-dir")).endsWith(".ferry/data");
         assertThat(d.keySet()).containsExactlyInAnyOrderElementsOf(ServeConfig.KEYS);
@@ -38,7 +38,10 @@ class ServeConfigTest {
         Files.writeString(file, "first-byte-timeout: 1500ms\n");
         assertThat(ServeConfig.defaults().with(ServeConfig.readFile(file)).firstByteTimeout()).isEqualTo(java.time.Duration.ofMillis(1500));
         assertThat(ServeConfig.defaults().with(Map.of("first-byte-timeout", "2m")).firstByteTimeout()).isEqualTo(java.time.Duration.ofMinutes(2));
-        assertThatThrownBy(() -> ServeConfig.defaults().with(Map.of("first-byte-timeout", "soon"))).hasMessageContaining("10s, 500ms or 2m");
+        assertThatThrownBy(() -> ServeConfig.defaults().with(Map.of("first-byte-timeout", "soon"))).hasMessageContaining("10s, 500ms, 2m");
+        assertThat(ServeConfig.defaults().with(Map.of("multipart-ttl", "36h")).multipartTtl()).isEqualTo(java.time.Duration.ofHours(36));
+        assertThat(ServeConfig.defaults().with(Map.of("multipart-ttl", "2d")).describe()).containsEntry("multipart-ttl", "2d");
+        assertThatThrownBy(() -> ServeConfig.defaults().with(Map.of("multipart-ttl", "0s")).validate()).hasMessageContaining("positive");
         assertThatThrownBy(() -> ServeConfig.defaults().with(Map.of("first-byte-timeout", "0s")).validate()).hasMessageContaining("positive");
         assertThat(ServeConfig.defaults().with(Map.of("header-timeout", "500ms")).headerTimeout()).isEqualTo(java.time.Duration.ofMillis(500));
         assertThat(ServeConfig.defaults().with(Map.of("header-timeout", "45s")).headerTimeout()).isEqualTo(java.time.Duration.ofSeconds(45));
