@@ -156,7 +156,8 @@ final class DemoCommand implements Callable<Integer> {
                         epochs, Prices.AWS_S3_STANDARD.egressPerGb() / 1e9, c -> predictSteady(manifest, future, c, blockSize));
                 System.out.println();
                 System.out.printf(Locale.ROOT, "ferry: a %s local tier (half the dataset) evicting by the plan (MIN), reads in plan order "
-                        + "%d in flight, read-ahead sized from rate and latency%n", Sizes.format(cacheBytes), loader.fetchConcurrency());
+                        + "%d in flight, read-ahead sized in samples from rate and latency (at most %d samples, 64 MiB for the process)%n",
+                        Sizes.format(cacheBytes), loader.fetchConcurrency(), loader.aheadSamples());
                 FerryMetrics metrics = metricsServer == null ? null : FerryMetrics.bind(metricsServer.registry(), chain.meter(), cache);
                 ferry = TrainingRun.run(new TrainingRun.Setup(cache, chain.meter(), cache, manifest, plan, loader, Decoder.identity(), epochs,
                         step, predicted, ferryContext, metrics, new ReadAheadBudget(64L << 20)), new Bar("ferry"));
@@ -165,6 +166,8 @@ final class DemoCommand implements Callable<Integer> {
             }
 
             table(direct, ferry);
+            System.out.println("(hit bytes: the share of bytes read that came from the local tier; predicted: the plan replayed through the "
+                    + "policy before the run)");
             System.out.println();
             System.out.println("advisor, direct:");
             direct.advice().forEach(a -> System.out.println("  - " + a));
@@ -226,8 +229,8 @@ final class DemoCommand implements Callable<Integer> {
     private void table(RunReport direct, RunReport ferry) {
         System.out.println();
         System.out.println("the four numbers, per epoch");
-        System.out.printf(Locale.ROOT, "%-7s %5s %10s %13s %13s %9s %11s %9s %11s %12s%n", "run", "epoch", "samples/s",
-                "wait/step p50", "wait/step p99", "hit rate", "egress", "requests", "cost", "predicted");
+        System.out.printf(Locale.ROOT, "%-7s %5s %10s %13s %13s %10s %11s %9s %11s %12s%n", "run", "epoch", "samples/s",
+                "wait/step p50", "wait/step p99", "hit bytes", "egress", "requests", "cost", "predicted");
         for (int i = 0; i < epochs; i++) {
             row("direct", direct.epochs().get(i));
             row("ferry", ferry.epochs().get(i));
@@ -235,7 +238,7 @@ final class DemoCommand implements Callable<Integer> {
     }
 
     private static void row(String run, EpochReport r) {
-        System.out.printf(Locale.ROOT, "%-7s %5d %10.0f %10.1f ms %10.1f ms %8.0f%% %11s %9d %10.4f$ %12s%n", run, r.epoch(),
+        System.out.printf(Locale.ROOT, "%-7s %5d %10.0f %10.1f ms %10.1f ms %9.0f%% %11s %9d %10.4f$ %12s%n", run, r.epoch(),
                 r.samplesPerSecond(), r.waitPerStepMillisP50(), r.waitPerStepMillisP99(), 100 * r.localHitRateBytes(),
                 Sizes.format(r.egressBytes()), r.egressRequests(), r.egressCostUsd(),
                 r.predictedEgressBytes() < 0 ? "-" : Sizes.format(r.predictedEgressBytes()));
