@@ -75,6 +75,7 @@ final class FerryFs implements FuseOperations {
     static final int EIO = 5;
     static final int EBADF = 9;
     static final int EACCES = 13;
+    static final int EBUSY = 16;
     static final int EEXIST = 17;
     static final int EXDEV = 18;
     static final int EISDIR = 21;
@@ -105,6 +106,8 @@ final class FerryFs implements FuseOperations {
     private final Map<String, WriteHandle> writing = new ConcurrentHashMap<>();
     private final Map<Long, DirCursor> dirs = new ConcurrentHashMap<>();
     private final Set<String> localDirs = ConcurrentHashMap.newKeySet();
+    /** "bucket/key" of files written through write-back and perhaps not uploaded yet: listings show them. */
+    private final java.util.NavigableSet<String> pendingWrites = new java.util.concurrent.ConcurrentSkipListSet<>();
     private final Map<String, PageState> pages = new ConcurrentHashMap<>();
     private final AtomicLong readAheadFetches = new AtomicLong();
     private volatile List<String> bucketNames;
@@ -145,6 +148,9 @@ final class FerryFs implements FuseOperations {
     public void init(FuseConnInfo conn, FuseConfig cfg) {
         // O_TRUNC arrives with open (one whole-object replacement), not as a separate truncate to zero first
         conn.setWant(conn.want() | (conn.capable() & FuseConnInfo.FUSE_CAP_ATOMIC_O_TRUNC));
+        // the kernel keeps or drops a file's pages when it is opened, by version (see open); dropping them whenever a
+        // stat shows a new mtime would also drop the pages a handle of the old version still reads
+        conn.setWant(conn.want() & ~FuseConnInfo.FUSE_CAP_AUTO_INVAL_DATA);
         conn.setMaxWrite(1 << 20);
     }
 
@@ -268,8 +274,29 @@ final class FerryFs implements FuseOperations {
         if (localDirs.contains(loc.bucket() + "/" + loc.key())) {
             return true;
         }
+        if (!pendingUnder(loc.bucket(), loc.prefix()).isEmpty()) {
+            return true;
+        }
         ListPage page = reader.list(new ListRequest(loc.bucket(), loc.prefix(), "/", null, 1));
         return !page.objects().isEmpty() || !page.commonPrefixes().isEmpty();
+    }
+
+    /** Keys under {@code prefix} written here and still held locally by write-back (dropping those uploaded since). */
+    private List<ObjectKey> pendingUnder(String bucket, String prefix) {
+        if (writeBack == null) {
+            return List.of();
+        }
+        String from = bucket + "/" + prefix;
+        List<ObjectKey> keys = new ArrayList<>();
+        for (String k : pendingWrites.subSet(from, true, from + Character.MAX_VALUE, false)) {
+            ObjectKey key = ObjectKey.of(bucket, k.substring(bucket.length() + 1));
+            if (writeBack.holdsLocally(key)) {
+                keys.add(key);
+            } else {
+                pendingWrites.remove(k); // uploaded: the store lists it now
+            }
+        }
+        return keys;
     }
 
     @Override
@@ -299,12 +326,22 @@ final class FerryFs implements FuseOperations {
         String token;
         boolean started;
         boolean last;
+        /** Children that exist only as local writes so far: shown after the store's last page unless it listed them. */
+        Map<String, ObjectKey> pending = new java.util.TreeMap<>();
 
         DirCursor(Loc loc) {
             this.loc = loc;
         }
 
         void reset() {
+            pending = new java.util.TreeMap<>();
+            if (!loc.isRoot()) {
+                for (ObjectKey k : pendingUnder(loc.bucket(), loc.prefix())) {
+                    String rest = k.key().substring(loc.prefix().length());
+                    int slash = rest.indexOf('/');
+                    pending.put(slash < 0 ? rest : rest.substring(0, slash), slash < 0 ? k : null);
+                }
+            }
             page = List.of();
             pageStart = 0;
             token = null;
@@ -330,6 +367,7 @@ final class FerryFs implements FuseOperations {
                 for (String cp : p.commonPrefixes()) {
                     String name = cp.substring(prefix.length(), cp.length() - 1);
                     if (usable(name)) {
+                        pending.remove(name);
                         entries.add(new Entry(name, null));
                         localDirs.remove(loc.bucket() + "/" + cp.substring(0, cp.length() - 1));
                     }
@@ -337,12 +375,25 @@ final class FerryFs implements FuseOperations {
                 for (ObjectMeta m : p.objects()) {
                     String name = m.key().key().substring(prefix.length());
                     if (usable(name)) {
+                        pending.remove(name);
                         entries.add(new Entry(name, m));
                     }
                 }
                 token = p.nextToken();
                 last = token == null;
                 if (last) {
+                    for (Map.Entry<String, ObjectKey> w : pending.entrySet()) {
+                        if (w.getValue() == null) {
+                            entries.add(new Entry(w.getKey(), null));
+                            localDirs.remove(loc.bucket() + "/" + prefix + w.getKey());
+                        } else {
+                            try {
+                                entries.add(new Entry(w.getKey(), reader.head(w.getValue())));
+                            } catch (ObjectNotFoundException gone) {
+                                // deleted since
+                            }
+                        }
+                    }
                     String mine = loc.bucket() + "/" + prefix;
                     for (String d : localDirs) {
                         if (d.startsWith(mine) && d.indexOf('/', mine.length()) < 0) {
@@ -566,7 +617,8 @@ final class FerryFs implements FuseOperations {
         long id = nextHandle.getAndIncrement();
         handles.put(id, new ReadHandle(path, meta, state));
         fi.setFh(id);
-        FileInfoBits.set(fi, keep, state == null);
+        // a bypassing handle keeps the cache too: an open without keep_cache drops the inode's pages, the old version's
+        FileInfoBits.set(fi, keep || state == null, state == null);
         return 0;
     }
 
@@ -792,11 +844,7 @@ final class FerryFs implements FuseOperations {
                 return;
             }
             PutBody body = PutBody.ofFile(spool);
-            if (writeBack != null) {
-                writeBack.write(key, body);
-            } else {
-                cache.put(key, body);
-            }
+            put(key, body);
             dirty = false;
             written(path, key);
         }
@@ -968,10 +1016,26 @@ final class FerryFs implements FuseOperations {
 
     private void put(ObjectKey key, PutBody body) throws IOException {
         if (writeBack != null) {
+            pendingWrites.add(key.bucket() + "/" + key.key());
             writeBack.write(key, body);
         } else {
             cache.put(key, body);
         }
+    }
+
+    /**
+     * Deletes a key. A write of it still waiting for upload would land after the delete and bring the file back,
+     * so a delete first waits (up to flush-timeout) for write-back to upload what it holds; EBUSY when it could not.
+     */
+    private void delete(ObjectKey key) throws IOException {
+        if (writeBack != null && writeBack.holdsLocally(key)) {
+            writeBack.flush(config.flushTimeout());
+            if (writeBack.holdsLocally(key)) {
+                throw new UploadPending(key + " is still waiting for its upload (write-back)");
+            }
+        }
+        reader.delete(key);
+        pendingWrites.remove(key.bucket() + "/" + key.key());
     }
 
     @Override
@@ -990,7 +1054,7 @@ final class FerryFs implements FuseOperations {
             if (!exists(loc.object())) {
                 return -ENOENT;
             }
-            reader.delete(loc.object());
+            delete(loc.object());
             written(path, loc.object());
             return 0;
         } catch (IOException e) {
@@ -1049,7 +1113,7 @@ final class FerryFs implements FuseOperations {
             };
             put(to.object(), body);
             written(newpath, to.object());
-            reader.delete(from.object());
+            delete(from.object());
             written(oldpath, from.object());
             return 0;
         } catch (IOException e) {
@@ -1074,12 +1138,24 @@ final class FerryFs implements FuseOperations {
         return config.readOnly() ? -EROFS : 0;
     }
 
+    /** A delete refused because the key's write has not reached the store yet (EBUSY). */
+    static final class UploadPending extends IOException {
+        private static final long serialVersionUID = 1L;
+
+        UploadPending(String message) {
+            super(message);
+        }
+    }
+
     // ---- errors -----------------------------------------------------------------------------------------
 
     /** The errno of a store failure: not found ENOENT, a pinned version gone ESTALE, refused EACCES, full ENOSPC, else EIO. */
     static int errnoOf(IOException e) {
         if (e instanceof ObjectNotFoundException) {
             return ENOENT;
+        }
+        if (e instanceof UploadPending) {
+            return EBUSY;
         }
         if (e instanceof StoreException se) {
             if (se.kind() == StoreException.Kind.PRECONDITION_FAILED || se.httpStatus() == 412) {
@@ -1100,7 +1176,7 @@ final class FerryFs implements FuseOperations {
 
     private static int errnoOf(String what, IOException e) {
         int code = errnoOf(e);
-        if (code == EIO || code == ESTALE) {
+        if (code == EIO || code == ESTALE || code == EBUSY) {
             LOG.warn("{}: {}", what, e.getMessage());
         }
         return code;
