@@ -1,0 +1,47 @@
+package dev.ferry.mount;
+
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.lang.reflect.Method;
+import org.cryptomator.jfuse.api.FileInfo;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Sets {@code keep_cache} and {@code direct_io} of libfuse3's {@code struct fuse_file_info}, which jfuse 0.7 does
+ * not expose: the bit fields follow {@code int flags}, in the 32-bit word at offset 4 ({@code writepage} bit 0,
+ * {@code direct_io} bit 1, {@code keep_cache} bit 2; the same in every libfuse 3.x). When the struct cannot be
+ * reached (another jfuse), nothing is set: the kernel then drops a file's cached pages at every open, which is
+ * correct, only slower.
+ */
+final class FileInfoBits {
+    private static final Logger LOG = LoggerFactory.getLogger(FileInfoBits.class);
+    private static final int DIRECT_IO = 1 << 1;
+    private static final int KEEP_CACHE = 1 << 2;
+    private static volatile Method segment;
+    private static volatile boolean unavailable;
+
+    private FileInfoBits() {
+    }
+
+    static void set(FileInfo fi, boolean keepCache, boolean directIo) {
+        if (unavailable || (!keepCache && !directIo)) {
+            return;
+        }
+        try {
+            Method m = segment;
+            if (m == null) {
+                m = fi.getClass().getDeclaredMethod("segment");
+                m.setAccessible(true);
+                segment = m;
+            }
+            MemorySegment s = (MemorySegment) m.invoke(fi);
+            int bits = s.get(ValueLayout.JAVA_INT_UNALIGNED, 4) & ~(DIRECT_IO | KEEP_CACHE);
+            bits |= (keepCache ? KEEP_CACHE : 0) | (directIo ? DIRECT_IO : 0);
+            s.set(ValueLayout.JAVA_INT_UNALIGNED, 4, bits);
+        } catch (ReflectiveOperationException | RuntimeException e) {
+            unavailable = true;
+            LOG.warn("cannot set keep_cache/direct_io on open files ({}); every open drops the kernel's cached pages", e.toString());
+        }
+    }
+}

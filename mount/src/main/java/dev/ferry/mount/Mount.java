@@ -1,0 +1,188 @@
+package dev.ferry.mount;
+
+import dev.ferry.cache.CacheConfig;
+import dev.ferry.cache.CachingStore;
+import dev.ferry.s3.S3ObjectStore;
+import dev.ferry.s3.S3StoreConfig;
+import dev.ferry.store.BucketOperations;
+import dev.ferry.store.ChainConfig;
+import dev.ferry.store.FileObjectStore;
+import dev.ferry.store.FirstByteTimeoutStore;
+import dev.ferry.store.MeterSnapshot;
+import dev.ferry.store.ObjectStore;
+import dev.ferry.store.StoreChain;
+import dev.ferry.writeback.WriteBackConfig;
+import dev.ferry.writeback.WriteBackStore;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeoutException;
+import java.util.function.Consumer;
+import java.util.stream.Stream;
+import org.cryptomator.jfuse.api.Fuse;
+import org.cryptomator.jfuse.api.FuseBuilder;
+import org.cryptomator.jfuse.api.FuseMountFailedException;
+
+/**
+ * A mounted ferry file system: the same chain as {@code ferry serve} (origin -> meter, governor, retry,
+ * parallel reads -> first-byte timeout -> local tier -> write-back), served through FUSE at the mountpoint.
+ * {@link #close} unmounts, waits up to {@code flush-timeout} for pending uploads, and closes the tiers.
+ * Thread-safe.
+ */
+public final class Mount implements AutoCloseable {
+    private final MountConfig config;
+    private final ObjectStore origin;
+    private final StoreChain chain;
+    private final CachingStore cache;
+    private final WriteBackStore writeBack;
+    private final FerryFs fs;
+    private final Fuse fuse;
+    private final Consumer<String> say;
+    private final String description;
+    private boolean closed;
+
+    private Mount(MountConfig config, Consumer<String> say) throws IOException {
+        this.config = config;
+        this.say = say;
+        boolean root = "root".equals(System.getProperty("user.name"));
+        Path lib = FuseCheck.check(Path.of("/dev/fuse"), FuseCheck.LIBRARY_DIRS, root);
+        String note = FuseCheck.prepareMountpoint(config.mountpoint());
+        if (note != null) {
+            say.accept(note);
+        }
+        BucketOperations buckets;
+        if (config.upstream() != null) {
+            String ak = System.getenv("AWS_ACCESS_KEY_ID");
+            String sk = System.getenv("AWS_SECRET_ACCESS_KEY");
+            S3StoreConfig s3 = S3StoreConfig.endpoint(config.upstream(), ak, sk);
+            if (ak == null || sk == null) {
+                s3 = new S3StoreConfig(config.upstream(), s3.region(), true, null, null, s3.maxConnections(), s3.connectTimeout(),
+                        s3.socketTimeout());
+            }
+            S3ObjectStore store = new S3ObjectStore(s3);
+            origin = store;
+            buckets = store;
+            description = config.upstream().toString();
+        } else {
+            if (!Files.isDirectory(config.storeRoot())) {
+                throw new FuseCheck.FuseUnavailableException("the store root " + config.storeRoot() + " is not a folder.");
+            }
+            FileObjectStore store = new FileObjectStore(config.storeRoot());
+            origin = store;
+            buckets = store;
+            description = "folder " + config.storeRoot();
+        }
+        chain = StoreChain.over(origin, ChainConfig.DEFAULT);
+        ObjectStore bounded = new FirstByteTimeoutStore(chain, config.firstByteTimeout());
+        CacheConfig cc = CacheConfig.of(config.cacheDir(), config.cacheSize()).withBlockSize(config.blockSize())
+                .withMetadataTtl(config.metadataTtl());
+        cache = new CachingStore(bounded, cc);
+        Path base = config.cacheDir();
+        writeBack = config.writeThrough() ? null
+                : new WriteBackStore(cache, WriteBackConfig.of(base.resolveSibling(base.getFileName() + "-writeback"), config.writeBackQuota()));
+        Path spool = base.resolveSibling(base.getFileName() + "-spool");
+        Files.createDirectories(spool);
+        try (Stream<Path> s = Files.list(spool)) { // files a crashed mount was writing: never acknowledged, never objects
+            for (Path p : s.toList()) {
+                Files.deleteIfExists(p);
+            }
+        }
+        FuseBuilder builder;
+        try {
+            builder = Fuse.builder();
+        } catch (UnsupportedOperationException e) {
+            closeTiers();
+            throw new FuseCheck.FuseUnavailableException("FUSE is not available: jfuse has no implementation for this platform ("
+                    + System.getProperty("os.name") + " " + System.getProperty("os.arch") + ").");
+        }
+        builder.setLibraryPath(lib.toString());
+        fs = new FerryFs(builder.errno(), config, cache, writeBack, buckets, spool);
+        List<String> options = new ArrayList<>(List.of("fsname=ferry", "subtype=ferry", "attr_timeout=1", "entry_timeout=1",
+                "negative_timeout=0"));
+        if (config.readOnly()) {
+            options.add("ro");
+        }
+        try {
+            fuse = builder.build(fs);
+            fuse.mount("ferry", config.mountpoint(), "-o", String.join(",", options));
+        } catch (UnsatisfiedLinkError e) {
+            closeTiers();
+            throw new FuseCheck.FuseUnavailableException("FUSE is not available: libfuse3 (" + lib + ") could not be loaded ("
+                    + e.getMessage() + "); install fuse3 (apt-get install fuse3).");
+        } catch (FuseMountFailedException | RuntimeException e) {
+            closeTiers();
+            throw new FuseCheck.FuseUnavailableException("cannot mount at " + config.mountpoint() + ": " + e.getMessage()
+                    + " (FUSE mounts need root, or fusermount3 and a user allowed to use /dev/fuse).");
+        }
+    }
+
+    /** Mounts; the file system answers when this returns. {@code say} receives notes for the user (one sentence each). */
+    public static Mount start(MountConfig config, Consumer<String> say) throws IOException {
+        return new Mount(config, say);
+    }
+
+    public MountConfig config() {
+        return config;
+    }
+
+    /** What the mount fronts, for people. */
+    public String description() {
+        return description;
+    }
+
+    public CachingStore cache() {
+        return cache;
+    }
+
+    /** The write-back store, or null with write-through. */
+    public WriteBackStore writeBack() {
+        return writeBack;
+    }
+
+    /** Requests and bytes the object store has seen. */
+    public MeterSnapshot meter() {
+        return chain.meter().snapshot();
+    }
+
+    /** Read-ahead fetches started so far. */
+    public long readAheadFetches() {
+        return fs.readAheadFetches();
+    }
+
+    /** Unmounts, waits up to flush-timeout for pending uploads (what is left resumes at the next start), closes the tiers. */
+    @Override
+    public synchronized void close() throws IOException {
+        if (closed) {
+            return;
+        }
+        closed = true;
+        try {
+            fuse.close();
+        } catch (TimeoutException e) {
+            say.accept("the FUSE loop did not stop within 10 s; unmounted lazily.");
+        }
+        if (writeBack != null) {
+            try {
+                dev.ferry.writeback.FlushResult r = writeBack.flush(config.flushTimeout());
+                if (!r.complete()) {
+                    say.accept(writeBack.stats().pendingObjects() + " written files are not uploaded yet; they are journaled in "
+                            + config.cacheDir().resolveSibling(config.cacheDir().getFileName() + "-writeback")
+                            + " and upload when ferry mount starts again with the same --cache-dir.");
+                }
+            } catch (java.io.InterruptedIOException e) {
+                Thread.currentThread().interrupt();
+            }
+        }
+        closeTiers();
+    }
+
+    private void closeTiers() throws IOException {
+        if (writeBack != null) {
+            writeBack.close();
+        }
+        cache.close();
+        origin.close();
+    }
+}

@@ -1,0 +1,7 @@
+/**
+ * {@code ferry mount}: the local tier as a POSIX file system through FUSE (jfuse over libfuse3, Java 22+).
+ * Buckets are top-level folders, prefixes folders, objects files; reads go through the local tier
+ * ({@code CachingStore}) pinned to the ETag a file was opened at, writes through write-back. Depends on
+ * core, s3 and jfuse; nothing in core depends on this package.
+ */
+package dev.ferry.mount;
