@@ -23,7 +23,7 @@ class DemoTest {
     static List<Epoch> epochs(String runJson) {
         List<Epoch> out = new ArrayList<>();
         Matcher m = Pattern.compile("\\{\"epoch\":(\\d+),[^}]*?\"wait_per_step_ms_p50\":([0-9.]+),[^}]*?\"egress_bytes\":(\\d+),"
-                + "[^}]*?\"predicted_egress_bytes\":(-?\\d+)\\}").matcher(runJson);
+                + "[^}]*?\"predicted_egress_bytes\":(-?\\d+)[,}]").matcher(runJson);
         while (m.find()) {
             out.add(new Epoch(Integer.parseInt(m.group(1)), Double.parseDouble(m.group(2)), Long.parseLong(m.group(3)),
                     Long.parseLong(m.group(4))));
