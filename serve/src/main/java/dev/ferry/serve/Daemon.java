@@ -163,7 +163,8 @@ public final class Daemon implements AutoCloseable {
         SigV4 sig = config.accessKey() == null ? null : new SigV4(config.accessKey(), config.secretKey());
         ServeContext.Limits limits = new ServeContext.Limits(config.maxHeaderBytes(), config.maxXmlBytes(), config.maxObjectBytes());
         ServeContext context = new ServeContext(new S3Service(cache, group == null ? below : hinted, buckets, writeBack,
-                writeBack == null ? null : new LocalMultipart(config.cacheDir().resolveSibling(config.cacheDir().getFileName() + "-multipart"))), new FerryApi(this), sig, spool, limits,
+                writeBack == null ? null : new LocalMultipart(config.cacheDir().resolveSibling(config.cacheDir().getFileName() + "-multipart")),
+                spool, limits.maxObjectBytes()), new FerryApi(this), sig, spool, limits,
                 workers, stats);
         boss = new MultiThreadIoEventLoopGroup(1, NioIoHandler.newFactory());
         io = new MultiThreadIoEventLoopGroup(Math.max(2, Runtime.getRuntime().availableProcessors()), NioIoHandler.newFactory());
