@@ -81,6 +81,10 @@ final class ServeCommand implements Callable<Integer> {
             + "from their first byte, before the connection is closed (default: 30s).")
     String headerTimeout;
 
+    @Option(names = "--virtual-host", paramLabel = "DOMAIN,...", description = "Domains under which a Host of bucket.DOMAIN is "
+            + "virtual-hosted-style addressing of that bucket (default: localhost; an empty value turns it off).")
+    String virtualHost;
+
     @Override
     public Integer call() throws Exception {
         ServeConfig config = config();
@@ -132,6 +136,7 @@ final class ServeCommand implements Callable<Integer> {
         put(settings, "shared-tier", sharedTier);
         put(settings, "first-byte-timeout", firstByteTimeout);
         put(settings, "header-timeout", headerTimeout);
+        put(settings, "virtual-host", virtualHost);
         if (insecure) {
             settings.put("insecure", "true");
         }

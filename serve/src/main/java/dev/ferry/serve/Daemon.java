@@ -165,7 +165,7 @@ public final class Daemon implements AutoCloseable {
         ServeContext context = new ServeContext(new S3Service(cache, group == null ? below : hinted, buckets, writeBack,
                 writeBack == null ? null : new LocalMultipart(config.cacheDir().resolveSibling(config.cacheDir().getFileName() + "-multipart")),
                 spool, limits.maxObjectBytes()), new FerryApi(this), sig, spool, limits,
-                workers, stats);
+                workers, stats, new VirtualHosts(config.virtualHosts()));
         boss = new MultiThreadIoEventLoopGroup(1, NioIoHandler.newFactory());
         io = new MultiThreadIoEventLoopGroup(Math.max(2, Runtime.getRuntime().availableProcessors()), NioIoHandler.newFactory());
         try {
