@@ -108,7 +108,10 @@ final class CopyOperations {
         }
     }
 
-    /** {@code /bucket/key} or {@code bucket/key}, percent-encoded; {@code ?versionId=} is refused, as on every other operation. */
+    /**
+     * {@code /bucket/key} or {@code bucket/key}, percent-encoded; {@code ?versionId=null} is the current version,
+     * any other version is refused, as on every other operation.
+     */
     static ObjectKey parseSource(String header) throws S3Error {
         if (header == null || header.isBlank()) {
             throw S3Error.invalidArgument(SOURCE + " is empty: it names the source as /bucket/key");
@@ -116,10 +119,14 @@ final class CopyOperations {
         String s = header.trim();
         int q = s.indexOf('?');
         if (q >= 0) {
-            if (s.substring(q + 1).startsWith("versionId=")) {
-                throw S3Error.notImplemented(SOURCE + " with a versionId (ferry serves the current version only)");
+            String query = s.substring(q + 1);
+            if (!query.startsWith("versionId=")) {
+                throw S3Error.invalidArgument(SOURCE + " may only carry ?versionId=, not '" + Uris.abbreviate(s.substring(q)) + "'");
             }
-            throw S3Error.invalidArgument(SOURCE + " may only carry ?versionId=, not '" + Uris.abbreviate(s.substring(q)) + "'");
+            if (!query.equals("versionId=" + S3Service.NULL_VERSION)) {
+                throw S3Error.notImplemented(SOURCE + " with a versionId other than 'null' (ferry serves the current version only)");
+            }
+            s = s.substring(0, q);
         }
         String path = Uris.decode(s.startsWith("/") ? s.substring(1) : s);
         int slash = path.indexOf('/');

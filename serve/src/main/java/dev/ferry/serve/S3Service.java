@@ -37,6 +37,8 @@ import org.w3c.dom.Element;
  * key's cached blocks. Thread-safe.
  */
 final class S3Service {
+    /** The version id of every object: the stores behind ferry keep one version, as an unversioned S3 bucket. */
+    static final String NULL_VERSION = "null";
     private static final DateTimeFormatter HTTP_DATE = DateTimeFormatter.RFC_1123_DATE_TIME.withZone(ZoneOffset.UTC);
 
     /** A request the daemon has parsed: bucket and key decoded and checked, query decoded. */
@@ -100,8 +102,9 @@ final class S3Service {
             return bucketOperation(r);
         }
         ObjectKey key = ObjectKey.of(r.bucket(), r.key());
-        if (r.has("versionId") && !m.equals(HttpMethod.PUT) && !m.equals(HttpMethod.POST)) {
-            throw S3Error.notImplemented("versionId (ferry serves the current version only)");
+        // "null" is the one version ListObjectVersions names (an unversioned bucket's): it is the current one
+        if (r.has("versionId") && !NULL_VERSION.equals(r.param("versionId")) && !m.equals(HttpMethod.PUT) && !m.equals(HttpMethod.POST)) {
+            throw S3Error.notImplemented("versionId other than 'null' (ferry serves the current version only)");
         }
         if (m.equals(HttpMethod.GET) || m.equals(HttpMethod.HEAD)) {
             for (String unsupported : List.of("acl", "tagging", "attributes", "legal-hold", "retention", "torrent", "uploadId")) {
@@ -242,8 +245,9 @@ final class S3Service {
                 throw S3Error.badRequest("MalformedXML", "an Object in a Delete request has no Key");
             }
             try {
-                if (Xml.text(o, "VersionId") != null) {
-                    throw S3Error.notImplemented("VersionId (ferry serves the current version only)");
+                String version = Xml.text(o, "VersionId");
+                if (version != null && !version.equals(NULL_VERSION)) {
+                    throw S3Error.notImplemented("VersionId other than 'null' (ferry serves the current version only)");
                 }
                 ObjectKey key = ObjectKey.of(r.bucket(), Keys.check(k));
                 locks.with(key, () -> {
