@@ -84,6 +84,9 @@ final class ServeCommand implements Callable<Integer> {
     @Option(names = "--multipart-ttl", paramLabel = "DURATION", description = "How long an unfinished multipart upload is kept "
             + "before its parts are deleted, e.g. 7d (default), 12h.")
     String multipartTtl;
+    @Option(names = "--virtual-host", paramLabel = "DOMAIN,...", description = "Domains under which a Host of bucket.DOMAIN is "
+            + "virtual-hosted-style addressing of that bucket (default: localhost; an empty value turns it off).")
+    String virtualHost;
 
     @Override
     public Integer call() throws Exception {
@@ -137,6 +140,7 @@ final class ServeCommand implements Callable<Integer> {
         put(settings, "first-byte-timeout", firstByteTimeout);
         put(settings, "header-timeout", headerTimeout);
         put(settings, "multipart-ttl", multipartTtl);
+        put(settings, "virtual-host", virtualHost);
         if (insecure) {
             settings.put("insecure", "true");
         }

@@ -437,14 +437,49 @@ public final class FileObjectStore implements ObjectStore, BucketOperations, Pen
     }
 
     @Override
-    public List<String> listBuckets() throws IOException {
+    public List<Bucket> listBuckets() throws IOException {
+        List<Bucket> out = new ArrayList<>();
         try (Stream<Path> children = Files.list(root)) {
-            return children.filter(Files::isDirectory)
-                    .map(p -> p.getFileName().toString())
-                    .filter(name -> !name.startsWith("."))
-                    .sorted()
-                    .toList();
+            for (Path p : children.filter(Files::isDirectory).filter(p -> !p.getFileName().toString().startsWith(".")).sorted().toList()) {
+                // the folder's birth time where the file system keeps one (statx), else its last change
+                out.add(new Bucket(p.getFileName().toString(), Files.readAttributes(p, BasicFileAttributes.class).creationTime().toInstant()));
+            }
         }
+        return out;
+    }
+
+    /**
+     * Removes the bucket's folder when no file is under it. Only folders are deleted, never a file: an object
+     * written meanwhile makes its folder's deletion fail, and the answer is BucketNotEmpty.
+     */
+    @Override
+    public void deleteBucket(String bucket) throws IOException {
+        Path dir = bucketDir(bucket);
+        if (!Files.isDirectory(dir)) {
+            throw new ObjectNotFoundException("no such bucket: " + bucket, "NoSuchBucket", null);
+        }
+        List<Path> folders;
+        try (Stream<Path> walk = Files.walk(dir)) {
+            List<Path> all = walk.toList();
+            if (all.stream().anyMatch(p -> !Files.isDirectory(p))) {
+                throw notEmpty(bucket);
+            }
+            folders = all.stream().sorted(Comparator.reverseOrder()).toList();
+        }
+        for (Path p : folders) {
+            try {
+                Files.delete(p);
+            } catch (DirectoryNotEmptyException e) {
+                throw notEmpty(bucket);
+            } catch (NoSuchFileException e) {
+                // removed meanwhile (an empty parent of a deleted key)
+            }
+        }
+    }
+
+    private static StoreException notEmpty(String bucket) {
+        return new StoreException(StoreException.Kind.FATAL, 409, "BucketNotEmpty", "bucket " + bucket
+                + " is not empty: delete its objects first", null);
     }
 
     @Override

@@ -65,8 +65,13 @@ public abstract class ForwardingObjectStore implements ObjectStore, BucketOperat
     }
 
     @Override
-    public List<String> listBuckets() throws IOException {
+    public List<Bucket> listBuckets() throws IOException {
         return buckets().listBuckets();
+    }
+
+    @Override
+    public void deleteBucket(String bucket) throws IOException {
+        buckets().deleteBucket(bucket);
     }
 
     @Override

@@ -12,6 +12,11 @@ public final class ObjectNotFoundException extends StoreException {
         super(Kind.NOT_FOUND, 404, message, cause);
     }
 
+    /** A 404 the store named ({@code NoSuchKey}, {@code NoSuchBucket}, {@code NoSuchUpload}). */
+    public ObjectNotFoundException(String message, String errorCode, Throwable cause) {
+        super(Kind.NOT_FOUND, 404, errorCode, message, cause);
+    }
+
     public static ObjectNotFoundException of(ObjectKey key) {
         return new ObjectNotFoundException("no such object: " + key);
     }

@@ -42,7 +42,7 @@ public class StoreException extends IOException {
 
     private final Kind kind;
     private final int httpStatus;
-    private final String code;
+    private final String errorCode;
 
     public StoreException(Kind kind, String message) {
         this(kind, 0, message, null);
@@ -52,17 +52,12 @@ public class StoreException extends IOException {
         this(kind, httpStatus, null, message, cause);
     }
 
-    /** A failure with the S3 error code that names it ({@code EntityTooSmall}, {@code InvalidPart}). */
-    public StoreException(Kind kind, int httpStatus, String code, String message, Throwable cause) {
+    /** A failure the store named with an S3 error code ({@code NoSuchUpload}, {@code BucketNotEmpty}, ...). */
+    public StoreException(Kind kind, int httpStatus, String errorCode, String message, Throwable cause) {
         super(message, cause);
         this.kind = kind;
         this.httpStatus = httpStatus;
-        this.code = code;
-    }
-
-    /** The S3 error code of this failure, or null where none was given. */
-    public String code() {
-        return code;
+        this.errorCode = errorCode;
     }
 
     public Kind kind() {
@@ -72,6 +67,24 @@ public class StoreException extends IOException {
     /** The HTTP status the store answered with, or 0 where there was none. */
     public int httpStatus() {
         return httpStatus;
+    }
+
+    /** The S3 error code the store answered with ({@code NoSuchUpload}), or null where it gave none. */
+    public String errorCode() {
+        return errorCode;
+    }
+
+    /**
+     * The first failure in {@code t}'s cause chain that carries an S3 error code, or null: decorators that
+     * wrap a store's failure (retries, the cache's block fetch) keep the store's own failure as the cause.
+     */
+    public static StoreException withErrorCode(Throwable t) {
+        for (Throwable c = t; c != null; c = c.getCause()) {
+            if (c instanceof StoreException se && se.errorCode() != null) {
+                return se;
+            }
+        }
+        return null;
     }
 
     public boolean isRetryable() {

@@ -550,6 +550,13 @@ public final class WriteBackStore extends ForwardingObjectStore {
         return isScratch(key) || localCopy(key) != null;
     }
 
+    /** True when a write to {@code bucket} is still only local (its bucket looks empty upstream, but is not). */
+    public boolean holdsLocallyIn(String bucket) {
+        synchronized (lock) {
+            return latestLocal.keySet().stream().anyMatch(k -> k.bucket().equals(bucket));
+        }
+    }
+
     private Entry localCopy(ObjectKey key) {
         synchronized (lock) {
             return latestLocal.get(key);

@@ -105,7 +105,7 @@ class FileObjectStoreEtagTest {
         CompletedPart c1 = store.uploadPart(u, 1, PutBody.ofBytes(random(1000, 6)));
         CompletedPart c2 = store.uploadPart(u, 2, PutBody.ofBytes(random(1000, 7)));
         assertThatThrownBy(() -> store.completeMultipart(u, List.of(c1, c2))).isInstanceOfSatisfying(StoreException.class,
-                e -> assertThat(e.code()).isEqualTo("EntityTooSmall"));
+                e -> assertThat(e.errorCode()).isEqualTo("EntityTooSmall"));
         assertThat(store.completeMultipart(u, List.of(c1)).size()).as("one small part is the last").isEqualTo(1000);
     }
 
@@ -116,7 +116,7 @@ class FileObjectStoreEtagTest {
         CompletedPart first = store.uploadPart(u, 1, PutBody.ofBytes(random(1000, 8)));
         store.uploadPart(u, 1, PutBody.ofBytes(random(1000, 9)));
         assertThatThrownBy(() -> store.completeMultipart(u, List.of(first))).isInstanceOfSatisfying(StoreException.class,
-                e -> assertThat(e.code()).isEqualTo("InvalidPart"));
+                e -> assertThat(e.errorCode()).isEqualTo("InvalidPart"));
     }
 
     @Test

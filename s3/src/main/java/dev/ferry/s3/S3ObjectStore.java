@@ -37,7 +37,6 @@ import software.amazon.awssdk.retries.DefaultRetryStrategy;
 import software.amazon.awssdk.services.s3.S3Client;
 import software.amazon.awssdk.services.s3.S3ClientBuilder;
 import software.amazon.awssdk.services.s3.model.AbortMultipartUploadRequest;
-import software.amazon.awssdk.services.s3.model.Bucket;
 import software.amazon.awssdk.services.s3.model.BucketAlreadyOwnedByYouException;
 import software.amazon.awssdk.services.s3.model.CommonPrefix;
 import software.amazon.awssdk.services.s3.model.CompleteMultipartUploadRequest;
@@ -271,8 +270,16 @@ public final class S3ObjectStore implements ObjectStore, BucketOperations {
     }
 
     @Override
-    public List<String> listBuckets() throws IOException {
-        return call("LIST buckets", null, () -> s3.listBuckets()).buckets().stream().map(Bucket::name).sorted().toList();
+    public List<BucketOperations.Bucket> listBuckets() throws IOException {
+        return call("LIST buckets", null, () -> s3.listBuckets()).buckets().stream()
+                .map(b -> new BucketOperations.Bucket(b.name(), lastModified(b.creationDate())))
+                .sorted(java.util.Comparator.comparing(BucketOperations.Bucket::name)).toList();
+    }
+
+    @Override
+    public void deleteBucket(String bucket) throws IOException {
+        ObjectKey.validateBucket(bucket);
+        call("DELETE bucket " + bucket, null, () -> s3.deleteBucket(b -> b.bucket(bucket)));
     }
 
     @Override
@@ -323,9 +330,9 @@ public final class S3ObjectStore implements ObjectStore, BucketOperations {
         String text = what + ": " + status + (code == null ? "" : " " + code) + (message == null ? "" : ": " + message);
         if (kind == StoreException.Kind.NOT_FOUND) {
             return new ObjectNotFoundException("NoSuchBucket".equals(code) ? "no such bucket: " + text
-                    : key == null ? text : "no such object: " + key, e);
+                    : key == null || (code != null && !"NoSuchKey".equals(code)) ? text : "no such object: " + key, code, e);
         }
-        return new StoreException(kind, status, text, e);
+        return new StoreException(kind, status, code, text, e);
     }
 
     private static Instant lastModified(Instant t) {

@@ -174,8 +174,8 @@ public final class Daemon implements AutoCloseable {
         this.originUploads = origin instanceof dev.ferry.store.PendingUploads p ? p : null;
         // under write-back the origin's uploads in progress are write-back's own: clients list the uploads they started
         ServeContext context = new ServeContext(new S3Service(cache, checked, buckets, writeBack, localMultipart, checks,
-                writeBack == null ? originUploads : null),
-                new FerryApi(this), sig, spool, limits, workers, stats);
+                writeBack == null ? originUploads : null, spool, limits.maxObjectBytes()),
+                new FerryApi(this), sig, spool, limits, workers, stats, new VirtualHosts(config.virtualHosts()));
         boss = new MultiThreadIoEventLoopGroup(1, NioIoHandler.newFactory());
         io = new MultiThreadIoEventLoopGroup(Math.max(2, Runtime.getRuntime().availableProcessors()), NioIoHandler.newFactory());
         try {

@@ -46,11 +46,13 @@ final class S3Error extends Exception {
     /** The S3 error for a store failure. */
     static S3Error from(java.io.IOException e) {
         String message = e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage();
+        StoreException named = StoreException.withErrorCode(e);
+        if (named != null && named.httpStatus() >= 400 && named.httpStatus() < 600) {
+            // the store said what is wrong in S3's own words: a client switches on that code (NoSuchUpload stays NoSuchUpload)
+            return new S3Error(named.httpStatus(), named.errorCode(), message);
+        }
         if (e instanceof ObjectNotFoundException) {
             return notFound(message);
-        }
-        if (e instanceof StoreException se && se.code() != null && se.httpStatus() >= 400 && se.httpStatus() < 600) {
-            return new S3Error(se.httpStatus(), se.code(), message);
         }
         if (e instanceof StoreException se) {
             return switch (se.kind()) {

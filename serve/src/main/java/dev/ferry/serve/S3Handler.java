@@ -141,7 +141,7 @@ final class S3Handler extends ChannelInboundHandlerAdapter {
             return;
         }
         try {
-            route = route(r.uri());
+            route = route(r.uri(), context.virtualHosts().bucketOf(r.headers().get(HttpHeaderNames.HOST)));
             SigV4.Signed signed = null;
             if (context.sigV4() != null && !(route.api() && context.api().isPublic(r.method(), route.rawPath()))) {
                 signed = context.sigV4().verify(r.method().name(), route.rawPath(), route.rawQuery(), r.headers(), Instant.now());
@@ -473,8 +473,11 @@ final class S3Handler extends ChannelInboundHandlerAdapter {
         ctx.close();
     }
 
-    /** Splits a request target into ferry's API or an S3 bucket and key, decoded and checked. */
-    static Route route(String uri) throws S3Error {
+    /**
+     * Splits a request target into ferry's API or an S3 bucket and key, decoded and checked. With
+     * {@code hostBucket} (virtual-hosted style: the Host named the bucket) the whole path is the key.
+     */
+    static Route route(String uri, String hostBucket) throws S3Error {
         String target = uri;
         if (target.startsWith("http://") || target.startsWith("https://")) {
             int slash = target.indexOf('/', target.indexOf("//") + 2);
@@ -487,6 +490,10 @@ final class S3Handler extends ChannelInboundHandlerAdapter {
         String rawPath = q < 0 ? target : target.substring(0, q);
         String rawQuery = q < 0 ? null : target.substring(q + 1);
         Map<String, List<String>> query = Uris.query(rawQuery);
+        if (hostBucket != null) {
+            String key = rawPath.length() <= 1 ? null : Keys.check(Uris.decode(rawPath.substring(1)));
+            return new Route(false, rawPath, rawQuery, query, hostBucket, key);
+        }
         if (rawPath.equals("/_ferry") || rawPath.startsWith("/_ferry/")) {
             return new Route(true, rawPath, rawQuery, query, null, null);
         }

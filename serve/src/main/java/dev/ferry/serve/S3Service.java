@@ -5,7 +5,6 @@ import dev.ferry.store.BucketOperations;
 import dev.ferry.store.ByteRange;
 import dev.ferry.store.CompletedPart;
 import dev.ferry.store.GetRequest;
-import dev.ferry.store.ListPage;
 import dev.ferry.store.ListRequest;
 import dev.ferry.store.MultipartUpload;
 import dev.ferry.store.ObjectContent;
@@ -24,7 +23,7 @@ import io.netty.handler.codec.http.HttpMethod;
 import io.netty.handler.codec.http.HttpResponseStatus;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
-import java.time.Instant;
+import java.nio.file.Path;
 import java.time.ZoneOffset;
 import java.time.format.DateTimeFormatter;
 import java.util.ArrayList;
@@ -38,9 +37,9 @@ import org.w3c.dom.Element;
  * key's cached blocks. Thread-safe.
  */
 final class S3Service {
-    static final int MAX_KEYS = 1000;
+    /** The version id of every object: the stores behind ferry keep one version, as an unversioned S3 bucket. */
+    static final String NULL_VERSION = "null";
     private static final DateTimeFormatter HTTP_DATE = DateTimeFormatter.RFC_1123_DATE_TIME.withZone(ZoneOffset.UTC);
-    private static final DateTimeFormatter ISO = DateTimeFormatter.ofPattern("yyyy-MM-dd'T'HH:mm:ss.SSS'Z'").withZone(ZoneOffset.UTC);
 
     /** A request the daemon has parsed: bucket and key decoded and checked, query decoded. */
     record Request(HttpMethod method, String bucket, String key, Map<String, List<String>> query, HttpHeaders headers,
@@ -64,6 +63,8 @@ final class S3Service {
     private final WriteChecks checks;
     private final List<MultipartListing.Source> uploadSources;
     private final KeyLocks locks = new KeyLocks();
+    private final Listing listing;
+    private final CopyOperations copies;
 
     /**
      * @param below     the store under the local tier: conditional writes check the object there, not in the
@@ -72,9 +73,11 @@ final class S3Service {
      *                  and reads of keys not yet uploaded are served from it
      * @param checks    what write-back checks before acknowledging (null without write-back)
      * @param originUploads the origin's pending multipart uploads when it can list them (a folder store), else null
+     * @param spoolDir  where a copy's source bytes are kept while they are written
+     * @param maxCopyBytes the largest object (or part) one copy request may copy
      */
     S3Service(CachingStore cache, ObjectStore below, BucketOperations buckets, WriteBackStore writeBack, LocalMultipart localMultipart,
-            WriteChecks checks, dev.ferry.store.PendingUploads originUploads) {
+            WriteChecks checks, dev.ferry.store.PendingUploads originUploads, Path spoolDir, long maxCopyBytes) {
         this.cache = cache;
         this.below = below;
         this.buckets = buckets;
@@ -90,6 +93,8 @@ final class S3Service {
             sources.add(originUploads::listUploads);
         }
         this.uploadSources = List.copyOf(sources);
+        this.listing = new Listing(front);
+        this.copies = new CopyOperations(front, spoolDir, maxCopyBytes);
     }
 
     /** Whether this request's write goes through write-back (configured, and not refused by {@code x-ferry-write: through}). */
@@ -110,8 +115,9 @@ final class S3Service {
             return bucketOperation(r);
         }
         ObjectKey key = ObjectKey.of(r.bucket(), r.key());
-        if (r.has("versionId") && !m.equals(HttpMethod.PUT) && !m.equals(HttpMethod.POST)) {
-            throw S3Error.notImplemented("versionId (ferry serves the current version only)");
+        // "null" is the one version ListObjectVersions names (an unversioned bucket's): it is the current one
+        if (r.has("versionId") && !NULL_VERSION.equals(r.param("versionId")) && !m.equals(HttpMethod.PUT) && !m.equals(HttpMethod.POST)) {
+            throw S3Error.notImplemented("versionId other than 'null' (ferry serves the current version only)");
         }
         if (m.equals(HttpMethod.GET) || m.equals(HttpMethod.HEAD)) {
             for (String unsupported : List.of("acl", "tagging", "attributes", "legal-hold", "retention", "torrent", "uploadId")) {
@@ -125,8 +131,8 @@ final class S3Service {
             return getObject(r, key, m.equals(HttpMethod.HEAD));
         }
         if (m.equals(HttpMethod.PUT)) {
-            if (r.headers().contains("x-amz-copy-source")) {
-                throw S3Error.notImplemented("CopyObject / UploadPartCopy");
+            if (r.headers().contains(CopyOperations.SOURCE)) {
+                return r.has("uploadId") || r.has("partNumber") ? uploadPartCopy(r, key) : copyObject(r, key);
             }
             if (r.has("uploadId") || r.has("partNumber")) {
                 return uploadPart(r, key);
@@ -184,9 +190,8 @@ final class S3Service {
         }
         Xml x = new Xml().openRoot("ListAllMyBucketsResult").open("Owner").element("ID", "ferry").element("DisplayName", "ferry")
                 .close("Owner").open("Buckets");
-        for (String b : buckets.listBuckets()) {
-            // the stores ferry fronts do not report creation dates; the epoch stands for "unknown"
-            x.open("Bucket").element("Name", b).element("CreationDate", ISO.format(Instant.EPOCH)).close("Bucket");
+        for (BucketOperations.Bucket b : buckets.listBuckets()) {
+            x.open("Bucket").element("Name", b.name()).element("CreationDate", Listing.ISO.format(b.created())).close("Bucket");
         }
         return Reply.xml(HttpResponseStatus.OK, x.close("Buckets").close("ListAllMyBucketsResult"));
     }
@@ -221,138 +226,42 @@ final class S3Service {
                 front.list(new ListRequest(r.bucket(), "", null, null, 1)); // NoSuchBucket as S3 answers it
                 return MultipartListing.list(r, uploadSources);
             }
-            for (String unsupported : List.of("acl", "policy", "versioning", "lifecycle", "cors", "tagging", "versions",
+            if (r.has("versions")) {
+                return listing.listVersions(r);
+            }
+            for (String unsupported : List.of("acl", "policy", "versioning", "lifecycle", "cors", "tagging",
                     "website", "logging", "notification", "replication", "encryption", "object-lock")) {
                 if (r.has(unsupported)) {
                     throw S3Error.notImplemented("GET bucket ?" + unsupported);
                 }
             }
-            return list(r);
+            return listing.listObjects(r);
         }
         if (m.equals(HttpMethod.POST) && r.has("delete")) {
             return deleteObjects(r);
         }
         if (m.equals(HttpMethod.DELETE) && r.query().isEmpty()) {
-            throw S3Error.notImplemented("DeleteBucket");
+            return deleteBucket(r.bucket());
         }
         throw S3Error.notImplemented(m + " bucket" + (r.query().isEmpty() ? "" : " ?" + String.join("&", r.query().keySet())));
     }
 
-    private Reply list(Request r) throws S3Error, IOException {
-        boolean v2 = "2".equals(r.param("list-type"));
-        if (r.has("list-type") && !v2) {
-            throw S3Error.invalidArgument("list-type must be 2");
+    /**
+     * DeleteBucket: 204 when it was empty, 409 BucketNotEmpty otherwise. A write-back write into the bucket
+     * that is still only local counts: the bucket is not empty, even though the store's is.
+     */
+    private Reply deleteBucket(String bucket) throws S3Error, IOException {
+        if (buckets == null) {
+            throw S3Error.notImplemented("DeleteBucket on this upstream");
         }
-        String prefix = r.param("prefix") == null ? "" : r.param("prefix");
-        String delimiter = r.param("delimiter");
-        if (delimiter != null && delimiter.isEmpty()) {
-            delimiter = null;
+        if (writeBack != null && writeBack.holdsLocallyIn(bucket)) {
+            throw new S3Error(409, "BucketNotEmpty", "bucket " + bucket + " is not empty: it holds writes not uploaded yet");
         }
-        int maxKeys = MAX_KEYS;
-        if (r.param("max-keys") != null) {
-            try {
-                maxKeys = Integer.parseInt(r.param("max-keys"));
-            } catch (NumberFormatException e) {
-                throw S3Error.invalidArgument("max-keys must be a number, not '" + r.param("max-keys") + "'");
-            }
-            if (maxKeys < 0) {
-                throw S3Error.invalidArgument("max-keys must not be negative: " + maxKeys);
-            }
-            maxKeys = Math.min(maxKeys, MAX_KEYS);
+        buckets.deleteBucket(bucket);
+        if (checks != null) {
+            checks.forget(bucket); // a write arriving now must find the bucket gone, not a cached "it exists"
         }
-        String encoding = r.param("encoding-type");
-        if (encoding != null && !encoding.equals("url")) {
-            throw S3Error.invalidArgument("encoding-type must be url, not '" + encoding + "'");
-        }
-        boolean url = encoding != null;
-        String token = v2 ? r.param("continuation-token") : null;
-        String after = v2 ? r.param("start-after") : r.param("marker");
-        if (token != null && token.isEmpty()) {
-            throw S3Error.invalidArgument("continuation-token must not be empty");
-        }
-        String storeToken = token;
-        String resumeAfter = ContinuationTokens.parse(token);
-        if (resumeAfter != null) {
-            storeToken = null;
-            after = after == null || resumeAfter.compareTo(after) > 0 ? resumeAfter : after;
-        }
-        // Collect one page: the store's pages, skipping keys up to start-after/marker (which the store API
-        // does not take): a page may need several of the store's pages.
-        List<ObjectMeta> objects = new ArrayList<>();
-        List<String> prefixes = new ArrayList<>();
-        String next = storeToken;
-        boolean truncated = false;
-        String lastSeen = null;
-        while (maxKeys > 0) {
-            ListPage page = front.list(new ListRequest(r.bucket(), prefix, delimiter, next, MAX_KEYS));
-            List<String> pagePrefixes = new ArrayList<>(page.commonPrefixes());
-            int pi = 0;
-            int oi = 0;
-            List<ObjectMeta> pageObjects = page.objects();
-            // merge objects and prefixes in key order, as S3 counts them together against max-keys
-            while ((oi < pageObjects.size() || pi < pagePrefixes.size()) && objects.size() + prefixes.size() < maxKeys) {
-                boolean takeObject = pi >= pagePrefixes.size()
-                        || (oi < pageObjects.size() && pageObjects.get(oi).key().key().compareTo(pagePrefixes.get(pi)) < 0);
-                String name = takeObject ? pageObjects.get(oi).key().key() : pagePrefixes.get(pi);
-                if (after == null || name.compareTo(after) > 0) {
-                    if (takeObject) {
-                        objects.add(pageObjects.get(oi));
-                    } else {
-                        prefixes.add(name);
-                    }
-                }
-                lastSeen = name;
-                if (takeObject) {
-                    oi++;
-                } else {
-                    pi++;
-                }
-            }
-            boolean pageLeft = oi < pageObjects.size() || pi < pagePrefixes.size();
-            if (pageLeft) {
-                truncated = true;
-                next = null; // resume after lastSeen
-                break;
-            }
-            if (!page.isTruncated()) {
-                break;
-            }
-            next = page.nextToken();
-            if (objects.size() + prefixes.size() >= maxKeys) {
-                truncated = true;
-                break;
-            }
-        }
-        // A continuation token the store gave resumes exactly; otherwise resume after the last key listed.
-        String nextToken = truncated ? (next != null ? next : ContinuationTokens.after(lastSeen)) : null;
-        Xml x = new Xml().openRoot("ListBucketResult").element("Name", r.bucket()).element("Prefix", enc(prefix, url))
-                .element("MaxKeys", maxKeys).element("Delimiter", delimiter == null ? null : enc(delimiter, url))
-                .element("IsTruncated", truncated);
-        if (url) {
-            x.element("EncodingType", "url");
-        }
-        if (v2) {
-            x.element("KeyCount", objects.size() + prefixes.size()).element("ContinuationToken", token)
-                    .element("NextContinuationToken", nextToken)
-                    .element("StartAfter", r.param("start-after") == null ? null : enc(r.param("start-after"), url));
-        } else {
-            x.element("Marker", after == null ? "" : enc(after, url));
-            if (truncated) {
-                x.element("NextMarker", enc(lastSeen, url));
-            }
-        }
-        for (ObjectMeta o : objects) {
-            x.open("Contents").element("Key", enc(o.key().key(), url)).element("LastModified", ISO.format(o.lastModified()))
-                    .element("ETag", quote(o.etag())).element("Size", o.size()).element("StorageClass", "STANDARD").close("Contents");
-        }
-        for (String p : prefixes) {
-            x.open("CommonPrefixes").element("Prefix", enc(p, url)).close("CommonPrefixes");
-        }
-        return Reply.xml(HttpResponseStatus.OK, x.close("ListBucketResult"));
-    }
-
-    private static String enc(String s, boolean url) {
-        return url ? Uris.encode(s, false) : s;
+        return Reply.empty(HttpResponseStatus.NO_CONTENT);
     }
 
     private Reply deleteObjects(Request r) throws S3Error, IOException {
@@ -369,8 +278,9 @@ final class S3Service {
                 throw S3Error.badRequest("MalformedXML", "an Object in a Delete request has no Key");
             }
             try {
-                if (Xml.text(o, "VersionId") != null) {
-                    throw S3Error.notImplemented("VersionId (ferry serves the current version only)");
+                String version = Xml.text(o, "VersionId");
+                if (version != null && !version.equals(NULL_VERSION)) {
+                    throw S3Error.notImplemented("VersionId other than 'null' (ferry serves the current version only)");
                 }
                 ObjectKey key = ObjectKey.of(r.bucket(), Keys.check(k));
                 locks.with(key, () -> {
@@ -505,7 +415,20 @@ final class S3Service {
         });
     }
 
-    private Reply put(Request r, ObjectKey key, PutBody data) throws S3Error, IOException {
+    /** CopyObject: the source's bytes written as a PUT's body would be (conditions, lock, write-back included). */
+    private Reply copyObject(Request r, ObjectKey key) throws S3Error, IOException {
+        try (CopyOperations.Source source = copies.read(r, key, false)) {
+            // COPY (the default) keeps the source's headers and metadata; REPLACE takes the request's
+            PutBody data = PutBody.ofFile(source.file()).withAttributes("REPLACE".equals(r.headers().get("x-amz-metadata-directive"))
+                    ? ObjectHeaders.from(r.headers()) : source.meta().attributes());
+            return CopyOperations.copied(locks.with(key, () -> {
+                checkWrite(r, key);
+                return put(r, key, data);
+            }));
+        }
+    }
+
+    private Reply.Full put(Request r, ObjectKey key, PutBody data) throws S3Error, IOException {
         HttpHeaders h = new DefaultHttpHeaders();
         if (writesBack(r)) {
             checks.check(key); // what would fail forever is refused now, not acknowledged
@@ -554,14 +477,25 @@ final class S3Service {
     private Reply uploadPart(Request r, ObjectKey key) throws S3Error, IOException {
         String id = uploadId(r);
         int part = partNumber(r.param("partNumber"));
-        RequestBody body = requireBody(r);
-        MultipartUpload upload = new MultipartUpload(key, id);
-        CompletedPart done = LocalMultipart.owns(id) && localMultipart != null
-                ? localMultipart.uploadPart(upload, part, PutBody.ofFile(body.file()))
-                : front.uploadPart(upload, part, PutBody.ofFile(body.file()));
+        CompletedPart done = storePart(new MultipartUpload(key, id), part, PutBody.ofFile(requireBody(r).file()));
         HttpHeaders h = new DefaultHttpHeaders();
         h.set("ETag", quote(done.etag()));
         return new Reply.Full(HttpResponseStatus.OK, h, new byte[0], false);
+    }
+
+    /** UploadPartCopy: a range of the source (or all of it) stored as the part. */
+    private Reply uploadPartCopy(Request r, ObjectKey key) throws S3Error, IOException {
+        String id = uploadId(r);
+        int part = partNumber(r.param("partNumber"));
+        try (CopyOperations.Source source = copies.read(r, key, true)) {
+            return CopyOperations.partCopied(storePart(new MultipartUpload(key, id), part, PutBody.ofFile(source.file())));
+        }
+    }
+
+    private CompletedPart storePart(MultipartUpload upload, int part, PutBody data) throws IOException {
+        return LocalMultipart.owns(upload.uploadId()) && localMultipart != null
+                ? localMultipart.uploadPart(upload, part, data)
+                : front.uploadPart(upload, part, data);
     }
 
     private static int partNumber(String text) throws S3Error {

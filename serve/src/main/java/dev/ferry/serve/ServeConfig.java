@@ -30,6 +30,8 @@ import java.util.Set;
  * @param headerTimeout how long a request's line and headers may take to arrive, from their first byte
  * @param multipartTtl how long a multipart upload started and never completed or aborted is kept before its
  *                    parts are deleted (uploads the daemon holds: write-back's, a folder store's)
+ * @param virtualHosts domains under which {@code bucket.DOMAIN} is served as virtual-hosted-style
+ *                    addressing (default {@code localhost}: {@code http://bucket.localhost:9099/key})
  */
 public record ServeConfig(
         String bind,
@@ -55,19 +57,21 @@ public record ServeConfig(
         Path sharedTier,
         java.time.Duration firstByteTimeout,
         java.time.Duration headerTimeout,
-        java.time.Duration multipartTtl) {
+        java.time.Duration multipartTtl,
+        java.util.List<String> virtualHosts) {
 
     /** The keys a config file may hold. */
     public static final Set<String> KEYS = Set.of("bind", "port", "upstream", "store-root", "data-dir", "profile", "cache-dir",
             "cache-size", "block-size", "prefetch-bytes", "access-key", "secret-key", "insecure", "write-back", "write-back-quota",
             "max-header-bytes", "max-xml-bytes", "max-object-bytes", "group", "self", "shared-tier", "first-byte-timeout", "header-timeout",
-            "multipart-ttl");
+            "multipart-ttl", "virtual-host");
 
     public static ServeConfig defaults() {
         Path home = Path.of(System.getProperty("user.home"), ".ferry");
         return new ServeConfig("127.0.0.1", 9099, null, null, home.resolve("data"), "cloud", home.resolve("cache"), 10L << 30,
                 4 << 20, 256L << 20, null, null, false, false, 8L << 30, 16 * 1024, 1L << 20, 5L << 30, java.util.List.of(), null, null,
-                java.time.Duration.ofSeconds(10), java.time.Duration.ofSeconds(30), java.time.Duration.ofDays(7));
+                java.time.Duration.ofSeconds(10), java.time.Duration.ofSeconds(30), java.time.Duration.ofDays(7),
+                java.util.List.of("localhost"));
     }
 
     /** Checks what no single field can: a bind address beyond loopback needs credentials or --insecure. */
@@ -139,6 +143,7 @@ public record ServeConfig(
         m.put("first-byte-timeout", format(firstByteTimeout));
         m.put("header-timeout", format(headerTimeout));
         m.put("multipart-ttl", format(multipartTtl));
+        m.put("virtual-host", String.join(",", virtualHosts));
         return m;
     }
 
@@ -176,6 +181,7 @@ public record ServeConfig(
         java.time.Duration fbt = firstByteTimeout;
         java.time.Duration ht = headerTimeout;
         java.time.Duration mpt = multipartTtl;
+        java.util.List<String> vh = virtualHosts;
         try {
             switch (key) {
                 case "bind" -> b = v;
@@ -210,12 +216,13 @@ public record ServeConfig(
                 case "first-byte-timeout" -> fbt = duration(key, v);
                 case "header-timeout" -> ht = duration(key, v);
                 case "multipart-ttl" -> mpt = duration(key, v);
+                case "virtual-host" -> vh = VirtualHosts.parse(v);
                 default -> throw new IllegalArgumentException("unknown setting '" + key + "'; known: " + String.join(", ", new java.util.TreeSet<>(KEYS)));
             }
         } catch (NumberFormatException | ArithmeticException e) {
             throw new IllegalArgumentException(key + " must be a number (sizes may say 64MiB), not '" + v + "'");
         }
-        return new ServeConfig(b, p, up, root, data, prof, cd, cs, bs, pf, ak, sk, ins, wb, wbq, mh, mx, mo, g, me, shared, fbt, ht, mpt);
+        return new ServeConfig(b, p, up, root, data, prof, cd, cs, bs, pf, ak, sk, ins, wb, wbq, mh, mx, mo, g, me, shared, fbt, ht, mpt, vh);
     }
 
     /** {@code 10s}, {@code 1500ms}, {@code 2m}, {@code 12h}, {@code 7d}; a bare number is seconds. */

@@ -148,7 +148,9 @@ class MalformedRequestTest {
                         "MissingContentLength"},
                 new Object[] {withBody("PUT", "/data/chunked.txt", "5\r\nhello\r\n0\r\n\r\n", "Content-Encoding: aws-chunked\r\n"
                         + "x-amz-decoded-content-length: 9\r\n"), "IncompleteBody"},
-                new Object[] {withBody("PUT", "/data/copy.txt", "", "x-amz-copy-source: /data/ok.txt\r\n"), "NotImplemented"},
+                new Object[] {withBody("PUT", "/data/copy.txt", "", "x-amz-copy-source: /data\r\n"), "InvalidArgument"},
+                new Object[] {withBody("PUT", "/data/copy.txt", "", "x-amz-copy-source: /data/ok.txt?versionId=1\r\n"), "NotImplemented"},
+                new Object[] {withBody("PUT", "/data/copy.txt", "x", "x-amz-copy-source: /data/ok.txt\r\n"), "InvalidRequest"},
                 new Object[] {withBody("POST", "/data?delete", "<Delete><Object></Object></Delete>"), "MalformedXML"},
                 new Object[] {withBody("POST", "/_ferry/v1/jobs", "{not json"), "InvalidJson"},
                 new Object[] {withBody("POST", "/_ferry/v1/jobs", "{\"job\": \"../x\", \"ranks\": [[\"data/ok.txt\"]]}"), "InvalidArgument"},

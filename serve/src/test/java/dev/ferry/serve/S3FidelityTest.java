@@ -156,8 +156,22 @@ class S3FidelityTest {
         assertThatThrownBy(() -> s3.getObjectAcl(b -> b.bucket("data").key("acl")))
                 .satisfies(e -> assertThat(status(e)).isEqualTo(501)).satisfies(e -> assertThat(code(e)).isEqualTo("NotImplemented"));
         assertThat(ferry.stats().requests() - before).as("the SDK does not retry a 501").isEqualTo(1);
-        assertThatThrownBy(() -> s3.copyObject(b -> b.sourceBucket("data").sourceKey("acl").destinationBucket("data").destinationKey("c")))
+        assertThatThrownBy(() -> s3.putBucketVersioning(b -> b.bucket("data").versioningConfiguration(v -> v.status("Enabled"))))
                 .satisfies(e -> assertThat(status(e)).isEqualTo(501));
         assertThat(ferry.stats().serverErrors()).as("a 501 is no fault of the daemon").isZero();
+    }
+
+    /** What a folder store cannot hold, as docs/daemon.md states it: a 400 InvalidRequest with one sentence, nothing stored. */
+    @Test
+    void folderStore_keysAFileSystemCannotHold_are400InvalidRequest() {
+        s3.putObject(b -> b.bucket("data").key("fs/a/b"), RequestBody.fromString("object a/b"));
+        for (String key : List.of("fs/a/b/c", "fs/a", "fs/trailing/")) {
+            assertThatThrownBy(() -> s3.putObject(b -> b.bucket("data").key(key), RequestBody.fromString("x"))).as(key).satisfies(e -> {
+                assertThat(status(e)).isEqualTo(400);
+                assertThat(code(e)).isEqualTo("InvalidRequest");
+                assertThat(((S3Exception) e).awsErrorDetails().errorMessage()).startsWith("key cannot be stored in a file system store");
+            });
+        }
+        assertThat(s3.getObjectAsBytes(b -> b.bucket("data").key("fs/a/b")).asUtf8String()).isEqualTo("object a/b");
     }
 }

@@ -20,7 +20,8 @@ class ServeConfigTest {
                 .containsEntry("write-back", "false").containsEntry("write-back-quota", "8.0 GiB").containsEntry("max-header-bytes", "16384")
                 .containsEntry("max-xml-bytes", "1.0 MiB").containsEntry("max-object-bytes", "5.0 GiB").containsEntry("group", "")
                 .containsEntry("self", "").containsEntry("shared-tier", "").containsEntry("first-byte-timeout", "10s")
-                .containsEntry("header-timeout", "30s").containsEntry("multipart-ttl", "7d");
+                .containsEntry("header-timeout", "30s").containsEntry("multipart-ttl", "7d")
+                .containsEntry("virtual-host", "localhost");
         assertThat(d.get("cache-dir")).endsWith(".ferry/cache");
         assertThat(d.get("data-dir")).endsWith(".ferry/data");
         assertThat(d.keySet()).containsExactlyInAnyOrderElementsOf(ServeConfig.KEYS);
@@ -45,6 +46,10 @@ class ServeConfigTest {
         assertThatThrownBy(() -> ServeConfig.defaults().with(Map.of("first-byte-timeout", "0s")).validate()).hasMessageContaining("positive");
         assertThat(ServeConfig.defaults().with(Map.of("header-timeout", "500ms")).headerTimeout()).isEqualTo(java.time.Duration.ofMillis(500));
         assertThat(ServeConfig.defaults().with(Map.of("header-timeout", "45s")).headerTimeout()).isEqualTo(java.time.Duration.ofSeconds(45));
+        assertThat(ServeConfig.defaults().with(Map.of("virtual-host", "s3.example.internal, Localhost")).virtualHosts())
+                .containsExactly("s3.example.internal", "localhost");
+        assertThat(ServeConfig.defaults().with(Map.of("virtual-host", "")).virtualHosts()).isEmpty();
+        assertThatThrownBy(() -> ServeConfig.defaults().with(Map.of("virtual-host", "http://x:9099"))).hasMessageContaining("no scheme, port");
         Files.writeString(file, "cache_size: 1GiB\n");
         assertThatThrownBy(() -> ServeConfig.readFile(file)).hasMessageContaining("unknown setting 'cache_size'");
         Files.writeString(file, "port: lots\n");
