@@ -19,7 +19,7 @@ import java.util.zip.Checksum;
 /**
  * A request body as it arrives: decoded from {@code aws-chunked} when sent that way, checked against every
  * digest the client declared ({@code Content-MD5}, {@code x-amz-content-sha256},
- * {@code x-amz-checksum-crc32|crc32c|sha256} as a header or a trailer) and held in memory (XML, small) or
+ * {@code x-amz-checksum-crc32|crc32c|crc64nvme|sha1|sha256} as a header or a trailer) and held in memory (XML, small) or
  * spooled to a file (object data), within a size limit. Nothing is handed to a store until
  * {@link #finish} has checked it all. Not thread-safe: fed by one channel's event loop.
  */
@@ -34,7 +34,7 @@ final class RequestBody implements AutoCloseable {
     private final MessageDigest md5;
     private final String expectedMd5;
     private final Checksum crc;
-    private final MessageDigest checksumSha256;
+    private final MessageDigest checksumDigest;
     private final String checksumHeader;
     private final HttpHeaders headers;
     private final long declaredDecodedLength;
@@ -72,14 +72,21 @@ final class RequestBody implements AutoCloseable {
         md5 = expectedMd5 == null ? null : digest("MD5");
         String trailer = headers.get("x-amz-trailer", "").toLowerCase(Locale.ROOT).trim();
         String algorithm = null;
-        for (String name : new String[] {"x-amz-checksum-crc32", "x-amz-checksum-crc32c", "x-amz-checksum-sha256"}) {
+        for (String name : new String[] {"x-amz-checksum-crc32", "x-amz-checksum-crc32c", "x-amz-checksum-crc64nvme", "x-amz-checksum-sha1",
+                "x-amz-checksum-sha256"}) {
             if (headers.contains(name) || trailer.equals(name)) {
                 algorithm = name;
             }
         }
         checksumHeader = algorithm;
-        crc = "x-amz-checksum-crc32".equals(algorithm) ? new CRC32() : "x-amz-checksum-crc32c".equals(algorithm) ? new CRC32C() : null;
-        checksumSha256 = "x-amz-checksum-sha256".equals(algorithm) ? SigV4.sha256() : null;
+        crc = algorithm == null ? null : switch (algorithm) {
+            case "x-amz-checksum-crc32" -> new CRC32();
+            case "x-amz-checksum-crc32c" -> new CRC32C();
+            case "x-amz-checksum-crc64nvme" -> new Crc64Nvme();
+            default -> null;
+        };
+        checksumDigest = "x-amz-checksum-sha256".equals(algorithm) ? SigV4.sha256() : "x-amz-checksum-sha1".equals(algorithm) ? digest("SHA-1")
+                : null;
         AwsChunked.ChunkVerifier verifier = signed != null && signed.signedChunks() ? SigV4.chunkVerifier(signed) : null;
         chunked = isChunked ? new AwsChunked(this::payload, verifier) : null;
         if (spoolDir != null) {
@@ -125,8 +132,8 @@ final class RequestBody implements AutoCloseable {
         if (crc != null) {
             crc.update(data.duplicate());
         }
-        if (checksumSha256 != null) {
-            checksumSha256.update(data.duplicate());
+        if (checksumDigest != null) {
+            checksumDigest.update(data.duplicate());
         }
         try {
             if (channel != null) {
@@ -176,11 +183,13 @@ final class RequestBody implements AutoCloseable {
                 throw S3Error.badRequest("InvalidRequest", "the body announced a " + checksumHeader + " trailer but sent none");
             }
             byte[] actual;
-            if (crc != null) {
+            if (crc instanceof Crc64Nvme) {
+                actual = java.nio.ByteBuffer.allocate(8).putLong(crc.getValue()).array();
+            } else if (crc != null) {
                 long v = crc.getValue();
                 actual = new byte[] {(byte) (v >>> 24), (byte) (v >>> 16), (byte) (v >>> 8), (byte) v};
             } else {
-                actual = checksumSha256.digest();
+                actual = checksumDigest.digest();
             }
             if (!Base64.getEncoder().encodeToString(actual).equals(want.trim())) {
                 throw S3Error.badRequest("BadDigest", "the body's " + checksumHeader.substring("x-amz-checksum-".length())

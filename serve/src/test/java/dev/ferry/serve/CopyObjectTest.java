@@ -185,28 +185,40 @@ class CopyObjectTest {
     }
 
     /**
-     * Under write-back, a source whose upload cannot happen (the folder store holds a file where its key
-     * needs a folder) stays only on local disk; a copy of it must copy those bytes, and the copy itself is
+     * Under write-back, a source whose upload cannot happen (its bucket vanished from the S3 upstream after
+     * the daemon saw it) stays only on local disk; a copy of it must copy those bytes, and the copy itself is
      * written back to the store.
      */
     @Test
     void writeBack_copyOfAnObjectStillOnlyLocal_copiesTheLocalBytes(@TempDir Path dir) throws Exception {
-        byte[] data = random(6 << 20, 3);
-        try (DaemonFixture ferry = start("write-back", dir); S3Client s3 = ferry.sdk("a", "b")) {
-            Files.writeString(ferry.root.resolve("data/stuck"), "a file where the key needs a folder");
-            s3.putObject(b -> b.bucket("data").key("stuck/ckpt.pt"), RequestBody.fromBytes(data));
+        byte[] data = random((1 << 20) + 3, 3); // a small PUT: the store answers it NoSuchBucket at once
+        try (DaemonFixture ferry = DaemonFixture.overS3(dir, Map.of("write-back", "true")); S3Client s3 = ferry.sdk("a", "b")) {
+            // write-back believes a bucket of an S3 upstream it has seen for 30 s: one that disappears from the store
+            // under it takes the write, whose upload then fails, and the bytes stay local
+            s3.createBucket(b -> b.bucket("gone"));
+            s3.putObject(b -> b.bucket("gone").key("seen"), RequestBody.fromString("the bucket is seen"));
+            assertThat(flush(ferry).statusCode()).isEqualTo(200);
+            deleteTree(dir.resolve("upstream/gone"));
+            s3.putObject(b -> b.bucket("gone").key("stuck/ckpt.pt"), RequestBody.fromBytes(data));
             assertThat(flush(ferry).statusCode()).as("the source's upload fails").isEqualTo(502);
-            assertThat(Files.exists(ferry.root.resolve("data/stuck/ckpt.pt"))).isFalse();
 
-            s3.copyObject(b -> b.sourceBucket("data").sourceKey("stuck/ckpt.pt").destinationBucket("data").destinationKey("saved/ckpt.pt"));
+            s3.copyObject(b -> b.sourceBucket("gone").sourceKey("stuck/ckpt.pt").destinationBucket("data").destinationKey("saved/ckpt.pt"));
             String id = s3.createMultipartUpload(b -> b.bucket("data").key("saved/part.pt")).uploadId();
-            String etag = s3.uploadPartCopy(b -> b.sourceBucket("data").sourceKey("stuck/ckpt.pt").destinationBucket("data")
+            String etag = s3.uploadPartCopy(b -> b.sourceBucket("gone").sourceKey("stuck/ckpt.pt").destinationBucket("data")
                     .destinationKey("saved/part.pt").uploadId(id).partNumber(1).copySourceRange("bytes=10-1033")).copyPartResult().eTag();
             s3.completeMultipartUpload(b -> b.bucket("data").key("saved/part.pt").uploadId(id)
                     .multipartUpload(m -> m.parts(CompletedPart.builder().partNumber(1).eTag(etag).build())));
             flush(ferry);
-            assertThat(Files.readAllBytes(ferry.root.resolve("data/saved/ckpt.pt"))).isEqualTo(data);
-            assertThat(Files.readAllBytes(ferry.root.resolve("data/saved/part.pt"))).isEqualTo(Arrays.copyOfRange(data, 10, 1034));
+            assertThat(Files.readAllBytes(dir.resolve("upstream/data/saved/ckpt.pt"))).as("uploaded").isEqualTo(data);
+            assertThat(Files.readAllBytes(dir.resolve("upstream/data/saved/part.pt"))).isEqualTo(Arrays.copyOfRange(data, 10, 1034));
+        }
+    }
+
+    static void deleteTree(Path dir) throws java.io.IOException {
+        try (var walk = Files.walk(dir)) {
+            for (Path p : walk.sorted(java.util.Comparator.reverseOrder()).toList()) {
+                Files.delete(p);
+            }
         }
     }
 }
