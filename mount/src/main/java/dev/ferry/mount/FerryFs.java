@@ -260,7 +260,7 @@ final class FerryFs implements FuseOperations {
         long now = System.nanoTime();
         List<String> names = bucketNames;
         if (names == null || now - bucketNamesAt > 2_000_000_000L || !names.contains(bucket)) {
-            names = buckets.listBuckets();
+            names = buckets.listBuckets().stream().map(BucketOperations.Bucket::name).toList();
             bucketNames = names;
             bucketNamesAt = now;
         }
@@ -357,7 +357,7 @@ final class FerryFs implements FuseOperations {
             pageStart += page.size();
             List<Entry> entries = new ArrayList<>();
             if (loc.isRoot()) {
-                for (String b : buckets.listBuckets()) {
+                for (String b : buckets.listBuckets().stream().map(BucketOperations.Bucket::name).toList()) {
                     entries.add(new Entry(b, null));
                 }
                 last = true;
