@@ -6,7 +6,7 @@ import picocli.CommandLine.Command;
 /** {@code ferry bench}: end-to-end benchmarks that anyone can rerun; BENCHMARKS.md records their output. */
 @Command(name = "bench", mixinStandardHelpOptions = true,
         description = "End-to-end benchmarks (figures in BENCHMARKS.md come from these).",
-        subcommands = {GetBench.class, RestartBench.class, LoaderBench.class, WriteBackBench.class, GroupBench.class})
+        subcommands = {GetBench.class, ColdBench.class, RestartBench.class, LoaderBench.class, WriteBackBench.class, GroupBench.class})
 final class BenchCommand implements Runnable {
     @CommandLine.Spec
     CommandLine.Model.CommandSpec spec;

@@ -30,8 +30,11 @@ import java.util.zip.CRC32C;
  * | object size (8) | block size (4) | data length (4) | data CRC32C (4) | header CRC32C (4) | data
  * </pre>
  *
- * Files are written under a temporary name, fsync'd and renamed into place, so a file under its final name is
- * always complete. Stateless; all methods are thread-safe.
+ * Files are written under a temporary name and renamed into place, so a file under its final name was complete
+ * when it was renamed. Blocks of the read cache are renamed without an fsync (see {@link CachingStore}'s note on
+ * durability): after a kill the page cache still holds them whole, and after a power loss the header (length,
+ * CRC32C) and the check of every recovered block on its first read reject what the disk lost. Stateless; all
+ * methods are thread-safe ({@link Pending} is one writer's).
  */
 final class BlockFile {
     static final int MAGIC = 0x46525942; // "FRYB"
@@ -100,26 +103,87 @@ final class BlockFile {
         return header;
     }
 
-    /** Writes a block: temporary file in {@code tmpDir}, fsync, atomic rename to {@code target}. */
-    static void write(Path target, Path tmpDir, byte[] header, byte[] data, int offset, int length) throws IOException {
-        Path temp = tmpDir.resolve(UUID.randomUUID() + ".tmp");
-        try {
-            try (FileChannel ch = FileChannel.open(temp, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE)) {
-                ByteBuffer[] buffers = {ByteBuffer.wrap(header), ByteBuffer.wrap(data, offset, length)};
-                long total = header.length + (long) length;
-                for (long written = 0; written < total; ) {
-                    written += ch.write(buffers);
-                }
-                ch.force(true);
+    /**
+     * A block being written as its bytes arrive: data at its place after a header of known length, then the
+     * header (which carries the CRC32C of all the data) at the start, then the rename into place. Not
+     * thread-safe: one writer.
+     */
+    static final class Pending {
+        private final Path temp;
+        private final FileChannel channel;
+        private final int headerLength;
+
+        private Pending(Path temp, FileChannel channel, int headerLength) {
+            this.temp = temp;
+            this.channel = channel;
+            this.headerLength = headerLength;
+        }
+
+        /** A new temporary file in {@code tmpDir} for a block whose header will be {@code headerLength} bytes. */
+        static Pending create(Path tmpDir, int headerLength) throws IOException {
+            Path temp = tmpDir.resolve(UUID.randomUUID() + ".tmp");
+            return new Pending(temp, FileChannel.open(temp, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE), headerLength);
+        }
+
+        /** Writes {@code length} bytes of data at {@code dataOffset} in the block. */
+        void write(byte[] data, int offset, int length, long dataOffset) throws IOException {
+            ByteBuffer buf = ByteBuffer.wrap(data, offset, length);
+            while (buf.hasRemaining()) {
+                channel.write(buf, headerLength + dataOffset + (buf.position() - offset));
             }
-            Files.createDirectories(target.getParent());
+        }
+
+        /**
+         * Writes the header, then renames the file to {@code target}; with {@code durable}, fsyncs it first
+         * (a block that cannot be fetched again). The header must be {@code headerLength} bytes long.
+         */
+        void commit(byte[] header, Path target, boolean durable) throws IOException {
+            if (header.length != headerLength) {
+                throw new IllegalArgumentException("header is " + header.length + " bytes, expected " + headerLength);
+            }
             try {
-                Files.move(temp, target, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
-            } catch (AtomicMoveNotSupportedException e) {
-                Files.move(temp, target, StandardCopyOption.REPLACE_EXISTING);
+                write0(header);
+                if (durable) {
+                    channel.force(true);
+                }
+                channel.close();
+                Files.createDirectories(target.getParent());
+                try {
+                    Files.move(temp, target, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+                } catch (AtomicMoveNotSupportedException e) {
+                    Files.move(temp, target, StandardCopyOption.REPLACE_EXISTING);
+                }
+            } finally {
+                discard();
             }
-        } finally {
-            Files.deleteIfExists(temp);
+        }
+
+        private void write0(byte[] header) throws IOException {
+            ByteBuffer buf = ByteBuffer.wrap(header);
+            while (buf.hasRemaining()) {
+                channel.write(buf, buf.position());
+            }
+        }
+
+        /** Closes and deletes the temporary file (nothing after a commit). */
+        void discard() {
+            try {
+                channel.close();
+            } catch (IOException ignored) {
+                // deleting it next
+            }
+            try {
+                Files.deleteIfExists(temp);
+            } catch (IOException ignored) {
+                // a leftover in tmp/ is deleted on the next open
+            }
+        }
+    }
+
+    /** Fsyncs a block file already in place (what {@code close} does before it writes the index snapshot). */
+    static void sync(Path file) throws IOException {
+        try (FileChannel ch = FileChannel.open(file, StandardOpenOption.WRITE)) {
+            ch.force(true);
         }
     }
 

@@ -38,7 +38,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.atomic.LongAdder;
@@ -62,14 +61,33 @@ import org.slf4j.LoggerFactory;
  *   <li><b>Identity.</b> A block belongs to (bucket, key, ETag, index), and every upstream fetch is pinned
  *       to that ETag with If-Match, so bytes of one version are never served as another. When the upstream
  *       shows a new ETag, blocks of other versions are dropped.
- *   <li><b>Single flight.</b> A block being fetched is a future in {@code inflight}: other readers wait for
- *       it rather than fetching it again.
+ *   <li><b>Single flight, stream-through.</b> A block being fetched is a {@link BlockFill} in {@code inflight}:
+ *       its bytes land in one buffer as they arrive and go to the file on the way; the reader that fetches
+ *       it and every other reader of it get them as they arrive, not when the block is complete. A block is
+ *       renamed into place only whole; a fetch that fails or is abandoned leaves no file, and its waiters
+ *       see the failure (or, abandoned, fetch again).
  *   <li><b>Capacity.</b> Admission asks the {@link EvictionPolicy} (which may refuse), and evicts from high
  *       to low watermark; blocks being read or written are never victims.
  *   <li><b>Crash safety</b> (after Kafka's log and remote index cache): block files are written to a
- *       temporary name, fsync'd and renamed; each carries a header with its identity and CRC32C; on open,
+ *       temporary name and renamed; each carries a header with its identity and CRC32C; on open,
  *       temporaries are deleted and the index comes from a snapshot written at clean close (the clean-
  *       shutdown marker) or, after a crash, from the block headers, every block then checked on first read.
+ *   <li><b>Durability: what needs an fsync.</b> A block of this cache can always be fetched again, so losing
+ *       one costs a refetch, never data; serving a wrong byte is the only failure that matters. Hence:
+ *       <ul>
+ *         <li>block files are <em>not</em> fsync'd on the read path (it cost more than the download on a
+ *             cold read). A killed process loses nothing (the bytes are in the page cache); a power loss may
+ *             leave a renamed file short, empty or with zeroed data, and the header (its length must match the
+ *             file, its own CRC32C) and the data's CRC32C, checked on the first read of every block recovered
+ *             by a scan even with {@code verify = NEVER}, reject it: it is dropped and fetched again;
+ *         <li>the index snapshot claims its blocks are sound without checking them, so before it is written
+ *             every block renamed since the last sync is fsync'd ({@link UnsyncedBlocks}, in parallel at
+ *             close, and in the background past a backlog); if one cannot be, no snapshot is written and the
+ *             next start scans and checks;
+ *         <li>the snapshot itself is fsync'd, and write-back's journal and data
+ *             ({@link dev.ferry.writeback.WriteBackStore}) are fsync'd before a write is acknowledged: they are
+ *             the only copy, and none of this applies to them.
+ *       </ul>
  *   <li><b>Faults degrade service, never data.</b> An unusable directory or a failing write turns the cache
  *       into a pass-through (with a warning and a count); a block failing its check is dropped and fetched
  *       again.
@@ -87,6 +105,7 @@ public final class CachingStore extends ForwardingObjectStore {
     private static final int SNAPSHOT_MAGIC = 0x46525949; // "FRYI"
     private static final int SCAN_THREADS = 16;
     private static final int OPEN_FILES = 512;
+    private static final int UNSYNCED_BACKLOG = 4096;
 
     private enum Cause { CAPACITY, STALE, CORRUPT }
 
@@ -117,15 +136,6 @@ public final class CachingStore extends ForwardingObjectStore {
     private record MetaEntry(ObjectMeta meta, long fetchedAt) {
     }
 
-    /** Completes the futures of a run whose reader left before reading it to the end: waiters fetch again. */
-    private static final class AbandonedFetch extends IOException {
-        private static final long serialVersionUID = 1L;
-
-        AbandonedFetch() {
-            super("the reader fetching this block stopped early");
-        }
-    }
-
     private final CacheConfig config;
     private final Clock clock;
     private final Path blocksDir;
@@ -141,7 +151,9 @@ public final class CachingStore extends ForwardingObjectStore {
     private final Map<ObjectKey, Set<BlockId>> byObject = new HashMap<>();
     private long used;
 
-    private final ConcurrentHashMap<BlockId, CompletableFuture<byte[]>> inflight = new ConcurrentHashMap<>();
+    private final ConcurrentHashMap<BlockId, BlockFill> inflight = new ConcurrentHashMap<>();
+    private final UnsyncedBlocks unsynced = new UnsyncedBlocks(UNSYNCED_BACKLOG);
+    private volatile ReadObserver readObserver;
     private final OpenFiles openFiles = new OpenFiles(OPEN_FILES);
     private final ConcurrentHashMap<ObjectKey, MetaEntry> metadata = new ConcurrentHashMap<>();
 
@@ -333,6 +345,22 @@ public final class CachingStore extends ForwardingObjectStore {
         }
     }
 
+    /** Told of the blocks every read asks for, resident or not, in the order it asks for them. */
+    @FunctionalInterface
+    interface ReadObserver {
+        void onRead(ObjectMeta meta, long firstIndex, long lastIndex);
+    }
+
+    /** Sets the one observer of reads (the sequential read-ahead); null for none. */
+    void observeReads(ReadObserver observer) {
+        this.readObserver = observer;
+    }
+
+    /** True when the block is on disk or being fetched: nothing for a prefetcher to do. */
+    boolean residentOrInFlight(BlockId id) {
+        return inflight.containsKey(id) || isResident(id);
+    }
+
     /** What the cache has done so far. */
     public CacheStats stats() {
         long blocks;
@@ -507,74 +535,131 @@ public final class CachingStore extends ForwardingObjectStore {
     }
 
     /**
-     * An upstream ranged GET covering a run of missing blocks, each claimed (single flight) and with room
-     * reserved in the cache, read block by block as the reader advances.
+     * An upstream ranged GET covering a run of missing blocks, each claimed (single flight, a {@link BlockFill}
+     * in {@code inflight}) and with room reserved in the cache. Its driver starts the blocks in order and pulls
+     * their bytes as it needs them; readers of the block being filled get the bytes as they arrive.
+     * Not thread-safe: its driver's.
      */
     private final class Run {
         final ObjectMeta meta;
         final InputStream stream;
         final long last;
         long next;
-        final Map<Long, CompletableFuture<byte[]>> futures;
+        final Map<Long, BlockFill> fills;
         final Map<Long, Entry> reservations;
         final boolean prefetch;
+        private BlockFill current;
+        private Entry currentReservation;
 
-        Run(ObjectMeta meta, InputStream stream, long first, long last, Map<Long, CompletableFuture<byte[]>> futures,
+        Run(ObjectMeta meta, InputStream stream, long first, long last, Map<Long, BlockFill> fills,
                 Map<Long, Entry> reservations, boolean prefetch) {
             this.prefetch = prefetch;
             this.meta = meta;
             this.stream = stream;
             this.next = first;
             this.last = last;
-            this.futures = futures;
+            this.fills = fills;
             this.reservations = reservations;
         }
 
-        /** Reads the next block of the run, writes it to its reserved place, and hands it to waiters. */
-        byte[] readNext() throws IOException {
+        /** Starts the run's next block (the one before it must be complete); its bytes come with {@link #pull}. */
+        BlockFill startNext() {
+            if (current != null) {
+                throw new IllegalStateException("block " + current.id.index() + " of " + meta.key() + " is not complete");
+            }
             long index = next++;
-            BlockId id = new BlockId(meta.key(), meta.etag(), index);
-            CompletableFuture<byte[]> future = futures.remove(index);
-            Entry reserved = reservations.remove(index);
-            int length = (int) blockLength(meta, index);
-            try {
-                byte[] data = dev.ferry.store.Bytes.read(stream, length);
-                if (data.length != length) {
-                    throw new StoreException(StoreException.Kind.RETRYABLE, 0, "upstream sent " + data.length + " of "
-                            + length + " bytes of block " + index + " of " + meta.key(), null);
+            current = fills.remove(index);
+            currentReservation = reservations.remove(index);
+            if (currentReservation != null) {
+                try {
+                    int headerLength = BlockFile.encodeHeader(current.id, meta.size(), config.blockSize(), current.length(), 0).length;
+                    current.keepIn(BlockFile.Pending.create(tmpDir, headerLength));
+                } catch (IOException e) {
+                    writeFailed(e);
                 }
+            }
+            return current;
+        }
+
+        /**
+         * Reads from upstream until the current block holds more than {@code offsetInBlock} bytes (all of them
+         * with {@code offsetInBlock = length - 1}); when the block is complete, keeps it and hands it over.
+         */
+        void pull(int offsetInBlock) throws IOException {
+            BlockFill fill = current;
+            if (fill == null) {
+                return;
+            }
+            try {
+                while (fill.filled() <= offsetInBlock) {
+                    if (fill.pullFrom(stream, this::writeFailed) < 0) {
+                        throw new StoreException(StoreException.Kind.RETRYABLE, 0, "upstream sent " + fill.filled() + " of "
+                                + fill.length() + " bytes of block " + fill.id.index() + " of " + meta.key(), null);
+                    }
+                }
+            } catch (IOException | RuntimeException e) {
+                current = null;
+                fill.fail(e instanceof IOException io ? io : new IOException(e));
+                if (currentReservation != null) {
+                    releaseReservation(currentReservation);
+                    currentReservation = null;
+                }
+                inflight.remove(fill.id, fill);
+                throw e;
+            }
+            if (fill.isComplete()) {
+                current = null;
                 if (prefetch) {
                     prefetchedBlocks.increment();
-                    prefetchedBytes.add(length);
+                    prefetchedBytes.add(fill.length());
                 } else {
                     misses.increment();
-                    bytesFromUpstream.add(length);
+                    bytesFromUpstream.add(fill.length());
                 }
-                writeReserved(reserved, meta, data);
-                reserved = null;
-                future.complete(data);
-                return data;
-            } catch (IOException | RuntimeException e) {
-                future.completeExceptionally(e);
-                throw e;
-            } finally {
+                Entry reserved = currentReservation;
+                currentReservation = null;
                 if (reserved != null) {
-                    releaseReservation(reserved);
+                    publish(reserved, meta, fill);
                 }
-                inflight.remove(id, future);
+                inflight.remove(fill.id, fill);
+            }
+        }
+
+        /** Pulls the rest of the current block, if one is being filled: it is complete for its waiters and the cache. */
+        void finishCurrent() throws IOException {
+            if (current != null) {
+                pull(current.length() - 1);
+            }
+        }
+
+        private void writeFailed(IOException failure) {
+            countWriteFailure(failure);
+            if (currentReservation != null) {
+                releaseReservation(currentReservation);
+                currentReservation = null;
             }
         }
 
         boolean done() {
-            return next > last;
+            return next > last && current == null;
         }
 
+        /** Stops the run: the block being filled and those not started are abandoned (their waiters fetch again). */
         void abandon() {
-            for (Map.Entry<Long, CompletableFuture<byte[]>> f : futures.entrySet()) {
-                f.getValue().completeExceptionally(new AbandonedFetch());
-                inflight.remove(new BlockId(meta.key(), meta.etag(), f.getKey()), f.getValue());
+            if (current != null) {
+                current.abandon();
+                inflight.remove(current.id, current);
+                current = null;
             }
-            futures.clear();
+            if (currentReservation != null) {
+                releaseReservation(currentReservation);
+                currentReservation = null;
+            }
+            for (BlockFill f : fills.values()) {
+                f.abandon();
+                inflight.remove(f.id, f);
+            }
+            fills.clear();
             reservations.values().forEach(CachingStore.this::releaseReservation);
             reservations.clear();
             try {
@@ -582,6 +667,33 @@ public final class CachingStore extends ForwardingObjectStore {
             } catch (IOException ignored) {
                 // abandoning: nothing more to read
             }
+        }
+    }
+
+    /** A block being filled, for one reader: the driver pulls what it needs, anyone else waits for it. */
+    private final class FillSource implements Source {
+        private final BlockFill fill;
+        private final Run driver;
+
+        FillSource(BlockFill fill, Run driver) {
+            this.fill = fill;
+            this.driver = driver;
+        }
+
+        @Override
+        public int read(byte[] b, int off, int len, long offsetInBlock) throws IOException {
+            if (driver != null) {
+                driver.pull((int) offsetInBlock);
+            }
+            int n = fill.read(b, off, len, (int) offsetInBlock);
+            if (driver == null) {
+                bytesFromCache.add(n); // another reader's fetch: a hit, like a resident block
+            }
+            return n;
+        }
+
+        @Override
+        public void release() {
         }
     }
 
@@ -626,41 +738,49 @@ public final class CachingStore extends ForwardingObjectStore {
             }
             long blockStart = index * config.blockSize();
             int want = (int) Math.min(len, Math.min(end - position, blockStart + blockLength(meta, index) - position));
-            int n = current.read(b, off, want, position - blockStart);
+            int n;
+            try {
+                n = current.read(b, off, want, position - blockStart);
+            } catch (BlockFill.Abandoned abandoned) {
+                current.release(); // the reader fetching it left early: fetch it (or wait for another) again
+                current = null;
+                currentIndex = -1;
+                return read(b, off, len);
+            }
             position += n;
             return n;
         }
 
         private Source acquire(long index) throws IOException {
             BlockId id = new BlockId(meta.key(), meta.etag(), index);
+            ReadObserver observer = readObserver;
+            if (observer != null) {
+                observer.onRead(meta, index, index);
+            }
             while (true) {
                 if (run != null) {
-                    if (run.next == index) {
-                        byte[] data = run.readNext();
-                        if (run.done()) {
-                            run.stream.close();
-                            run = null;
-                        }
-                        return new MemorySource(data, false);
+                    run.finishCurrent();
+                    if (!run.done() && run.next == index) {
+                        return new FillSource(run.startNext(), run);
                     }
-                    run.abandon();
+                    if (run.done()) {
+                        run.stream.close();
+                    } else {
+                        run.abandon();
+                    }
                     run = null;
                 }
                 Source cached = fromDisk(id);
                 if (cached != null) {
                     return cached;
                 }
-                CompletableFuture<byte[]> pending = inflight.get(id);
+                BlockFill pending = inflight.get(id);
                 if (pending != null) {
-                    byte[] data = await(pending);
-                    if (data != null) {
-                        hits.increment();
-                        synchronized (lock) {
-                            policy.onHit(id); // an access like any other: plan-aware policies must see it
-                        }
-                        return new MemorySource(data, true);
+                    hits.increment();
+                    synchronized (lock) {
+                        policy.onHit(id); // an access like any other: plan-aware policies must see it
                     }
-                    continue; // its fetcher gave up: try again
+                    return new FillSource(pending, null); // its bytes as they arrive; read() starts again if it is abandoned
                 }
                 Source started = startRun(index);
                 if (started != null) {
@@ -684,12 +804,7 @@ public final class CachingStore extends ForwardingObjectStore {
                 return bypass(index);
             }
             run = claim.run();
-            byte[] data = run.readNext();
-            if (run.done()) {
-                run.stream.close();
-                run = null;
-            }
-            return new MemorySource(data, false);
+            return new FillSource(run.startNext(), run);
         }
 
         /** A refused block: fetch only the part of it this read still needs, keep nothing. */
@@ -727,7 +842,20 @@ public final class CachingStore extends ForwardingObjectStore {
                 current = null;
             }
             if (run != null) {
-                run.abandon();
+                try {
+                    run.finishCurrent(); // the block under way is finished for its waiters and the cache
+                } catch (IOException | RuntimeException e) {
+                    LOG.debug("could not finish block of {} after its reader left: {}", meta.key(), e.toString());
+                }
+                if (run.done()) {
+                    try {
+                        run.stream.close();
+                    } catch (IOException ignored) {
+                        // read to the end
+                    }
+                } else {
+                    run.abandon();
+                }
                 run = null;
             }
         }
@@ -749,22 +877,22 @@ public final class CachingStore extends ForwardingObjectStore {
      */
     private Claim claimRun(ObjectMeta meta, long index, long lastIndex, boolean prefetch) throws IOException {
         BlockId firstId = new BlockId(meta.key(), meta.etag(), index);
-        CompletableFuture<byte[]> first = new CompletableFuture<>();
+        BlockFill first = new BlockFill(firstId, (int) blockLength(meta, index));
         if (inflight.putIfAbsent(firstId, first) != null) {
             return Claim.TAKEN; // someone else claimed it a moment ago
         }
         if (isResident(firstId)) { // its fetcher finished between our look at the disk and the claim
-            first.completeExceptionally(new AbandonedFetch());
+            first.abandon();
             inflight.remove(firstId, first);
             return Claim.TAKEN;
         }
         Entry firstReservation = reserve(firstId, blockLength(meta, index));
         if (firstReservation == null) {
-            first.completeExceptionally(new AbandonedFetch()); // waiters decide for themselves
+            first.abandon(); // waiters decide for themselves
             inflight.remove(firstId, first);
             return Claim.REFUSED;
         }
-        Map<Long, CompletableFuture<byte[]>> claimed = new HashMap<>();
+        Map<Long, BlockFill> claimed = new HashMap<>();
         Map<Long, Entry> reservations = new HashMap<>();
         claimed.put(index, first);
         reservations.put(index, firstReservation);
@@ -774,13 +902,13 @@ public final class CachingStore extends ForwardingObjectStore {
             if (isResident(next)) {
                 break;
             }
-            CompletableFuture<byte[]> f = new CompletableFuture<>();
+            BlockFill f = new BlockFill(next, (int) blockLength(meta, last + 1));
             if (inflight.putIfAbsent(next, f) != null) {
                 break;
             }
             Entry reserved = reserve(next, blockLength(meta, last + 1));
             if (reserved == null) {
-                f.completeExceptionally(new AbandonedFetch());
+                f.abandon();
                 inflight.remove(next, f);
                 break; // refused: the reader fetches just what it needs of it when it gets there
             }
@@ -798,9 +926,9 @@ public final class CachingStore extends ForwardingObjectStore {
             if (e instanceof StoreException se && se.kind() == StoreException.Kind.PRECONDITION_FAILED) {
                 metadata.remove(meta.key()); // the object changed under us: ask again next time
             }
-            for (Map.Entry<Long, CompletableFuture<byte[]>> f : claimed.entrySet()) {
-                f.getValue().completeExceptionally(e);
-                inflight.remove(new BlockId(meta.key(), meta.etag(), f.getKey()), f.getValue());
+            for (BlockFill f : claimed.values()) {
+                f.fail(e instanceof IOException io ? io : new IOException(e));
+                inflight.remove(f.id, f);
             }
             reservations.values().forEach(CachingStore.this::releaseReservation);
             throw e;
@@ -838,7 +966,9 @@ public final class CachingStore extends ForwardingObjectStore {
             Run run = claim.run();
             try {
                 while (!run.done()) {
-                    fetched += run.readNext().length;
+                    BlockFill fill = run.startNext();
+                    run.pull(fill.length() - 1);
+                    fetched += fill.length();
                 }
                 run.stream.close();
             } catch (IOException | RuntimeException e) {
@@ -942,25 +1072,11 @@ public final class CachingStore extends ForwardingObjectStore {
         }
         hits.add(pinned.size());
         bytesFromCache.add(range.length());
-        return new ResidentRead(meta, range, regions);
-    }
-
-    private static byte[] await(CompletableFuture<byte[]> future) throws IOException {
-        try {
-            return future.get();
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new InterruptedIOException("interrupted while waiting for a block");
-        } catch (ExecutionException e) {
-            if (e.getCause() instanceof AbandonedFetch) {
-                return null;
-            }
-            if (e.getCause() instanceof IOException io) {
-                throw new StoreException(StoreException.classify(io), io instanceof StoreException se ? se.httpStatus() : 0,
-                        io.getMessage(), io);
-            }
-            throw new IOException("block fetch failed: " + e.getCause(), e.getCause());
+        ReadObserver observer = readObserver;
+        if (observer != null) {
+            observer.onRead(meta, firstIndex, lastIndex);
         }
+        return new ResidentRead(meta, range, regions);
     }
 
     private boolean isResident(BlockId id) {
@@ -1072,25 +1188,30 @@ public final class CachingStore extends ForwardingObjectStore {
         }
     }
 
-    /** Writes a reserved block; the disk refusing (full, failing) costs only the keeping, never the read. */
-    private void writeReserved(Entry reserved, ObjectMeta meta, byte[] data) {
+    /**
+     * Puts a complete block in place (header, rename; no fsync: see the note on durability) and makes its
+     * reservation readable; the disk refusing (full, failing) costs only the keeping, never the read.
+     */
+    private void publish(Entry reserved, ObjectMeta meta, BlockFill fill) {
+        BlockFile.Pending file = fill.file();
+        if (file == null) {
+            releaseReservation(reserved); // the disk refused its bytes on the way
+            return;
+        }
         BlockId id = reserved.id;
-        int crc = BlockFile.crc(data, 0, data.length);
+        int crc = fill.crc();
         int headerLength;
         try {
-            byte[] header = BlockFile.encodeHeader(id, meta.size(), config.blockSize(), data.length, crc);
+            byte[] header = BlockFile.encodeHeader(id, meta.size(), config.blockSize(), fill.length(), crc);
             headerLength = header.length;
-            BlockFile.write(reserved.path, tmpDir, header, data, 0, data.length);
+            file.commit(header, reserved.path, false);
         } catch (IOException failure) {
-            writeFailures.increment();
-            if (writeFailures.sum() == 1 || writeFailures.sum() % 1000 == 0) {
-                LOG.warn("cannot write to the cache ({}); serving from upstream ({} write failures so far)",
-                        failure.getMessage(), writeFailures.sum());
-            }
+            countWriteFailure(failure);
             releaseReservation(reserved);
             return;
         }
-        Entry ready = new Entry(id, reserved.path, meta.size(), data.length, headerLength, crc, false);
+        unsynced.add(reserved.path);
+        Entry ready = new Entry(id, reserved.path, meta.size(), fill.length(), headerLength, crc, false);
         ready.verified = true; // written from the bytes the upstream just sent
         ready.ready = true;
         boolean orphan;
@@ -1102,6 +1223,14 @@ public final class CachingStore extends ForwardingObjectStore {
         }
         if (orphan) {
             deleteFiles(List.of(reserved.path));
+        }
+    }
+
+    private void countWriteFailure(IOException failure) {
+        writeFailures.increment();
+        if (writeFailures.sum() == 1 || writeFailures.sum() % 1000 == 0) {
+            LOG.warn("cannot write to the cache ({}); serving from upstream ({} write failures so far)",
+                    failure.getMessage(), writeFailures.sum());
         }
     }
 
@@ -1151,6 +1280,7 @@ public final class CachingStore extends ForwardingObjectStore {
                 continue;
             }
             openFiles.forget(p);
+            unsynced.forget(p);
             try {
                 Files.deleteIfExists(p);
             } catch (IOException e) {
@@ -1198,7 +1328,9 @@ public final class CachingStore extends ForwardingObjectStore {
     public void close() throws IOException {
         if (!closed) {
             closed = true;
-            if (!passThrough) {
+            if (!passThrough && !unsynced.syncAll()) {
+                LOG.warn("cannot fsync every cached block; no index snapshot, so the next start checks the blocks it finds");
+            } else if (!passThrough) {
                 try {
                     writeSnapshot();
                 } catch (IOException e) {

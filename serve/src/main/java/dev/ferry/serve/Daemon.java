@@ -157,6 +157,8 @@ public final class Daemon implements AutoCloseable {
         this.hinted = group == null ? null : new HintedStore(group, cachedOnlyClients(config), config.blockSize(), this::holderOf);
         this.cache = group == null ? new CachingStore(below, cc, policy, Clock.system())
                 : new CachingStore(hinted, cc, new PreferringPolicy<>(policy, id -> group.owns(id.key())), Clock.system());
+        // clients without a plan (awscli, boto3, any front-to-back reader): blocks ahead of sequential readers
+        dev.ferry.cache.SequentialReadAhead.attach(cache, dev.ferry.cache.SequentialReadAhead.Config.DEFAULT, workers);
         this.writeBack = config.writeBack()
                 ? new WriteBackStore(cache, WriteBackConfig.of(config.cacheDir().resolveSibling(config.cacheDir().getFileName() + "-writeback"),
                         config.writeBackQuota()))
