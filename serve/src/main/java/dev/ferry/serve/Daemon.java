@@ -350,7 +350,7 @@ public final class Daemon implements AutoCloseable {
         return writeBack != null ? writeBack : cache;
     }
 
-    /** Registers (or replaces) a job; its plan becomes the one eviction follows. */
+    /** Registers (or replaces) a job; eviction follows its plan along with the other jobs'. */
     JobRun register(Job job) {
         JobRun run = new JobRun(job, this);
         JobRun old = jobs.put(job.name, run);
@@ -362,15 +362,34 @@ public final class Daemon implements AutoCloseable {
         return run;
     }
 
-    /** A job's consumers reported progress: eviction follows the job that reported last. */
+    /**
+     * A job's consumers reported progress ({@code replan}: it started an epoch, and {@code future} is its new
+     * plan). Eviction follows every registered job's future, each job at its own position and pace
+     * ({@link PlannedPolicy#plan(String, List, long)}); under {@code eviction-follows: last-report}, only the
+     * future of the job that reported last.
+     */
     void follow(JobRun run, List<BlockId> future, long blockPosition, boolean replan) {
+        String name = run.job.name;
+        long now = System.nanoTime();
         synchronized (policy) {
-            if (replan || !run.job.name.equals(planOwner)) {
-                policy.plan(future);
-                planOwner = run.job.name;
+            if (config.evictionFollows().equals(ServeConfig.LAST_REPORT)) {
+                if (replan || !name.equals(planOwner)) {
+                    policy.plan(future);
+                    planOwner = name;
+                }
+                policy.advanceTo(blockPosition);
+                return;
             }
-            policy.advanceTo(blockPosition);
+            if (replan || !policy.jobs().contains(name)) {
+                policy.plan(name, future, now);
+            }
+            policy.advanceTo(name, blockPosition, now);
         }
+    }
+
+    /** The measured time per planned block of {@code job} (0 while unmeasured or under last-report). */
+    long nanosPerBlock(String job) {
+        return policy.nanosPerBlock(job);
     }
 
     void stepMetrics(int epoch, int samples, long waitNanos) {

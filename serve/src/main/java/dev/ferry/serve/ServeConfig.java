@@ -30,6 +30,12 @@ import java.util.Set;
  * @param headerTimeout how long a request's line and headers may take to arrive, from their first byte
  * @param multipartTtl how long a multipart upload started and never completed or aborted is kept before its
  *                    parts are deleted (uploads the daemon holds: write-back's, a folder store's)
+ * @param evictionFollows whose plans eviction follows with several jobs: {@code all-jobs} (every registered
+ *                    job's future, a block's next use the soonest over them) or {@code last-report} (the plan of
+ *                    the job that reported progress last, as before several jobs were planned together)
+ * @param scratchBucket a bucket kept on this node's disk only, never uploaded (null: none)
+ * @param scratchQuota the scratch bucket's bytes at most; a write past it is refused with 507
+ * @param scratchTtl  how long a scratch object lives after it was written
  */
 public record ServeConfig(
         String bind,
@@ -55,19 +61,29 @@ public record ServeConfig(
         Path sharedTier,
         java.time.Duration firstByteTimeout,
         java.time.Duration headerTimeout,
-        java.time.Duration multipartTtl) {
+        java.time.Duration multipartTtl,
+        String evictionFollows,
+        String scratchBucket,
+        long scratchQuota,
+        java.time.Duration scratchTtl) {
+
+    /** {@code eviction-follows}: every registered job's future. */
+    public static final String ALL_JOBS = "all-jobs";
+    /** {@code eviction-follows}: the plan of the job that reported last. */
+    public static final String LAST_REPORT = "last-report";
 
     /** The keys a config file may hold. */
     public static final Set<String> KEYS = Set.of("bind", "port", "upstream", "store-root", "data-dir", "profile", "cache-dir",
             "cache-size", "block-size", "prefetch-bytes", "access-key", "secret-key", "insecure", "write-back", "write-back-quota",
             "max-header-bytes", "max-xml-bytes", "max-object-bytes", "group", "self", "shared-tier", "first-byte-timeout", "header-timeout",
-            "multipart-ttl");
+            "multipart-ttl", "eviction-follows", "scratch-bucket", "scratch-quota", "scratch-ttl");
 
     public static ServeConfig defaults() {
         Path home = Path.of(System.getProperty("user.home"), ".ferry");
         return new ServeConfig("127.0.0.1", 9099, null, null, home.resolve("data"), "cloud", home.resolve("cache"), 10L << 30,
                 4 << 20, 256L << 20, null, null, false, false, 8L << 30, 16 * 1024, 1L << 20, 5L << 30, java.util.List.of(), null, null,
-                java.time.Duration.ofSeconds(10), java.time.Duration.ofSeconds(30), java.time.Duration.ofDays(7));
+                java.time.Duration.ofSeconds(10), java.time.Duration.ofSeconds(30), java.time.Duration.ofDays(7),
+                ALL_JOBS, null, 10L << 30, java.time.Duration.ofHours(24));
     }
 
     /** Checks what no single field can: a bind address beyond loopback needs credentials or --insecure. */
@@ -106,6 +122,19 @@ public record ServeConfig(
         if (multipartTtl.isNegative() || multipartTtl.isZero()) {
             throw new IllegalArgumentException("multipart-ttl must be positive: " + multipartTtl);
         }
+        if (!evictionFollows.equals(ALL_JOBS) && !evictionFollows.equals(LAST_REPORT)) {
+            throw new IllegalArgumentException("eviction-follows must be " + ALL_JOBS + " or " + LAST_REPORT + ", not '" + evictionFollows + "'");
+        }
+        if (scratchQuota < 1 || scratchTtl.isNegative() || scratchTtl.isZero()) {
+            throw new IllegalArgumentException("scratch-quota and scratch-ttl must be positive: " + scratchQuota + ", " + scratchTtl);
+        }
+        if (scratchBucket != null) {
+            try {
+                dev.ferry.store.ObjectKey.validateBucket(scratchBucket);
+            } catch (IllegalArgumentException e) {
+                throw new IllegalArgumentException("scratch-bucket is not a valid bucket name: " + e.getMessage());
+            }
+        }
     }
 
     static boolean isLoopback(String bind) {
@@ -139,6 +168,10 @@ public record ServeConfig(
         m.put("first-byte-timeout", format(firstByteTimeout));
         m.put("header-timeout", format(headerTimeout));
         m.put("multipart-ttl", format(multipartTtl));
+        m.put("eviction-follows", evictionFollows);
+        m.put("scratch-bucket", scratchBucket == null ? "" : scratchBucket);
+        m.put("scratch-quota", Sizes.format(scratchQuota));
+        m.put("scratch-ttl", format(scratchTtl));
         return m;
     }
 
@@ -176,6 +209,10 @@ public record ServeConfig(
         java.time.Duration fbt = firstByteTimeout;
         java.time.Duration ht = headerTimeout;
         java.time.Duration mpt = multipartTtl;
+        String ef = evictionFollows;
+        String sb = scratchBucket;
+        long sq = scratchQuota;
+        java.time.Duration st = scratchTtl;
         try {
             switch (key) {
                 case "bind" -> b = v;
@@ -210,12 +247,16 @@ public record ServeConfig(
                 case "first-byte-timeout" -> fbt = duration(key, v);
                 case "header-timeout" -> ht = duration(key, v);
                 case "multipart-ttl" -> mpt = duration(key, v);
+                case "eviction-follows" -> ef = v.trim();
+                case "scratch-bucket" -> sb = v.isBlank() ? null : v.trim();
+                case "scratch-quota" -> sq = Sizes.parse(v.trim());
+                case "scratch-ttl" -> st = duration(key, v);
                 default -> throw new IllegalArgumentException("unknown setting '" + key + "'; known: " + String.join(", ", new java.util.TreeSet<>(KEYS)));
             }
         } catch (NumberFormatException | ArithmeticException e) {
             throw new IllegalArgumentException(key + " must be a number (sizes may say 64MiB), not '" + v + "'");
         }
-        return new ServeConfig(b, p, up, root, data, prof, cd, cs, bs, pf, ak, sk, ins, wb, wbq, mh, mx, mo, g, me, shared, fbt, ht, mpt);
+        return new ServeConfig(b, p, up, root, data, prof, cd, cs, bs, pf, ak, sk, ins, wb, wbq, mh, mx, mo, g, me, shared, fbt, ht, mpt, ef, sb, sq, st);
     }
 
     /** {@code 10s}, {@code 1500ms}, {@code 2m}, {@code 12h}, {@code 7d}; a bare number is seconds. */

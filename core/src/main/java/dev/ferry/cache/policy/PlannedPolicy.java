@@ -35,7 +35,9 @@ import java.util.function.Predicate;
  * any planned one, least recently used first. Without a plan it is LRU. Admission when room must be made:
  * a planned entry is admitted when it is needed sooner than the farthest resident; an unplanned one only
  * when the farthest resident is unplanned too (so unplanned reads never push out planned blocks, whichever
- * job planned them).
+ * job planned them). With several plans, "needed" means needed again after the read that misses, as MIN
+ * admits, and a block nobody needs again is never admitted when room must be made: a block one job reads
+ * once is streamed through rather than evict another job's next block.
  *
  * <p>The single-plan methods ({@link #plan(List)}, {@link #advanceTo(long)}) act on one unnamed job, as the
  * simulator and replay use it.
@@ -275,6 +277,38 @@ public final class PlannedPolicy<K> implements EvictionPolicy<K> {
         return best;
     }
 
+    /**
+     * With several plans, the use a block being read now is kept for: the soonest planned use is taken to be
+     * this read (a miss is the job's first unread use of the block), so that job's next occurrence after it
+     * counts, and the other jobs' next ones. A block no job reads again is not worth an eviction: a one-pass
+     * job's reads are streamed through, never pushing out what another job reads next. (With one plan the
+     * rule stays as it was, the soonest use including this read, which the egress replay models.)
+     */
+    private long useAfterThisRead(K key) {
+        Plan<K> reader = null;
+        long soonest = NEVER;
+        for (Plan<K> p : plans.values()) {
+            long i = p.nextIndex(key);
+            if (i != NEVER && p.timeOf(i, pace(p)) < soonest) {
+                soonest = p.timeOf(i, pace(p));
+                reader = p;
+            }
+        }
+        long best = NEVER;
+        for (Plan<K> p : plans.values()) {
+            long i = p.nextIndex(key);
+            if (p == reader) {
+                long[] at = p.positions.get(key);
+                int j = Arrays.binarySearch(at, i);
+                i = j + 1 < at.length ? at[j + 1] : NEVER;
+            }
+            if (i != NEVER) {
+                best = Math.min(best, p.timeOf(i, pace(p)));
+            }
+        }
+        return best;
+    }
+
     private void rerankAll() {
         for (K key : List.copyOf(residents.keySet())) {
             touch(key, false);
@@ -303,8 +337,14 @@ public final class PlannedPolicy<K> implements EvictionPolicy<K> {
         if (!mustEvict || order.isEmpty()) {
             return true;
         }
-        long next = nextUse(key);
         long farthest = order.last().nextUse();
+        if (plans.size() > 1) {
+            // a block no job reads again is worth no eviction at all: the cache evicts down to its low
+            // watermark, so one admission can cost a planned block besides the unplanned one it replaces
+            long next = useAfterThisRead(key);
+            return next != NEVER && next < farthest;
+        }
+        long next = nextUse(key);
         return next == NEVER ? farthest == NEVER : next < farthest;
     }
 

@@ -203,15 +203,20 @@ class PlannedPolicyTest {
     }
 
     @Test
-    void anUnplannedReadPushesOutNoJobsBlocks_andAPlannedOneOnlyALaterBlock() {
+    void withSeveralJobs_aBlockIsAdmittedOnlyWhenNeededAgainSoonerThanTheFarthest() {
         PlannedPolicy<String> p = new PlannedPolicy<>(Long.MAX_VALUE / 4);
-        p.plan("train", List.of("a", "b"), 0);
-        p.plan("eval", List.of("x", "y", "z"), 0);
-        p.onAdd("a", 1); // 0 ms
-        p.onAdd("b", 1); // 1 ms
-        p.onAdd("y", 1); // 1 ms
-        assertThat(p.admit("stranger", 1, true)).isFalse();
-        assertThat(p.admit("x", 1, true)).isTrue(); // 0 ms, before b and y
-        assertThat(p.admit("z", 1, true)).isFalse(); // 2 ms, after everything resident
+        p.plan("train", List.of("a", "b", "c", "d"), 0); // a 0, b 1, c 2, d 3 ms (1 ms a block, unmeasured)
+        p.plan("eval", List.of("x", "y", "x", "z"), 0); // x 0 and 2, y 1, z 3 ms
+        p.onAdd("a", 1);
+        p.onAdd("d", 1); // the farthest resident: 3 ms
+        assertThat(p.admit("stranger", 1, true)).as("nobody plans it").isFalse();
+        assertThat(p.admit("x", 1, true)).as("read now, again at 2 ms, before d").isTrue();
+        assertThat(p.admit("y", 1, true)).as("read now and never again: streamed through").isFalse();
+        assertThat(p.admit("c", 1, true)).as("train's read of c now, never again").isFalse();
+        assertThat(p.admit("y", 1, false)).as("free room takes anything").isTrue();
+        p.onAdd("stranger", 1); // now the farthest resident is unplanned
+        assertThat(p.admit("y", 1, true)).as("still not worth an eviction").isFalse();
+        assertThat(p.admit("c", 1, true)).isFalse();
+        assertThat(p.admit("x", 1, true)).isTrue();
     }
 }
