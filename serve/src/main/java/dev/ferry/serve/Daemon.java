@@ -93,6 +93,7 @@ public final class Daemon implements AutoCloseable {
     private final CachingStore cache;
     private final WriteBackStore writeBack;
     private final LocalMultipart localMultipart;
+    private final dev.ferry.writeback.Scratch scratch;
     private final dev.ferry.store.PendingUploads originUploads;
     private final PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
     private final FerryMetrics metrics;
@@ -172,9 +173,12 @@ public final class Daemon implements AutoCloseable {
         WriteChecks checks = writeBack == null ? null
                 : new WriteChecks(checked, origin instanceof FileObjectStore folder ? folder : null, java.time.Duration.ofSeconds(30));
         this.originUploads = origin instanceof dev.ferry.store.PendingUploads p ? p : null;
+        this.scratch = config.scratchBucket() == null ? null
+                : new dev.ferry.writeback.Scratch(config.cacheDir().resolveSibling(config.cacheDir().getFileName() + "-scratch"),
+                        config.scratchBucket(), config.scratchQuota(), config.scratchTtl());
         // under write-back the origin's uploads in progress are write-back's own: clients list the uploads they started
         ServeContext context = new ServeContext(new S3Service(cache, checked, buckets, writeBack, localMultipart, checks,
-                writeBack == null ? originUploads : null),
+                writeBack == null ? originUploads : null, scratch),
                 new FerryApi(this), sig, spool, limits, workers, stats);
         boss = new MultiThreadIoEventLoopGroup(1, NioIoHandler.newFactory());
         io = new MultiThreadIoEventLoopGroup(Math.max(2, Runtime.getRuntime().availableProcessors()), NioIoHandler.newFactory());
@@ -204,6 +208,10 @@ public final class Daemon implements AutoCloseable {
         ticker.scheduleAtFixedRate(this::sample, 1, 1, TimeUnit.SECONDS);
         long sweep = Math.clamp(config.multipartTtl().toMillis() / 10, 1000, 3_600_000);
         ticker.scheduleWithFixedDelay(this::expireUploads, sweep, sweep, TimeUnit.MILLISECONDS);
+        if (scratch != null) {
+            long every = Math.clamp(config.scratchTtl().toMillis() / 10, 1000, 60_000);
+            ticker.scheduleWithFixedDelay(this::sweepScratch, every, every, TimeUnit.MILLISECONDS);
+        }
         if (!ServeConfig.isLoopback(config.bind()) && sig == null) {
             LOG.warn("*** INSECURE: ferry serve listens on {} without credentials: anyone who can reach this port can read and "
                     + "write through it ***", config.bind());
@@ -221,6 +229,20 @@ public final class Daemon implements AutoCloseable {
         } catch (IOException | RuntimeException e) {
             LOG.warn("cannot expire old multipart uploads: {}", e.getMessage());
         }
+    }
+
+    /** Deletes the scratch objects older than scratch-ttl. */
+    private void sweepScratch() {
+        try {
+            scratch.sweep();
+        } catch (IOException | RuntimeException e) {
+            LOG.warn("cannot sweep the scratch bucket: {}", e.getMessage());
+        }
+    }
+
+    /** The scratch bucket, or null. */
+    dev.ferry.writeback.Scratch scratch() {
+        return scratch;
     }
 
     /** Starts the daemon; it listens when this returns. */
@@ -495,6 +517,9 @@ public final class Daemon implements AutoCloseable {
                 writeBack.close();
             }
             cache.close();
+            if (scratch != null) {
+                scratch.close();
+            }
             if (hinted != null) {
                 hinted.close(); // closes the hint clients, the group's peers' clients and the origin
             } else {

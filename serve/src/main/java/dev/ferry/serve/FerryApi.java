@@ -438,6 +438,12 @@ final class FerryApi {
                     .put("upload_bytes_per_s", round(w.uploadBytesPerSecond(), 0)).put("write_throughs", w.writeThroughs())
                     .put("failed", w.failed());
         }
+        if (daemon.scratch() != null) {
+            dev.ferry.writeback.Scratch.Stats sc = daemon.scratch().stats();
+            root.putObject("scratch").put("bucket", sc.bucket()).put("quota_bytes", sc.quotaBytes()).put("used_bytes", sc.usedBytes())
+                    .put("objects", sc.objects()).put("ttl_s", sc.ttl().toSeconds()).put("refused_writes", sc.refusedWrites())
+                    .put("expired", sc.expired());
+        }
         ArrayNode jobs = root.putArray("jobs");
         org.HdrHistogram.Histogram allWaits = new org.HdrHistogram.Histogram(3_600_000_000L, 2);
         long totalSamples = 0;

@@ -64,6 +64,7 @@ final class S3Service {
     private final WriteChecks checks;
     private final List<MultipartListing.Source> uploadSources;
     private final KeyLocks locks = new KeyLocks();
+    private final dev.ferry.writeback.Scratch scratch;
 
     /**
      * @param below     the store under the local tier: conditional writes check the object there, not in the
@@ -72,9 +73,11 @@ final class S3Service {
      *                  and reads of keys not yet uploaded are served from it
      * @param checks    what write-back checks before acknowledging (null without write-back)
      * @param originUploads the origin's pending multipart uploads when it can list them (a folder store), else null
+     * @param scratch   the node-local scratch bucket, kept on local disk and never uploaded, or null
      */
     S3Service(CachingStore cache, ObjectStore below, BucketOperations buckets, WriteBackStore writeBack, LocalMultipart localMultipart,
-            WriteChecks checks, dev.ferry.store.PendingUploads originUploads) {
+            WriteChecks checks, dev.ferry.store.PendingUploads originUploads, dev.ferry.writeback.Scratch scratch) {
+        this.scratch = scratch;
         this.cache = cache;
         this.below = below;
         this.buckets = buckets;
@@ -92,6 +95,16 @@ final class S3Service {
         this.uploadSources = List.copyOf(sources);
     }
 
+    /** True for the scratch bucket: served from local disk only, never from or to the object store. */
+    private boolean isScratch(String bucket) {
+        return scratch != null && scratch.holds(bucket);
+    }
+
+    /** The store a bucket's objects are read, listed and deleted through. */
+    private ObjectStore frontFor(String bucket) {
+        return isScratch(bucket) ? scratch : front;
+    }
+
     /** Whether this request's write goes through write-back (configured, and not refused by {@code x-ferry-write: through}). */
     private boolean writesBack(Request r) {
         return writeBack != null && !"through".equals(r.headers().get("x-ferry-write"));
@@ -105,6 +118,9 @@ final class S3Service {
                 return listBuckets();
             }
             throw S3Error.notImplemented(m + " /");
+        }
+        if (isScratch(r.bucket()) && (r.has("uploads") || r.has("uploadId") || r.has("partNumber"))) {
+            throw S3Error.notImplemented("Multipart upload to the scratch bucket " + r.bucket() + " (PUT the object whole)");
         }
         if (r.key() == null) {
             return bucketOperation(r);
@@ -168,7 +184,7 @@ final class S3Service {
                 return Reply.empty(HttpResponseStatus.NO_CONTENT);
             }
             locks.with(key, () -> {
-                front.delete(key);
+                frontFor(key.bucket()).delete(key);
                 return null;
             });
             return Reply.empty(HttpResponseStatus.NO_CONTENT);
@@ -184,7 +200,12 @@ final class S3Service {
         }
         Xml x = new Xml().openRoot("ListAllMyBucketsResult").open("Owner").element("ID", "ferry").element("DisplayName", "ferry")
                 .close("Owner").open("Buckets");
-        for (String b : buckets.listBuckets()) {
+        List<String> names = new ArrayList<>(buckets.listBuckets());
+        if (scratch != null && !names.contains(scratch.bucket())) {
+            names.add(scratch.bucket());
+            names.sort(null);
+        }
+        for (String b : names) {
             // the stores ferry fronts do not report creation dates; the epoch stands for "unknown"
             x.open("Bucket").element("Name", b).element("CreationDate", ISO.format(Instant.EPOCH)).close("Bucket");
         }
@@ -197,7 +218,9 @@ final class S3Service {
             if (buckets == null) {
                 throw S3Error.notImplemented("CreateBucket on this upstream");
             }
-            buckets.createBucket(r.bucket());
+            if (!isScratch(r.bucket())) { // the scratch bucket always exists, and only here
+                buckets.createBucket(r.bucket());
+            }
             if (checks != null) {
                 checks.forget(r.bucket());
             }
@@ -206,19 +229,19 @@ final class S3Service {
             return new Reply.Full(HttpResponseStatus.OK, h, new byte[0], false);
         }
         if (m.equals(HttpMethod.HEAD) && r.query().isEmpty()) {
-            front.list(new ListRequest(r.bucket(), "", null, null, 1));
+            frontFor(r.bucket()).list(new ListRequest(r.bucket(), "", null, null, 1));
             return new Reply.Full(HttpResponseStatus.OK, new DefaultHttpHeaders(), new byte[0], true);
         }
         if (m.equals(HttpMethod.GET)) {
             if (r.has("location")) {
-                front.list(new ListRequest(r.bucket(), "", null, null, 1));
+                frontFor(r.bucket()).list(new ListRequest(r.bucket(), "", null, null, 1));
                 return Reply.xml(HttpResponseStatus.OK, new Xml().openRoot("LocationConstraint").close("LocationConstraint"));
             }
             if (r.has("uploads")) {
                 if (uploadSources.isEmpty()) {
                     throw S3Error.notImplemented("ListMultipartUploads on this upstream");
                 }
-                front.list(new ListRequest(r.bucket(), "", null, null, 1)); // NoSuchBucket as S3 answers it
+                frontFor(r.bucket()).list(new ListRequest(r.bucket(), "", null, null, 1)); // NoSuchBucket as S3 answers it
                 return MultipartListing.list(r, uploadSources);
             }
             for (String unsupported : List.of("acl", "policy", "versioning", "lifecycle", "cors", "tagging", "versions",
@@ -284,7 +307,7 @@ final class S3Service {
         boolean truncated = false;
         String lastSeen = null;
         while (maxKeys > 0) {
-            ListPage page = front.list(new ListRequest(r.bucket(), prefix, delimiter, next, MAX_KEYS));
+            ListPage page = frontFor(r.bucket()).list(new ListRequest(r.bucket(), prefix, delimiter, next, MAX_KEYS));
             List<String> pagePrefixes = new ArrayList<>(page.commonPrefixes());
             int pi = 0;
             int oi = 0;
@@ -374,7 +397,7 @@ final class S3Service {
                 }
                 ObjectKey key = ObjectKey.of(r.bucket(), Keys.check(k));
                 locks.with(key, () -> {
-                    front.delete(key);
+                    frontFor(key.bucket()).delete(key);
                     return null;
                 });
                 if (!quiet) {
@@ -403,7 +426,7 @@ final class S3Service {
             return null;
         }
         ObjectKey key = ObjectKey.of(r.bucket(), r.key());
-        if (writeBack != null && writeBack.holdsLocally(key)) {
+        if ((writeBack != null && writeBack.holdsLocally(key)) || isScratch(key.bucket())) {
             return null;
         }
         ObjectMeta meta = cache.freshMeta(key);
@@ -426,7 +449,7 @@ final class S3Service {
             }
             return reply;
         }
-        return getObject(r, key, head, front.head(key), true);
+        return getObject(r, key, head, frontFor(key.bucket()).head(key), true);
     }
 
     /** GET or HEAD of {@code meta}; null when the read would need upstream and {@code mayBlock} is false. */
@@ -448,7 +471,7 @@ final class S3Service {
             return new Reply.Full(status, h, new byte[0], true);
         }
         GetRequest get = new GetRequest(key, range, meta.etag());
-        if (writeBack == null || !writeBack.holdsLocally(key)) {
+        if ((writeBack == null || !writeBack.holdsLocally(key)) && !isScratch(key.bucket())) {
             CachingStore.ResidentRead resident = cache.openResident(get);
             if (resident != null) {
                 return new Reply.Files(status, h, resident);
@@ -457,7 +480,7 @@ final class S3Service {
         if (!mayBlock) {
             return null; // on the event loop (tryFast): a miss must not block it
         }
-        ObjectContent content = front.get(get);
+        ObjectContent content = frontFor(key.bucket()).get(get);
         return new Reply.Streamed(status, h, content);
     }
 
@@ -484,7 +507,8 @@ final class S3Service {
         }
         ObjectMeta current;
         try {
-            current = writeBack != null && writeBack.holdsLocally(key) ? writeBack.head(key) : below.head(key);
+            current = isScratch(key.bucket()) ? scratch.head(key)
+                    : writeBack != null && writeBack.holdsLocally(key) ? writeBack.head(key) : below.head(key);
         } catch (ObjectNotFoundException e) {
             current = null;
         } catch (StoreException e) {
@@ -507,7 +531,10 @@ final class S3Service {
 
     private Reply put(Request r, ObjectKey key, PutBody data) throws S3Error, IOException {
         HttpHeaders h = new DefaultHttpHeaders();
-        if (writesBack(r)) {
+        if (isScratch(key.bucket())) {
+            h.set("ETag", quote(scratch.put(key, data).etag()));
+            h.set("x-ferry-durability", "local"); // and never more: scratch is not uploaded
+        } else if (writesBack(r)) {
             checks.check(key); // what would fail forever is refused now, not acknowledged
             WriteStatus w = writeBack.write(key, data);
             h.set("ETag", quote(w.etag()));
