@@ -88,6 +88,23 @@ final class ServeCommand implements Callable<Integer> {
             + "virtual-hosted-style addressing of that bucket (default: localhost; an empty value turns it off).")
     String virtualHost;
 
+    @Option(names = "--eviction-follows", paramLabel = "WHOSE", description = "Whose plans eviction follows when several jobs "
+            + "are registered: all-jobs (default: every job's future, a block needed by any job is kept by the soonest use) or "
+            + "last-report (the job that reported progress last).")
+    String evictionFollows;
+
+    @Option(names = "--scratch-bucket", paramLabel = "BUCKET", description = "A bucket kept on this node's disk only and never "
+            + "uploaded (PUT, GET, LIST, DELETE work there against local disk).")
+    String scratchBucket;
+
+    @Option(names = "--scratch-quota", paramLabel = "SIZE", description = "The scratch bucket's size at most; a write past it gets "
+            + "507 InsufficientStorage (default: 10GiB).")
+    String scratchQuota;
+
+    @Option(names = "--scratch-ttl", paramLabel = "DURATION", description = "How long a scratch object lives after it was written "
+            + "(default: 24h).")
+    String scratchTtl;
+
     @Override
     public Integer call() throws Exception {
         ServeConfig config = config();
@@ -141,6 +158,10 @@ final class ServeCommand implements Callable<Integer> {
         put(settings, "header-timeout", headerTimeout);
         put(settings, "multipart-ttl", multipartTtl);
         put(settings, "virtual-host", virtualHost);
+        put(settings, "eviction-follows", evictionFollows);
+        put(settings, "scratch-bucket", scratchBucket);
+        put(settings, "scratch-quota", scratchQuota);
+        put(settings, "scratch-ttl", scratchTtl);
         if (insecure) {
             settings.put("insecure", "true");
         }

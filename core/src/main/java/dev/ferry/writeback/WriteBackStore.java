@@ -1,7 +1,6 @@
 package dev.ferry.writeback;
 
 import dev.ferry.store.ByteRange;
-import dev.ferry.store.FileObjectStore;
 import dev.ferry.store.ForwardingObjectStore;
 import dev.ferry.store.GetRequest;
 import dev.ferry.store.Etags;
@@ -116,9 +115,7 @@ public final class WriteBackStore extends ForwardingObjectStore {
     private final LongAdder uploadNanos = new LongAdder();
     private final LongAdder writeThroughs = new LongAdder();
     private final LongAdder failed = new LongAdder();
-    private final FileObjectStore scratch;
-    /** Bytes of scratch in use, or more: exact after a sweep, raised by writes, not lowered by deletes. */
-    private long scratchBytes;
+    private final Scratch scratch;
 
     public WriteBackStore(ObjectStore upstream, WriteBackConfig config) throws IOException {
         super(upstream);
@@ -133,9 +130,7 @@ public final class WriteBackStore extends ForwardingObjectStore {
         }
         replay();
         if (config.scratchBucket() != null && config.scratchQuota() > 0) {
-            scratch = new FileObjectStore(config.dir().resolve("scratch"));
-            scratch.createBucket(config.scratchBucket());
-            scratchBytes = sweepScratch();
+            scratch = new Scratch(config.dir().resolve("scratch"), config.scratchBucket(), config.scratchQuota(), config.scratchTtl());
         } else {
             scratch = null;
         }
@@ -451,7 +446,7 @@ public final class WriteBackStore extends ForwardingObjectStore {
         return config.scratchBucket() != null && config.scratchBucket().equals(bucket);
     }
 
-    private FileObjectStore scratch() throws StoreException {
+    private Scratch scratch() throws StoreException {
         if (scratch == null) {
             throw new StoreException(StoreException.Kind.FATAL, 507, "scratch bucket " + config.scratchBucket()
                     + " has no quota configured", null);
@@ -460,58 +455,8 @@ public final class WriteBackStore extends ForwardingObjectStore {
     }
 
     private WriteStatus writeScratch(ObjectKey key, PutBody body) throws IOException {
-        FileObjectStore store = scratch();
-        synchronized (lock) {
-            long replaced = existingScratchSize(key);
-            if (scratchBytes - replaced + body.length() > config.scratchQuota()) {
-                // The count only ever overstates (deletes and expiries do not lower it): list and sweep only
-                // when it says the write will not fit, not on every write.
-                scratchBytes = sweepScratch();
-            }
-            if (scratchBytes - replaced + body.length() > config.scratchQuota()) {
-                throw new StoreException(StoreException.Kind.FATAL, 507, "scratch quota of " + config.scratchQuota()
-                        + " bytes is full; " + key + " (" + body.length() + " bytes) was not written", null);
-            }
-            scratchBytes += body.length() - replaced;
-        }
-        ObjectMeta meta = store.put(key, body);
+        ObjectMeta meta = scratch().put(key, body);
         return new WriteStatus(-1, key, meta.size(), Durability.LOCAL, null, meta.etag());
-    }
-
-    private long existingScratchSize(ObjectKey key) {
-        try {
-            return scratch.head(key).size();
-        } catch (IOException e) {
-            return 0;
-        }
-    }
-
-    /** Deletes expired scratch objects and returns the bytes of the live ones. */
-    private long sweepScratch() throws IOException {
-        if (scratch == null) {
-            return 0;
-        }
-        long live = 0;
-        Instant cutoff = Instant.now().minus(config.scratchTtl());
-        dev.ferry.store.ListRequest request = dev.ferry.store.ListRequest.of(config.scratchBucket(), "");
-        while (true) {
-            dev.ferry.store.ListPage page = scratch.list(request);
-            for (ObjectMeta m : page.objects()) {
-                if (m.lastModified().isBefore(cutoff)) {
-                    scratch.delete(m.key());
-                } else {
-                    live += m.size();
-                }
-            }
-            if (!page.isTruncated()) {
-                return live;
-            }
-            request = request.withContinuationToken(page.nextToken());
-        }
-    }
-
-    private boolean expired(ObjectMeta m) {
-        return m.lastModified().isBefore(Instant.now().minus(config.scratchTtl()));
     }
 
     @Override
@@ -519,9 +464,7 @@ public final class WriteBackStore extends ForwardingObjectStore {
         if (!isScratchBucket(request.bucket())) {
             return delegate.list(request);
         }
-        dev.ferry.store.ListPage page = scratch().list(request);
-        return new dev.ferry.store.ListPage(page.objects().stream().filter(m -> !expired(m)).toList(), page.commonPrefixes(),
-                page.nextToken());
+        return scratch().list(request);
     }
 
     @Override
@@ -557,6 +500,24 @@ public final class WriteBackStore extends ForwardingObjectStore {
         }
     }
 
+    /**
+     * A write still only local that a folder store could not hold beside {@code key}: one whose key is a
+     * folder of {@code key} ({@code a} for {@code a/b}) or has {@code key} as a folder ({@code a/b} for
+     * {@code a}). Null when there is none.
+     */
+    public ObjectKey localFolderConflict(ObjectKey key) {
+        String k = key.key();
+        synchronized (lock) {
+            for (ObjectKey local : latestLocal.keySet()) {
+                if (local.bucket().equals(key.bucket()) && !local.key().equals(k)
+                        && (k.startsWith(local.key() + "/") || local.key().startsWith(k + "/"))) {
+                    return local;
+                }
+            }
+        }
+        return null;
+    }
+
     private Entry localCopy(ObjectKey key) {
         synchronized (lock) {
             return latestLocal.get(key);
@@ -566,12 +527,7 @@ public final class WriteBackStore extends ForwardingObjectStore {
     @Override
     public ObjectMeta head(ObjectKey key) throws IOException {
         if (isScratch(key)) {
-            ObjectMeta m = scratch().head(key);
-            if (expired(m)) {
-                scratch.delete(key);
-                throw dev.ferry.store.ObjectNotFoundException.of(key);
-            }
-            return m;
+            return scratch().head(key);
         }
         Entry e = localCopy(key);
         if (e == null) {
@@ -583,7 +539,6 @@ public final class WriteBackStore extends ForwardingObjectStore {
     @Override
     public ObjectContent get(GetRequest request) throws IOException {
         if (isScratch(request.key())) {
-            head(request.key()); // expires it if its time is up
             return scratch().get(request);
         }
         Entry e = localCopy(request.key());

@@ -35,7 +35,7 @@ final class CopyOperations {
     static final String SOURCE = "x-amz-copy-source";
     private static final String RANGE = "x-amz-copy-source-range";
 
-    private final ObjectStore store;
+    private final java.util.function.Function<String, ObjectStore> stores;
     private final Path spoolDir;
     private final long maxCopyBytes;
 
@@ -44,8 +44,9 @@ final class CopyOperations {
      * @param spoolDir     where a source's bytes are kept while they are written
      * @param maxCopyBytes the largest source (or source range) one request copies (S3's is 5 GiB)
      */
-    CopyOperations(ObjectStore store, Path spoolDir, long maxCopyBytes) {
-        this.store = store;
+    /** {@code stores}: the store a bucket's objects are read through (the scratch bucket's is local disk). */
+    CopyOperations(java.util.function.Function<String, ObjectStore> stores, Path spoolDir, long maxCopyBytes) {
+        this.stores = stores;
         this.spoolDir = spoolDir;
         this.maxCopyBytes = maxCopyBytes;
     }
@@ -81,6 +82,7 @@ final class CopyOperations {
                         + " to itself without changing anything (send x-amz-metadata-directive: REPLACE to rewrite it)");
             }
         }
+        ObjectStore store = stores.apply(source.bucket());
         ObjectMeta meta = store.head(source);
         checkConditions(r.headers(), meta, source);
         ByteRange range = part ? range(rangeHeader, meta) : null;

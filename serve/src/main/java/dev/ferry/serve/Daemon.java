@@ -93,6 +93,7 @@ public final class Daemon implements AutoCloseable {
     private final CachingStore cache;
     private final WriteBackStore writeBack;
     private final LocalMultipart localMultipart;
+    private final dev.ferry.writeback.Scratch scratch;
     private final dev.ferry.store.PendingUploads originUploads;
     private final PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
     private final FerryMetrics metrics;
@@ -172,11 +173,15 @@ public final class Daemon implements AutoCloseable {
                 : new LocalMultipart(config.cacheDir().resolveSibling(config.cacheDir().getFileName() + "-multipart"));
         ObjectStore checked = group == null ? below : hinted;
         WriteChecks checks = writeBack == null ? null
-                : new WriteChecks(checked, origin instanceof FileObjectStore folder ? folder : null, java.time.Duration.ofSeconds(30));
+                : new WriteChecks(checked, origin instanceof FileObjectStore folder ? folder : null, writeBack,
+                        java.time.Duration.ofSeconds(30));
         this.originUploads = origin instanceof dev.ferry.store.PendingUploads p ? p : null;
+        this.scratch = config.scratchBucket() == null ? null
+                : new dev.ferry.writeback.Scratch(config.cacheDir().resolveSibling(config.cacheDir().getFileName() + "-scratch"),
+                        config.scratchBucket(), config.scratchQuota(), config.scratchTtl());
         // under write-back the origin's uploads in progress are write-back's own: clients list the uploads they started
         ServeContext context = new ServeContext(new S3Service(cache, checked, buckets, writeBack, localMultipart, checks,
-                writeBack == null ? originUploads : null, spool, limits.maxObjectBytes()),
+                writeBack == null ? originUploads : null, spool, limits.maxObjectBytes(), scratch),
                 new FerryApi(this), sig, spool, limits, workers, stats, new VirtualHosts(config.virtualHosts()));
         boss = new MultiThreadIoEventLoopGroup(1, NioIoHandler.newFactory());
         io = new MultiThreadIoEventLoopGroup(Math.max(2, Runtime.getRuntime().availableProcessors()), NioIoHandler.newFactory());
@@ -206,6 +211,10 @@ public final class Daemon implements AutoCloseable {
         ticker.scheduleAtFixedRate(this::sample, 1, 1, TimeUnit.SECONDS);
         long sweep = Math.clamp(config.multipartTtl().toMillis() / 10, 1000, 3_600_000);
         ticker.scheduleWithFixedDelay(this::expireUploads, sweep, sweep, TimeUnit.MILLISECONDS);
+        if (scratch != null) {
+            long every = Math.clamp(config.scratchTtl().toMillis() / 10, 1000, 60_000);
+            ticker.scheduleWithFixedDelay(this::sweepScratch, every, every, TimeUnit.MILLISECONDS);
+        }
         if (!ServeConfig.isLoopback(config.bind()) && sig == null) {
             LOG.warn("*** INSECURE: ferry serve listens on {} without credentials: anyone who can reach this port can read and "
                     + "write through it ***", config.bind());
@@ -223,6 +232,20 @@ public final class Daemon implements AutoCloseable {
         } catch (IOException | RuntimeException e) {
             LOG.warn("cannot expire old multipart uploads: {}", e.getMessage());
         }
+    }
+
+    /** Deletes the scratch objects older than scratch-ttl. */
+    private void sweepScratch() {
+        try {
+            scratch.sweep();
+        } catch (IOException | RuntimeException e) {
+            LOG.warn("cannot sweep the scratch bucket: {}", e.getMessage());
+        }
+    }
+
+    /** The scratch bucket, or null. */
+    dev.ferry.writeback.Scratch scratch() {
+        return scratch;
     }
 
     /** Starts the daemon; it listens when this returns. */
@@ -352,7 +375,7 @@ public final class Daemon implements AutoCloseable {
         return writeBack != null ? writeBack : cache;
     }
 
-    /** Registers (or replaces) a job; its plan becomes the one eviction follows. */
+    /** Registers (or replaces) a job; eviction follows its plan along with the other jobs'. */
     JobRun register(Job job) {
         JobRun run = new JobRun(job, this);
         JobRun old = jobs.put(job.name, run);
@@ -364,15 +387,34 @@ public final class Daemon implements AutoCloseable {
         return run;
     }
 
-    /** A job's consumers reported progress: eviction follows the job that reported last. */
+    /**
+     * A job's consumers reported progress ({@code replan}: it started an epoch, and {@code future} is its new
+     * plan). Eviction follows every registered job's future, each job at its own position and pace
+     * ({@link PlannedPolicy#plan(String, List, long)}); under {@code eviction-follows: last-report}, only the
+     * future of the job that reported last.
+     */
     void follow(JobRun run, List<BlockId> future, long blockPosition, boolean replan) {
+        String name = run.job.name;
+        long now = System.nanoTime();
         synchronized (policy) {
-            if (replan || !run.job.name.equals(planOwner)) {
-                policy.plan(future);
-                planOwner = run.job.name;
+            if (config.evictionFollows().equals(ServeConfig.LAST_REPORT)) {
+                if (replan || !name.equals(planOwner)) {
+                    policy.plan(future);
+                    planOwner = name;
+                }
+                policy.advanceTo(blockPosition);
+                return;
             }
-            policy.advanceTo(blockPosition);
+            if (replan || !policy.jobs().contains(name)) {
+                policy.plan(name, future, now);
+            }
+            policy.advanceTo(name, blockPosition, now);
         }
+    }
+
+    /** The measured time per planned block of {@code job} (0 while unmeasured or under last-report). */
+    long nanosPerBlock(String job) {
+        return policy.nanosPerBlock(job);
     }
 
     void stepMetrics(int epoch, int samples, long waitNanos) {
@@ -478,6 +520,9 @@ public final class Daemon implements AutoCloseable {
                 writeBack.close();
             }
             cache.close();
+            if (scratch != null) {
+                scratch.close();
+            }
             if (hinted != null) {
                 hinted.close(); // closes the hint clients, the group's peers' clients and the origin
             } else {

@@ -438,7 +438,19 @@ final class FerryApi {
                     .put("upload_bytes_per_s", round(w.uploadBytesPerSecond(), 0)).put("write_throughs", w.writeThroughs())
                     .put("failed", w.failed());
         }
+        if (daemon.scratch() != null) {
+            dev.ferry.writeback.Scratch.Stats sc = daemon.scratch().stats();
+            root.putObject("scratch").put("bucket", sc.bucket()).put("quota_bytes", sc.quotaBytes()).put("used_bytes", sc.usedBytes())
+                    .put("objects", sc.objects()).put("ttl_s", sc.ttl().toSeconds()).put("refused_writes", sc.refusedWrites())
+                    .put("expired", sc.expired());
+        }
         ArrayNode jobs = root.putArray("jobs");
+        org.HdrHistogram.Histogram allWaits = new org.HdrHistogram.Histogram(3_600_000_000L, 2);
+        long totalSamples = 0;
+        long totalSteps = 0;
+        long totalWaitMicros = 0;
+        long totalPredicted = 0;
+        double totalRate = 0;
         ObjectNode latest = null;
         String latestJob = null;
         long latestAt = Long.MIN_VALUE;
@@ -450,6 +462,7 @@ final class FerryApi {
                     .put("block_position", run.blockPosition());
             planFields(j, run.job, cur.number);
             j.put("predicted_egress_bytes", run.advice.predictedEgress(cur.number));
+            j.put("ms_per_block", round(daemon.nanosPerBlock(run.job.name) / 1e6, 3));
             run.advice.findings().forEach(j.putArray("advice")::add);
             ArrayNode epochs = j.putArray("epochs");
             List<Job.Epoch> list;
@@ -465,6 +478,16 @@ final class FerryApi {
                     en.put("global_batch_shard_mix", round(run.job.shardMix(e.number), 4));
                 }
                 en.put("predicted_egress_bytes", run.advice.predictedEgress(e.number));
+                if (e == cur) {
+                    synchronized (run) {
+                        allWaits.add(e.waits);
+                        totalSamples += e.samples;
+                        totalSteps += e.steps;
+                        totalWaitMicros += e.waitTotalMicros;
+                    }
+                    totalRate += en.get("samples_per_s").asDouble();
+                    totalPredicted += Math.max(0, run.advice.predictedEgress(e.number));
+                }
                 if (e == cur && e.lastReportNanos > latestAt && e.steps > 0) {
                     latest = en;
                     latestJob = run.job.name;
@@ -480,6 +503,15 @@ final class FerryApi {
             }
         }
         four.put("local_hit_rate", round(c.hitRate(), 4)).put("local_hit_rate_bytes", round(c.byteHitRate(), 4))
+                .put("peer_bytes", now.peerBytes()).put("shared_tier_bytes", now.sharedBytes()).put("egress_bytes", m.egressBytes())
+                .put("egress_cost_usd", round(m.estimatedCostUsd(), 6));
+        // every job's current epoch together: the consumers' numbers add up; the tiers' are the daemon's
+        root.putObject("jobs_total").put("jobs", daemon.jobs().size()).put("eviction_follows", daemon.config().evictionFollows())
+                .put("samples", totalSamples).put("steps", totalSteps).put("samples_per_s", round(totalRate, 1))
+                .put("wait_per_step_ms_p50", totalSteps == 0 ? 0 : round(allWaits.getValueAtPercentile(50) / 1000.0, 3))
+                .put("wait_per_step_ms_p99", totalSteps == 0 ? 0 : round(allWaits.getValueAtPercentile(99) / 1000.0, 3))
+                .put("wait_total_s", round(totalWaitMicros / 1e6, 3)).put("predicted_egress_bytes", totalPredicted)
+                .put("local_hit_rate", round(c.hitRate(), 4)).put("local_hit_rate_bytes", round(c.byteHitRate(), 4))
                 .put("peer_bytes", now.peerBytes()).put("shared_tier_bytes", now.sharedBytes()).put("egress_bytes", m.egressBytes())
                 .put("egress_cost_usd", round(m.estimatedCostUsd(), 6));
         ArrayNode hist = root.putArray("history");

@@ -97,7 +97,11 @@ final class JobRun {
         evictionFuture = group ? job.groupFuture(epoch, blockSize) : future;
         List<BlockId> ids = new ArrayList<>(evictionFuture.blocks().size() * 2);
         evictionFuture.blocks().forEach(b -> ids.add(b.block()));
-        (group ? job.groupFuture(epoch + 1, blockSize) : job.nodeFuture(epoch + 1, blockSize)).blocks().forEach(b -> ids.add(b.block()));
+        // a job that said how many epochs it runs reads no epoch after its last: planning one would keep
+        // its blocks from the other jobs (an evaluation pass registered with "epochs": 1 plans that pass only)
+        if (job.plannedEpochs() == 0 || epoch < job.plannedEpochs()) {
+            (group ? job.groupFuture(epoch + 1, blockSize) : job.nodeFuture(epoch + 1, blockSize)).blocks().forEach(b -> ids.add(b.block()));
+        }
         planned = ids;
         blockPosition = 0;
         cursor = 0;

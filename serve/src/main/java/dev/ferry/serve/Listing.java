@@ -24,10 +24,11 @@ final class Listing {
     static final int MAX_KEYS = 1000;
     static final DateTimeFormatter ISO = DateTimeFormatter.ofPattern("yyyy-MM-dd'T'HH:mm:ss.SSS'Z'").withZone(ZoneOffset.UTC);
 
-    private final ObjectStore store;
+    private final java.util.function.Function<String, ObjectStore> stores;
 
-    Listing(ObjectStore store) {
-        this.store = store;
+    /** {@code stores}: the store each bucket is listed through (the scratch bucket's is local disk). */
+    Listing(java.util.function.Function<String, ObjectStore> stores) {
+        this.stores = stores;
     }
 
     /**
@@ -147,7 +148,7 @@ final class Listing {
         boolean truncated = false;
         String lastSeen = null;
         while (maxKeys > 0) {
-            ListPage page = store.list(new ListRequest(bucket, prefix, delimiter, next, MAX_KEYS));
+            ListPage page = stores.apply(bucket).list(new ListRequest(bucket, prefix, delimiter, next, MAX_KEYS));
             List<String> pagePrefixes = page.commonPrefixes();
             List<ObjectMeta> pageObjects = page.objects();
             int pi = 0;

@@ -65,6 +65,7 @@ final class S3Service {
     private final KeyLocks locks = new KeyLocks();
     private final Listing listing;
     private final CopyOperations copies;
+    private final dev.ferry.writeback.Scratch scratch;
 
     /**
      * @param below     the store under the local tier: conditional writes check the object there, not in the
@@ -75,9 +76,12 @@ final class S3Service {
      * @param originUploads the origin's pending multipart uploads when it can list them (a folder store), else null
      * @param spoolDir  where a copy's source bytes are kept while they are written
      * @param maxCopyBytes the largest object (or part) one copy request may copy
+     * @param scratch   the node-local scratch bucket, kept on local disk and never uploaded, or null
      */
     S3Service(CachingStore cache, ObjectStore below, BucketOperations buckets, WriteBackStore writeBack, LocalMultipart localMultipart,
-            WriteChecks checks, dev.ferry.store.PendingUploads originUploads, Path spoolDir, long maxCopyBytes) {
+            WriteChecks checks, dev.ferry.store.PendingUploads originUploads, Path spoolDir, long maxCopyBytes,
+            dev.ferry.writeback.Scratch scratch) {
+        this.scratch = scratch;
         this.cache = cache;
         this.below = below;
         this.buckets = buckets;
@@ -93,8 +97,18 @@ final class S3Service {
             sources.add(originUploads::listUploads);
         }
         this.uploadSources = List.copyOf(sources);
-        this.listing = new Listing(front);
-        this.copies = new CopyOperations(front, spoolDir, maxCopyBytes);
+        this.listing = new Listing(this::frontFor);
+        this.copies = new CopyOperations(this::frontFor, spoolDir, maxCopyBytes);
+    }
+
+    /** True for the scratch bucket: served from local disk only, never from or to the object store. */
+    private boolean isScratch(String bucket) {
+        return scratch != null && scratch.holds(bucket);
+    }
+
+    /** The store a bucket's objects are read, listed and deleted through. */
+    private ObjectStore frontFor(String bucket) {
+        return isScratch(bucket) ? scratch : front;
     }
 
     /** Whether this request's write goes through write-back (configured, and not refused by {@code x-ferry-write: through}). */
@@ -110,6 +124,9 @@ final class S3Service {
                 return listBuckets();
             }
             throw S3Error.notImplemented(m + " /");
+        }
+        if (isScratch(r.bucket()) && (r.has("uploads") || r.has("uploadId") || r.has("partNumber"))) {
+            throw S3Error.notImplemented("Multipart upload to the scratch bucket " + r.bucket() + " (PUT the object whole)");
         }
         if (r.key() == null) {
             return bucketOperation(r);
@@ -174,7 +191,7 @@ final class S3Service {
                 return Reply.empty(HttpResponseStatus.NO_CONTENT);
             }
             locks.with(key, () -> {
-                front.delete(key);
+                frontFor(key.bucket()).delete(key);
                 return null;
             });
             return Reply.empty(HttpResponseStatus.NO_CONTENT);
@@ -190,7 +207,12 @@ final class S3Service {
         }
         Xml x = new Xml().openRoot("ListAllMyBucketsResult").open("Owner").element("ID", "ferry").element("DisplayName", "ferry")
                 .close("Owner").open("Buckets");
-        for (BucketOperations.Bucket b : buckets.listBuckets()) {
+        List<BucketOperations.Bucket> list = new ArrayList<>(buckets.listBuckets());
+        if (scratch != null && list.stream().noneMatch(b -> b.name().equals(scratch.bucket()))) {
+            list.add(new BucketOperations.Bucket(scratch.bucket(), java.time.Instant.EPOCH)); // local only: no creation date kept
+            list.sort(java.util.Comparator.comparing(BucketOperations.Bucket::name));
+        }
+        for (BucketOperations.Bucket b : list) {
             x.open("Bucket").element("Name", b.name()).element("CreationDate", Listing.ISO.format(b.created())).close("Bucket");
         }
         return Reply.xml(HttpResponseStatus.OK, x.close("Buckets").close("ListAllMyBucketsResult"));
@@ -202,7 +224,9 @@ final class S3Service {
             if (buckets == null) {
                 throw S3Error.notImplemented("CreateBucket on this upstream");
             }
-            buckets.createBucket(r.bucket());
+            if (!isScratch(r.bucket())) { // the scratch bucket always exists, and only here
+                buckets.createBucket(r.bucket());
+            }
             if (checks != null) {
                 checks.forget(r.bucket());
             }
@@ -211,19 +235,19 @@ final class S3Service {
             return new Reply.Full(HttpResponseStatus.OK, h, new byte[0], false);
         }
         if (m.equals(HttpMethod.HEAD) && r.query().isEmpty()) {
-            front.list(new ListRequest(r.bucket(), "", null, null, 1));
+            frontFor(r.bucket()).list(new ListRequest(r.bucket(), "", null, null, 1));
             return new Reply.Full(HttpResponseStatus.OK, new DefaultHttpHeaders(), new byte[0], true);
         }
         if (m.equals(HttpMethod.GET)) {
             if (r.has("location")) {
-                front.list(new ListRequest(r.bucket(), "", null, null, 1));
+                frontFor(r.bucket()).list(new ListRequest(r.bucket(), "", null, null, 1));
                 return Reply.xml(HttpResponseStatus.OK, new Xml().openRoot("LocationConstraint").close("LocationConstraint"));
             }
             if (r.has("uploads")) {
                 if (uploadSources.isEmpty()) {
                     throw S3Error.notImplemented("ListMultipartUploads on this upstream");
                 }
-                front.list(new ListRequest(r.bucket(), "", null, null, 1)); // NoSuchBucket as S3 answers it
+                frontFor(r.bucket()).list(new ListRequest(r.bucket(), "", null, null, 1)); // NoSuchBucket as S3 answers it
                 return MultipartListing.list(r, uploadSources);
             }
             if (r.has("versions")) {
@@ -284,7 +308,7 @@ final class S3Service {
                 }
                 ObjectKey key = ObjectKey.of(r.bucket(), Keys.check(k));
                 locks.with(key, () -> {
-                    front.delete(key);
+                    frontFor(key.bucket()).delete(key);
                     return null;
                 });
                 if (!quiet) {
@@ -313,7 +337,7 @@ final class S3Service {
             return null;
         }
         ObjectKey key = ObjectKey.of(r.bucket(), r.key());
-        if (writeBack != null && writeBack.holdsLocally(key)) {
+        if ((writeBack != null && writeBack.holdsLocally(key)) || isScratch(key.bucket())) {
             return null;
         }
         ObjectMeta meta = cache.freshMeta(key);
@@ -336,7 +360,7 @@ final class S3Service {
             }
             return reply;
         }
-        return getObject(r, key, head, front.head(key), true);
+        return getObject(r, key, head, frontFor(key.bucket()).head(key), true);
     }
 
     /** GET or HEAD of {@code meta}; null when the read would need upstream and {@code mayBlock} is false. */
@@ -358,7 +382,7 @@ final class S3Service {
             return new Reply.Full(status, h, new byte[0], true);
         }
         GetRequest get = new GetRequest(key, range, meta.etag());
-        if (writeBack == null || !writeBack.holdsLocally(key)) {
+        if ((writeBack == null || !writeBack.holdsLocally(key)) && !isScratch(key.bucket())) {
             CachingStore.ResidentRead resident = cache.openResident(get);
             if (resident != null) {
                 return new Reply.Files(status, h, resident);
@@ -367,7 +391,7 @@ final class S3Service {
         if (!mayBlock) {
             return null; // on the event loop (tryFast): a miss must not block it
         }
-        ObjectContent content = front.get(get);
+        ObjectContent content = frontFor(key.bucket()).get(get);
         return new Reply.Streamed(status, h, content);
     }
 
@@ -394,7 +418,8 @@ final class S3Service {
         }
         ObjectMeta current;
         try {
-            current = writeBack != null && writeBack.holdsLocally(key) ? writeBack.head(key) : below.head(key);
+            current = isScratch(key.bucket()) ? scratch.head(key)
+                    : writeBack != null && writeBack.holdsLocally(key) ? writeBack.head(key) : below.head(key);
         } catch (ObjectNotFoundException e) {
             current = null;
         } catch (StoreException e) {
@@ -430,7 +455,10 @@ final class S3Service {
 
     private Reply.Full put(Request r, ObjectKey key, PutBody data) throws S3Error, IOException {
         HttpHeaders h = new DefaultHttpHeaders();
-        if (writesBack(r)) {
+        if (isScratch(key.bucket())) {
+            h.set("ETag", quote(scratch.put(key, data).etag()));
+            h.set("x-ferry-durability", "local"); // and never more: scratch is not uploaded
+        } else if (writesBack(r)) {
             checks.check(key); // what would fail forever is refused now, not acknowledged
             WriteStatus w = writeBack.write(key, data);
             h.set("ETag", quote(w.etag()));

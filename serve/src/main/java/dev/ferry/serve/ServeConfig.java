@@ -32,6 +32,12 @@ import java.util.Set;
  *                    parts are deleted (uploads the daemon holds: write-back's, a folder store's)
  * @param virtualHosts domains under which {@code bucket.DOMAIN} is served as virtual-hosted-style
  *                    addressing (default {@code localhost}: {@code http://bucket.localhost:9099/key})
+ * @param evictionFollows whose plans eviction follows with several jobs: {@code all-jobs} (every registered
+ *                    job's future, a block's next use the soonest over them) or {@code last-report} (the plan of
+ *                    the job that reported progress last, as before several jobs were planned together)
+ * @param scratchBucket a bucket kept on this node's disk only, never uploaded (null: none)
+ * @param scratchQuota the scratch bucket's bytes at most; a write past it is refused with 507
+ * @param scratchTtl  how long a scratch object lives after it was written
  */
 public record ServeConfig(
         String bind,
@@ -58,20 +64,30 @@ public record ServeConfig(
         java.time.Duration firstByteTimeout,
         java.time.Duration headerTimeout,
         java.time.Duration multipartTtl,
-        java.util.List<String> virtualHosts) {
+        java.util.List<String> virtualHosts,
+        String evictionFollows,
+        String scratchBucket,
+        long scratchQuota,
+        java.time.Duration scratchTtl) {
+
+    /** {@code eviction-follows}: every registered job's future. */
+    public static final String ALL_JOBS = "all-jobs";
+    /** {@code eviction-follows}: the plan of the job that reported last. */
+    public static final String LAST_REPORT = "last-report";
 
     /** The keys a config file may hold. */
     public static final Set<String> KEYS = Set.of("bind", "port", "upstream", "store-root", "data-dir", "profile", "cache-dir",
             "cache-size", "block-size", "prefetch-bytes", "access-key", "secret-key", "insecure", "write-back", "write-back-quota",
             "max-header-bytes", "max-xml-bytes", "max-object-bytes", "group", "self", "shared-tier", "first-byte-timeout", "header-timeout",
-            "multipart-ttl", "virtual-host");
+            "multipart-ttl", "virtual-host",
+            "eviction-follows", "scratch-bucket", "scratch-quota", "scratch-ttl");
 
     public static ServeConfig defaults() {
         Path home = Path.of(System.getProperty("user.home"), ".ferry");
         return new ServeConfig("127.0.0.1", 9099, null, null, home.resolve("data"), "cloud", home.resolve("cache"), 10L << 30,
                 4 << 20, 256L << 20, null, null, false, false, 8L << 30, 16 * 1024, 1L << 20, 5L << 30, java.util.List.of(), null, null,
                 java.time.Duration.ofSeconds(10), java.time.Duration.ofSeconds(30), java.time.Duration.ofDays(7),
-                java.util.List.of("localhost"));
+                java.util.List.of("localhost"), ALL_JOBS, null, 10L << 30, java.time.Duration.ofHours(24));
     }
 
     /** Checks what no single field can: a bind address beyond loopback needs credentials or --insecure. */
@@ -110,6 +126,19 @@ public record ServeConfig(
         if (multipartTtl.isNegative() || multipartTtl.isZero()) {
             throw new IllegalArgumentException("multipart-ttl must be positive: " + multipartTtl);
         }
+        if (!evictionFollows.equals(ALL_JOBS) && !evictionFollows.equals(LAST_REPORT)) {
+            throw new IllegalArgumentException("eviction-follows must be " + ALL_JOBS + " or " + LAST_REPORT + ", not '" + evictionFollows + "'");
+        }
+        if (scratchQuota < 1 || scratchTtl.isNegative() || scratchTtl.isZero()) {
+            throw new IllegalArgumentException("scratch-quota and scratch-ttl must be positive: " + scratchQuota + ", " + scratchTtl);
+        }
+        if (scratchBucket != null) {
+            try {
+                dev.ferry.store.ObjectKey.validateBucket(scratchBucket);
+            } catch (IllegalArgumentException e) {
+                throw new IllegalArgumentException("scratch-bucket is not a valid bucket name: " + e.getMessage());
+            }
+        }
     }
 
     static boolean isLoopback(String bind) {
@@ -144,6 +173,10 @@ public record ServeConfig(
         m.put("header-timeout", format(headerTimeout));
         m.put("multipart-ttl", format(multipartTtl));
         m.put("virtual-host", String.join(",", virtualHosts));
+        m.put("eviction-follows", evictionFollows);
+        m.put("scratch-bucket", scratchBucket == null ? "" : scratchBucket);
+        m.put("scratch-quota", Sizes.format(scratchQuota));
+        m.put("scratch-ttl", format(scratchTtl));
         return m;
     }
 
@@ -182,6 +215,10 @@ public record ServeConfig(
         java.time.Duration ht = headerTimeout;
         java.time.Duration mpt = multipartTtl;
         java.util.List<String> vh = virtualHosts;
+        String ef = evictionFollows;
+        String sb = scratchBucket;
+        long sq = scratchQuota;
+        java.time.Duration st = scratchTtl;
         try {
             switch (key) {
                 case "bind" -> b = v;
@@ -217,12 +254,16 @@ public record ServeConfig(
                 case "header-timeout" -> ht = duration(key, v);
                 case "multipart-ttl" -> mpt = duration(key, v);
                 case "virtual-host" -> vh = VirtualHosts.parse(v);
+                case "eviction-follows" -> ef = v.trim();
+                case "scratch-bucket" -> sb = v.isBlank() ? null : v.trim();
+                case "scratch-quota" -> sq = Sizes.parse(v.trim());
+                case "scratch-ttl" -> st = duration(key, v);
                 default -> throw new IllegalArgumentException("unknown setting '" + key + "'; known: " + String.join(", ", new java.util.TreeSet<>(KEYS)));
             }
         } catch (NumberFormatException | ArithmeticException e) {
             throw new IllegalArgumentException(key + " must be a number (sizes may say 64MiB), not '" + v + "'");
         }
-        return new ServeConfig(b, p, up, root, data, prof, cd, cs, bs, pf, ak, sk, ins, wb, wbq, mh, mx, mo, g, me, shared, fbt, ht, mpt, vh);
+        return new ServeConfig(b, p, up, root, data, prof, cd, cs, bs, pf, ak, sk, ins, wb, wbq, mh, mx, mo, g, me, shared, fbt, ht, mpt, vh, ef, sb, sq, st);
     }
 
     /** {@code 10s}, {@code 1500ms}, {@code 2m}, {@code 12h}, {@code 7d}; a bare number is seconds. */

@@ -21,16 +21,19 @@ import java.util.concurrent.ConcurrentHashMap;
 final class WriteChecks {
     private final ObjectStore store;
     private final FileObjectStore folder;
+    private final dev.ferry.writeback.WriteBackStore writeBack;
     private final Duration ttl;
     private final ConcurrentHashMap<String, Long> seen = new ConcurrentHashMap<>();
 
     /**
      * @param store  the store under the local tier, asked for the bucket
      * @param folder the origin when it is a folder store (keys are checked too), else null
+     * @param writeBack the write-back store, whose writes not yet uploaded the folder store does not see
      */
-    WriteChecks(ObjectStore store, FileObjectStore folder, Duration ttl) {
+    WriteChecks(ObjectStore store, FileObjectStore folder, dev.ferry.writeback.WriteBackStore writeBack, Duration ttl) {
         this.store = store;
         this.folder = folder;
+        this.writeBack = writeBack;
         this.ttl = ttl;
     }
 
@@ -38,6 +41,11 @@ final class WriteChecks {
     void check(ObjectKey key) throws IOException {
         if (folder != null) {
             folder.checkWritable(key);
+            ObjectKey pending = writeBack.localFolderConflict(key); // an earlier write, acknowledged, not uploaded yet
+            if (pending != null) {
+                throw new StoreException(StoreException.Kind.FATAL, 400, "key cannot be stored in a file system store beside " + pending
+                        + ", written and not uploaded yet (one of them would need the other as a folder): " + key, null);
+            }
             return;
         }
         Long at = seen.get(key.bucket());

@@ -21,7 +21,9 @@ class ServeConfigTest {
                 .containsEntry("max-xml-bytes", "1.0 MiB").containsEntry("max-object-bytes", "5.0 GiB").containsEntry("group", "")
                 .containsEntry("self", "").containsEntry("shared-tier", "").containsEntry("first-byte-timeout", "10s")
                 .containsEntry("header-timeout", "30s").containsEntry("multipart-ttl", "7d")
-                .containsEntry("virtual-host", "localhost");
+                .containsEntry("virtual-host", "localhost")
+                .containsEntry("eviction-follows", "all-jobs").containsEntry("scratch-bucket", "").containsEntry("scratch-quota", "10.0 GiB")
+                .containsEntry("scratch-ttl", "1d");
         assertThat(d.get("cache-dir")).endsWith(".ferry/cache");
         assertThat(d.get("data-dir")).endsWith(".ferry/data");
         assertThat(d.keySet()).containsExactlyInAnyOrderElementsOf(ServeConfig.KEYS);
@@ -69,5 +71,21 @@ class ServeConfigTest {
         assertThat(grouped.group()).hasSize(2);
         grouped.with(Map.of("self", "http://10.0.0.2:9099")).validate();
         assertThatThrownBy(() -> grouped.with(Map.of("self", "http://10.0.0.3:9099")).validate()).hasMessageContaining("must be one of");
+    }
+
+    @Test
+    void evictionFollowsAndScratchAreCheckedWithOneSentence() {
+        ServeConfig c = ServeConfig.defaults().with(Map.of("eviction-follows", "last-report", "scratch-bucket", "tmp", "scratch-quota", "2GiB",
+                "scratch-ttl", "90m"));
+        c.validate();
+        assertThat(c.evictionFollows()).isEqualTo("last-report");
+        assertThat(c.scratchBucket()).isEqualTo("tmp");
+        assertThat(c.scratchQuota()).isEqualTo(2L << 30);
+        assertThat(c.scratchTtl()).isEqualTo(java.time.Duration.ofMinutes(90));
+        assertThatThrownBy(() -> ServeConfig.defaults().with(Map.of("eviction-follows", "everyone")).validate())
+                .hasMessage("eviction-follows must be all-jobs or last-report, not 'everyone'");
+        assertThatThrownBy(() -> ServeConfig.defaults().with(Map.of("scratch-bucket", "Bad_Name")).validate())
+                .hasMessageStartingWith("scratch-bucket is not a valid bucket name");
+        assertThatThrownBy(() -> ServeConfig.defaults().with(Map.of("scratch-quota", "0")).validate()).hasMessageContaining("positive");
     }
 }
