@@ -170,7 +170,7 @@ def main(argv=None):
         return fail(2, f"the daemon answered with an error: {e}")
     finally:
         client.close()
-    print(json.dumps({"samples": len(received), "steps": steps}))
+    print(json.dumps({"samples": len(received), "steps": steps, "advice": reporter.advice}))
     return 0
 
 

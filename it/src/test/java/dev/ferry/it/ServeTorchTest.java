@@ -70,6 +70,12 @@ class ServeTorchTest {
                 assertThat(epoch.get("wait_total_s").asDouble()).as("the DataLoader's waits reached the daemon").isPositive();
                 assertThat(status.get("four_numbers").get("job").asText()).isEqualTo("torch-e2e");
                 assertThat(status.get("four_numbers").has("wait_per_step_ms_p99")).isTrue();
+                // the advisor and the plan's prediction reach the status and the Python StepReporter
+                assertThat(job.get("advice").toString()).contains("Projected egress");
+                assertThat(result.get("advice").toString()).as("the reporter's advice").contains("Projected egress");
+                assertThat((double) epoch.get("egress_bytes").asLong()).as("epoch 1 egress against the plan's prediction")
+                        .isCloseTo((double) epoch.get("predicted_egress_bytes").asLong(),
+                                org.assertj.core.data.Offset.offset(0.05 * epoch.get("predicted_egress_bytes").asLong()));
             }
 
             // node 0 of a two-node job with the node partition, through the Python client: it reads its own half
