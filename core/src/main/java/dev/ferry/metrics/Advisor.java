@@ -17,6 +17,9 @@ import java.util.function.LongUnaryOperator;
  *   <li>More than 1% of requests answered SlowDown: the governor is holding back; spread keys over more
  *       prefixes.
  *   <li>The consumer waits on the object store while few reads are in flight: raise fetch concurrency.
+ *   <li>A tail: p99 wait far above p50 after the first epoch, with misses and room for more reads in flight:
+ *       prefetch is too shallow (say which setting).
+ *   <li>Trends: a wait rising three epochs running; a hit rate falling while egress holds.
  *   <li>Always: the projected egress and its cost for the whole run.
  * </ol>
  * Pure: it reads reports and context, no I/O. Thread-safe (stateless).
@@ -58,6 +61,7 @@ public final class Advisor {
                             : "Add loader workers (a DataLoader's num_workers)"));
         }
         trends(epochs, context, findings);
+        tail(epochs, context, findings);
         if (epochs.size() >= 2 && context.datasetBytes() > 0 && last.localHitRateBytes() < 0.75
                 && last.egressBytes() >= 0.25 * context.datasetBytes()) {
             long needed = capacityNeeded(context);
@@ -124,6 +128,31 @@ public final class Advisor {
                         100 * a.localHitRate(), 100 * b.localHitRate(), 100 * c.localHitRate(), a.epoch(), c.epoch(),
                         Sizes.format(c.egressBytes()), Sizes.format(context.cacheBytes())));
             }
+        }
+    }
+
+    /**
+     * A tail: after the first epoch, most steps find their batch ready (p50 under a millisecond, or a tenth
+     * of p99) yet the slowest 1% wait 20 ms or more, and the tier did not hold every byte: the misses the
+     * plan saw coming were fetched too late, while the reads in flight leave room for more. Prefetch is too
+     * shallow; the finding says what to raise.
+     */
+    static void tail(List<EpochReport> epochs, Context context, List<String> findings) {
+        if (epochs.size() < 2) {
+            return;
+        }
+        EpochReport last = epochs.get(epochs.size() - 1);
+        double p50 = last.waitPerStepMillisP50();
+        double p99 = last.waitPerStepMillisP99();
+        boolean room = Double.isNaN(context.readsInFlight()) || context.readsInFlight() < 0.75 * context.fetchConcurrency();
+        if (p99 >= 20 && (p50 < 1 || p99 >= 10 * p50) && last.localHitRateBytes() < 0.999 && room) {
+            findings.add(String.format(Locale.ROOT,
+                    "Waits have a tail: in epoch %d most steps found their batch ready (%.1f ms at p50) but the slowest 1%% waited "
+                            + "%.0f ms, on reads the plan knew were coming%s. Prefetch is too shallow: raise the read-ahead "
+                            + "(the daemon's prefetch-bytes, the loader's aheadSamples) so misses are fetched before they are needed.",
+                    last.epoch(), p50, p99, Double.isNaN(context.readsInFlight()) ? ""
+                            : String.format(Locale.ROOT, ", with %.1f reads in flight on average of %d allowed", context.readsInFlight(),
+                                    context.fetchConcurrency())));
         }
     }
 
