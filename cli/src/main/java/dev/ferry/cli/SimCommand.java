@@ -1,21 +1,21 @@
 package dev.ferry.cli;
 
-import dev.ferry.plan.BlockRead;
-import dev.ferry.plan.EgressPrediction;
+import dev.ferry.cache.policy.Policies;
 import dev.ferry.metrics.Advisor;
+import dev.ferry.plan.BlockRead;
 import dev.ferry.plan.Manifest;
 import dev.ferry.plan.PlanConfig;
 import dev.ferry.plan.Shard;
 import dev.ferry.plan.World;
 import dev.ferry.sim.Access;
-import dev.ferry.store.ObjectKey;
 import dev.ferry.sim.CacheSimulator;
 import dev.ferry.sim.ClusterSim;
-import dev.ferry.cache.policy.Policies;
+import dev.ferry.sim.EgressPrediction;
 import dev.ferry.sim.SimResult;
-import dev.ferry.sim.Sizes;
 import dev.ferry.sim.SyntheticTrace;
 import dev.ferry.sim.TraceParser;
+import dev.ferry.store.ObjectKey;
+import dev.ferry.util.Sizes;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;

@@ -2,7 +2,7 @@ package dev.ferry.cli;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import dev.ferry.sim.Sizes;
+import dev.ferry.util.Sizes;
 import java.io.PrintStream;
 import java.net.URI;
 import java.net.http.HttpClient;

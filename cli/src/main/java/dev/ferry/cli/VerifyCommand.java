@@ -1,7 +1,7 @@
 package dev.ferry.cli;
 
 import dev.ferry.cache.CacheVerifier;
-import dev.ferry.sim.Sizes;
+import dev.ferry.util.Sizes;
 import java.nio.file.Path;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;

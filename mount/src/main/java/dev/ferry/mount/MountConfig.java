@@ -1,6 +1,6 @@
 package dev.ferry.mount;
 
-import dev.ferry.sim.Sizes;
+import dev.ferry.util.Sizes;
 import java.net.URI;
 import java.nio.file.Path;
 import java.time.Duration;

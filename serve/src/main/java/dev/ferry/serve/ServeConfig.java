@@ -3,7 +3,7 @@ package dev.ferry.serve;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.dataformat.yaml.YAMLFactory;
-import dev.ferry.sim.Sizes;
+import dev.ferry.util.Sizes;
 import java.io.IOException;
 import java.net.URI;
 import java.nio.file.Files;

@@ -1,12 +1,18 @@
-package dev.ferry.plan;
+package dev.ferry.sim;
 
 import dev.ferry.cache.BlockId;
 import dev.ferry.cache.policy.EvictionPolicy;
 import dev.ferry.cache.policy.Policies;
-import dev.ferry.sim.CacheSimulator;
-import dev.ferry.sim.SimResult;
+import dev.ferry.plan.BlockRead;
+import dev.ferry.plan.EpochPlan;
+import dev.ferry.plan.Manifest;
+import dev.ferry.plan.PlanConfig;
+import dev.ferry.plan.World;
+import dev.ferry.store.ObjectKey;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 
 /**
  * Predicts, before a run, what each epoch will fetch from upstream on one node: the node's block accesses
@@ -40,7 +46,7 @@ public final class EgressPrediction {
         CacheSimulator<BlockId> sim = new CacheSimulator<>(capacity, p);
         List<SimResult> perEpoch = new ArrayList<>();
         SimResult before = sim.result();
-        java.util.Map<dev.ferry.store.ObjectKey, Long> sizes = new java.util.HashMap<>();
+        Map<ObjectKey, Long> sizes = new HashMap<>();
         manifest.shards().forEach(s -> sizes.put(s.key(), s.size()));
         for (List<BlockRead> epoch : byEpoch) {
             for (BlockRead r : epoch) {

@@ -1,4 +1,4 @@
-package dev.ferry.sim;
+package dev.ferry.util;
 
 import java.util.Locale;
 
