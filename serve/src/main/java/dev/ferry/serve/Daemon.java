@@ -98,7 +98,7 @@ public final class Daemon implements AutoCloseable {
     private final PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
     private final FerryMetrics metrics;
     private final ServeStats stats = new ServeStats();
-    private final Map<String, JobRun> jobs = new ConcurrentHashMap<>();
+    private final Map<String, RunningJob> jobs = new ConcurrentHashMap<>();
     private final ExecutorService workers = Executors.newVirtualThreadPerTaskExecutor();
     private final ScheduledExecutorService ticker = Executors.newSingleThreadScheduledExecutor(r -> {
         Thread t = new Thread(r, "ferry-status");
@@ -327,7 +327,7 @@ public final class Daemon implements AutoCloseable {
 
     /** The group member that read {@code block} last epoch by a registered job's plan, or -1. */
     int holderOf(BlockId block) {
-        for (JobRun run : jobs.values()) {
+        for (RunningJob run : jobs.values()) {
             int m = run.holderOf(block);
             if (m >= 0) {
                 return m;
@@ -367,7 +367,7 @@ public final class Daemon implements AutoCloseable {
         return out;
     }
 
-    Map<String, JobRun> jobs() {
+    Map<String, RunningJob> jobs() {
         return jobs;
     }
 
@@ -376,9 +376,9 @@ public final class Daemon implements AutoCloseable {
     }
 
     /** Registers (or replaces) a job; eviction follows its plan along with the other jobs'. */
-    JobRun register(Job job) {
-        JobRun run = new JobRun(job, this);
-        JobRun old = jobs.put(job.name, run);
+    RunningJob register(Job job) {
+        RunningJob run = new RunningJob(job, this);
+        RunningJob old = jobs.put(job.name, run);
         if (old != null) {
             old.stop();
         }
@@ -393,7 +393,7 @@ public final class Daemon implements AutoCloseable {
      * ({@link PlannedPolicy#plan(String, List, long)}); under {@code eviction-follows: last-report}, only the
      * future of the job that reported last.
      */
-    void follow(JobRun run, List<BlockId> future, long blockPosition, boolean replan) {
+    void follow(RunningJob run, List<BlockId> future, long blockPosition, boolean replan) {
         String name = run.job.name;
         long now = System.nanoTime();
         synchronized (policy) {
@@ -452,10 +452,10 @@ public final class Daemon implements AutoCloseable {
 
     private void sample() {
         try {
-            List<JobRun> runs = new ArrayList<>(jobs.values());
+            List<RunningJob> runs = new ArrayList<>(jobs.values());
             Counters now = counters();
             history.sample(now, runs);
-            for (JobRun run : runs) {
+            for (RunningJob run : runs) {
                 run.advice.refresh(run, now, egressCostPerByte());
                 jobGauges(run);
             }
@@ -471,7 +471,7 @@ public final class Daemon implements AutoCloseable {
     /** Per job on /metrics: the current epoch's predicted and measured egress and the advisor's finding count. */
     private final Map<String, AtomicLong[]> jobGauges = new java.util.concurrent.ConcurrentHashMap<>();
 
-    private void jobGauges(JobRun run) {
+    private void jobGauges(RunningJob run) {
         AtomicLong[] g = jobGauges.computeIfAbsent(run.job.name, name -> {
             AtomicLong[] values = {new AtomicLong(-1),
                     new AtomicLong(), new AtomicLong()};
@@ -499,7 +499,7 @@ public final class Daemon implements AutoCloseable {
         if (!closed.compareAndSet(false, true)) {
             return;
         }
-        jobs.values().forEach(JobRun::stop);
+        jobs.values().forEach(RunningJob::stop);
         if (server != null) {
             server.close().syncUninterruptibly();
         }

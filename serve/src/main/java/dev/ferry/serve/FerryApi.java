@@ -98,7 +98,7 @@ final class FerryApi {
         }
         Matcher m = JOB_PATH.matcher(path);
         if (m.matches()) {
-            JobRun run = daemon.jobs().get(m.group(1));
+            RunningJob run = daemon.jobs().get(m.group(1));
             if (run == null) {
                 throw new S3Error(404, "NoSuchJob", "no job named '" + m.group(1) + "' is registered");
             }
@@ -207,7 +207,7 @@ final class FerryApi {
             JobLimits.check(manifest, daemon.config().blockSize());
             job = Job.planned(name, manifest, planOf(req), world, node, batch).withPlannedEpochs((int) number(req, "epochs", 0, 0, 1_000_000));
         }
-        JobRun run = daemon.register(job);
+        RunningJob run = daemon.register(job);
         ObjectNode out = JSON.createObjectNode();
         out.put("job", name).put("samples", job.samplesPerEpoch()).put("ranks", job.ranks()).put("batch_size", batch)
                 .put("steps_per_epoch", ((job.samplesPerEpoch() + job.ranks() - 1) / job.ranks() + batch - 1) / batch)
@@ -353,7 +353,7 @@ final class FerryApi {
         return out;
     }
 
-    private static void progress(JobRun run, JsonNode req) throws S3Error {
+    private static void progress(RunningJob run, JsonNode req) throws S3Error {
         int epoch = (int) number(req, "epoch", Long.MIN_VALUE, 1, Integer.MAX_VALUE);
         long position = number(req, "position", Long.MIN_VALUE, 0, Long.MAX_VALUE);
         long samples = number(req, "samples", 0, 0, Long.MAX_VALUE);
@@ -454,7 +454,7 @@ final class FerryApi {
         ObjectNode latest = null;
         String latestJob = null;
         long latestAt = Long.MIN_VALUE;
-        for (JobRun run : daemon.jobs().values()) {
+        for (RunningJob run : daemon.jobs().values()) {
             ObjectNode j = jobs.addObject();
             Job.Epoch cur = run.current();
             j.put("job", run.job.name).put("epoch", cur.number).put("position", cur.position)

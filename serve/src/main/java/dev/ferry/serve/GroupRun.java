@@ -109,7 +109,7 @@ public final class GroupRun {
                 daemons.add(Daemon.start(ServeConfig.defaults().with(keys)));
             }
             World world = new World(setup.nodes(), 1, 1);
-            List<JobRun> runs = new ArrayList<>();
+            List<RunningJob> runs = new ArrayList<>();
             if (setup.plans()) {
                 for (int i = 0; i < setup.nodes(); i++) {
                     runs.add(daemons.get(i).register(Job.planned("group-run", manifest, setup.plan(), world, i, 1)));
@@ -156,7 +156,7 @@ public final class GroupRun {
                     long consumed = (long) half * setup.nodes();
                     if (setup.plans()) {
                         for (int i = 0; i < world.nodes(); i++) {
-                            JobRun resumed = daemons.get(i).register(Job.planned("group-run", manifest, setup.plan(), world, i, 1));
+                            RunningJob resumed = daemons.get(i).register(Job.planned("group-run", manifest, setup.plan(), world, i, 1));
                             runs.set(i, resumed);
                             resumed.progress(epoch, consumed, 0, new double[0]);
                         }
@@ -212,7 +212,7 @@ public final class GroupRun {
      * daemon; node {@code kill} (or -1) stops halfway, and {@code atHalfway} runs then, while the others read on.
      */
     private static void read(Setup setup, Manifest manifest, EpochPlan plan, Deal deal, int from, int to, boolean[] alive, int kill,
-            List<Daemon> daemons, List<JobRun> runs, int epoch, int[] reads, AtomicLong samples, AtomicLong failed, List<String> failures,
+            List<Daemon> daemons, List<RunningJob> runs, int epoch, int[] reads, AtomicLong samples, AtomicLong failed, List<String> failures,
             Runnable atHalfway) throws InterruptedException {
         CountDownLatch halfway = new CountDownLatch(kill >= 0 ? 1 : 0);
         List<Thread> consumers = new ArrayList<>();

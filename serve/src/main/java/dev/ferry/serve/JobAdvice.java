@@ -63,7 +63,7 @@ final class JobAdvice {
     }
 
     /** Recomputes the findings from the job's epochs as of {@code now}. */
-    List<String> refresh(JobRun run, Daemon.Counters now, double egressCostPerByte) {
+    List<String> refresh(RunningJob run, Daemon.Counters now, double egressCostPerByte) {
         List<Job.Epoch> epochs;
         synchronized (job.epochs) {
             epochs = new ArrayList<>(job.epochs);

@@ -11,7 +11,7 @@ import java.util.concurrent.Semaphore;
  * ahead, at most {@link Daemon#prefetchThreads()} fetches at a time. Eviction follows the same plan (this
  * epoch's blocks, then the next epoch's), with the reported position as its clock. Thread-safe.
  */
-final class JobRun {
+final class RunningJob {
     final Job job;
     private final Daemon daemon;
     private final Object signal = new Object();
@@ -28,7 +28,7 @@ final class JobRun {
 
     final JobAdvice advice;
 
-    JobRun(Job job, Daemon daemon) {
+    RunningJob(Job job, Daemon daemon) {
         this.job = job;
         this.daemon = daemon;
         this.advice = new JobAdvice(job, daemon.config().cacheSize(), daemon.config().blockSize());
