@@ -72,12 +72,12 @@ public final class Daemon implements AutoCloseable {
     private static final int PREFETCH_THREADS = 8;
 
     /** Daemon-wide counters at one moment: where an epoch's egress and hit rate are measured from. */
-    record Counters(MeterSnapshot meter, CacheStats cache, GroupStore.GroupStats peers, SharedTierStore.SharedStats shared, long nanos) {
+    public record Counters(MeterSnapshot meter, CacheStats cache, GroupStore.GroupStats peers, SharedTierStore.SharedStats shared, long nanos) {
         long sharedBytes() {
             return shared == null ? 0 : shared.bytesFromTier();
         }
 
-        long peerBytes() {
+        public long peerBytes() {
             return peers == null ? 0 : peers.peerBytes();
         }
     }
@@ -310,7 +310,8 @@ public final class Daemon implements AutoCloseable {
         return (System.nanoTime() - startNanos) / 1e9;
     }
 
-    Counters counters() {
+    /** The daemon-wide counters now. */
+    public Counters counters() {
         return new Counters(chain.meter().snapshot(), cache.stats(), group == null ? null : group.stats(),
                 shared == null ? null : shared.stats(), System.nanoTime());
     }
@@ -345,6 +346,11 @@ public final class Daemon implements AutoCloseable {
         return hinted;
     }
 
+    /** Bytes this daemon read from the node that read them last epoch (0 outside a group). */
+    public long hintedBytes() {
+        return hinted == null ? 0 : hinted.stats().bytes();
+    }
+
     private static GroupStore group(ServeConfig config, ObjectStore origin) {
         Rendezvous ring = new Rendezvous(config.group().stream().map(URI::toString).toList());
         int self = config.self() == null ? -1 : config.group().indexOf(config.self());
@@ -376,7 +382,7 @@ public final class Daemon implements AutoCloseable {
     }
 
     /** Registers (or replaces) a job; eviction follows its plan along with the other jobs'. */
-    RunningJob register(Job job) {
+    public RunningJob register(Job job) {
         RunningJob run = new RunningJob(job, this);
         RunningJob old = jobs.put(job.name, run);
         if (old != null) {

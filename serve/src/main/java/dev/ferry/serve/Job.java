@@ -20,7 +20,7 @@ import org.HdrHistogram.Histogram;
  * the samples each loader worker reads, the blocks this node will read (for prefetch and eviction), and
  * what its consumers reported: position, samples and wait per step, per epoch. Thread-safe.
  */
-final class Job {
+public final class Job {
     /** One sample to read: an object's byte range, pinned to a version when the ETag is known. */
     record Sample(int index, ObjectKey key, long offset, long length, String etag) {
     }
@@ -72,7 +72,7 @@ final class Job {
     }
 
     /** A job following a plan, made definite for its world ({@link PlanConfig#forWorld}). */
-    static Job planned(String name, Manifest manifest, PlanConfig plan, World world, int node, int batchSize) {
+    public static Job planned(String name, Manifest manifest, PlanConfig plan, World world, int node, int batchSize) {
         return new Job(name, manifest, plan.forWorld(world), world, node, batchSize, null);
     }
 

@@ -11,7 +11,7 @@ import java.util.concurrent.Semaphore;
  * ahead, at most {@link Daemon#prefetchThreads()} fetches at a time. Eviction follows the same plan (this
  * epoch's blocks, then the next epoch's), with the reported position as its clock. Thread-safe.
  */
-final class RunningJob {
+public final class RunningJob {
     final Job job;
     private final Daemon daemon;
     private final Object signal = new Object();
@@ -57,7 +57,7 @@ final class RunningJob {
     }
 
     /** How many of this epoch's blocks have a hint (0 until they are computed, a moment after the epoch starts). */
-    int hints() {
+    public int hints() {
         return holders.size();
     }
 
@@ -121,7 +121,7 @@ final class RunningJob {
      * A consumer's report: the job's global position this epoch, samples consumed and its wait for each step
      * since its last report. A report for an epoch already left behind only adds its samples and waits.
      */
-    void progress(int epoch, long position, long samples, double[] waitsMillis) {
+    public void progress(int epoch, long position, long samples, double[] waitsMillis) {
         synchronized (this) {
             if (epoch > current.number) {
                 startEpoch(epoch);

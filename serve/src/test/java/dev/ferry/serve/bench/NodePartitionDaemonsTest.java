@@ -1,4 +1,4 @@
-package dev.ferry.serve;
+package dev.ferry.serve.bench;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -20,16 +20,16 @@ class NodePartitionDaemonsTest {
     static final PlanConfig NODE = PlanConfig.DEFAULT.withPartition(PlanConfig.Partition.NODE);
 
     // 48 shards x 16 samples of 16-32 KiB (about 20 MiB), 1 MiB blocks, 10 MiB of cache per node: a share (5 MiB) fits
-    static GroupRun.Setup setup(PlanConfig plan, int killNode, int killEpoch, boolean plans, boolean resize) {
-        return new GroupRun.Setup(4, 48, 16, 16 * 1024, 10L << 20, 1 << 20, 3, 5, killNode, killEpoch, plans, plan, false, resize);
+    static LoopbackCluster.Setup setup(PlanConfig plan, int killNode, int killEpoch, boolean plans, boolean resize) {
+        return new LoopbackCluster.Setup(4, 48, 16, 16 * 1024, 10L << 20, 1 << 20, 3, 5, killNode, killEpoch, plans, plan, false, resize);
     }
 
     @Test
     void theCorpusLeavesTheOriginOnce_laterEpochsReadLocalDisks_andTheSimulatorAgrees(@TempDir Path dir) throws Exception {
-        GroupRun.Setup s = setup(NODE, -1, 0, true, false);
-        GroupRun.Result real = GroupRun.run(dir, s);
+        LoopbackCluster.Setup s = setup(NODE, -1, 0, true, false);
+        LoopbackCluster.Result real = LoopbackCluster.run(dir, s);
         long dataset = real.manifest().totalBytes();
-        List<GroupRun.Epoch> e = real.epochs();
+        List<LoopbackCluster.Epoch> e = real.epochs();
         assertThat(real.failures()).isEmpty();
         // whole 1 MiB blocks of each node's own shards: at most the shards' sizes rounded up to blocks
         assertThat(e.get(0).egressBytes()).as("epoch 1 reads the dataset once").isBetween(dataset, dataset + dataset / 50);
@@ -54,9 +54,9 @@ class NodePartitionDaemonsTest {
     @Test
     void fourNodesToThreeMidEpoch_resumesExactly_sampleBySample(@TempDir Path dir) throws Exception {
         // 12 canonical nodes: 4 and 3 both divide it, so every read stays on its node before and after
-        GroupRun.Result real = GroupRun.run(dir, setup(NODE.withCanonicalNodes(12), 3, 2, true, true));
+        LoopbackCluster.Result real = LoopbackCluster.run(dir, setup(NODE.withCanonicalNodes(12), 3, 2, true, true));
         assertThat(real.failures()).isEmpty();
-        for (GroupRun.Epoch e : real.epochs()) {
+        for (LoopbackCluster.Epoch e : real.epochs()) {
             assertThat(e.failedReads()).isZero();
             assertThat(e.missingSamples()).as("epoch %d: no sample skipped", e.epoch()).isZero();
             assertThat(e.extraReads()).as("epoch %d: no sample read twice beyond padding", e.epoch()).isZero();

@@ -1,4 +1,4 @@
-package dev.ferry.serve;
+package dev.ferry.serve.bench;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -19,22 +19,22 @@ class GroupTest {
     // 48 shards x 16 samples of 16-32 KiB (about 20 MiB), 1 MiB blocks, 10 MiB of cache per node (40 MiB in all):
     // each member owns about 5 MiB, with room for the unevenness of ownership whatever ports the daemons get
     // (with 8 MiB, some port sets leave one member owning more than its cache keeps: the simulator predicts that too)
-    static GroupRun.Setup setup(int killNode, int killEpoch, boolean plans) {
-        return GroupRun.Setup.globalGroup(4, 48, 16, 16 * 1024, 10L << 20, 1 << 20, 3, 5, killNode, killEpoch, plans);
+    static LoopbackCluster.Setup setup(int killNode, int killEpoch, boolean plans) {
+        return LoopbackCluster.Setup.globalGroup(4, 48, 16, 16 * 1024, 10L << 20, 1 << 20, 3, 5, killNode, killEpoch, plans);
     }
 
     @Test
     void laterEpochsComeFromTheGroupAndTheSimulatorAgrees(@TempDir Path dir) throws Exception {
-        GroupRun.Result real = GroupRun.run(dir, setup(-1, 0, false));
+        LoopbackCluster.Result real = LoopbackCluster.run(dir, setup(-1, 0, false));
         long dataset = real.manifest().totalBytes();
-        List<GroupRun.Epoch> e = real.epochs();
+        List<LoopbackCluster.Epoch> e = real.epochs();
         assertThat(real.failures()).isEmpty();
         assertThat(e.get(0).egressBytes()).as("epoch 1 reads the dataset once").isBetween(dataset, dataset + dataset / 10);
         assertThat(e.get(1).egressBytes()).as("epoch 2 egress").isLessThan(dataset / 20);
         assertThat(e.get(2).egressBytes()).as("epoch 3 egress").isLessThan(dataset / 20);
         assertThat(e.get(1).peerBytes()).as("reads of other members' objects come from them").isPositive();
 
-        GroupRun.Setup s = setup(-1, 0, false);
+        LoopbackCluster.Setup s = setup(-1, 0, false);
         List<ClusterSim.Epoch> sim = ClusterSim.run(real.manifest(), new ClusterSim.Config(s.nodes(), s.cachePerNode(), s.blockSize(),
                 s.epochs(), "lru", true, 1.0, s.plan(), ClusterSim.TimeModel.defaults(0.01, 4),
                 Prices.AWS_S3_STANDARD, real.members()));
@@ -48,13 +48,13 @@ class GroupTest {
 
     @Test
     void aMemberClosedMidEpochCostsRefetchesNotFailedReads_andPlansSteerReadsToLastEpochsReader(@TempDir Path dir) throws Exception {
-        GroupRun.Result real = GroupRun.run(dir, setup(2, 3, true));
+        LoopbackCluster.Result real = LoopbackCluster.run(dir, setup(2, 3, true));
         long dataset = real.manifest().totalBytes();
         assertThat(real.failures()).as("reads of the surviving nodes").isEmpty();
-        GroupRun.Epoch third = real.epochs().get(2);
+        LoopbackCluster.Epoch third = real.epochs().get(2);
         assertThat(third.failedReads()).isZero();
         assertThat(third.egressBytes()).as("refetching the closed member's share, at most").isPositive().isLessThan(dataset / 3);
-        GroupRun.Epoch second = real.epochs().get(1);
+        LoopbackCluster.Epoch second = real.epochs().get(1);
         assertThat(second.hintedBytes()).as("blocks read from the member that read them last epoch").isPositive();
         assertThat(second.egressBytes()).isLessThan(dataset / 20);
     }

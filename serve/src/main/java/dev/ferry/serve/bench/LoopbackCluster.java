@@ -1,4 +1,4 @@
-package dev.ferry.serve;
+package dev.ferry.serve.bench;
 
 import dev.ferry.loader.SyntheticDataset;
 import dev.ferry.plan.Deal;
@@ -7,6 +7,10 @@ import dev.ferry.plan.Manifest;
 import dev.ferry.plan.PlanConfig;
 import dev.ferry.plan.Shard;
 import dev.ferry.plan.World;
+import dev.ferry.serve.Daemon;
+import dev.ferry.serve.Job;
+import dev.ferry.serve.RunningJob;
+import dev.ferry.serve.ServeConfig;
 import dev.ferry.store.FileObjectStore;
 import dev.ferry.store.MeteredStore;
 import java.io.IOException;
@@ -15,27 +19,31 @@ import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Collections;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
- * Several daemons for real, on one machine: {@code nodes} daemons on loopback ports over one folder as the
- * origin (one regional group of all, or each on its own), and one consumer per node reading its share of
- * each epoch's plan through its own daemon, as the plan's {@link Deal} gives it (the node partition: its own
+ * A benchmark harness, not part of the daemon: several daemons for real on one machine, {@code nodes} daemons on
+ * loopback ports over one folder as the origin (one regional group of all, or each on its own), and one consumer
+ * per node reading its share of each epoch's plan through its own daemon, as the plan's {@link Deal} gives it (the node partition: its own
  * shards; the global one: positions {@code n, n + N, ...}), with ranged GETs pinned to the manifest's ETags.
  * Optionally one daemon goes away halfway through an epoch: either it is closed and its consumer stops with
  * it (the others must not see a failed read), or ({@code resize}) the job checkpoints there, the last daemon
  * leaves, and the others resume the epoch on a world one node smaller, every sample read exactly once
  * (checked sample by sample). Measures, per epoch, what the daemons counted: origin egress and requests,
- * bytes served by peers, cache hits and misses. Used by {@code ferry bench group} and the group tests.
+ * bytes served by peers (and of those, read from last epoch's reader by a hint), cache hits and misses. Used by
+ * {@code ferry bench group}, {@code GroupTest} and {@code NodePartitionDaemonsTest}. Drives the daemons through
+ * their Java API ({@link Daemon#register}, {@link RunningJob#progress}), as a loader reporting progress would.
  */
-public final class GroupRun {
+public final class LoopbackCluster {
     /**
      * What to run; {@code killNode} is -1 for no kill. Samples are {@code sampleBytes} to twice that.
      * {@code plans}: every daemon gets the job's plan (world of {@code nodes} nodes, its own node number) and a
@@ -77,7 +85,7 @@ public final class GroupRun {
     public record Result(Manifest manifest, List<String> members, List<Epoch> epochs, List<String> failures) {
     }
 
-    private GroupRun() {
+    private LoopbackCluster() {
     }
 
     public static Result run(Path dir, Setup setup) throws IOException, InterruptedException {
@@ -96,10 +104,10 @@ public final class GroupRun {
         }
         String group = String.join(",", ports.stream().map(p -> "http://127.0.0.1:" + p).toList());
         List<Daemon> daemons = new ArrayList<>();
-        List<String> failures = java.util.Collections.synchronizedList(new ArrayList<>());
+        List<String> failures = Collections.synchronizedList(new ArrayList<>());
         try {
             for (int i = 0; i < setup.nodes(); i++) {
-                Map<String, String> keys = new java.util.HashMap<>(Map.of("store-root", root.toString(), "cache-dir",
+                Map<String, String> keys = new HashMap<>(Map.of("store-root", root.toString(), "cache-dir",
                         dir.resolve("cache-" + i).toString(), "cache-size", Long.toString(setup.cachePerNode()), "block-size",
                         Integer.toString(setup.blockSize()), "prefetch-bytes", "0", "port", Integer.toString(ports.get(i))));
                 if (setup.group()) {
@@ -116,7 +124,7 @@ public final class GroupRun {
                 }
             }
             boolean[] alive = new boolean[setup.nodes()];
-            java.util.Arrays.fill(alive, true);
+            Arrays.fill(alive, true);
             List<Epoch> epochs = new ArrayList<>();
             for (int epoch = 1; epoch <= setup.epochs(); epoch++) {
                 if (setup.plans() && epoch >= 2) {
@@ -135,7 +143,7 @@ public final class GroupRun {
                     }
                 }
                 List<Daemon.Counters> before = daemons.stream().map(Daemon::counters).toList();
-                long[] hintedBefore = daemons.stream().mapToLong(GroupRun::hintedBytes).toArray();
+                long[] hintedBefore = daemons.stream().mapToLong(Daemon::hintedBytes).toArray();
                 Daemon.Counters[] atKill = new Daemon.Counters[setup.nodes()];
                 EpochPlan plan = EpochPlan.of(manifest, setup.plan(), epoch);
                 int kill = epoch == setup.killEpoch() ? setup.killNode() : -1;
@@ -192,7 +200,7 @@ public final class GroupRun {
                     egress += a.meter().egressBytes() - b.meter().egressBytes();
                     requests += a.meter().requests(MeteredStore.Op.GET) - b.meter().requests(MeteredStore.Op.GET);
                     peer += a.peerBytes() - b.peerBytes();
-                    hinted += hintedBytes(daemons.get(i)) - hintedBefore[i];
+                    hinted += daemons.get(i).hintedBytes() - hintedBefore[i];
                     hits += a.cache().hits() - b.cache().hits();
                     misses += a.cache().misses() - b.cache().misses();
                 }
@@ -266,23 +274,6 @@ public final class GroupRun {
         }
         for (Thread t : consumers) {
             t.join();
-        }
-    }
-
-    /** Bytes a daemon read from the node that read them last epoch (0 outside a group). */
-    private static long hintedBytes(Daemon d) {
-        return d.hinted() == null ? 0 : d.hinted().stats().bytes();
-    }
-
-    /** Deletes what a run wrote (its folders under {@code dir}). */
-    static void clean(Path dir) throws IOException {
-        if (!Files.exists(dir)) {
-            return;
-        }
-        try (var walk = Files.walk(dir)) {
-            for (Path p : walk.sorted(java.util.Comparator.reverseOrder()).toList()) {
-                Files.deleteIfExists(p);
-            }
         }
     }
 }
