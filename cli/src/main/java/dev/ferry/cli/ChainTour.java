@@ -31,6 +31,7 @@ import dev.ferry.store.StoreChain;
 import dev.ferry.store.StoreException;
 import dev.ferry.util.Sizes;
 import java.io.InputStream;
+import java.io.OutputStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -47,11 +48,11 @@ import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
 /**
- * {@code ferry demo --chain}: the chain of stores end to end against the embedded store with the cloud profile.
+ * {@code ferry demo chain}: the chain of stores end to end against the embedded store with the cloud profile.
  * It shows the two things object storage does to a training job, and what the chain does about them:
  * per-connection bandwidth (answered by parallel ranged GETs) and per-prefix request limits (answered by the
- * governor). The cache tier, epoch plans and the four numbers arrive with later issues; this demo grows
- * with them.
+ * governor), then two shuffled epochs through the local tier and the simulator on a smaller cache. Epoch plans,
+ * the loader and the four numbers are shown by {@code ferry demo} itself ({@link DemoCommand}).
  */
 @Command(name = "chain", mixinStandardHelpOptions = true,
         description = {"A tour of the chain of stores against the embedded store with the cloud profile: parallel ranged GETs",
@@ -154,7 +155,7 @@ final class ChainTour implements Callable<Integer> {
                         ObjectKey key = ObjectKey.of("corpus", "train/shard-" + a.key().substring(a.key().length() - 5) + ".tar");
                         reads.add(pool.submit(() -> {
                             try (ObjectContent c = cache.get(GetRequest.whole(key)); InputStream in = c.stream()) {
-                                return in.transferTo(java.io.OutputStream.nullOutputStream());
+                                return in.transferTo(OutputStream.nullOutputStream());
                             }
                         }));
                     }
@@ -206,7 +207,7 @@ final class ChainTour implements Callable<Integer> {
                     ObjectKey key = ObjectKey.of("corpus", "train/shard-" + String.format("%05d", i) + ".tar");
                     reads.add(pool.submit(() -> {
                         try (ObjectContent c = chain.get(GetRequest.whole(key)); InputStream in = c.stream()) {
-                            return in.transferTo(java.io.OutputStream.nullOutputStream());
+                            return in.transferTo(OutputStream.nullOutputStream());
                         }
                     }));
                 }

@@ -1,15 +1,16 @@
 package dev.ferry.serve;
 
 import dev.ferry.cache.BlockId;
+import dev.ferry.plan.Deal;
 import dev.ferry.plan.EpochPlan;
 import dev.ferry.plan.Manifest;
 import dev.ferry.plan.PlanConfig;
 import dev.ferry.plan.Shard;
 import dev.ferry.plan.ShardMix;
-import dev.ferry.plan.Deal;
 import dev.ferry.plan.World;
 import dev.ferry.store.ObjectKey;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -116,7 +117,7 @@ public final class Job {
         }
     }
 
-    private final Map<Integer, Long> nodeBytes = new java.util.HashMap<>();
+    private final Map<Integer, Long> nodeBytes = new HashMap<>();
 
     /** The plan's settings (definite), or null for an explicit job. */
     PlanConfig plan() {
@@ -133,7 +134,7 @@ public final class Job {
         }
     }
 
-    private final Map<Integer, Double> mixes = new java.util.HashMap<>();
+    private final Map<Integer, Double> mixes = new HashMap<>();
 
     /** A job reading whole objects in a given order per rank, every epoch alike. */
     static Job explicit(String name, List<List<Sample>> ranks, int batchSize) {

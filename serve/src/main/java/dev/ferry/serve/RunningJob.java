@@ -2,7 +2,11 @@ package dev.ferry.serve;
 
 import dev.ferry.cache.BlockId;
 import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
+import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.Semaphore;
 
 /**
@@ -23,7 +27,7 @@ public final class RunningJob {
     private int cursor;
     private volatile boolean stopped;
     /** For this epoch's blocks: the group member (by node number) that read each one last epoch. */
-    private volatile java.util.Map<BlockId, Integer> holders = java.util.Map.of();
+    private volatile Map<BlockId, Integer> holders = Map.of();
     private final Thread prefetcher;
 
     final JobAdvice advice;
@@ -39,10 +43,10 @@ public final class RunningJob {
      * Which other node read each of {@code mine}'s blocks in {@code previous}: the plan says so, for every
      * node of the job's world, so a daemon can ask that node's daemon first (it may still hold the block).
      */
-    private java.util.Map<BlockId, Integer> lastReaders(int previous, Job.NodeFuture mine, int blockSize) {
-        java.util.Set<BlockId> wanted = new java.util.HashSet<>();
+    private Map<BlockId, Integer> lastReaders(int previous, Job.NodeFuture mine, int blockSize) {
+        Set<BlockId> wanted = new HashSet<>();
         mine.blocks().forEach(b -> wanted.add(b.block()));
-        java.util.Map<BlockId, Integer> out = new java.util.HashMap<>();
+        Map<BlockId, Integer> out = new HashMap<>();
         for (int m = 0; m < job.nodes(); m++) {
             if (m == job.node()) {
                 continue;
@@ -106,7 +110,7 @@ public final class RunningJob {
         blockPosition = 0;
         cursor = 0;
         daemon.follow(this, planned, 0, true);
-        holders = java.util.Map.of();
+        holders = Map.of();
         if (epoch >= 2 && daemon.hintsApply(job)) {
             Job.NodeFuture mine = future;
             Thread.ofVirtual().name("ferry-hints-" + job.name).start(() -> holders = lastReaders(epoch - 1, mine, blockSize));
