@@ -1,5 +1,6 @@
-package dev.ferry.store;
+package dev.ferry.store.tier;
 
+import dev.ferry.store.ObjectKey;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Comparator;

@@ -1,5 +1,14 @@
-package dev.ferry.store;
+package dev.ferry.store.tier;
 
+import dev.ferry.store.ForwardingObjectStore;
+import dev.ferry.store.GetRequest;
+import dev.ferry.store.ObjectContent;
+import dev.ferry.store.ObjectKey;
+import dev.ferry.store.ObjectMeta;
+import dev.ferry.store.ObjectNotFoundException;
+import dev.ferry.store.ObjectStore;
+import dev.ferry.store.ResumingStream;
+import dev.ferry.store.StoreException;
 import java.io.IOException;
 import java.io.InputStream;
 import java.util.ArrayList;

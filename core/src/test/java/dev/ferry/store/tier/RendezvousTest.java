@@ -1,4 +1,4 @@
-package dev.ferry.store;
+package dev.ferry.store.tier;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
