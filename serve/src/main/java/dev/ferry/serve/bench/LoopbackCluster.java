@@ -12,7 +12,7 @@ import dev.ferry.serve.Job;
 import dev.ferry.serve.RunningJob;
 import dev.ferry.serve.ServeConfig;
 import dev.ferry.store.FileObjectStore;
-import dev.ferry.store.MeteredStore;
+import dev.ferry.store.chain.MeteredStore;
 import java.io.IOException;
 import java.net.ServerSocket;
 import java.net.URI;

@@ -1,5 +1,18 @@
-package dev.ferry.store;
+package dev.ferry.store.chain;
 
+import dev.ferry.store.CompletedPart;
+import dev.ferry.store.ForwardingObjectStore;
+import dev.ferry.store.GetRequest;
+import dev.ferry.store.ListPage;
+import dev.ferry.store.ListRequest;
+import dev.ferry.store.MultipartUpload;
+import dev.ferry.store.ObjectAttributes;
+import dev.ferry.store.ObjectContent;
+import dev.ferry.store.ObjectKey;
+import dev.ferry.store.ObjectMeta;
+import dev.ferry.store.ObjectStore;
+import dev.ferry.store.PutBody;
+import dev.ferry.store.StoreException;
 import dev.ferry.time.Clock;
 import java.io.IOException;
 import java.io.InterruptedIOException;

@@ -1,5 +1,6 @@
-package dev.ferry.store;
+package dev.ferry.store.chain;
 
+import dev.ferry.store.StoreException;
 import java.util.Map;
 
 /**

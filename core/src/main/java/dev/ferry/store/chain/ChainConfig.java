@@ -1,5 +1,6 @@
-package dev.ferry.store;
+package dev.ferry.store.chain;
 
+import dev.ferry.store.Prices;
 import java.util.Objects;
 
 /** Settings of the standard chain ({@link StoreChain}): one record per decorator, each with its defaults. */

@@ -1,4 +1,4 @@
-package dev.ferry.store;
+package dev.ferry.store.chain;
 
 /**
  * The request budget of one prefix: a token bucket whose rate adapts to throttling, and a concurrency limit

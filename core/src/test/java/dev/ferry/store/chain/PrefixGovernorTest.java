@@ -1,4 +1,4 @@
-package dev.ferry.store;
+package dev.ferry.store.chain;
 
 import static org.assertj.core.api.Assertions.assertThat;
 

@@ -1,4 +1,4 @@
-package dev.ferry.store;
+package dev.ferry.store.chain;
 
 import java.time.Duration;
 import java.util.Objects;

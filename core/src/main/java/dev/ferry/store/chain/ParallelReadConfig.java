@@ -1,4 +1,4 @@
-package dev.ferry.store;
+package dev.ferry.store.chain;
 
 /**
  * Settings of {@link ParallelReadStore}: reads longer than {@code partSize} (default 8 MiB) go out as ranged

@@ -1,5 +1,19 @@
-package dev.ferry.store;
+package dev.ferry.store.chain;
 
+import dev.ferry.store.CompletedPart;
+import dev.ferry.store.ForwardingObjectStore;
+import dev.ferry.store.GetRequest;
+import dev.ferry.store.ListPage;
+import dev.ferry.store.ListRequest;
+import dev.ferry.store.MultipartUpload;
+import dev.ferry.store.ObjectAttributes;
+import dev.ferry.store.ObjectContent;
+import dev.ferry.store.ObjectKey;
+import dev.ferry.store.ObjectMeta;
+import dev.ferry.store.ObjectStore;
+import dev.ferry.store.Prices;
+import dev.ferry.store.PutBody;
+import dev.ferry.store.StoreException;
 import dev.ferry.time.Clock;
 import java.io.FilterInputStream;
 import java.io.IOException;
@@ -10,8 +24,8 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.LongAdder;
-import org.HdrHistogram.Recorder;
 import org.HdrHistogram.Histogram;
+import org.HdrHistogram.Recorder;
 
 /**
  * Counts what crosses into the store below: requests by operation (failed ones too, as the store bills

@@ -1,8 +1,18 @@
-package dev.ferry.store;
+package dev.ferry.store.chain;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.ferry.store.ByteRange;
+import dev.ferry.store.FaultyStore;
+import dev.ferry.store.FileObjectStore;
+import dev.ferry.store.GetRequest;
+import dev.ferry.store.ObjectContent;
+import dev.ferry.store.ObjectKey;
+import dev.ferry.store.ObjectNotFoundException;
+import dev.ferry.store.PutBody;
+import dev.ferry.store.StoreException;
+import dev.ferry.store.TrackingStore;
 import dev.ferry.time.ManualClock;
 import java.io.IOException;
 import java.net.SocketException;

@@ -1,5 +1,6 @@
-package dev.ferry.store;
+package dev.ferry.store.chain;
 
+import dev.ferry.store.BlockReadingInputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.InterruptedIOException;

@@ -1,5 +1,13 @@
-package dev.ferry.store;
+package dev.ferry.store.chain;
 
+import dev.ferry.store.ByteRange;
+import dev.ferry.store.Bytes;
+import dev.ferry.store.ForwardingObjectStore;
+import dev.ferry.store.GetRequest;
+import dev.ferry.store.ObjectContent;
+import dev.ferry.store.ObjectMeta;
+import dev.ferry.store.ObjectStore;
+import dev.ferry.store.StoreException;
 import java.io.IOException;
 import java.util.Objects;
 import java.util.concurrent.ExecutorService;

@@ -1,5 +1,7 @@
-package dev.ferry.store;
+package dev.ferry.store.chain;
 
+import dev.ferry.store.ForwardingObjectStore;
+import dev.ferry.store.ObjectStore;
 import java.util.Objects;
 
 /**

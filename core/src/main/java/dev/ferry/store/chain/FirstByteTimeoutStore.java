@@ -1,5 +1,14 @@
-package dev.ferry.store;
+package dev.ferry.store.chain;
 
+import dev.ferry.store.ForwardingObjectStore;
+import dev.ferry.store.GetRequest;
+import dev.ferry.store.ListPage;
+import dev.ferry.store.ListRequest;
+import dev.ferry.store.ObjectContent;
+import dev.ferry.store.ObjectKey;
+import dev.ferry.store.ObjectMeta;
+import dev.ferry.store.ObjectStore;
+import dev.ferry.store.StoreException;
 import java.io.IOException;
 import java.io.InterruptedIOException;
 import java.time.Duration;

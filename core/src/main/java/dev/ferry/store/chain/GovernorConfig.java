@@ -1,5 +1,7 @@
-package dev.ferry.store;
+package dev.ferry.store.chain;
 
+import dev.ferry.store.ObjectKey;
+import dev.ferry.store.Prefixes;
 import java.time.Duration;
 import java.util.Objects;
 
