@@ -1,36 +1,37 @@
 package dev.ferry.cli;
 
-import dev.ferry.embedded.CloudProfile;
-import dev.ferry.embedded.EmbeddedStore;
-import dev.ferry.s3.S3ObjectStore;
-import dev.ferry.s3.S3StoreConfig;
 import dev.ferry.cache.CacheConfig;
 import dev.ferry.cache.CacheStats;
 import dev.ferry.cache.CachingStore;
 import dev.ferry.cache.policy.Policies;
+import dev.ferry.embedded.CloudProfile;
+import dev.ferry.embedded.EmbeddedStore;
+import dev.ferry.s3.S3ObjectStore;
+import dev.ferry.s3.S3StoreConfig;
 import dev.ferry.sim.Access;
 import dev.ferry.sim.CacheSimulator;
 import dev.ferry.sim.SimResult;
-import dev.ferry.sim.Sizes;
 import dev.ferry.sim.SyntheticTrace;
 import dev.ferry.store.ByteRange;
-import dev.ferry.store.ChainConfig;
-import dev.ferry.store.ParallelReadConfig;
-import dev.ferry.store.StoreChain;
 import dev.ferry.store.GetRequest;
-import dev.ferry.store.GovernedStore;
-import dev.ferry.store.GovernorConfig;
-import dev.ferry.store.MeterSnapshot;
-import dev.ferry.store.MeteredStore;
 import dev.ferry.store.ObjectContent;
 import dev.ferry.store.ObjectKey;
 import dev.ferry.store.ObjectStore;
 import dev.ferry.store.Prices;
 import dev.ferry.store.PutBody;
-import dev.ferry.store.RetryPolicy;
-import dev.ferry.store.RetryingStore;
 import dev.ferry.store.StoreException;
+import dev.ferry.store.chain.ChainConfig;
+import dev.ferry.store.chain.GovernedStore;
+import dev.ferry.store.chain.GovernorConfig;
+import dev.ferry.store.chain.MeterSnapshot;
+import dev.ferry.store.chain.MeteredStore;
+import dev.ferry.store.chain.ParallelReadConfig;
+import dev.ferry.store.chain.RetryPolicy;
+import dev.ferry.store.chain.RetryingStore;
+import dev.ferry.store.chain.StoreChain;
+import dev.ferry.util.Sizes;
 import java.io.InputStream;
+import java.io.OutputStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -47,11 +48,11 @@ import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
 /**
- * {@code ferry demo --chain}: the chain of stores end to end against the embedded store with the cloud profile.
+ * {@code ferry demo chain}: the chain of stores end to end against the embedded store with the cloud profile.
  * It shows the two things object storage does to a training job, and what the chain does about them:
  * per-connection bandwidth (answered by parallel ranged GETs) and per-prefix request limits (answered by the
- * governor). The cache tier, epoch plans and the four numbers arrive with later issues; this demo grows
- * with them.
+ * governor), then two shuffled epochs through the local tier and the simulator on a smaller cache. Epoch plans,
+ * the loader and the four numbers are shown by {@code ferry demo} itself ({@link DemoCommand}).
  */
 @Command(name = "chain", mixinStandardHelpOptions = true,
         description = {"A tour of the chain of stores against the embedded store with the cloud profile: parallel ranged GETs",
@@ -154,7 +155,7 @@ final class ChainTour implements Callable<Integer> {
                         ObjectKey key = ObjectKey.of("corpus", "train/shard-" + a.key().substring(a.key().length() - 5) + ".tar");
                         reads.add(pool.submit(() -> {
                             try (ObjectContent c = cache.get(GetRequest.whole(key)); InputStream in = c.stream()) {
-                                return in.transferTo(java.io.OutputStream.nullOutputStream());
+                                return in.transferTo(OutputStream.nullOutputStream());
                             }
                         }));
                     }
@@ -206,7 +207,7 @@ final class ChainTour implements Callable<Integer> {
                     ObjectKey key = ObjectKey.of("corpus", "train/shard-" + String.format("%05d", i) + ".tar");
                     reads.add(pool.submit(() -> {
                         try (ObjectContent c = chain.get(GetRequest.whole(key)); InputStream in = c.stream()) {
-                            return in.transferTo(java.io.OutputStream.nullOutputStream());
+                            return in.transferTo(OutputStream.nullOutputStream());
                         }
                     }));
                 }

@@ -1,10 +1,10 @@
 package dev.ferry.cli;
 
 import dev.ferry.plan.PlanConfig;
-import dev.ferry.serve.GroupRun;
+import dev.ferry.serve.bench.LoopbackCluster;
 import dev.ferry.sim.ClusterSim;
-import dev.ferry.sim.Sizes;
 import dev.ferry.store.Prices;
+import dev.ferry.util.Sizes;
 import java.util.List;
 import java.util.Locale;
 import java.util.concurrent.Callable;
@@ -67,13 +67,13 @@ final class GroupBench implements Callable<Integer> {
     @Override
     public Integer call() throws Exception {
         PlanConfig plan;
-        GroupRun.Setup setup;
+        LoopbackCluster.Setup setup;
         try {
             plan = PlanConfig.DEFAULT.withPartition(PlanConfig.Partition.parse(partition));
             if (canonicalNodes > 0) {
                 plan = plan.withCanonicalNodes(canonicalNodes);
             }
-            setup = new GroupRun.Setup(nodes, shards, samplesPerShard, (int) Sizes.parse(sampleBytes), Sizes.parse(cachePerNode),
+            setup = new LoopbackCluster.Setup(nodes, shards, samplesPerShard, (int) Sizes.parse(sampleBytes), Sizes.parse(cachePerNode),
                     (int) Sizes.parse(blockSize), epochs, seed, kill, kill >= 0 ? epochs : 0, plans, plan, !standalone, resize);
         } catch (IllegalArgumentException e) {
             throw new UserError(e.getMessage());
@@ -82,7 +82,7 @@ final class GroupBench implements Callable<Integer> {
             System.out.printf(Locale.ROOT, "%d daemons %s, %s of cache each, %d epochs, %s partition (%d canonical nodes)%n", nodes,
                     standalone ? "each on its own" : "in one group", Sizes.format(setup.cachePerNode()), epochs,
                     setup.plan().partition().label(), setup.plan().canonical());
-            GroupRun.Result real = GroupRun.run(work.path(), setup);
+            LoopbackCluster.Result real = LoopbackCluster.run(work.path(), setup);
             long dataset = real.manifest().totalBytes();
             System.out.printf(Locale.ROOT, "dataset: %d objects, %d samples, %s%n", real.manifest().shards().size(),
                     real.manifest().totalSamples(), Sizes.format(dataset));
@@ -93,7 +93,7 @@ final class GroupBench implements Callable<Integer> {
             System.out.println("epoch   hit rate real / sim     egress real / sim         requests real / sim    peer bytes real / sim"
                     + "      failed  missing  extra");
             for (int i = 0; i < epochs; i++) {
-                GroupRun.Epoch r = real.epochs().get(i);
+                LoopbackCluster.Epoch r = real.epochs().get(i);
                 ClusterSim.Epoch s = sim.get(i);
                 System.out.printf(Locale.ROOT, "%5d   %6.1f%% / %6.1f%%     %10s / %-10s   %8d / %-8d   %10s / %-10s   %6d %8d %6d%n", r.epoch(),
                         100 * r.cacheHitRate(), 100 * s.cacheHitRate(), Sizes.format(r.egressBytes()), Sizes.format(s.egressBytes()),
@@ -104,7 +104,7 @@ final class GroupBench implements Callable<Integer> {
                 System.out.println("(the simulator runs every epoch on " + nodes + " nodes; the real run lost one halfway through epoch " + epochs + ")");
             }
             if (plans) {
-                for (GroupRun.Epoch r : real.epochs()) {
+                for (LoopbackCluster.Epoch r : real.epochs()) {
                     System.out.printf(Locale.ROOT, "epoch %d: %s read from the node that read it last epoch (peer hints)%n", r.epoch(),
                             Sizes.format(r.hintedBytes()));
                 }

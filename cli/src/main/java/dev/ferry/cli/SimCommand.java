@@ -1,21 +1,22 @@
 package dev.ferry.cli;
 
-import dev.ferry.plan.BlockRead;
-import dev.ferry.plan.EgressPrediction;
+import dev.ferry.cache.policy.Policies;
 import dev.ferry.metrics.Advisor;
+import dev.ferry.plan.BlockRead;
 import dev.ferry.plan.Manifest;
 import dev.ferry.plan.PlanConfig;
 import dev.ferry.plan.Shard;
 import dev.ferry.plan.World;
 import dev.ferry.sim.Access;
-import dev.ferry.store.ObjectKey;
 import dev.ferry.sim.CacheSimulator;
 import dev.ferry.sim.ClusterSim;
-import dev.ferry.cache.policy.Policies;
+import dev.ferry.sim.EgressPrediction;
 import dev.ferry.sim.SimResult;
-import dev.ferry.sim.Sizes;
 import dev.ferry.sim.SyntheticTrace;
 import dev.ferry.sim.TraceParser;
+import dev.ferry.store.ObjectKey;
+import dev.ferry.store.Prices;
+import dev.ferry.util.Sizes;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
@@ -23,6 +24,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 import java.util.concurrent.Callable;
+import java.util.stream.Collectors;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
@@ -160,7 +162,7 @@ final class SimCommand implements Callable<Integer> {
                 throw new UserError("--trace: no such file: " + trace);
             }
         }
-        long distinct = accesses.stream().collect(java.util.stream.Collectors.toMap(Access::key, Access::size, Math::max))
+        long distinct = accesses.stream().collect(Collectors.toMap(Access::key, Access::size, Math::max))
                 .values().stream().mapToLong(Long::longValue).sum();
         long capacity;
         if (cacheSize != null) {
@@ -230,12 +232,12 @@ final class SimCommand implements Callable<Integer> {
             planConfig = planConfig.forWorld(new World(nodes, 1, 1));
             sampled = ClusterSim.syntheticSample(dataset, shard, samplesPerShard, rate);
             result = ClusterSim.run(sampled, new ClusterSim.Config(nodes, cache, block, epochs, clusterPolicy, group, rate,
-                    planConfig, ClusterSim.TimeModel.defaults(stepMs / 1000, batchSize), dev.ferry.store.Prices.AWS_S3_STANDARD, null));
+                    planConfig, ClusterSim.TimeModel.defaults(stepMs / 1000, batchSize), Prices.AWS_S3_STANDARD, null));
         } catch (IllegalArgumentException e) {
             throw new UserError(e.getMessage());
         }
         int simulatedNodes = ClusterSim.simulatedNodes(sampled, new ClusterSim.Config(nodes, cache, block, epochs, clusterPolicy, group, rate,
-                planConfig, ClusterSim.TimeModel.defaults(stepMs / 1000, batchSize), dev.ferry.store.Prices.AWS_S3_STANDARD, null));
+                planConfig, ClusterSim.TimeModel.defaults(stepMs / 1000, batchSize), Prices.AWS_S3_STANDARD, null));
         List<String> advice = Advisor.partition(planConfig.partition().label(), nodes, dataset,
                 result.stream().map(e -> new Advisor.PartitionEpoch(e.epoch(), e.egressBytes(), e.readerLocalRate(), e.globalBatchShardMix()))
                         .toList());

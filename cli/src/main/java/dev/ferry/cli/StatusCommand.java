@@ -2,12 +2,16 @@ package dev.ferry.cli;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import dev.ferry.sim.Sizes;
+import dev.ferry.util.Sizes;
+import java.io.IOException;
 import java.io.PrintStream;
+import java.net.ConnectException;
 import java.net.URI;
 import java.net.http.HttpClient;
+import java.net.http.HttpConnectTimeoutException;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.net.http.HttpTimeoutException;
 import java.time.Duration;
 import java.util.Locale;
 import java.util.concurrent.Callable;
@@ -40,11 +44,11 @@ final class StatusCommand implements Callable<Integer> {
                 throw new UserError("the daemon at " + url + " answered " + r.statusCode() + ": " + r.body());
             }
             body = r.body();
-        } catch (java.net.ConnectException | java.net.http.HttpConnectTimeoutException e) {
+        } catch (ConnectException | HttpConnectTimeoutException e) {
             throw new UserError("no ferry daemon answers at " + url + ": start one with ferry serve", 1);
-        } catch (java.net.http.HttpTimeoutException e) {
+        } catch (HttpTimeoutException e) {
             throw new UserError("the ferry daemon at " + url + " accepted the connection but sent no status within 10 s", 1);
-        } catch (java.io.IOException e) {
+        } catch (IOException e) {
             throw new UserError("cannot read the status of the ferry daemon at " + url + ": " + Errors.oneSentence(e), 1);
         }
         if (json) {

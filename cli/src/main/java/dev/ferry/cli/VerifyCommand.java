@@ -1,7 +1,8 @@
 package dev.ferry.cli;
 
 import dev.ferry.cache.CacheVerifier;
-import dev.ferry.sim.Sizes;
+import dev.ferry.util.Sizes;
+import java.io.IOException;
 import java.nio.file.Path;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
@@ -22,7 +23,7 @@ final class VerifyCommand implements Callable<Integer> {
         CacheVerifier.Report report;
         try {
             report = CacheVerifier.verify(cacheDir);
-        } catch (java.io.IOException e) {
+        } catch (IOException e) {
             throw new UserError(e.getMessage(), 1);
         }
         System.out.println("checked " + report.blocks() + " good blocks (" + Sizes.format(report.bytes()) + ") in " + cacheDir

@@ -18,7 +18,9 @@ import java.util.Objects;
  *       asked again (HEAD). A read that names the version it wants (If-Match, as plans do) needs no HEAD when
  *       the cache knows that version. Zero: ask every time.
  *   <li>{@code maxRunBlocks} (16): adjacent missing blocks fetched in one upstream ranged GET, at most.
- *   <li>{@code policy} ("lru"): eviction policy: lru, pin, sieve (min needs a plan; see the plans issue).
+ *   <li>{@code policy} ("lru"): eviction policy by name: lru, pin, sieve. MIN needs the plan's future, so it is
+ *       not named here: give the {@link CachingStore} constructor that takes a policy a {@code MinPolicy} over
+ *       the plan's blocks.
  * </ul>
  */
 public record CacheConfig(

@@ -1,6 +1,6 @@
 package dev.ferry.metrics;
 
-import dev.ferry.sim.Sizes;
+import dev.ferry.util.Sizes;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;

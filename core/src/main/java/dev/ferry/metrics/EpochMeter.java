@@ -3,9 +3,9 @@ package dev.ferry.metrics;
 import dev.ferry.cache.CacheStats;
 import dev.ferry.cache.CachingStore;
 import dev.ferry.loader.LoaderStats;
-import dev.ferry.store.MeterSnapshot;
-import dev.ferry.store.MeteredStore;
 import dev.ferry.store.StoreException;
+import dev.ferry.store.chain.MeterSnapshot;
+import dev.ferry.store.chain.MeteredStore;
 
 /**
  * Takes the four numbers of an epoch: snapshots the origin's meter and the local tier (if any) when the

@@ -2,8 +2,8 @@ package dev.ferry.metrics;
 
 import dev.ferry.cache.CacheStats;
 import dev.ferry.cache.CachingStore;
-import dev.ferry.store.MeteredStore;
 import dev.ferry.store.StoreException;
+import dev.ferry.store.chain.MeteredStore;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.FunctionCounter;
 import io.micrometer.core.instrument.Gauge;

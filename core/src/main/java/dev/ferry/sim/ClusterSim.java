@@ -2,8 +2,8 @@ package dev.ferry.sim;
 
 import dev.ferry.cache.BlockId;
 import dev.ferry.cache.policy.EvictionPolicy;
-import dev.ferry.cache.policy.PreferringPolicy;
 import dev.ferry.cache.policy.Policies;
+import dev.ferry.cache.policy.PreferringPolicy;
 import dev.ferry.plan.Deal;
 import dev.ferry.plan.EpochPlan;
 import dev.ferry.plan.Manifest;
@@ -13,7 +13,7 @@ import dev.ferry.plan.ShardMix;
 import dev.ferry.plan.World;
 import dev.ferry.store.ObjectKey;
 import dev.ferry.store.Prices;
-import dev.ferry.store.Rendezvous;
+import dev.ferry.store.tier.Rendezvous;
 import java.util.ArrayList;
 import java.util.List;
 

@@ -6,6 +6,7 @@ import dev.ferry.cache.CacheConfig;
 import dev.ferry.cache.CacheStats;
 import dev.ferry.cache.CachingStore;
 import dev.ferry.cache.policy.Policies;
+import dev.ferry.sim.EgressPrediction;
 import dev.ferry.sim.SimResult;
 import dev.ferry.store.ByteRange;
 import dev.ferry.store.FileObjectStore;

@@ -3,6 +3,10 @@ package dev.ferry.store;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.ferry.store.chain.ChainConfig;
+import dev.ferry.store.chain.GovernorConfig;
+import dev.ferry.store.chain.ParallelReadConfig;
+import dev.ferry.store.chain.RetryPolicy;
 import java.time.Duration;
 import org.junit.jupiter.api.Test;
 

@@ -1,6 +1,6 @@
 package dev.ferry.mount;
 
-import dev.ferry.sim.Sizes;
+import dev.ferry.util.Sizes;
 import java.net.URI;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -8,6 +8,7 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
+import java.util.TreeSet;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
@@ -76,7 +77,7 @@ public record MountConfig(
     public static MountConfig from(Map<String, String> settings) {
         for (String k : settings.keySet()) {
             if (!KEYS.contains(k)) {
-                throw new IllegalArgumentException("unknown mount setting '" + k + "'; known: " + new java.util.TreeSet<>(KEYS));
+                throw new IllegalArgumentException("unknown mount setting '" + k + "'; known: " + new TreeSet<>(KEYS));
             }
         }
         String mp = settings.get("mountpoint");

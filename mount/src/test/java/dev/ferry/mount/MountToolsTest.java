@@ -2,7 +2,7 @@ package dev.ferry.mount;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.ferry.store.MeteredStore;
+import dev.ferry.store.chain.MeteredStore;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;

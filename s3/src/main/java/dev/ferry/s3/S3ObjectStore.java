@@ -7,9 +7,9 @@ import dev.ferry.store.GetRequest;
 import dev.ferry.store.ListPage;
 import dev.ferry.store.ListRequest;
 import dev.ferry.store.MultipartUpload;
+import dev.ferry.store.ObjectAttributes;
 import dev.ferry.store.ObjectContent;
 import dev.ferry.store.ObjectKey;
-import dev.ferry.store.ObjectAttributes;
 import dev.ferry.store.ObjectMeta;
 import dev.ferry.store.ObjectNotFoundException;
 import dev.ferry.store.ObjectStore;
@@ -61,14 +61,14 @@ import software.amazon.awssdk.services.s3.model.UploadPartRequest;
  *
  * <p>Choices, and why:
  * <ul>
- *   <li>The SDK's own retries are off: {@link dev.ferry.store.RetryingStore} and
- *       {@link dev.ferry.store.GovernedStore} above this store retry and pace, and must see every SlowDown.
+ *   <li>The SDK's own retries are off: {@link dev.ferry.store.chain.RetryingStore} and
+ *       {@link dev.ferry.store.chain.GovernedStore} above this store retry and pace, and must see every SlowDown.
  *   <li>Flexible checksums only where an operation requires them: S3-compatible servers (older MinIO, GCS
  *       interop, s3proxy) reject or ignore the trailing checksums SDKs send by default since 2025.
  * </ul>
  * Each call is one request, so that the decorators above see, pace and count every request on the wire;
- * long reads become parallel ranged GETs in {@link dev.ferry.store.ParallelReadStore} at the top of the
- * chain ({@link dev.ferry.store.StoreChain}).
+ * long reads become parallel ranged GETs in {@link dev.ferry.store.chain.ParallelReadStore} at the top of the
+ * chain ({@link dev.ferry.store.chain.StoreChain}).
  * Failures are classified into {@link StoreException} kinds here, where they enter.
  *
  * <p>Thread-safe.

@@ -4,29 +4,32 @@ import dev.ferry.cache.BlockId;
 import dev.ferry.cache.CacheConfig;
 import dev.ferry.cache.CacheStats;
 import dev.ferry.cache.CachingStore;
+import dev.ferry.cache.SequentialReadAhead;
 import dev.ferry.cache.policy.PlannedPolicy;
 import dev.ferry.cache.policy.PreferringPolicy;
 import dev.ferry.embedded.CloudProfile;
 import dev.ferry.embedded.EmbeddedStore;
 import dev.ferry.metrics.FerryMetrics;
-import io.micrometer.core.instrument.Gauge;
 import dev.ferry.s3.S3ObjectStore;
 import dev.ferry.s3.S3StoreConfig;
 import dev.ferry.store.BucketOperations;
 import dev.ferry.store.ByteRange;
-import dev.ferry.store.ChainConfig;
 import dev.ferry.store.FileObjectStore;
-import dev.ferry.store.FirstByteTimeoutStore;
 import dev.ferry.store.GetRequest;
-import dev.ferry.store.GroupStore;
-import dev.ferry.store.Rendezvous;
-import dev.ferry.store.SharedTierStore;
-import dev.ferry.store.MeterSnapshot;
 import dev.ferry.store.ObjectStore;
-import dev.ferry.store.StoreChain;
+import dev.ferry.store.PendingUploads;
+import dev.ferry.store.chain.ChainConfig;
+import dev.ferry.store.chain.FirstByteTimeoutStore;
+import dev.ferry.store.chain.MeterSnapshot;
+import dev.ferry.store.chain.StoreChain;
+import dev.ferry.store.tier.GroupStore;
+import dev.ferry.store.tier.Rendezvous;
+import dev.ferry.store.tier.SharedTierStore;
 import dev.ferry.time.Clock;
+import dev.ferry.writeback.Scratch;
 import dev.ferry.writeback.WriteBackConfig;
 import dev.ferry.writeback.WriteBackStore;
+import io.micrometer.core.instrument.Gauge;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import io.netty.bootstrap.ServerBootstrap;
@@ -47,15 +50,19 @@ import java.net.InetSocketAddress;
 import java.net.URI;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.stream.Stream;
 import org.slf4j.Logger;
@@ -72,12 +79,12 @@ public final class Daemon implements AutoCloseable {
     private static final int PREFETCH_THREADS = 8;
 
     /** Daemon-wide counters at one moment: where an epoch's egress and hit rate are measured from. */
-    record Counters(MeterSnapshot meter, CacheStats cache, GroupStore.GroupStats peers, SharedTierStore.SharedStats shared, long nanos) {
+    public record Counters(MeterSnapshot meter, CacheStats cache, GroupStore.GroupStats peers, SharedTierStore.SharedStats shared, long nanos) {
         long sharedBytes() {
             return shared == null ? 0 : shared.bytesFromTier();
         }
 
-        long peerBytes() {
+        public long peerBytes() {
             return peers == null ? 0 : peers.peerBytes();
         }
     }
@@ -93,12 +100,12 @@ public final class Daemon implements AutoCloseable {
     private final CachingStore cache;
     private final WriteBackStore writeBack;
     private final LocalMultipart localMultipart;
-    private final dev.ferry.writeback.Scratch scratch;
-    private final dev.ferry.store.PendingUploads originUploads;
+    private final Scratch scratch;
+    private final PendingUploads originUploads;
     private final PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
     private final FerryMetrics metrics;
     private final ServeStats stats = new ServeStats();
-    private final Map<String, JobRun> jobs = new ConcurrentHashMap<>();
+    private final Map<String, RunningJob> jobs = new ConcurrentHashMap<>();
     private final ExecutorService workers = Executors.newVirtualThreadPerTaskExecutor();
     private final ScheduledExecutorService ticker = Executors.newSingleThreadScheduledExecutor(r -> {
         Thread t = new Thread(r, "ferry-status");
@@ -152,14 +159,14 @@ public final class Daemon implements AutoCloseable {
         // an origin that accepts connections and never answers costs a reader first-byte-timeout, retries included
         ObjectStore bounded = new FirstByteTimeoutStore(chain, config.firstByteTimeout());
         this.shared = config.sharedTier() == null ? null
-                : new SharedTierStore(bounded, config.sharedTier(), java.time.Duration.ofSeconds(60));
+                : new SharedTierStore(bounded, config.sharedTier(), Duration.ofSeconds(60));
         ObjectStore below = shared != null ? shared : bounded; // local tier -> regional group -> shared file system -> origin
         this.group = config.group().isEmpty() ? null : group(config, below);
         this.hinted = group == null ? null : new HintedStore(group, cachedOnlyClients(config), config.blockSize(), this::holderOf);
         this.cache = group == null ? new CachingStore(below, cc, policy, Clock.system())
                 : new CachingStore(hinted, cc, new PreferringPolicy<>(policy, id -> group.owns(id.key())), Clock.system());
         // clients without a plan (awscli, boto3, any front-to-back reader): blocks ahead of sequential readers
-        dev.ferry.cache.SequentialReadAhead.attach(cache, dev.ferry.cache.SequentialReadAhead.Config.DEFAULT, workers);
+        SequentialReadAhead.attach(cache, SequentialReadAhead.Config.DEFAULT, workers);
         this.writeBack = config.writeBack()
                 ? new WriteBackStore(cache, WriteBackConfig.of(config.cacheDir().resolveSibling(config.cacheDir().getFileName() + "-writeback"),
                         config.writeBackQuota()))
@@ -174,10 +181,10 @@ public final class Daemon implements AutoCloseable {
         ObjectStore checked = group == null ? below : hinted;
         WriteChecks checks = writeBack == null ? null
                 : new WriteChecks(checked, origin instanceof FileObjectStore folder ? folder : null, writeBack,
-                        java.time.Duration.ofSeconds(30));
-        this.originUploads = origin instanceof dev.ferry.store.PendingUploads p ? p : null;
+                        Duration.ofSeconds(30));
+        this.originUploads = origin instanceof PendingUploads p ? p : null;
         this.scratch = config.scratchBucket() == null ? null
-                : new dev.ferry.writeback.Scratch(config.cacheDir().resolveSibling(config.cacheDir().getFileName() + "-scratch"),
+                : new Scratch(config.cacheDir().resolveSibling(config.cacheDir().getFileName() + "-scratch"),
                         config.scratchBucket(), config.scratchQuota(), config.scratchTtl());
         // under write-back the origin's uploads in progress are write-back's own: clients list the uploads they started
         ServeContext context = new ServeContext(new S3Service(cache, checked, buckets, writeBack, localMultipart, checks,
@@ -223,7 +230,7 @@ public final class Daemon implements AutoCloseable {
 
     /** Aborts the multipart uploads started longer than multipart-ttl ago, deleting their parts. */
     private void expireUploads() {
-        java.time.Instant cutoff = java.time.Instant.now().minus(config.multipartTtl());
+        Instant cutoff = Instant.now().minus(config.multipartTtl());
         try {
             int n = (localMultipart == null ? 0 : localMultipart.expire(cutoff)) + (originUploads == null ? 0 : originUploads.expireUploads(cutoff));
             if (n > 0) {
@@ -244,7 +251,7 @@ public final class Daemon implements AutoCloseable {
     }
 
     /** The scratch bucket, or null. */
-    dev.ferry.writeback.Scratch scratch() {
+    Scratch scratch() {
         return scratch;
     }
 
@@ -310,7 +317,8 @@ public final class Daemon implements AutoCloseable {
         return (System.nanoTime() - startNanos) / 1e9;
     }
 
-    Counters counters() {
+    /** The daemon-wide counters now. */
+    public Counters counters() {
         return new Counters(chain.meter().snapshot(), cache.stats(), group == null ? null : group.stats(),
                 shared == null ? null : shared.stats(), System.nanoTime());
     }
@@ -327,7 +335,7 @@ public final class Daemon implements AutoCloseable {
 
     /** The group member that read {@code block} last epoch by a registered job's plan, or -1. */
     int holderOf(BlockId block) {
-        for (JobRun run : jobs.values()) {
+        for (RunningJob run : jobs.values()) {
             int m = run.holderOf(block);
             if (m >= 0) {
                 return m;
@@ -338,17 +346,22 @@ public final class Daemon implements AutoCloseable {
 
     /** A client per other member that asks for blocks that member holds on disk, and nothing else. */
     private static List<ObjectStore> cachedOnlyClients(ServeConfig config) {
-        return memberClients(config, null, 16, java.util.Map.of(S3Service.CACHED_ONLY, "1"));
+        return memberClients(config, null, 16, Map.of(S3Service.CACHED_ONLY, "1"));
     }
 
     HintedStore hinted() {
         return hinted;
     }
 
+    /** Bytes this daemon read from the node that read them last epoch (0 outside a group). */
+    public long hintedBytes() {
+        return hinted == null ? 0 : hinted.stats().bytes();
+    }
+
     private static GroupStore group(ServeConfig config, ObjectStore origin) {
         Rendezvous ring = new Rendezvous(config.group().stream().map(URI::toString).toList());
         int self = config.self() == null ? -1 : config.group().indexOf(config.self());
-        return new GroupStore(ring, self, memberClients(config, origin, 64, java.util.Map.of()), origin, java.time.Duration.ofSeconds(5));
+        return new GroupStore(ring, self, memberClients(config, origin, 64, Map.of()), origin, Duration.ofSeconds(5));
     }
 
     /**
@@ -362,12 +375,12 @@ public final class Daemon implements AutoCloseable {
         List<ObjectStore> out = new ArrayList<>();
         for (URI member : config.group()) {
             out.add(member.equals(config.self()) ? self : new S3ObjectStore(new S3StoreConfig(member, "us-east-1", true, key, secret,
-                    connections, java.time.Duration.ofSeconds(1), java.time.Duration.ofSeconds(10)), headers));
+                    connections, Duration.ofSeconds(1), Duration.ofSeconds(10)), headers));
         }
         return out;
     }
 
-    Map<String, JobRun> jobs() {
+    Map<String, RunningJob> jobs() {
         return jobs;
     }
 
@@ -376,9 +389,9 @@ public final class Daemon implements AutoCloseable {
     }
 
     /** Registers (or replaces) a job; eviction follows its plan along with the other jobs'. */
-    JobRun register(Job job) {
-        JobRun run = new JobRun(job, this);
-        JobRun old = jobs.put(job.name, run);
+    public RunningJob register(Job job) {
+        RunningJob run = new RunningJob(job, this);
+        RunningJob old = jobs.put(job.name, run);
         if (old != null) {
             old.stop();
         }
@@ -393,7 +406,7 @@ public final class Daemon implements AutoCloseable {
      * ({@link PlannedPolicy#plan(String, List, long)}); under {@code eviction-follows: last-report}, only the
      * future of the job that reported last.
      */
-    void follow(JobRun run, List<BlockId> future, long blockPosition, boolean replan) {
+    void follow(RunningJob run, List<BlockId> future, long blockPosition, boolean replan) {
         String name = run.job.name;
         long now = System.nanoTime();
         synchronized (policy) {
@@ -440,7 +453,7 @@ public final class Daemon implements AutoCloseable {
                 }
             });
             return true;
-        } catch (java.util.concurrent.RejectedExecutionException e) {
+        } catch (RejectedExecutionException e) {
             slots.release();
             return false;
         }
@@ -452,10 +465,10 @@ public final class Daemon implements AutoCloseable {
 
     private void sample() {
         try {
-            List<JobRun> runs = new ArrayList<>(jobs.values());
+            List<RunningJob> runs = new ArrayList<>(jobs.values());
             Counters now = counters();
             history.sample(now, runs);
-            for (JobRun run : runs) {
+            for (RunningJob run : runs) {
                 run.advice.refresh(run, now, egressCostPerByte());
                 jobGauges(run);
             }
@@ -469,9 +482,9 @@ public final class Daemon implements AutoCloseable {
     }
 
     /** Per job on /metrics: the current epoch's predicted and measured egress and the advisor's finding count. */
-    private final Map<String, AtomicLong[]> jobGauges = new java.util.concurrent.ConcurrentHashMap<>();
+    private final Map<String, AtomicLong[]> jobGauges = new ConcurrentHashMap<>();
 
-    private void jobGauges(JobRun run) {
+    private void jobGauges(RunningJob run) {
         AtomicLong[] g = jobGauges.computeIfAbsent(run.job.name, name -> {
             AtomicLong[] values = {new AtomicLong(-1),
                     new AtomicLong(), new AtomicLong()};
@@ -492,14 +505,14 @@ public final class Daemon implements AutoCloseable {
         g[2].set(run.advice.findings().stream().filter(f -> !f.startsWith("Projected egress")).count());
     }
 
-    private final java.util.concurrent.atomic.AtomicBoolean closed = new java.util.concurrent.atomic.AtomicBoolean();
+    private final AtomicBoolean closed = new AtomicBoolean();
 
     @Override
     public void close() {
         if (!closed.compareAndSet(false, true)) {
             return;
         }
-        jobs.values().forEach(JobRun::stop);
+        jobs.values().forEach(RunningJob::stop);
         if (server != null) {
             server.close().syncUninterruptibly();
         }

@@ -9,10 +9,12 @@ import dev.ferry.plan.Manifest;
 import dev.ferry.plan.ManifestJson;
 import dev.ferry.plan.PlanConfig;
 import dev.ferry.plan.World;
-import dev.ferry.store.MeterSnapshot;
 import dev.ferry.store.ObjectKey;
 import dev.ferry.store.ObjectMeta;
+import dev.ferry.store.StoreException;
+import dev.ferry.store.chain.MeterSnapshot;
 import dev.ferry.writeback.FlushResult;
+import dev.ferry.writeback.Scratch;
 import dev.ferry.writeback.WriteBackStats;
 import dev.ferry.writeback.WriteStatus;
 import io.netty.handler.codec.http.DefaultHttpHeaders;
@@ -21,12 +23,16 @@ import io.netty.handler.codec.http.HttpMethod;
 import io.netty.handler.codec.http.HttpResponseStatus;
 import java.io.IOException;
 import java.io.InputStream;
+import java.io.InterruptedIOException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
+import java.util.concurrent.Semaphore;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
@@ -98,7 +104,7 @@ final class FerryApi {
         }
         Matcher m = JOB_PATH.matcher(path);
         if (m.matches()) {
-            JobRun run = daemon.jobs().get(m.group(1));
+            RunningJob run = daemon.jobs().get(m.group(1));
             if (run == null) {
                 throw new S3Error(404, "NoSuchJob", "no job named '" + m.group(1) + "' is registered");
             }
@@ -207,7 +213,7 @@ final class FerryApi {
             JobLimits.check(manifest, daemon.config().blockSize());
             job = Job.planned(name, manifest, planOf(req), world, node, batch).withPlannedEpochs((int) number(req, "epochs", 0, 0, 1_000_000));
         }
-        JobRun run = daemon.register(job);
+        RunningJob run = daemon.register(job);
         ObjectNode out = JSON.createObjectNode();
         out.put("job", name).put("samples", job.samplesPerEpoch()).put("ranks", job.ranks()).put("batch_size", batch)
                 .put("steps_per_epoch", ((job.samplesPerEpoch() + job.ranks() - 1) / job.ranks() + batch - 1) / batch)
@@ -292,8 +298,8 @@ final class FerryApi {
             keys.add(mine);
         }
         List<List<Future<ObjectMeta>>> heads = new ArrayList<>();
-        try (var pool = java.util.concurrent.Executors.newVirtualThreadPerTaskExecutor()) {
-            java.util.concurrent.Semaphore limit = new java.util.concurrent.Semaphore(32);
+        try (var pool = Executors.newVirtualThreadPerTaskExecutor()) {
+            Semaphore limit = new Semaphore(32);
             for (List<ObjectKey> rank : keys) {
                 List<Future<ObjectMeta>> fs = new ArrayList<>();
                 for (ObjectKey k : rank) {
@@ -321,7 +327,7 @@ final class FerryApi {
             return out;
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
-            throw new java.io.InterruptedIOException("interrupted while looking up the job's keys");
+            throw new InterruptedIOException("interrupted while looking up the job's keys");
         } catch (ExecutionException e) {
             if (e.getCause() instanceof IOException io) {
                 throw io;
@@ -353,7 +359,7 @@ final class FerryApi {
         return out;
     }
 
-    private static void progress(JobRun run, JsonNode req) throws S3Error {
+    private static void progress(RunningJob run, JsonNode req) throws S3Error {
         int epoch = (int) number(req, "epoch", Long.MIN_VALUE, 1, Integer.MAX_VALUE);
         long position = number(req, "position", Long.MIN_VALUE, 0, Long.MAX_VALUE);
         long samples = number(req, "samples", 0, 0, Long.MAX_VALUE);
@@ -384,7 +390,7 @@ final class FerryApi {
         ArrayNode writes = out.putArray("writes");
         for (WriteStatus s : r.writes()) {
             writes.addObject().put("bucket", s.key().bucket()).put("key", s.key().key()).put("size", s.size())
-                    .put("durability", s.durability().name().toLowerCase(java.util.Locale.ROOT)).put("error", s.error());
+                    .put("durability", s.durability().name().toLowerCase(Locale.ROOT)).put("error", s.error());
         }
         // 200 when everything before the fence is durable; 504 on timeout, 502 when an upload was refused
         HttpResponseStatus status = r.firstError() != null ? HttpResponseStatus.BAD_GATEWAY
@@ -409,7 +415,7 @@ final class FerryApi {
                 .put("prefetched_bytes", c.prefetchedBytes()).put("evicted_capacity", c.evictedCapacity())
                 .put("evicted_corrupt", c.evictedCorrupt()).put("write_failures", c.writeFailures()).put("pass_through", c.passThrough());
         tiers.putObject("origin").put("egress_bytes", m.egressBytes()).put("requests", m.totalRequests())
-                .put("throttled", m.failures(dev.ferry.store.StoreException.Kind.THROTTLED))
+                .put("throttled", m.failures(StoreException.Kind.THROTTLED))
                 .put("cost_usd", round(m.estimatedCostUsd(), 6)).put("first_byte_ms_p50", round(m.firstByteP50Micros() / 1000.0, 2));
         if (now.peers() != null) {
             ObjectNode peer = tiers.putObject("peer");
@@ -439,7 +445,7 @@ final class FerryApi {
                     .put("failed", w.failed());
         }
         if (daemon.scratch() != null) {
-            dev.ferry.writeback.Scratch.Stats sc = daemon.scratch().stats();
+            Scratch.Stats sc = daemon.scratch().stats();
             root.putObject("scratch").put("bucket", sc.bucket()).put("quota_bytes", sc.quotaBytes()).put("used_bytes", sc.usedBytes())
                     .put("objects", sc.objects()).put("ttl_s", sc.ttl().toSeconds()).put("refused_writes", sc.refusedWrites())
                     .put("expired", sc.expired());
@@ -454,7 +460,7 @@ final class FerryApi {
         ObjectNode latest = null;
         String latestJob = null;
         long latestAt = Long.MIN_VALUE;
-        for (JobRun run : daemon.jobs().values()) {
+        for (RunningJob run : daemon.jobs().values()) {
             ObjectNode j = jobs.addObject();
             Job.Epoch cur = run.current();
             j.put("job", run.job.name).put("epoch", cur.number).put("position", cur.position)

@@ -36,7 +36,7 @@ final class History {
         samples.add(n);
     }
 
-    synchronized void sample(Daemon.Counters now, List<JobRun> runs) {
+    synchronized void sample(Daemon.Counters now, List<RunningJob> runs) {
         if (last == null) {
             last = now;
             return;

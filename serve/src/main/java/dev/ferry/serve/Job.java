@@ -1,15 +1,16 @@
 package dev.ferry.serve;
 
 import dev.ferry.cache.BlockId;
+import dev.ferry.plan.Deal;
 import dev.ferry.plan.EpochPlan;
 import dev.ferry.plan.Manifest;
 import dev.ferry.plan.PlanConfig;
 import dev.ferry.plan.Shard;
 import dev.ferry.plan.ShardMix;
-import dev.ferry.plan.Deal;
 import dev.ferry.plan.World;
 import dev.ferry.store.ObjectKey;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -20,7 +21,7 @@ import org.HdrHistogram.Histogram;
  * the samples each loader worker reads, the blocks this node will read (for prefetch and eviction), and
  * what its consumers reported: position, samples and wait per step, per epoch. Thread-safe.
  */
-final class Job {
+public final class Job {
     /** One sample to read: an object's byte range, pinned to a version when the ETag is known. */
     record Sample(int index, ObjectKey key, long offset, long length, String etag) {
     }
@@ -72,7 +73,7 @@ final class Job {
     }
 
     /** A job following a plan, made definite for its world ({@link PlanConfig#forWorld}). */
-    static Job planned(String name, Manifest manifest, PlanConfig plan, World world, int node, int batchSize) {
+    public static Job planned(String name, Manifest manifest, PlanConfig plan, World world, int node, int batchSize) {
         return new Job(name, manifest, plan.forWorld(world), world, node, batchSize, null);
     }
 
@@ -116,7 +117,7 @@ final class Job {
         }
     }
 
-    private final Map<Integer, Long> nodeBytes = new java.util.HashMap<>();
+    private final Map<Integer, Long> nodeBytes = new HashMap<>();
 
     /** The plan's settings (definite), or null for an explicit job. */
     PlanConfig plan() {
@@ -133,7 +134,7 @@ final class Job {
         }
     }
 
-    private final Map<Integer, Double> mixes = new java.util.HashMap<>();
+    private final Map<Integer, Double> mixes = new HashMap<>();
 
     /** A job reading whole objects in a given order per rank, every epoch alike. */
     static Job explicit(String name, List<List<Sample>> ranks, int batchSize) {

@@ -3,8 +3,8 @@ package dev.ferry.serve;
 import dev.ferry.metrics.Advisor;
 import dev.ferry.metrics.EpochReport;
 import dev.ferry.plan.BlockRead;
-import dev.ferry.plan.EgressPrediction;
 import dev.ferry.sim.DaemonReplay;
+import dev.ferry.sim.EgressPrediction;
 import dev.ferry.store.StoreException;
 import java.util.ArrayList;
 import java.util.List;
@@ -63,7 +63,7 @@ final class JobAdvice {
     }
 
     /** Recomputes the findings from the job's epochs as of {@code now}. */
-    List<String> refresh(JobRun run, Daemon.Counters now, double egressCostPerByte) {
+    List<String> refresh(RunningJob run, Daemon.Counters now, double egressCostPerByte) {
         List<Job.Epoch> epochs;
         synchronized (job.epochs) {
             epochs = new ArrayList<>(job.epochs);

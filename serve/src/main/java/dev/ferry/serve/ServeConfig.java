@@ -3,15 +3,25 @@ package dev.ferry.serve;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.dataformat.yaml.YAMLFactory;
-import dev.ferry.sim.Sizes;
+import dev.ferry.store.ObjectKey;
+import dev.ferry.util.Sizes;
 import java.io.IOException;
 import java.net.URI;
 import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.Iterator;
 import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
+import java.util.TreeSet;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 
 /**
  * Everything {@code ferry serve} is told, by flag or by YAML file: the two use the same keys (a flag
@@ -58,17 +68,17 @@ public record ServeConfig(
         int maxHeaderBytes,
         long maxXmlBytes,
         long maxObjectBytes,
-        java.util.List<URI> group,
+        List<URI> group,
         URI self,
         Path sharedTier,
-        java.time.Duration firstByteTimeout,
-        java.time.Duration headerTimeout,
-        java.time.Duration multipartTtl,
-        java.util.List<String> virtualHosts,
+        Duration firstByteTimeout,
+        Duration headerTimeout,
+        Duration multipartTtl,
+        List<String> virtualHosts,
         String evictionFollows,
         String scratchBucket,
         long scratchQuota,
-        java.time.Duration scratchTtl) {
+        Duration scratchTtl) {
 
     /** {@code eviction-follows}: every registered job's future. */
     public static final String ALL_JOBS = "all-jobs";
@@ -85,9 +95,9 @@ public record ServeConfig(
     public static ServeConfig defaults() {
         Path home = Path.of(System.getProperty("user.home"), ".ferry");
         return new ServeConfig("127.0.0.1", 9099, null, null, home.resolve("data"), "cloud", home.resolve("cache"), 10L << 30,
-                4 << 20, 256L << 20, null, null, false, false, 8L << 30, 16 * 1024, 1L << 20, 5L << 30, java.util.List.of(), null, null,
-                java.time.Duration.ofSeconds(10), java.time.Duration.ofSeconds(30), java.time.Duration.ofDays(7),
-                java.util.List.of("localhost"), ALL_JOBS, null, 10L << 30, java.time.Duration.ofHours(24));
+                4 << 20, 256L << 20, null, null, false, false, 8L << 30, 16 * 1024, 1L << 20, 5L << 30, List.of(), null, null,
+                Duration.ofSeconds(10), Duration.ofSeconds(30), Duration.ofDays(7),
+                List.of("localhost"), ALL_JOBS, null, 10L << 30, Duration.ofHours(24));
     }
 
     /** Checks what no single field can: a bind address beyond loopback needs credentials or --insecure. */
@@ -111,7 +121,7 @@ public record ServeConfig(
         if (self != null && !group.contains(self)) {
             throw new IllegalArgumentException("self (" + self + ") must be one of the group's members: " + group);
         }
-        if (!group.isEmpty() && new java.util.HashSet<>(group).size() != group.size()) {
+        if (!group.isEmpty() && new HashSet<>(group).size() != group.size()) {
             throw new IllegalArgumentException("the group lists a member twice: " + group);
         }
         if (firstByteTimeout.isNegative() || firstByteTimeout.isZero()) {
@@ -134,7 +144,7 @@ public record ServeConfig(
         }
         if (scratchBucket != null) {
             try {
-                dev.ferry.store.ObjectKey.validateBucket(scratchBucket);
+                ObjectKey.validateBucket(scratchBucket);
             } catch (IllegalArgumentException e) {
                 throw new IllegalArgumentException("scratch-bucket is not a valid bucket name: " + e.getMessage());
             }
@@ -208,17 +218,17 @@ public record ServeConfig(
         int mh = maxHeaderBytes;
         long mx = maxXmlBytes;
         long mo = maxObjectBytes;
-        java.util.List<URI> g = group;
+        List<URI> g = group;
         URI me = self;
         Path shared = sharedTier;
-        java.time.Duration fbt = firstByteTimeout;
-        java.time.Duration ht = headerTimeout;
-        java.time.Duration mpt = multipartTtl;
-        java.util.List<String> vh = virtualHosts;
+        Duration fbt = firstByteTimeout;
+        Duration ht = headerTimeout;
+        Duration mpt = multipartTtl;
+        List<String> vh = virtualHosts;
         String ef = evictionFollows;
         String sb = scratchBucket;
         long sq = scratchQuota;
-        java.time.Duration st = scratchTtl;
+        Duration st = scratchTtl;
         try {
             switch (key) {
                 case "bind" -> b = v;
@@ -240,13 +250,13 @@ public record ServeConfig(
                 case "max-xml-bytes" -> mx = Sizes.parse(v.trim());
                 case "max-object-bytes" -> mo = Sizes.parse(v.trim());
                 case "group" -> {
-                    java.util.List<URI> members = new java.util.ArrayList<>();
+                    List<URI> members = new ArrayList<>();
                     for (String u : v.split(",")) {
                         if (!u.isBlank()) {
                             members.add(upstreamUri(u.trim()));
                         }
                     }
-                    g = java.util.List.copyOf(members);
+                    g = List.copyOf(members);
                 }
                 case "self" -> me = v.isBlank() ? null : upstreamUri(v.trim());
                 case "shared-tier" -> shared = v.isBlank() ? null : Path.of(v.trim());
@@ -258,7 +268,7 @@ public record ServeConfig(
                 case "scratch-bucket" -> sb = v.isBlank() ? null : v.trim();
                 case "scratch-quota" -> sq = Sizes.parse(v.trim());
                 case "scratch-ttl" -> st = duration(key, v);
-                default -> throw new IllegalArgumentException("unknown setting '" + key + "'; known: " + String.join(", ", new java.util.TreeSet<>(KEYS)));
+                default -> throw new IllegalArgumentException("unknown setting '" + key + "'; known: " + String.join(", ", new TreeSet<>(KEYS)));
             }
         } catch (NumberFormatException | ArithmeticException e) {
             throw new IllegalArgumentException(key + " must be a number (sizes may say 64MiB), not '" + v + "'");
@@ -267,8 +277,8 @@ public record ServeConfig(
     }
 
     /** {@code 10s}, {@code 1500ms}, {@code 2m}, {@code 12h}, {@code 7d}; a bare number is seconds. */
-    private static java.time.Duration duration(String key, String v) {
-        java.util.regex.Matcher m = java.util.regex.Pattern.compile("(\\d+(?:\\.\\d+)?)\\s*(ms|s|m|h|d)?").matcher(v.trim());
+    private static Duration duration(String key, String v) {
+        Matcher m = Pattern.compile("(\\d+(?:\\.\\d+)?)\\s*(ms|s|m|h|d)?").matcher(v.trim());
         if (!m.matches()) {
             throw new IllegalArgumentException(key + " must be a duration such as 10s, 500ms, 2m, 12h or 7d, not '" + v + "'");
         }
@@ -280,11 +290,11 @@ public record ServeConfig(
             case "d" -> 86_400_000;
             default -> 1000;
         };
-        return java.time.Duration.ofMillis(Math.round(n * unit));
+        return Duration.ofMillis(Math.round(n * unit));
     }
 
     /** A duration as {@link #duration} reads it, in the largest unit that holds it exactly. */
-    private static String format(java.time.Duration d) {
+    private static String format(Duration d) {
         long ms = d.toMillis();
         if (ms % 86_400_000 == 0) {
             return ms / 86_400_000 + "d";
@@ -299,7 +309,7 @@ public record ServeConfig(
     }
 
     private static boolean bool(String key, String v) {
-        return switch (v.trim().toLowerCase(java.util.Locale.ROOT)) {
+        return switch (v.trim().toLowerCase(Locale.ROOT)) {
             case "true", "yes", "on", "1" -> true;
             case "false", "no", "off", "0" -> false;
             default -> throw new IllegalArgumentException(key + " must be true or false, not '" + v + "'");
@@ -319,7 +329,7 @@ public record ServeConfig(
         JsonNode root;
         try {
             root = new ObjectMapper(new YAMLFactory()).readTree(Files.readAllBytes(file));
-        } catch (java.nio.file.NoSuchFileException e) {
+        } catch (NoSuchFileException e) {
             throw new IOException(file + ": no such file");
         } catch (com.fasterxml.jackson.core.JsonProcessingException e) {
             throw new IOException(file + ": not valid YAML (" + e.getOriginalMessage() + ")");
@@ -334,7 +344,7 @@ public record ServeConfig(
         for (Iterator<Map.Entry<String, JsonNode>> it = root.fields(); it.hasNext(); ) {
             Map.Entry<String, JsonNode> e = it.next();
             if (!KEYS.contains(e.getKey())) {
-                throw new IOException(file + ": unknown setting '" + e.getKey() + "'; known: " + String.join(", ", new java.util.TreeSet<>(KEYS)));
+                throw new IOException(file + ": unknown setting '" + e.getKey() + "'; known: " + String.join(", ", new TreeSet<>(KEYS)));
             }
             if (!e.getValue().isValueNode()) {
                 throw new IOException(file + ": " + e.getKey() + " must be a single value");

@@ -1,0 +1,104 @@
+package dev.ferry.store.chain;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.ferry.store.FileObjectStore;
+import dev.ferry.store.ForwardingObjectStore;
+import dev.ferry.store.GetRequest;
+import dev.ferry.store.LatencyStore;
+import dev.ferry.store.ObjectContent;
+import dev.ferry.store.ObjectKey;
+import dev.ferry.store.ObjectNotFoundException;
+import dev.ferry.store.ObjectStore;
+import dev.ferry.store.PutBody;
+import dev.ferry.store.StoreException;
+import java.io.FilterInputStream;
+import java.io.IOException;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.ThreadFactory;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.locks.LockSupport;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+class FirstByteTimeoutStoreTest {
+    @TempDir
+    Path root;
+    FileObjectStore folder;
+    final ObjectKey key = ObjectKey.of("bkt", "k");
+    final List<Thread> started = new CopyOnWriteArrayList<>();
+    final ThreadFactory threads = r -> {
+        Thread t = Thread.ofVirtual().unstarted(r);
+        started.add(t);
+        return t;
+    };
+
+    @BeforeEach
+    void object() throws IOException {
+        folder = new FileObjectStore(root);
+        folder.createBucket("bkt");
+        folder.put(key, PutBody.ofBytes(new byte[] {1, 2, 3}));
+    }
+
+    @Test
+    void aStoreThatAnswersInTime_isPassedThrough_answersAndFailures() throws IOException {
+        FirstByteTimeoutStore store = new FirstByteTimeoutStore(new LatencyStore(folder, 10), Duration.ofSeconds(5), threads);
+        assertThat(store.head(key).size()).isEqualTo(3);
+        try (ObjectContent c = store.get(new GetRequest(key, null, null))) {
+            assertThat(c.stream().readAllBytes()).containsExactly(1, 2, 3);
+        }
+        assertThatThrownBy(() -> store.head(ObjectKey.of("bkt", "missing"))).isInstanceOf(ObjectNotFoundException.class);
+    }
+
+    @Test
+    void aStoreThatDoesNotAnswer_failsRetryably_atTheLimit_andTheCallIsInterrupted() throws Exception {
+        FirstByteTimeoutStore store = new FirstByteTimeoutStore(new LatencyStore(folder, 60_000), Duration.ofMillis(200), threads);
+        long t0 = System.nanoTime();
+        assertThatThrownBy(() -> store.head(key)).isInstanceOf(StoreException.class)
+                .hasMessage("HEAD s3://bkt/k: no answer within 200 ms (first-byte timeout)")
+                .satisfies(e -> assertThat(((StoreException) e).kind()).isEqualTo(StoreException.Kind.RETRYABLE));
+        assertThat((System.nanoTime() - t0) / 1e6).isBetween(190.0, 2_000.0);
+        started.get(0).join(Duration.ofSeconds(2));
+        assertThat(started.get(0).isAlive()).as("the call below was interrupted, not left waiting 60 s").isFalse();
+    }
+
+    @Test
+    void anAnswerThatComesTooLate_isClosed() throws Exception {
+        AtomicBoolean closed = new AtomicBoolean();
+        ObjectStore tracking = new ForwardingObjectStore(folder) {
+            @Override
+            public ObjectContent get(GetRequest request) throws IOException {
+                ObjectContent c = delegate.get(request);
+                return new ObjectContent(c.meta(), c.range(), new FilterInputStream(c.stream()) {
+                    @Override
+                    public void close() throws IOException {
+                        closed.set(true);
+                        super.close();
+                    }
+                });
+            }
+        };
+        // a call that answers after the limit whatever the interrupt, as one stuck in an uninterruptible read would
+        ThreadFactory deaf = r -> {
+            Thread t = Thread.ofPlatform().unstarted(() -> {
+                long end = System.nanoTime() + 300_000_000L;
+                while (System.nanoTime() < end) {
+                    LockSupport.parkNanos(end - System.nanoTime());
+                }
+                Thread.interrupted();
+                r.run();
+            });
+            started.add(t);
+            return t;
+        };
+        FirstByteTimeoutStore store = new FirstByteTimeoutStore(tracking, Duration.ofMillis(100), deaf);
+        assertThatThrownBy(() -> store.get(new GetRequest(key, null, null))).isInstanceOf(StoreException.class);
+        started.get(0).join(Duration.ofSeconds(5));
+        assertThat(closed).as("the late answer's stream").isTrue();
+    }
+}

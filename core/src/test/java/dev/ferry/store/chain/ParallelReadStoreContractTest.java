@@ -1,0 +1,62 @@
+package dev.ferry.store.chain;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.ferry.store.AbstractObjectStoreContractTest;
+import dev.ferry.store.ByteRange;
+import dev.ferry.store.FileObjectStore;
+import dev.ferry.store.ObjectKey;
+import dev.ferry.store.ObjectMeta;
+import dev.ferry.store.ObjectStore;
+import dev.ferry.store.PutBody;
+import dev.ferry.store.TrackingStore;
+import java.io.IOException;
+import java.nio.file.Path;
+import java.util.Random;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** The standard chain over a directory, with 64 KiB parts so that most reads of the contract are split. */
+class ParallelReadStoreContractTest extends AbstractObjectStoreContractTest {
+    @TempDir
+    static Path root;
+    static FileObjectStore files;
+    static TrackingStore tracking;
+    static StoreChain chain;
+
+    @BeforeAll
+    static void start() throws IOException {
+        files = new FileObjectStore(root);
+        files.createBucket("contract");
+        tracking = new TrackingStore(files);
+        chain = StoreChain.over(tracking, ChainConfig.DEFAULT.withParallelRead(new ParallelReadConfig(64 * 1024, 4)));
+    }
+
+    @Override
+    protected ObjectStore store() {
+        return chain;
+    }
+
+    @Override
+    protected String bucket() {
+        return "contract";
+    }
+
+    @Test
+    void longRead_isSplitIntoPinnedParts_andMetered() throws IOException {
+        byte[] data = new byte[300 * 1024];
+        new Random(3).nextBytes(data);
+        ObjectKey key = key("split.bin");
+        ObjectMeta meta = chain.put(key, PutBody.ofBytes(data));
+        tracking.reset();
+        long getsBefore = chain.meter().snapshot().requests(MeteredStore.Op.GET);
+        assertThat(chain.readBytes(key, ByteRange.of(10, 250 * 1024))).isEqualTo(java.util.Arrays.copyOfRange(data, 10, 10 + 250 * 1024));
+        // 250 KiB in 64 KiB parts: 4 GETs, the first unpinned, the rest pinned to its ETag
+        assertThat(tracking.calls()).extracting(TrackingStore.Call::range).containsExactlyInAnyOrder(
+                ByteRange.of(10, 65536), ByteRange.of(10 + 65536, 65536), ByteRange.of(10 + 2 * 65536, 65536),
+                ByteRange.of(10 + 3 * 65536, 250 * 1024 - 3 * 65536));
+        assertThat(chain.meter().snapshot().requests(MeteredStore.Op.GET) - getsBefore).isEqualTo(4);
+        assertThat(meta.etag()).isNotEmpty();
+    }
+}
