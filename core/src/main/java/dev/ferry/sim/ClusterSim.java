@@ -158,7 +158,7 @@ public final class ClusterSim {
     static Simulated simulated(Manifest sampled, Config config) {
         PlanConfig plan = config.plan().forWorld(new World(config.nodes(), 1, 1));
         int nodes = config.nodes();
-        if (plan.canonical() > 1 && config.sampleRate() < 1 && !config.group()) {
+        if (plan.canonical() > 1 && config.sampleRate() < 1 && config.members() == null) {
             int simNodes = Math.max(1, Math.min(nodes, sampled.shards().size() / 8));
             int perNode = Math.max(1, plan.canonical() / nodes);
             plan = plan.withCanonicalNodes(simNodes * perNode);
@@ -229,8 +229,12 @@ public final class ClusterSim {
         }
         Rendezvous ring = new Rendezvous(names);
         java.util.Map<ObjectKey, Integer> owners = new java.util.HashMap<>();
-        for (Shard s : sampled.shards()) {
-            owners.put(s.key(), ring.owner(Rendezvous.keyOf(s.key()))); // once per object: O(members) each
+        int[] home = sim.plan().canonical() > 1 ? EpochPlan.assignment(sampled, sim.plan().canonical()) : null;
+        for (int i = 0; i < sampled.shards().size(); i++) {
+            Shard s = sampled.shards().get(i);
+            // the node partition's shards belong to their plan home, as a daemon with the job registered routes them;
+            // otherwise the rendezvous owner (once per object: O(members) each)
+            owners.put(s.key(), home != null ? home[i] % n : ring.owner(Rendezvous.keyOf(s.key())));
         }
         // Stratified capacity: in a sample, a member may own far more (or less) than its 1/N share of the
         // sampled bytes, where the whole corpus would spread evenly; its cache is scaled by the same factor,

@@ -16,6 +16,7 @@ import dev.ferry.store.BucketOperations;
 import dev.ferry.store.ByteRange;
 import dev.ferry.store.FileObjectStore;
 import dev.ferry.store.GetRequest;
+import dev.ferry.store.ObjectKey;
 import dev.ferry.store.ObjectStore;
 import dev.ferry.store.PendingUploads;
 import dev.ferry.store.chain.ChainConfig;
@@ -55,6 +56,7 @@ import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -327,6 +329,9 @@ public final class Daemon implements AutoCloseable {
         return group;
     }
 
+    /** Per registered job with the node partition: the shards whose home is this node (read here, kept as owned). */
+    private final Map<String, Set<ObjectKey>> homes = new ConcurrentHashMap<>();
+
     /** Peer hints need a group whose members are, in order, the job's nodes, and this daemon among them. */
     boolean hintsApply(Job job) {
         return group != null && config.self() != null && job.nodes() == config.group().size()
@@ -394,6 +399,15 @@ public final class Daemon implements AutoCloseable {
         RunningJob old = jobs.put(job.name, run);
         if (old != null) {
             old.stop();
+        }
+        if (group != null) {
+            Set<ObjectKey> homed = job.homedShards();
+            if (homed.isEmpty()) {
+                homes.remove(job.name);
+            } else {
+                homes.put(job.name, homed);
+            }
+            group.homes(key -> homes.values().stream().anyMatch(h -> h.contains(key)));
         }
         run.startEpoch(1);
         jobGauges(run);

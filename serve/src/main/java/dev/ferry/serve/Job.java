@@ -119,6 +119,24 @@ public final class Job {
 
     private final Map<Integer, Long> nodeBytes = new HashMap<>();
 
+    /**
+     * The shards this node is home to under the node partition (sticky: canonical node c lives on node
+     * c mod nodes), as object keys; empty for the global plan or an explicit job.
+     */
+    java.util.Set<ObjectKey> homedShards() {
+        if (manifest == null || plan.canonical() == 1) {
+            return java.util.Set.of();
+        }
+        int[] home = EpochPlan.assignment(manifest, plan.canonical());
+        java.util.Set<ObjectKey> out = new java.util.HashSet<>();
+        for (int s = 0; s < home.length; s++) {
+            if (home[s] % world.nodes() == node) {
+                out.add(manifest.shards().get(s).key());
+            }
+        }
+        return out;
+    }
+
     /** The plan's settings (definite), or null for an explicit job. */
     PlanConfig plan() {
         return plan;

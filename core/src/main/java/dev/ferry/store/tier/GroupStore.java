@@ -77,7 +77,18 @@ public final class GroupStore extends ForwardingObjectStore {
 
     /** True when this node owns {@code key} (it reads the origin for it, and serves it to the group). */
     public boolean owns(ObjectKey key) {
-        return ring.owner(Rendezvous.keyOf(key)) == self;
+        return homedHere.test(key) || ring.owner(Rendezvous.keyOf(key)) == self;
+    }
+
+    private volatile java.util.function.Predicate<ObjectKey> homedHere = key -> false;
+
+    /**
+     * Keys whose plan makes this node their home (a registered job with the node partition: its shards are
+     * read here every epoch): this node reads them from the origin itself and keeps them as its own, instead
+     * of asking their rendezvous owner, which would serve them to this node alone every epoch.
+     */
+    public void homes(java.util.function.Predicate<ObjectKey> homed) {
+        this.homedHere = java.util.Objects.requireNonNull(homed, "homed is null");
     }
 
     public GroupStats stats() {
@@ -95,6 +106,10 @@ public final class GroupStore extends ForwardingObjectStore {
     /** Where reads of {@code key} go, in order: live peers ranked before this node, then the origin (-1). */
     private List<Integer> route(ObjectKey key) {
         List<Integer> out = new ArrayList<>();
+        if (homedHere.test(key)) {
+            out.add(-1);
+            return out;
+        }
         long now = System.nanoTime();
         for (int m : ring.rank(Rendezvous.keyOf(key))) {
             if (m == self) {

@@ -25,6 +25,28 @@ class NodePartitionDaemonsTest {
     }
 
     @Test
+    void inAGroup_eachNodeReadsItsOwnShardsFromTheOrigin_notThroughTheirRendezvousOwner(@TempDir Path dir) throws Exception {
+        LoopbackCluster.Setup s = new LoopbackCluster.Setup(4, 48, 16, 16 * 1024, 10L << 20, 1 << 20, 3, 5, -1, 0, true, NODE, true, false);
+        LoopbackCluster.Result real = LoopbackCluster.run(dir, s);
+        long dataset = real.manifest().totalBytes();
+        List<LoopbackCluster.Epoch> e = real.epochs();
+        assertThat(real.failures()).isEmpty();
+        assertThat(e.get(0).egressBytes()).as("epoch 1 reads the dataset once").isBetween(dataset, dataset + dataset / 50);
+        for (int i = 0; i < 3; i++) {
+            assertThat(e.get(i).peerBytes()).as("epoch %d: no shard of this node comes through a peer", i + 1).isZero();
+        }
+        assertThat(e.get(1).egressBytes()).isZero();
+        assertThat(e.get(2).egressBytes()).isZero();
+        List<ClusterSim.Epoch> sim = ClusterSim.run(real.manifest(), new ClusterSim.Config(s.nodes(), s.cachePerNode(), s.blockSize(),
+                s.epochs(), "lru", true, 1.0, s.plan(), ClusterSim.TimeModel.defaults(0.01, 4), Prices.AWS_S3_STANDARD, real.members()));
+        for (int i = 0; i < 3; i++) {
+            assertThat((double) sim.get(i).egressBytes()).as("epoch %d egress: sim vs real", i + 1)
+                    .isCloseTo((double) e.get(i).egressBytes(), Offset.offset(0.10 * dataset));
+            assertThat(sim.get(i).peerBytes()).isZero();
+        }
+    }
+
+    @Test
     void theCorpusLeavesTheOriginOnce_laterEpochsReadLocalDisks_andTheSimulatorAgrees(@TempDir Path dir) throws Exception {
         LoopbackCluster.Setup s = setup(NODE, -1, 0, true, false);
         LoopbackCluster.Result real = LoopbackCluster.run(dir, s);
