@@ -2,6 +2,7 @@ package dev.ferry.mount;
 
 import dev.ferry.cache.CacheConfig;
 import dev.ferry.cache.CachingStore;
+import dev.ferry.s3.S3Credentials;
 import dev.ferry.s3.S3ObjectStore;
 import dev.ferry.s3.S3StoreConfig;
 import dev.ferry.store.BucketOperations;
@@ -54,14 +55,7 @@ public final class Mount implements AutoCloseable {
         }
         BucketOperations buckets;
         if (config.upstream() != null) {
-            String ak = System.getenv("AWS_ACCESS_KEY_ID");
-            String sk = System.getenv("AWS_SECRET_ACCESS_KEY");
-            S3StoreConfig s3 = S3StoreConfig.endpoint(config.upstream(), ak, sk);
-            if (ak == null || sk == null) {
-                s3 = new S3StoreConfig(config.upstream(), s3.region(), true, null, null, s3.maxConnections(), s3.connectTimeout(),
-                        s3.socketTimeout());
-            }
-            S3ObjectStore store = new S3ObjectStore(s3);
+            S3ObjectStore store = new S3ObjectStore(S3StoreConfig.endpoint(config.upstream(), S3Credentials.fromEnvironment()));
             origin = store;
             buckets = store;
             description = config.upstream().toString();

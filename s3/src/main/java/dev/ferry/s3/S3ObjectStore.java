@@ -21,10 +21,6 @@ import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
-import software.amazon.awssdk.auth.credentials.AwsBasicCredentials;
-import software.amazon.awssdk.auth.credentials.AwsCredentialsProvider;
-import software.amazon.awssdk.auth.credentials.DefaultCredentialsProvider;
-import software.amazon.awssdk.auth.credentials.StaticCredentialsProvider;
 import software.amazon.awssdk.core.ResponseInputStream;
 import software.amazon.awssdk.core.checksums.RequestChecksumCalculation;
 import software.amazon.awssdk.core.checksums.ResponseChecksumValidation;
@@ -87,7 +83,7 @@ public final class S3ObjectStore implements ObjectStore, BucketOperations {
         S3ClientBuilder builder = S3Client.builder()
                 .region(Region.of(config.region()))
                 .forcePathStyle(config.pathStyle())
-                .credentialsProvider(credentials(config))
+                .credentialsProvider(config.credentials().provider())
                 .requestChecksumCalculation(RequestChecksumCalculation.WHEN_REQUIRED)
                 .responseChecksumValidation(ResponseChecksumValidation.WHEN_REQUIRED)
                 .overrideConfiguration(o -> {
@@ -102,13 +98,6 @@ public final class S3ObjectStore implements ObjectStore, BucketOperations {
             builder.endpointOverride(config.endpoint());
         }
         this.s3 = builder.build();
-    }
-
-    private static AwsCredentialsProvider credentials(S3StoreConfig config) {
-        if (config.accessKeyId() != null) {
-            return StaticCredentialsProvider.create(AwsBasicCredentials.create(config.accessKeyId(), config.secretAccessKey()));
-        }
-        return DefaultCredentialsProvider.builder().build();
     }
 
     public S3StoreConfig config() {

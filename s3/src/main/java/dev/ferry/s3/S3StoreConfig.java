@@ -12,7 +12,8 @@ import java.util.Objects;
  *   <li>{@code pathStyle} (default {@code true} when an endpoint is set, else {@code false}): bucket in the
  *       path rather than the host name, as MinIO, Ceph RGW and local servers need.
  *   <li>{@code accessKeyId}, {@code secretAccessKey} (default: none, meaning the SDK's standard provider
- *       chain: environment, system properties, profile files, container and instance roles).
+ *       chain: environment, system properties, profile files, container and instance roles); which ones a
+ *       client uses is {@link S3Credentials}' decision.
  *   <li>{@code maxConnections} (default 64): HTTP connections in the pool.
  *   <li>{@code connectTimeout} (default 5 s) and {@code socketTimeout} (default 30 s).
  * </ul>
@@ -51,6 +52,16 @@ public record S3StoreConfig(
     public static S3StoreConfig endpoint(URI endpoint, String accessKeyId, String secretAccessKey) {
         return new S3StoreConfig(Objects.requireNonNull(endpoint, "endpoint is null"), "us-east-1", true,
                 accessKeyId, secretAccessKey, 64, Duration.ofSeconds(5), Duration.ofSeconds(30));
+    }
+
+    /** An S3-compatible endpoint, path-style, signed as {@code credentials} says. */
+    public static S3StoreConfig endpoint(URI endpoint, S3Credentials credentials) {
+        return endpoint(endpoint, credentials.accessKeyId(), credentials.secretAccessKey());
+    }
+
+    /** What this client signs with. */
+    public S3Credentials credentials() {
+        return new S3Credentials(accessKeyId, secretAccessKey);
     }
 
     public S3StoreConfig withMaxConnections(int connections) {

@@ -10,6 +10,7 @@ import dev.ferry.cache.policy.PreferringPolicy;
 import dev.ferry.embedded.CloudProfile;
 import dev.ferry.embedded.EmbeddedStore;
 import dev.ferry.metrics.FerryMetrics;
+import dev.ferry.s3.S3Credentials;
 import dev.ferry.s3.S3ObjectStore;
 import dev.ferry.s3.S3StoreConfig;
 import dev.ferry.store.BucketOperations;
@@ -129,13 +130,7 @@ public final class Daemon implements AutoCloseable {
         ObjectStore o;
         BucketOperations buckets;
         if (config.upstream() != null) {
-            S3StoreConfig s3 = S3StoreConfig.endpoint(config.upstream(), System.getenv("AWS_ACCESS_KEY_ID"),
-                    System.getenv("AWS_SECRET_ACCESS_KEY"));
-            if (System.getenv("AWS_ACCESS_KEY_ID") == null || System.getenv("AWS_SECRET_ACCESS_KEY") == null) {
-                s3 = new S3StoreConfig(config.upstream(), s3.region(), true, null, null, s3.maxConnections(), s3.connectTimeout(),
-                        s3.socketTimeout());
-            }
-            S3ObjectStore store = new S3ObjectStore(s3);
+            S3ObjectStore store = new S3ObjectStore(S3StoreConfig.endpoint(config.upstream(), S3Credentials.fromEnvironment()));
             o = store;
             buckets = store;
             upstreamDescription = config.upstream().toString();
@@ -147,7 +142,7 @@ public final class Daemon implements AutoCloseable {
         } else {
             Files.createDirectories(config.dataDir());
             e = EmbeddedStore.start(config.dataDir(), 0, CloudProfile.named(config.profile()));
-            S3ObjectStore store = new S3ObjectStore(S3StoreConfig.endpoint(e.endpoint(), "ferry", "ferry"));
+            S3ObjectStore store = new S3ObjectStore(S3StoreConfig.endpoint(e.endpoint(), S3Credentials.PLACEHOLDER));
             o = store;
             buckets = store;
             upstreamDescription = "embedded store over " + config.dataDir() + " (profile " + config.profile() + ") at " + e.endpoint();
@@ -375,11 +370,10 @@ public final class Daemon implements AutoCloseable {
      * {@code self}.
      */
     private static List<ObjectStore> memberClients(ServeConfig config, ObjectStore self, int connections, Map<String, String> headers) {
-        String key = config.accessKey() != null ? config.accessKey() : "ferry";
-        String secret = config.secretKey() != null ? config.secretKey() : "ferry";
+        S3Credentials peers = S3Credentials.forPeer(config.accessKey(), config.secretKey());
         List<ObjectStore> out = new ArrayList<>();
         for (URI member : config.group()) {
-            out.add(member.equals(config.self()) ? self : new S3ObjectStore(new S3StoreConfig(member, "us-east-1", true, key, secret,
+            out.add(member.equals(config.self()) ? self : new S3ObjectStore(new S3StoreConfig(member, "us-east-1", true, peers.accessKeyId(), peers.secretAccessKey(),
                     connections, Duration.ofSeconds(1), Duration.ofSeconds(10)), headers));
         }
         return out;

@@ -12,139 +12,309 @@ import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Collections;
 import java.util.HashSet;
 import java.util.Iterator;
 import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
+import java.util.function.BiFunction;
+import java.util.function.Function;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 /**
  * Everything {@code ferry serve} is told, by flag or by YAML file: the two use the same keys (a flag
  * {@code --cache-size} is the key {@code cache-size}); flags win over the file. Defaults are pinned by
- * a test and listed in docs/configuration.md.
+ * a test and listed in docs/configuration.md (a test checks the page against the table).
  *
- * @param upstream    an S3 endpoint URL ({@code https://s3.us-east-1.amazonaws.com}), or null
- * @param storeRoot   a folder used as the object store (buckets are its subfolders), or null
- * @param dataDir     with neither, the embedded store's folder (served with {@code profile})
- * @param writeBack   PUTs are acknowledged once on local disk and uploaded in the background
- * @param group       the regional group's daemons (empty: none); each object is read through its owner
- * @param self        this daemon's URL as the group lists it (null: a client of the group, not a member)
- * @param sharedTier  a shared file system's folder used as a tier in front of the origin, or null
- * @param firstByteTimeout how long a read waits for the object store to start answering, retries included,
- *                    before the client gets {@code 503 ServiceUnavailable}
- * @param headerTimeout how long a request's line and headers may take to arrive, from their first byte
- * @param multipartTtl how long a multipart upload started and never completed or aborted is kept before its
- *                    parts are deleted (uploads the daemon holds: write-back's, a folder store's)
- * @param virtualHosts domains under which {@code bucket.DOMAIN} is served as virtual-hosted-style
- *                    addressing (default {@code localhost}: {@code http://bucket.localhost:9099/key})
- * @param evictionFollows whose plans eviction follows with several jobs: {@code all-jobs} (every registered
- *                    job's future, a block's next use the soonest over them) or {@code last-report} (the plan of
- *                    the job that reported progress last, as before several jobs were planned together)
- * @param scratchBucket a bucket kept on this node's disk only, never uploaded (null: none)
- * @param scratchQuota the scratch bucket's bytes at most; a write past it is refused with 507
- * @param scratchTtl  how long a scratch object lives after it was written
+ * <p>Design note: the settings are a table, one {@link Setting} per key, defined in one place below: its YAML
+ * key (also the flag's name), its flag's parameter label or none, the default (as the page and a config file
+ * write it), the codec that reads and prints it, and the one-line description (the flag's help). The
+ * config file reader, {@link #describe()}, {@link #with(Map)} and {@code ferry serve}'s flags all walk the
+ * table, so a new setting is a new row, plus an accessor if code reads it (and a rule in {@link #validate()}
+ * if it needs one). As Kafka's {@code ConfigDef} and Iceberg's {@code S3FileIOProperties} keep keys, defaults and
+ * docs together.
+ *
+ * <p>Immutable and thread-safe.
  */
-public record ServeConfig(
-        String bind,
-        int port,
-        URI upstream,
-        Path storeRoot,
-        Path dataDir,
-        String profile,
-        Path cacheDir,
-        long cacheSize,
-        int blockSize,
-        long prefetchBytes,
-        String accessKey,
-        String secretKey,
-        boolean insecure,
-        boolean writeBack,
-        long writeBackQuota,
-        int maxHeaderBytes,
-        long maxXmlBytes,
-        long maxObjectBytes,
-        List<URI> group,
-        URI self,
-        Path sharedTier,
-        Duration firstByteTimeout,
-        Duration headerTimeout,
-        Duration multipartTtl,
-        List<String> virtualHosts,
-        String evictionFollows,
-        String scratchBucket,
-        long scratchQuota,
-        Duration scratchTtl) {
+public final class ServeConfig {
 
     /** {@code eviction-follows}: every registered job's future. */
     public static final String ALL_JOBS = "all-jobs";
     /** {@code eviction-follows}: the plan of the job that reported last. */
     public static final String LAST_REPORT = "last-report";
 
-    /** The keys a config file may hold. */
-    public static final Set<String> KEYS = Set.of("bind", "port", "upstream", "store-root", "data-dir", "profile", "cache-dir",
-            "cache-size", "block-size", "prefetch-bytes", "access-key", "secret-key", "insecure", "write-back", "write-back-quota",
-            "max-header-bytes", "max-xml-bytes", "max-object-bytes", "group", "self", "shared-tier", "first-byte-timeout", "header-timeout",
-            "multipart-ttl", "virtual-host",
-            "eviction-follows", "scratch-bucket", "scratch-quota", "scratch-ttl");
+    // The table. Rows register themselves in order (TABLE must stay above them). A description that names a
+    // default must name the row's (ServeConfigTest checks it).
+    private static final List<Setting<?>> TABLE = new ArrayList<>();
 
+    private static final Setting<String> BIND = flag("bind", "ADDR", Codec.TEXT, "127.0.0.1",
+            "Address to listen on (default 127.0.0.1). Others need --access-key/--secret-key or --insecure.");
+    private static final Setting<Integer> PORT = flag("port", "N", Codec.INT, "9099",
+            "Port (default 9099; 0 picks a free one).");
+    private static final Setting<URI> UPSTREAM = flag("upstream", "URL", Codec.URL, "",
+            "S3 endpoint to front, e.g. https://s3.eu-west-1.amazonaws.com (credentials from AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY).");
+    private static final Setting<Path> STORE_ROOT = flag("store-root", "DIR", Codec.OPTIONAL_PATH, "",
+            "A folder to use as the object store (buckets are subfolders).");
+    private static final Setting<Path> DATA_DIR = flag("data-dir", "DIR", Codec.PATH, "~/.ferry/data",
+            "The embedded store's folder (default ~/.ferry/data).");
+    private static final Setting<String> PROFILE = flag("profile", "NAME", Codec.WORD, "cloud",
+            "Embedded store profile: cloud (default) or none.");
+    private static final Setting<Path> CACHE_DIR = flag("cache-dir", "DIR", Codec.PATH, "~/.ferry/cache",
+            "The local tier's folder (default ~/.ferry/cache).");
+    private static final Setting<Long> CACHE_SIZE = flag("cache-size", "SIZE", Codec.SIZE, "10GiB",
+            "Local tier capacity, e.g. 500GiB (default 10GiB).");
+    private static final Setting<Integer> BLOCK_SIZE = flag("block-size", "SIZE", Codec.INT_SIZE, "4MiB",
+            "Cache block size (default 4MiB).");
+    private static final Setting<Long> PREFETCH_BYTES = flag("prefetch-bytes", "SIZE", Codec.SIZE, "256MiB",
+            "How far ahead of a job's position to prefetch (default 256MiB).");
+    private static final Setting<String> ACCESS_KEY = flag("access-key", "KEY", Codec.OPTIONAL_TEXT, "",
+            "Access key clients sign with (AWS Signature V4); also FERRY_ACCESS_KEY.");
+    private static final Setting<String> SECRET_KEY = flag("secret-key", "SECRET", Codec.SECRET, "",
+            "Secret key; also FERRY_SECRET_KEY.");
+    private static final Setting<Boolean> INSECURE = toggle("insecure",
+            "Allow a non-loopback bind address without credentials (anyone reaching the port can use it).");
+    private static final Setting<Boolean> WRITE_BACK = toggle("write-back",
+            "Acknowledge PUTs once on local disk and upload them in the background.");
+    private static final Setting<Long> WRITE_BACK_QUOTA = fileOnly("write-back-quota", Codec.SIZE, "8GiB",
+            "Pending write-back bytes before PUTs fall back to write-through.");
+    private static final Setting<Integer> MAX_HEADER_BYTES = fileOnly("max-header-bytes", Codec.INT_BYTES, "16384",
+            "A request's line and headers, at most.");
+    private static final Setting<Long> MAX_XML_BYTES = fileOnly("max-xml-bytes", Codec.SIZE, "1MiB",
+            "An XML or JSON request body, at most.");
+    private static final Setting<Long> MAX_OBJECT_BYTES = fileOnly("max-object-bytes", Codec.SIZE, "5GiB",
+            "One PUT or one part, at most.");
+    private static final Setting<List<URI>> GROUP = flag("group", "URL,...", Codec.URLS, "",
+            "The regional group: every member daemon's URL, comma-separated, in the same order on every node; "
+                    + "each object is read from the origin by its owner only.");
+    private static final Setting<URI> SELF = flag("self", "URL", Codec.URL, "",
+            "This daemon's URL as --group lists it (without it: a client of the group).");
+    private static final Setting<Path> SHARED_TIER = flag("shared-tier", "DIR", Codec.OPTIONAL_PATH, "",
+            "A shared file system's folder, a tier between the group and the origin.");
+    private static final Setting<Duration> FIRST_BYTE_TIMEOUT = flag("first-byte-timeout", "DURATION", Codec.DURATION, "10s",
+            "How long a read waits for the object store to start answering, retries included, before the client gets "
+                    + "503 ServiceUnavailable, e.g. 10s (default) or 500ms.");
+    private static final Setting<Duration> HEADER_TIMEOUT = flag("header-timeout", "DURATION", Codec.DURATION, "30s",
+            "How long a request's line and headers may take to arrive, from their first byte, before the connection is "
+                    + "closed (default: 30s).");
+    private static final Setting<Duration> MULTIPART_TTL = flag("multipart-ttl", "DURATION", Codec.DURATION, "7d",
+            "How long an unfinished multipart upload is kept before its parts are deleted, e.g. 7d (default), 12h.");
+    private static final Setting<List<String>> VIRTUAL_HOST = flag("virtual-host", "DOMAIN,...", Codec.DOMAINS, "localhost",
+            "Domains under which a Host of bucket.DOMAIN is virtual-hosted-style addressing of that bucket "
+                    + "(default: localhost; an empty value turns it off).");
+    private static final Setting<String> EVICTION_FOLLOWS = flag("eviction-follows", "WHOSE", Codec.WORD, ALL_JOBS,
+            "Whose plans eviction follows when several jobs are registered: all-jobs (default: every job's future, a block "
+                    + "needed by any job is kept by the soonest use) or last-report (the job that reported progress last).");
+    private static final Setting<String> SCRATCH_BUCKET = flag("scratch-bucket", "BUCKET", Codec.OPTIONAL_TEXT, "",
+            "A bucket kept on this node's disk only and never uploaded (PUT, GET, LIST, DELETE work there against local disk).");
+    private static final Setting<Long> SCRATCH_QUOTA = flag("scratch-quota", "SIZE", Codec.SIZE, "10GiB",
+            "The scratch bucket's size at most; a write past it gets 507 InsufficientStorage (default: 10GiB).");
+    private static final Setting<Duration> SCRATCH_TTL = flag("scratch-ttl", "DURATION", Codec.DURATION, "24h",
+            "How long a scratch object lives after it was written (default: 24h).");
+
+    private static final List<Setting<?>> SETTINGS = List.copyOf(TABLE);
+    private static final Map<String, Setting<?>> BY_KEY = byKey();
+
+    /** The keys a config file may hold, in the table's order. */
+    public static final Set<String> KEYS = Collections.unmodifiableSet(new LinkedHashSet<>(BY_KEY.keySet()));
+
+    private final Object[] values;
+
+    private ServeConfig(Object[] values) {
+        this.values = values;
+    }
+
+    /** Every setting, in the table's order. */
+    public static List<Setting<?>> settings() {
+        return SETTINGS;
+    }
+
+    /** Every setting at its default. */
     public static ServeConfig defaults() {
-        Path home = Path.of(System.getProperty("user.home"), ".ferry");
-        return new ServeConfig("127.0.0.1", 9099, null, null, home.resolve("data"), "cloud", home.resolve("cache"), 10L << 30,
-                4 << 20, 256L << 20, null, null, false, false, 8L << 30, 16 * 1024, 1L << 20, 5L << 30, List.of(), null, null,
-                Duration.ofSeconds(10), Duration.ofSeconds(30), Duration.ofDays(7),
-                List.of("localhost"), ALL_JOBS, null, 10L << 30, Duration.ofHours(24));
+        Object[] v = new Object[SETTINGS.size()];
+        for (Setting<?> s : SETTINGS) {
+            v[s.index] = s.parse(s.defaultValueText());
+        }
+        return new ServeConfig(v);
+    }
+
+    // Accessors: typed views of the table's values (each row's description says what it means).
+
+    public String bind() {
+        return get(BIND);
+    }
+
+    public int port() {
+        return get(PORT);
+    }
+
+    /** An S3 endpoint URL ({@code https://s3.us-east-1.amazonaws.com}), or null. */
+    public URI upstream() {
+        return get(UPSTREAM);
+    }
+
+    /** A folder used as the object store (buckets are its subfolders), or null. */
+    public Path storeRoot() {
+        return get(STORE_ROOT);
+    }
+
+    public Path dataDir() {
+        return get(DATA_DIR);
+    }
+
+    public String profile() {
+        return get(PROFILE);
+    }
+
+    public Path cacheDir() {
+        return get(CACHE_DIR);
+    }
+
+    public long cacheSize() {
+        return get(CACHE_SIZE);
+    }
+
+    public int blockSize() {
+        return get(BLOCK_SIZE);
+    }
+
+    public long prefetchBytes() {
+        return get(PREFETCH_BYTES);
+    }
+
+    /** The key clients sign with, or null (no signature checked). */
+    public String accessKey() {
+        return get(ACCESS_KEY);
+    }
+
+    public String secretKey() {
+        return get(SECRET_KEY);
+    }
+
+    public boolean insecure() {
+        return get(INSECURE);
+    }
+
+    public boolean writeBack() {
+        return get(WRITE_BACK);
+    }
+
+    public long writeBackQuota() {
+        return get(WRITE_BACK_QUOTA);
+    }
+
+    public int maxHeaderBytes() {
+        return get(MAX_HEADER_BYTES);
+    }
+
+    public long maxXmlBytes() {
+        return get(MAX_XML_BYTES);
+    }
+
+    public long maxObjectBytes() {
+        return get(MAX_OBJECT_BYTES);
+    }
+
+    /** The regional group's daemons (empty: none). */
+    public List<URI> group() {
+        return get(GROUP);
+    }
+
+    /** This daemon's URL as the group lists it (null: a client of the group, not a member). */
+    public URI self() {
+        return get(SELF);
+    }
+
+    /** A shared file system's folder used as a tier in front of the origin, or null. */
+    public Path sharedTier() {
+        return get(SHARED_TIER);
+    }
+
+    public Duration firstByteTimeout() {
+        return get(FIRST_BYTE_TIMEOUT);
+    }
+
+    public Duration headerTimeout() {
+        return get(HEADER_TIMEOUT);
+    }
+
+    public Duration multipartTtl() {
+        return get(MULTIPART_TTL);
+    }
+
+    public List<String> virtualHosts() {
+        return get(VIRTUAL_HOST);
+    }
+
+    /** {@link #ALL_JOBS} or {@link #LAST_REPORT}. */
+    public String evictionFollows() {
+        return get(EVICTION_FOLLOWS);
+    }
+
+    /** A bucket kept on this node's disk only, never uploaded (null: none). */
+    public String scratchBucket() {
+        return get(SCRATCH_BUCKET);
+    }
+
+    public long scratchQuota() {
+        return get(SCRATCH_QUOTA);
+    }
+
+    public Duration scratchTtl() {
+        return get(SCRATCH_TTL);
     }
 
     /** Checks what no single field can: a bind address beyond loopback needs credentials or --insecure. */
     public void validate() {
-        if (upstream != null && storeRoot != null) {
+        if (upstream() != null && storeRoot() != null) {
             throw new IllegalArgumentException("give --upstream or --store-root, not both");
         }
-        if (port < 0 || port > 65535) {
-            throw new IllegalArgumentException("port must be 0 to 65535: " + port);
+        if (port() < 0 || port() > 65535) {
+            throw new IllegalArgumentException("port must be 0 to 65535: " + port());
         }
-        if ((accessKey == null) != (secretKey == null)) {
+        if ((accessKey() == null) != (secretKey() == null)) {
             throw new IllegalArgumentException("access-key and secret-key must be given together");
         }
-        if (!isLoopback(bind) && accessKey == null && !insecure) {
-            throw new IllegalArgumentException("binding " + bind + " exposes the daemon beyond this machine: configure "
+        if (!isLoopback(bind()) && accessKey() == null && !insecure()) {
+            throw new IllegalArgumentException("binding " + bind() + " exposes the daemon beyond this machine: configure "
                     + "credentials (access-key and secret-key, checked as AWS Signature V4) or pass --insecure");
         }
-        if (cacheSize < 0 || prefetchBytes < 0 || writeBackQuota < 1) {
+        if (cacheSize() < 0 || prefetchBytes() < 0 || writeBackQuota() < 1) {
             throw new IllegalArgumentException("cache-size and prefetch-bytes must not be negative, write-back-quota must be positive");
         }
-        if (self != null && !group.contains(self)) {
-            throw new IllegalArgumentException("self (" + self + ") must be one of the group's members: " + group);
+        if (self() != null && !group().contains(self())) {
+            throw new IllegalArgumentException("self (" + self() + ") must be one of the group's members: " + group());
         }
-        if (!group.isEmpty() && new HashSet<>(group).size() != group.size()) {
-            throw new IllegalArgumentException("the group lists a member twice: " + group);
+        if (!group().isEmpty() && new HashSet<>(group()).size() != group().size()) {
+            throw new IllegalArgumentException("the group lists a member twice: " + group());
         }
-        if (firstByteTimeout.isNegative() || firstByteTimeout.isZero()) {
-            throw new IllegalArgumentException("first-byte-timeout must be positive: " + firstByteTimeout);
+        if (firstByteTimeout().isNegative() || firstByteTimeout().isZero()) {
+            throw new IllegalArgumentException("first-byte-timeout must be positive: " + firstByteTimeout());
         }
-        if (maxHeaderBytes < 1024 || maxXmlBytes < 1024 || maxObjectBytes < 1) {
+        if (maxHeaderBytes() < 1024 || maxXmlBytes() < 1024 || maxObjectBytes() < 1) {
             throw new IllegalArgumentException("max-header-bytes and max-xml-bytes must be at least 1 KiB");
         }
-        if (headerTimeout.isNegative() || headerTimeout.isZero()) {
-            throw new IllegalArgumentException("header-timeout must be positive: " + headerTimeout);
+        if (headerTimeout().isNegative() || headerTimeout().isZero()) {
+            throw new IllegalArgumentException("header-timeout must be positive: " + headerTimeout());
         }
-        if (multipartTtl.isNegative() || multipartTtl.isZero()) {
-            throw new IllegalArgumentException("multipart-ttl must be positive: " + multipartTtl);
+        if (multipartTtl().isNegative() || multipartTtl().isZero()) {
+            throw new IllegalArgumentException("multipart-ttl must be positive: " + multipartTtl());
         }
-        if (!evictionFollows.equals(ALL_JOBS) && !evictionFollows.equals(LAST_REPORT)) {
-            throw new IllegalArgumentException("eviction-follows must be " + ALL_JOBS + " or " + LAST_REPORT + ", not '" + evictionFollows + "'");
+        if (!evictionFollows().equals(ALL_JOBS) && !evictionFollows().equals(LAST_REPORT)) {
+            throw new IllegalArgumentException("eviction-follows must be " + ALL_JOBS + " or " + LAST_REPORT + ", not '" + evictionFollows() + "'");
         }
-        if (scratchQuota < 1 || scratchTtl.isNegative() || scratchTtl.isZero()) {
-            throw new IllegalArgumentException("scratch-quota and scratch-ttl must be positive: " + scratchQuota + ", " + scratchTtl);
+        if (scratchQuota() < 1 || scratchTtl().isNegative() || scratchTtl().isZero()) {
+            throw new IllegalArgumentException("scratch-quota and scratch-ttl must be positive: " + scratchQuota() + ", " + scratchTtl());
         }
-        if (scratchBucket != null) {
+        if (scratchBucket() != null) {
             try {
-                ObjectKey.validateBucket(scratchBucket);
+                ObjectKey.validateBucket(scratchBucket());
             } catch (IllegalArgumentException e) {
                 throw new IllegalArgumentException("scratch-bucket is not a valid bucket name: " + e.getMessage());
             }
@@ -158,122 +328,213 @@ public record ServeConfig(
     /** The settings as key/value text, as a config file would hold them (secrets hidden). */
     public Map<String, String> describe() {
         Map<String, String> m = new LinkedHashMap<>();
-        m.put("bind", bind);
-        m.put("port", Integer.toString(port));
-        m.put("upstream", upstream == null ? "" : upstream.toString());
-        m.put("store-root", storeRoot == null ? "" : storeRoot.toString());
-        m.put("data-dir", dataDir.toString());
-        m.put("profile", profile);
-        m.put("cache-dir", cacheDir.toString());
-        m.put("cache-size", Sizes.format(cacheSize));
-        m.put("block-size", Sizes.format(blockSize));
-        m.put("prefetch-bytes", Sizes.format(prefetchBytes));
-        m.put("access-key", accessKey == null ? "" : accessKey);
-        m.put("secret-key", secretKey == null ? "" : "(set)");
-        m.put("insecure", Boolean.toString(insecure));
-        m.put("write-back", Boolean.toString(writeBack));
-        m.put("write-back-quota", Sizes.format(writeBackQuota));
-        m.put("max-header-bytes", Integer.toString(maxHeaderBytes));
-        m.put("max-xml-bytes", Sizes.format(maxXmlBytes));
-        m.put("max-object-bytes", Sizes.format(maxObjectBytes));
-        m.put("group", String.join(",", group.stream().map(URI::toString).toList()));
-        m.put("self", self == null ? "" : self.toString());
-        m.put("shared-tier", sharedTier == null ? "" : sharedTier.toString());
-        m.put("first-byte-timeout", format(firstByteTimeout));
-        m.put("header-timeout", format(headerTimeout));
-        m.put("multipart-ttl", format(multipartTtl));
-        m.put("virtual-host", String.join(",", virtualHosts));
-        m.put("eviction-follows", evictionFollows);
-        m.put("scratch-bucket", scratchBucket == null ? "" : scratchBucket);
-        m.put("scratch-quota", Sizes.format(scratchQuota));
-        m.put("scratch-ttl", format(scratchTtl));
+        for (Setting<?> s : SETTINGS) {
+            m.put(s.key, s.format(values[s.index]));
+        }
         return m;
     }
 
     /** Applies {@code key: value} settings (from a file or from flags) over this config. */
     public ServeConfig with(Map<String, String> settings) {
-        ServeConfig c = this;
+        Object[] v = values.clone();
         for (Map.Entry<String, String> e : settings.entrySet()) {
-            c = c.with(e.getKey(), e.getValue());
+            Setting<?> s = BY_KEY.get(e.getKey());
+            if (s == null) {
+                throw new IllegalArgumentException("unknown setting '" + e.getKey() + "'; known: " + String.join(", ", new TreeSet<>(KEYS)));
+            }
+            try {
+                v[s.index] = s.parse(e.getValue());
+            } catch (NumberFormatException | ArithmeticException x) {
+                throw new IllegalArgumentException(s.key + " must be a number (sizes may say 64MiB), not '" + e.getValue() + "'");
+            }
         }
-        return c;
+        return new ServeConfig(v);
     }
 
-    private ServeConfig with(String key, String v) {
-        String b = bind;
-        int p = port;
-        URI up = upstream;
-        Path root = storeRoot;
-        Path data = dataDir;
-        String prof = profile;
-        Path cd = cacheDir;
-        long cs = cacheSize;
-        int bs = blockSize;
-        long pf = prefetchBytes;
-        String ak = accessKey;
-        String sk = secretKey;
-        boolean ins = insecure;
-        boolean wb = writeBack;
-        long wbq = writeBackQuota;
-        int mh = maxHeaderBytes;
-        long mx = maxXmlBytes;
-        long mo = maxObjectBytes;
-        List<URI> g = group;
-        URI me = self;
-        Path shared = sharedTier;
-        Duration fbt = firstByteTimeout;
-        Duration ht = headerTimeout;
-        Duration mpt = multipartTtl;
-        List<String> vh = virtualHosts;
-        String ef = evictionFollows;
-        String sb = scratchBucket;
-        long sq = scratchQuota;
-        Duration st = scratchTtl;
+    @SuppressWarnings("unchecked")
+    private <T> T get(Setting<T> s) {
+        return (T) values[s.index];
+    }
+
+    @Override
+    public boolean equals(Object o) {
+        return o instanceof ServeConfig c && Arrays.equals(values, c.values);
+    }
+
+    @Override
+    public int hashCode() {
+        return Arrays.hashCode(values);
+    }
+
+    /** The settings as {@link #describe()} gives them: the secret key is not shown. */
+    @Override
+    public String toString() {
+        return "ServeConfig" + describe();
+    }
+
+    /** Reads a YAML file of {@code key: value} lines (the keys of {@link #KEYS}). */
+    public static Map<String, String> readFile(Path file) throws IOException {
+        JsonNode root;
         try {
-            switch (key) {
-                case "bind" -> b = v;
-                case "port" -> p = Integer.parseInt(v.trim());
-                case "upstream" -> up = v.isBlank() ? null : upstreamUri(v.trim());
-                case "store-root" -> root = v.isBlank() ? null : Path.of(v.trim());
-                case "data-dir" -> data = Path.of(v.trim());
-                case "profile" -> prof = v.trim();
-                case "cache-dir" -> cd = Path.of(v.trim());
-                case "cache-size" -> cs = Sizes.parse(v.trim());
-                case "block-size" -> bs = Math.toIntExact(Sizes.parse(v.trim()));
-                case "prefetch-bytes" -> pf = Sizes.parse(v.trim());
-                case "access-key" -> ak = v.isBlank() ? null : v.trim();
-                case "secret-key" -> sk = v.isBlank() ? null : v.trim();
-                case "insecure" -> ins = bool(key, v);
-                case "write-back" -> wb = bool(key, v);
-                case "write-back-quota" -> wbq = Sizes.parse(v.trim());
-                case "max-header-bytes" -> mh = Math.toIntExact(Sizes.parse(v.trim()));
-                case "max-xml-bytes" -> mx = Sizes.parse(v.trim());
-                case "max-object-bytes" -> mo = Sizes.parse(v.trim());
-                case "group" -> {
-                    List<URI> members = new ArrayList<>();
-                    for (String u : v.split(",")) {
-                        if (!u.isBlank()) {
-                            members.add(upstreamUri(u.trim()));
-                        }
-                    }
-                    g = List.copyOf(members);
-                }
-                case "self" -> me = v.isBlank() ? null : upstreamUri(v.trim());
-                case "shared-tier" -> shared = v.isBlank() ? null : Path.of(v.trim());
-                case "first-byte-timeout" -> fbt = duration(key, v);
-                case "header-timeout" -> ht = duration(key, v);
-                case "multipart-ttl" -> mpt = duration(key, v);
-                case "virtual-host" -> vh = VirtualHosts.parse(v);
-                case "eviction-follows" -> ef = v.trim();
-                case "scratch-bucket" -> sb = v.isBlank() ? null : v.trim();
-                case "scratch-quota" -> sq = Sizes.parse(v.trim());
-                case "scratch-ttl" -> st = duration(key, v);
-                default -> throw new IllegalArgumentException("unknown setting '" + key + "'; known: " + String.join(", ", new TreeSet<>(KEYS)));
-            }
-        } catch (NumberFormatException | ArithmeticException e) {
-            throw new IllegalArgumentException(key + " must be a number (sizes may say 64MiB), not '" + v + "'");
+            root = new ObjectMapper(new YAMLFactory()).readTree(Files.readAllBytes(file));
+        } catch (NoSuchFileException e) {
+            throw new IOException(file + ": no such file");
+        } catch (com.fasterxml.jackson.core.JsonProcessingException e) {
+            throw new IOException(file + ": not valid YAML (" + e.getOriginalMessage() + ")");
         }
-        return new ServeConfig(b, p, up, root, data, prof, cd, cs, bs, pf, ak, sk, ins, wb, wbq, mh, mx, mo, g, me, shared, fbt, ht, mpt, vh, ef, sb, sq, st);
+        Map<String, String> out = new LinkedHashMap<>();
+        if (root == null || root.isNull()) {
+            return out;
+        }
+        if (!root.isObject()) {
+            throw new IOException(file + ": expected key: value settings");
+        }
+        for (Iterator<Map.Entry<String, JsonNode>> it = root.fields(); it.hasNext(); ) {
+            Map.Entry<String, JsonNode> e = it.next();
+            if (!KEYS.contains(e.getKey())) {
+                throw new IOException(file + ": unknown setting '" + e.getKey() + "'; known: " + String.join(", ", new TreeSet<>(KEYS)));
+            }
+            if (!e.getValue().isValueNode()) {
+                throw new IOException(file + ": " + e.getKey() + " must be a single value");
+            }
+            out.put(e.getKey(), e.getValue().asText());
+        }
+        return out;
+    }
+
+    /** A setting that is a flag taking a value ({@code --cache-size SIZE}) and a key of the file. */
+    private static <T> Setting<T> flag(String key, String paramLabel, Codec<T> codec, String defaultText, String description) {
+        return define(new Setting<>(key, paramLabel, true, codec, defaultText, description, TABLE.size()));
+    }
+
+    /** A setting that is a flag without a value ({@code --insecure}: true when given) and a key of the file; default false. */
+    private static Setting<Boolean> toggle(String key, String description) {
+        return define(new Setting<>(key, null, true, Codec.BOOL, "false", description, TABLE.size()));
+    }
+
+    /** A setting of the file only (limits not worth a flag). */
+    private static <T> Setting<T> fileOnly(String key, Codec<T> codec, String defaultText, String description) {
+        return define(new Setting<>(key, null, false, codec, defaultText, description, TABLE.size()));
+    }
+
+    private static <T> Setting<T> define(Setting<T> s) {
+        TABLE.add(s);
+        return s;
+    }
+
+    private static Map<String, Setting<?>> byKey() {
+        Map<String, Setting<?>> m = new LinkedHashMap<>();
+        for (Setting<?> s : SETTINGS) {
+            if (m.put(s.key, s) != null) {
+                throw new IllegalStateException("two settings named " + s.key);
+            }
+        }
+        return Collections.unmodifiableMap(m);
+    }
+
+    /**
+     * One row of the table: a key of the config file (and, unless {@link #isFlag()} is false, the flag
+     * {@code --KEY}), its default as the file and docs/configuration.md write it, and its one-line description.
+     * Immutable.
+     */
+    public static final class Setting<T> {
+        private final String key;
+        private final String paramLabel;
+        private final boolean flag;
+        private final Codec<T> codec;
+        private final String defaultText;
+        private final String description;
+        private final int index;
+
+        private Setting(String key, String paramLabel, boolean flag, Codec<T> codec, String defaultText, String description, int index) {
+            this.key = key;
+            this.paramLabel = paramLabel;
+            this.flag = flag;
+            this.codec = codec;
+            this.defaultText = defaultText;
+            this.description = description;
+            this.index = index;
+        }
+
+        /** The key of the config file; the flag is {@code --} and this. */
+        public String key() {
+            return key;
+        }
+
+        /** Whether {@code ferry serve} has a flag for it ({@code --KEY}); false for keys of the file only. */
+        public boolean isFlag() {
+            return flag;
+        }
+
+        /** Whether the flag takes no value: given, it sets the setting to true. */
+        public boolean isSwitch() {
+            return flag && paramLabel == null;
+        }
+
+        /** What the flag's value is called in the help ({@code SIZE}); null for a switch or a key of the file only. */
+        public String paramLabel() {
+            return paramLabel;
+        }
+
+        /** The default as a config file would write it ({@code 10GiB}, {@code ~/.ferry/data}); empty: none. */
+        public String defaultText() {
+            return defaultText;
+        }
+
+        /** One line on what it does: the flag's help. */
+        public String description() {
+            return description;
+        }
+
+        /** The default text read as a value: {@code ~/} is the user's home (in defaults only, never in what users write). */
+        private String defaultValueText() {
+            return defaultText.startsWith("~/") ? Path.of(System.getProperty("user.home")).resolve(defaultText.substring(2)).toString()
+                    : defaultText;
+        }
+
+        private T parse(String text) {
+            return codec.parse().apply(key, text);
+        }
+
+        @SuppressWarnings("unchecked")
+        private String format(Object value) {
+            return value == null ? "" : codec.format().apply((T) value);
+        }
+
+        @Override
+        public String toString() {
+            return key;
+        }
+    }
+
+    /** How a setting's text becomes its value (given the key, for messages) and back; an empty value means none where none is allowed. */
+    private record Codec<T>(BiFunction<String, String, T> parse, Function<T, String> format) {
+        static final Codec<String> TEXT = new Codec<>((k, v) -> v, s -> s);
+        static final Codec<String> WORD = new Codec<>((k, v) -> v.trim(), s -> s);
+        static final Codec<String> OPTIONAL_TEXT = new Codec<>((k, v) -> v.isBlank() ? null : v.trim(), s -> s);
+        static final Codec<String> SECRET = new Codec<>((k, v) -> v.isBlank() ? null : v.trim(), s -> "(set)");
+        static final Codec<Integer> INT = new Codec<>((k, v) -> Integer.parseInt(v.trim()), i -> Integer.toString(i));
+        static final Codec<Long> SIZE = new Codec<>((k, v) -> Sizes.parse(v.trim()), Sizes::format);
+        static final Codec<Integer> INT_SIZE = new Codec<>((k, v) -> Math.toIntExact(Sizes.parse(v.trim())), i -> Sizes.format(i));
+        /** A size read as {@link #SIZE} reads it, printed as a plain number of bytes. */
+        static final Codec<Integer> INT_BYTES = new Codec<>((k, v) -> Math.toIntExact(Sizes.parse(v.trim())), i -> Integer.toString(i));
+        static final Codec<Boolean> BOOL = new Codec<>(ServeConfig::bool, b -> Boolean.toString(b));
+        static final Codec<Duration> DURATION = new Codec<>(ServeConfig::duration, ServeConfig::format);
+        static final Codec<Path> PATH = new Codec<>((k, v) -> Path.of(v.trim()), Path::toString);
+        static final Codec<Path> OPTIONAL_PATH = new Codec<>((k, v) -> v.isBlank() ? null : Path.of(v.trim()), Path::toString);
+        static final Codec<URI> URL = new Codec<>((k, v) -> v.isBlank() ? null : upstreamUri(v.trim()), URI::toString);
+        static final Codec<List<URI>> URLS = new Codec<>((k, v) -> urls(v), l -> String.join(",", l.stream().map(URI::toString).toList()));
+        static final Codec<List<String>> DOMAINS = new Codec<>((k, v) -> VirtualHosts.parse(v), l -> String.join(",", l));
+    }
+
+    private static List<URI> urls(String v) {
+        List<URI> members = new ArrayList<>();
+        for (String u : v.split(",")) {
+            if (!u.isBlank()) {
+                members.add(upstreamUri(u.trim()));
+            }
+        }
+        return List.copyOf(members);
     }
 
     /** {@code 10s}, {@code 1500ms}, {@code 2m}, {@code 12h}, {@code 7d}; a bare number is seconds. */
@@ -322,35 +583,5 @@ public record ServeConfig(
             throw new IllegalArgumentException("upstream, group and self take http:// or https:// URLs, not '" + v + "'");
         }
         return u;
-    }
-
-    /** Reads a YAML file of {@code key: value} lines (the keys of {@link #KEYS}). */
-    public static Map<String, String> readFile(Path file) throws IOException {
-        JsonNode root;
-        try {
-            root = new ObjectMapper(new YAMLFactory()).readTree(Files.readAllBytes(file));
-        } catch (NoSuchFileException e) {
-            throw new IOException(file + ": no such file");
-        } catch (com.fasterxml.jackson.core.JsonProcessingException e) {
-            throw new IOException(file + ": not valid YAML (" + e.getOriginalMessage() + ")");
-        }
-        Map<String, String> out = new LinkedHashMap<>();
-        if (root == null || root.isNull()) {
-            return out;
-        }
-        if (!root.isObject()) {
-            throw new IOException(file + ": expected key: value settings");
-        }
-        for (Iterator<Map.Entry<String, JsonNode>> it = root.fields(); it.hasNext(); ) {
-            Map.Entry<String, JsonNode> e = it.next();
-            if (!KEYS.contains(e.getKey())) {
-                throw new IOException(file + ": unknown setting '" + e.getKey() + "'; known: " + String.join(", ", new TreeSet<>(KEYS)));
-            }
-            if (!e.getValue().isValueNode()) {
-                throw new IOException(file + ": " + e.getKey() + " must be a single value");
-            }
-            out.put(e.getKey(), e.getValue().asText());
-        }
-        return out;
     }
 }
