@@ -15,13 +15,8 @@ import dev.ferry.store.ObjectStore;
 import dev.ferry.store.PutBody;
 import dev.ferry.store.StoreException;
 import dev.ferry.time.Clock;
-import java.io.BufferedInputStream;
-import java.io.BufferedOutputStream;
-import java.io.DataInputStream;
-import java.io.DataOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
-import java.io.InterruptedIOException;
 import java.io.UncheckedIOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
@@ -29,7 +24,6 @@ import java.nio.channels.FileLock;
 import java.nio.channels.OverlappingFileLockException;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
 import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -39,12 +33,7 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.ExecutionException;
 import java.util.concurrent.atomic.LongAdder;
-import java.util.stream.Stream;
-import java.util.zip.CRC32C;
-import java.util.zip.CheckedInputStream;
-import java.util.zip.CheckedOutputStream;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -71,7 +60,8 @@ import org.slf4j.LoggerFactory;
  *   <li><b>Crash safety</b> (after Kafka's log and remote index cache): block files are written to a
  *       temporary name and renamed; each carries a header with its identity and CRC32C; on open,
  *       temporaries are deleted and the index comes from a snapshot written at clean close (the clean-
- *       shutdown marker) or, after a crash, from the block headers, every block then checked on first read.
+ *       shutdown marker) or, after a crash, from the block headers, every block then checked on first read
+ *       ({@link CacheRecovery}).
  *   <li><b>Durability: what needs an fsync.</b> A block of this cache can always be fetched again, so losing
  *       one costs a refetch, never data; serving a wrong byte is the only failure that matters. Hence:
  *       <ul>
@@ -102,36 +92,10 @@ public final class CachingStore extends ForwardingObjectStore {
     static final String LOCK = ".lock";
     static final String BLOCKS = "blocks";
     static final String TMP = "tmp";
-    private static final int SNAPSHOT_MAGIC = 0x46525949; // "FRYI"
-    private static final int SCAN_THREADS = 16;
     private static final int OPEN_FILES = 512;
     private static final int UNSYNCED_BACKLOG = 4096;
 
     private enum Cause { CAPACITY, STALE, CORRUPT }
-
-    private static final class Entry {
-        final BlockId id;
-        final Path path;
-        final long objectSize;
-        final int dataLength;
-        final int headerLength;
-        final int crc;
-        final boolean recoveredAfterCrash;
-        boolean ready;
-        boolean removed;
-        volatile boolean verified;
-        int pins;
-
-        Entry(BlockId id, Path path, long objectSize, int dataLength, int headerLength, int crc, boolean recoveredAfterCrash) {
-            this.id = id;
-            this.path = path;
-            this.objectSize = objectSize;
-            this.dataLength = dataLength;
-            this.headerLength = headerLength;
-            this.crc = crc;
-            this.recoveredAfterCrash = recoveredAfterCrash;
-        }
-    }
 
     private record MetaEntry(ObjectMeta meta, long fetchedAt) {
     }
@@ -147,7 +111,7 @@ public final class CachingStore extends ForwardingObjectStore {
     private volatile boolean closed;
 
     private final Object lock = new Object();
-    private final Map<BlockId, Entry> index = new HashMap<>();
+    private final Map<BlockId, BlockEntry> index = new HashMap<>();
     private final Map<ObjectKey, Set<BlockId>> byObject = new HashMap<>();
     private long used;
 
@@ -217,18 +181,10 @@ public final class CachingStore extends ForwardingObjectStore {
         if (fileLock == null) {
             throw new IOException("another process is using it");
         }
-        try (Stream<Path> temps = Files.list(tmpDir)) {
-            for (Path t : temps.toList()) {
-                Files.deleteIfExists(t);
-            }
-        }
-        List<Entry> recovered = readSnapshot();
-        if (recovered == null) {
-            recovered = scan();
-        }
+        List<BlockEntry> recovered = new CacheRecovery(config.dir()).recover(evictedCorrupt::increment);
         List<Path> deletions = new ArrayList<>();
         synchronized (lock) {
-            for (Entry e : recovered) {
+            for (BlockEntry e : recovered) {
                 e.ready = true;
                 index.put(e.id, e);
                 byObject.computeIfAbsent(e.id.key(), k -> new HashSet<>()).add(e.id);
@@ -238,111 +194,6 @@ public final class CachingStore extends ForwardingObjectStore {
             evictLocked(0, (long) (config.capacity() * config.lowWatermark()), deletions, used > config.capacity());
         }
         deleteFiles(deletions);
-    }
-
-    /** The index from a clean close, or null; the snapshot is removed, so a crash from here on means a scan. */
-    private List<Entry> readSnapshot() {
-        Path snapshot = config.dir().resolve(SNAPSHOT);
-        if (!Files.exists(snapshot)) {
-            return null;
-        }
-        CRC32C crc = new CRC32C();
-        try (DataInputStream in = new DataInputStream(new CheckedInputStream(
-                new BufferedInputStream(Files.newInputStream(snapshot), 1 << 16), crc))) {
-            if (in.readInt() != SNAPSHOT_MAGIC) {
-                throw new IOException("not a ferry index snapshot");
-            }
-            int count = in.readInt();
-            List<Entry> entries = new ArrayList<>(count);
-            for (int i = 0; i < count; i++) {
-                BlockId id = new BlockId(ObjectKey.of(in.readUTF(), in.readUTF()), in.readUTF(), in.readLong());
-                long objectSize = in.readLong();
-                int dataLength = in.readInt();
-                int headerLength = in.readInt();
-                int dataCrc = in.readInt();
-                entries.add(new Entry(id, BlockFile.pathFor(blocksDir, id), objectSize, dataLength, headerLength, dataCrc, false));
-            }
-            int computed = (int) crc.getValue();
-            int stored = in.readInt();
-            if (computed != stored) {
-                throw new IOException("checksum mismatch");
-            }
-            return entries;
-        } catch (IOException | IllegalArgumentException e) {
-            LOG.warn("index snapshot {} is damaged ({}); rebuilding the index from the block files", snapshot, e.getMessage());
-            return null;
-        } finally {
-            try {
-                Files.deleteIfExists(snapshot);
-            } catch (IOException e) {
-                LOG.warn("cannot remove {}: {}", snapshot, e.getMessage());
-            }
-        }
-    }
-
-    /**
-     * Rebuilds the index from block headers after a crash; files that fail are deleted. Headers are read by
-     * {@link #SCAN_THREADS} threads: on a cold disk the scan waits on I/O, and NVMe serves many reads at once.
-     */
-    private List<Entry> scan() throws IOException {
-        List<Path> files;
-        try (Stream<Path> walk = Files.walk(blocksDir)) {
-            files = walk.filter(p -> p.getFileName().toString().endsWith(".blk")).toList();
-        }
-        List<Entry> entries = java.util.Collections.synchronizedList(new ArrayList<>(files.size()));
-        java.util.concurrent.ExecutorService pool = java.util.concurrent.Executors.newFixedThreadPool(SCAN_THREADS, r -> {
-            Thread t = new Thread(r, "ferry-cache-scan");
-            t.setDaemon(true);
-            return t;
-        });
-        try {
-            List<java.util.concurrent.Future<?>> work = new ArrayList<>();
-            int chunk = Math.max(1, files.size() / (SCAN_THREADS * 4));
-            for (int from = 0; from < files.size(); from += chunk) {
-                List<Path> slice = files.subList(from, Math.min(files.size(), from + chunk));
-                work.add(pool.submit(() -> {
-                    for (Path file : slice) {
-                        Entry e = readEntry(file);
-                        if (e != null) {
-                            entries.add(e);
-                        }
-                    }
-                }));
-            }
-            for (java.util.concurrent.Future<?> f : work) {
-                f.get();
-            }
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new InterruptedIOException("interrupted while scanning the cache");
-        } catch (ExecutionException e) {
-            throw new IOException("cannot scan the cache: " + e.getCause(), e.getCause());
-        } finally {
-            pool.shutdownNow();
-        }
-        if (!files.isEmpty()) {
-            LOG.info("recovered {} cached blocks after an unclean shutdown; each is checked on its first read", entries.size());
-        }
-        return new ArrayList<>(entries);
-    }
-
-    private Entry readEntry(Path file) {
-        try (FileChannel ch = FileChannel.open(file, StandardOpenOption.READ)) {
-            BlockFile.Header h = BlockFile.readHeader(ch, file);
-            if (!BlockFile.pathFor(blocksDir, h.id()).equals(file)) {
-                throw new BlockFile.CorruptBlockException(file + ": stored under the wrong name");
-            }
-            return new Entry(h.id(), file, h.objectSize(), h.dataLength(), h.headerLength(), h.dataCrc(), true);
-        } catch (IOException e) {
-            LOG.warn("dropping cached block {}: {}", file, e.getMessage());
-            evictedCorrupt.increment();
-            try {
-                Files.deleteIfExists(file);
-            } catch (IOException ignored) {
-                // it will fail its check again next time
-            }
-            return null;
-        }
     }
 
     /** Told of the blocks every read asks for, resident or not, in the order it asks for them. */
@@ -505,10 +356,10 @@ public final class CachingStore extends ForwardingObjectStore {
     }
 
     private final class FileSource implements Source {
-        private final Entry entry;
+        private final BlockEntry entry;
         private final OpenFiles.Handle file;
 
-        FileSource(Entry entry, OpenFiles.Handle file) {
+        FileSource(BlockEntry entry, OpenFiles.Handle file) {
             this.entry = entry;
             this.file = file;
         }
@@ -546,13 +397,13 @@ public final class CachingStore extends ForwardingObjectStore {
         final long last;
         long next;
         final Map<Long, BlockFill> fills;
-        final Map<Long, Entry> reservations;
+        final Map<Long, BlockEntry> reservations;
         final boolean prefetch;
         private BlockFill current;
-        private Entry currentReservation;
+        private BlockEntry currentReservation;
 
         Run(ObjectMeta meta, InputStream stream, long first, long last, Map<Long, BlockFill> fills,
-                Map<Long, Entry> reservations, boolean prefetch) {
+                Map<Long, BlockEntry> reservations, boolean prefetch) {
             this.prefetch = prefetch;
             this.meta = meta;
             this.stream = stream;
@@ -616,7 +467,7 @@ public final class CachingStore extends ForwardingObjectStore {
                     misses.increment();
                     bytesFromUpstream.add(fill.length());
                 }
-                Entry reserved = currentReservation;
+                BlockEntry reserved = currentReservation;
                 currentReservation = null;
                 if (reserved != null) {
                     publish(reserved, meta, fill);
@@ -886,14 +737,14 @@ public final class CachingStore extends ForwardingObjectStore {
             inflight.remove(firstId, first);
             return Claim.TAKEN;
         }
-        Entry firstReservation = reserve(firstId, blockLength(meta, index));
+        BlockEntry firstReservation = reserve(firstId, blockLength(meta, index));
         if (firstReservation == null) {
             first.abandon(); // waiters decide for themselves
             inflight.remove(firstId, first);
             return Claim.REFUSED;
         }
         Map<Long, BlockFill> claimed = new HashMap<>();
-        Map<Long, Entry> reservations = new HashMap<>();
+        Map<Long, BlockEntry> reservations = new HashMap<>();
         claimed.put(index, first);
         reservations.put(index, firstReservation);
         long last = index;
@@ -906,7 +757,7 @@ public final class CachingStore extends ForwardingObjectStore {
             if (inflight.putIfAbsent(next, f) != null) {
                 break;
             }
-            Entry reserved = reserve(next, blockLength(meta, last + 1));
+            BlockEntry reserved = reserve(next, blockLength(meta, last + 1));
             if (reserved == null) {
                 f.abandon();
                 inflight.remove(next, f);
@@ -1030,12 +881,11 @@ public final class CachingStore extends ForwardingObjectStore {
         }
         long firstIndex = range.offset() / config.blockSize();
         long lastIndex = (range.end() - 1) / config.blockSize();
-        List<Entry> pinned = new ArrayList<>();
+        List<BlockEntry> pinned = new ArrayList<>();
         synchronized (lock) {
             for (long i = firstIndex; i <= lastIndex; i++) {
-                Entry e = index.get(new BlockId(meta.key(), meta.etag(), i));
-                boolean needsCheck = e != null && (config.verify() == VerifyMode.ALWAYS
-                        || (!e.verified && (config.verify() == VerifyMode.FIRST_READ || e.recoveredAfterCrash)));
+                BlockEntry e = index.get(new BlockId(meta.key(), meta.etag(), i));
+                boolean needsCheck = e != null && e.needsCheck(config.verify());
                 if (e == null || !e.ready || needsCheck) {
                     pinned.forEach(p -> p.pins--);
                     return null;
@@ -1046,7 +896,7 @@ public final class CachingStore extends ForwardingObjectStore {
         }
         List<FileRegion> regions = new ArrayList<>(pinned.size());
         try {
-            for (Entry e : pinned) {
+            for (BlockEntry e : pinned) {
                 long blockStart = e.id.index() * config.blockSize();
                 long from = Math.max(range.offset(), blockStart);
                 long to = Math.min(range.end(), blockStart + e.dataLength);
@@ -1065,7 +915,7 @@ public final class CachingStore extends ForwardingObjectStore {
             return null;
         }
         synchronized (lock) {
-            for (Entry e : pinned) {
+            for (BlockEntry e : pinned) {
                 e.pins--;
                 policy.onHit(e.id);
             }
@@ -1081,14 +931,14 @@ public final class CachingStore extends ForwardingObjectStore {
 
     private boolean isResident(BlockId id) {
         synchronized (lock) {
-            Entry e = index.get(id);
+            BlockEntry e = index.get(id);
             return e != null && e.ready;
         }
     }
 
     /** A pinned source over a resident block, or null when it is not (or no longer) usable. */
     private Source fromDisk(BlockId id) {
-        Entry e;
+        BlockEntry e;
         synchronized (lock) {
             e = index.get(id);
             if (e == null || !e.ready) {
@@ -1100,9 +950,7 @@ public final class CachingStore extends ForwardingObjectStore {
         OpenFiles.Handle file = null;
         try {
             file = openFiles.acquire(e.path);
-            boolean check = config.verify() == VerifyMode.ALWAYS
-                    || (!e.verified && (config.verify() == VerifyMode.FIRST_READ || e.recoveredAfterCrash));
-            if (check) {
+            if (e.needsCheck(config.verify())) {
                 BlockFile.Header h = BlockFile.readHeader(file.channel, e.path);
                 if (!h.id().equals(id)) {
                     throw new BlockFile.CorruptBlockException(e.path + ": holds " + h.id() + ", not " + id);
@@ -1131,7 +979,7 @@ public final class CachingStore extends ForwardingObjectStore {
         }
     }
 
-    private void unpin(Entry e) {
+    private void unpin(BlockEntry e) {
         synchronized (lock) {
             e.pins--;
         }
@@ -1144,11 +992,11 @@ public final class CachingStore extends ForwardingObjectStore {
      * low watermark) and reserves it: a placeholder entry, not yet readable, that no eviction touches. Null
      * when the block is not to be kept; the read then goes on without it.
      */
-    private Entry reserve(BlockId id, long length) {
+    private BlockEntry reserve(BlockId id, long length) {
         if (passThrough || closed) {
             return null;
         }
-        Entry e;
+        BlockEntry e;
         List<Path> deletions = new ArrayList<>();
         synchronized (lock) {
             if (index.containsKey(id)) {
@@ -1168,7 +1016,7 @@ public final class CachingStore extends ForwardingObjectStore {
                 bypassed.increment();
                 e = null;
             } else {
-                e = new Entry(id, BlockFile.pathFor(blocksDir, id), 0, (int) length, 0, 0, false);
+                e = new BlockEntry(id, BlockFile.pathFor(blocksDir, id), 0, (int) length, 0, 0, false);
                 index.put(id, e);
                 byObject.computeIfAbsent(id.key(), k -> new HashSet<>()).add(id);
                 used += length;
@@ -1180,7 +1028,7 @@ public final class CachingStore extends ForwardingObjectStore {
     }
 
     /** Gives back a reservation whose bytes never came. */
-    private void releaseReservation(Entry reserved) {
+    private void releaseReservation(BlockEntry reserved) {
         synchronized (lock) {
             if (!reserved.removed && index.get(reserved.id) == reserved) {
                 removeLocked(reserved.id, null);
@@ -1192,7 +1040,7 @@ public final class CachingStore extends ForwardingObjectStore {
      * Puts a complete block in place (header, rename; no fsync: see the note on durability) and makes its
      * reservation readable; the disk refusing (full, failing) costs only the keeping, never the read.
      */
-    private void publish(Entry reserved, ObjectMeta meta, BlockFill fill) {
+    private void publish(BlockEntry reserved, ObjectMeta meta, BlockFill fill) {
         BlockFile.Pending file = fill.file();
         if (file == null) {
             releaseReservation(reserved); // the disk refused its bytes on the way
@@ -1211,7 +1059,7 @@ public final class CachingStore extends ForwardingObjectStore {
             return;
         }
         unsynced.add(reserved.path);
-        Entry ready = new Entry(id, reserved.path, meta.size(), fill.length(), headerLength, crc, false);
+        BlockEntry ready = new BlockEntry(id, reserved.path, meta.size(), fill.length(), headerLength, crc, false);
         ready.verified = true; // written from the bytes the upstream just sent
         ready.ready = true;
         boolean orphan;
@@ -1238,7 +1086,7 @@ public final class CachingStore extends ForwardingObjectStore {
     private void evictLocked(long incoming, long target, List<Path> deletions, boolean force) {
         while (used + incoming > target || (force && used > config.capacity())) {
             BlockId victim = policy.victim(k -> {
-                Entry c = index.get(k);
+                BlockEntry c = index.get(k);
                 return c != null && c.ready && c.pins == 0;
             });
             if (victim == null) {
@@ -1250,7 +1098,7 @@ public final class CachingStore extends ForwardingObjectStore {
 
     /** Removes an entry from the index and the policy; returns its file, for the caller to delete unlocked. */
     private Path removeLocked(BlockId id, Cause cause) {
-        Entry e = index.remove(id);
+        BlockEntry e = index.remove(id);
         if (e == null) {
             return null;
         }
@@ -1332,7 +1180,11 @@ public final class CachingStore extends ForwardingObjectStore {
                 LOG.warn("cannot fsync every cached block; no index snapshot, so the next start checks the blocks it finds");
             } else if (!passThrough) {
                 try {
-                    writeSnapshot();
+                    List<BlockEntry> entries;
+                    synchronized (lock) {
+                        entries = index.values().stream().filter(e -> e.ready && !e.removed).toList();
+                    }
+                    new CacheRecovery(config.dir()).writeSnapshot(entries);
                 } catch (IOException e) {
                     LOG.warn("cannot write the cache index snapshot ({}); the next start rebuilds it from the blocks", e.getMessage());
                 }
@@ -1362,35 +1214,5 @@ public final class CachingStore extends ForwardingObjectStore {
         }
         fileLock = null;
         lockChannel = null;
-    }
-
-    private void writeSnapshot() throws IOException {
-        List<Entry> entries;
-        synchronized (lock) {
-            entries = index.values().stream().filter(e -> e.ready && !e.removed).toList();
-        }
-        Path temp = tmpDir.resolve(SNAPSHOT + ".tmp");
-        CRC32C crc = new CRC32C();
-        try (FileChannel ch = FileChannel.open(temp, StandardOpenOption.CREATE, StandardOpenOption.TRUNCATE_EXISTING, StandardOpenOption.WRITE)) {
-            DataOutputStream out = new DataOutputStream(new BufferedOutputStream(new CheckedOutputStream(
-                    java.nio.channels.Channels.newOutputStream(ch), crc), 1 << 16));
-            out.writeInt(SNAPSHOT_MAGIC);
-            out.writeInt(entries.size());
-            for (Entry e : entries) {
-                out.writeUTF(e.id.key().bucket());
-                out.writeUTF(e.id.key().key());
-                out.writeUTF(e.id.etag());
-                out.writeLong(e.id.index());
-                out.writeLong(e.objectSize);
-                out.writeInt(e.dataLength);
-                out.writeInt(e.headerLength);
-                out.writeInt(e.crc);
-            }
-            out.flush();
-            int sum = (int) crc.getValue();
-            ch.write(ByteBuffer.allocate(4).putInt(0, sum));
-            ch.force(true);
-        }
-        Files.move(temp, config.dir().resolve(SNAPSHOT), StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
     }
 }
