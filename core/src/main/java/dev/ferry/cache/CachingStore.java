@@ -27,13 +27,10 @@ import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
 import java.util.HashMap;
-import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
-import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.atomic.LongAdder;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -83,8 +80,14 @@ import org.slf4j.LoggerFactory;
  *       again.
  * </ul>
  *
- * <p>Thread-safe: the index and the policy are guarded by one lock, held only for bookkeeping; all I/O
- * happens outside it.
+ * <p>The parts: {@link CacheRecovery} (what is on disk at open, the snapshot at close), {@link BlockIndex}
+ * (entries, pins, reservations, eviction, the policy), and here the read path, prefetch, the sendfile path
+ * and the metadata cache.
+ *
+ * <p>Thread-safe: the index and the policy are guarded by the {@link BlockIndex}'s one lock, held only for
+ * bookkeeping; all I/O happens outside it. Blocks being fetched are claimed in {@code inflight} (a concurrent
+ * map: the first to put a block fetches it), metadata is a concurrent map of immutable entries, counts are
+ * {@link CacheCounters}; the directory lock is taken in the constructor and released once, at close.
  */
 public final class CachingStore extends ForwardingObjectStore {
     private static final Logger LOG = LoggerFactory.getLogger(CachingStore.class);
@@ -95,8 +98,6 @@ public final class CachingStore extends ForwardingObjectStore {
     private static final int OPEN_FILES = 512;
     private static final int UNSYNCED_BACKLOG = 4096;
 
-    private enum Cause { CAPACITY, STALE, CORRUPT }
-
     private record MetaEntry(ObjectMeta meta, long fetchedAt) {
     }
 
@@ -104,35 +105,18 @@ public final class CachingStore extends ForwardingObjectStore {
     private final Clock clock;
     private final Path blocksDir;
     private final Path tmpDir;
-    private final EvictionPolicy<BlockId> policy;
     private FileChannel lockChannel;
     private FileLock fileLock;
     private volatile boolean passThrough;
     private volatile boolean closed;
 
-    private final Object lock = new Object();
-    private final Map<BlockId, BlockEntry> index = new HashMap<>();
-    private final Map<ObjectKey, Set<BlockId>> byObject = new HashMap<>();
-    private long used;
-
+    private final CacheCounters counters = new CacheCounters();
+    private final BlockIndex blockIndex;
     private final ConcurrentHashMap<BlockId, BlockFill> inflight = new ConcurrentHashMap<>();
     private final UnsyncedBlocks unsynced = new UnsyncedBlocks(UNSYNCED_BACKLOG);
     private volatile ReadObserver readObserver;
     private final OpenFiles openFiles = new OpenFiles(OPEN_FILES);
     private final ConcurrentHashMap<ObjectKey, MetaEntry> metadata = new ConcurrentHashMap<>();
-
-    private final LongAdder hits = new LongAdder();
-    private final LongAdder misses = new LongAdder();
-    private final LongAdder bytesFromCache = new LongAdder();
-    private final LongAdder bytesFromUpstream = new LongAdder();
-    private final LongAdder upstreamRequests = new LongAdder();
-    private final LongAdder evictedCapacity = new LongAdder();
-    private final LongAdder evictedStale = new LongAdder();
-    private final LongAdder evictedCorrupt = new LongAdder();
-    private final LongAdder bypassed = new LongAdder();
-    private final LongAdder writeFailures = new LongAdder();
-    private final LongAdder prefetchedBlocks = new LongAdder();
-    private final LongAdder prefetchedBytes = new LongAdder();
 
     /** A cache with the policy its config names (lru, pin or sieve). */
     public CachingStore(ObjectStore upstream, CacheConfig config) {
@@ -151,7 +135,10 @@ public final class CachingStore extends ForwardingObjectStore {
     public CachingStore(ObjectStore upstream, CacheConfig config, EvictionPolicy<BlockId> policy, Clock clock) {
         super(upstream);
         this.config = Objects.requireNonNull(config, "config is null");
-        this.policy = Objects.requireNonNull(policy, "policy is null");
+        this.blockIndex = new BlockIndex(config, Objects.requireNonNull(policy, "policy is null"), counters, path -> {
+            openFiles.forget(path);
+            unsynced.forget(path);
+        });
         this.clock = Objects.requireNonNull(clock, "clock is null");
         this.blocksDir = config.dir().resolve(BLOCKS);
         this.tmpDir = config.dir().resolve(TMP);
@@ -160,6 +147,7 @@ public final class CachingStore extends ForwardingObjectStore {
         } catch (IOException | UncheckedIOException | OverlappingFileLockException | SecurityException e) {
             LOG.warn("cache directory {} is unusable ({}); serving every read from upstream", config.dir(), e.getMessage());
             passThrough = true;
+            blockIndex.stopReserving();
             releaseLock();
         }
     }
@@ -181,19 +169,7 @@ public final class CachingStore extends ForwardingObjectStore {
         if (fileLock == null) {
             throw new IOException("another process is using it");
         }
-        List<BlockEntry> recovered = new CacheRecovery(config.dir()).recover(evictedCorrupt::increment);
-        List<Path> deletions = new ArrayList<>();
-        synchronized (lock) {
-            for (BlockEntry e : recovered) {
-                e.ready = true;
-                index.put(e.id, e);
-                byObject.computeIfAbsent(e.id.key(), k -> new HashSet<>()).add(e.id);
-                used += e.dataLength;
-                policy.onAdd(e.id, e.dataLength);
-            }
-            evictLocked(0, (long) (config.capacity() * config.lowWatermark()), deletions, used > config.capacity());
-        }
-        deleteFiles(deletions);
+        blockIndex.load(new CacheRecovery(config.dir()).recover(counters.evictedCorrupt::increment));
     }
 
     /** Told of the blocks every read asks for, resident or not, in the order it asks for them. */
@@ -209,20 +185,13 @@ public final class CachingStore extends ForwardingObjectStore {
 
     /** True when the block is on disk or being fetched: nothing for a prefetcher to do. */
     boolean residentOrInFlight(BlockId id) {
-        return inflight.containsKey(id) || isResident(id);
+        return inflight.containsKey(id) || blockIndex.isResident(id);
     }
 
     /** What the cache has done so far. */
     public CacheStats stats() {
-        long blocks;
-        long bytes;
-        synchronized (lock) {
-            blocks = index.size();
-            bytes = used;
-        }
-        return new CacheStats(hits.sum(), misses.sum(), bytesFromCache.sum(), bytesFromUpstream.sum(), upstreamRequests.sum(),
-                evictedCapacity.sum(), evictedStale.sum(), evictedCorrupt.sum(), bypassed.sum(), writeFailures.sum(),
-                blocks, bytes, passThrough, prefetchedBlocks.sum(), prefetchedBytes.sum());
+        BlockIndex.Usage usage = blockIndex.usage();
+        return counters.stats(usage.blocks(), usage.bytes(), passThrough);
     }
 
     // ---- metadata ------------------------------------------------------------------------------------
@@ -255,37 +224,20 @@ public final class CachingStore extends ForwardingObjectStore {
         }
         ObjectMeta fresh;
         try {
-            upstreamRequests.increment();
+            counters.upstreamRequests.increment();
             fresh = delegate.head(key);
         } catch (ObjectNotFoundException e) {
             metadata.remove(key);
-            dropVersionsOtherThan(key, null);
+            blockIndex.dropVersionsOtherThan(key, null);
             throw e;
         }
         metadata.put(key, new MetaEntry(fresh, now));
-        dropVersionsOtherThan(key, fresh.etag());
+        blockIndex.dropVersionsOtherThan(key, fresh.etag());
         if (ifMatch != null && !ifMatch.equals(fresh.etag())) {
             throw new StoreException(StoreException.Kind.PRECONDITION_FAILED, 412,
                     "object changed: " + key + " has ETag " + fresh.etag() + ", not " + ifMatch, null);
         }
         return fresh;
-    }
-
-    /** Drops cached blocks of {@code key} whose version is not {@code etag} (all of them when null). */
-    private void dropVersionsOtherThan(ObjectKey key, String etag) {
-        List<Path> deletions = new ArrayList<>();
-        synchronized (lock) {
-            Set<BlockId> ids = byObject.get(key);
-            if (ids == null) {
-                return;
-            }
-            for (BlockId id : List.copyOf(ids)) {
-                if (!id.etag().equals(etag)) {
-                    deletions.add(removeLocked(id, Cause.STALE));
-                }
-            }
-        }
-        deleteFiles(deletions);
     }
 
     // ---- reads ---------------------------------------------------------------------------------------
@@ -301,7 +253,7 @@ public final class CachingStore extends ForwardingObjectStore {
     @Override
     public ObjectContent get(GetRequest request) throws IOException {
         if (passThrough) {
-            upstreamRequests.increment();
+            counters.upstreamRequests.increment();
             return delegate.get(request);
         }
         ObjectMeta meta = resolve(request.key(), request.ifMatch());
@@ -345,7 +297,7 @@ public final class CachingStore extends ForwardingObjectStore {
             int n = Math.min(len, data.length - at);
             System.arraycopy(data, at, b, off, n);
             if (fromCache) {
-                bytesFromCache.add(n);
+                counters.bytesFromCache.add(n);
             }
             return n;
         }
@@ -374,14 +326,14 @@ public final class CachingStore extends ForwardingObjectStore {
                     throw new BlockFile.CorruptBlockException(entry.path + ": ends early");
                 }
             }
-            bytesFromCache.add(want);
+            counters.bytesFromCache.add(want);
             return want;
         }
 
         @Override
         public void release() {
             file.release();
-            unpin(entry);
+            blockIndex.unpin(entry);
         }
     }
 
@@ -452,7 +404,7 @@ public final class CachingStore extends ForwardingObjectStore {
                 current = null;
                 fill.fail(e instanceof IOException io ? io : new IOException(e));
                 if (currentReservation != null) {
-                    releaseReservation(currentReservation);
+                    blockIndex.releaseReservation(currentReservation);
                     currentReservation = null;
                 }
                 inflight.remove(fill.id, fill);
@@ -461,11 +413,11 @@ public final class CachingStore extends ForwardingObjectStore {
             if (fill.isComplete()) {
                 current = null;
                 if (prefetch) {
-                    prefetchedBlocks.increment();
-                    prefetchedBytes.add(fill.length());
+                    counters.prefetchedBlocks.increment();
+                    counters.prefetchedBytes.add(fill.length());
                 } else {
-                    misses.increment();
-                    bytesFromUpstream.add(fill.length());
+                    counters.misses.increment();
+                    counters.bytesFromUpstream.add(fill.length());
                 }
                 BlockEntry reserved = currentReservation;
                 currentReservation = null;
@@ -484,9 +436,9 @@ public final class CachingStore extends ForwardingObjectStore {
         }
 
         private void writeFailed(IOException failure) {
-            countWriteFailure(failure);
+            counters.writeFailed(failure);
             if (currentReservation != null) {
-                releaseReservation(currentReservation);
+                blockIndex.releaseReservation(currentReservation);
                 currentReservation = null;
             }
         }
@@ -503,7 +455,7 @@ public final class CachingStore extends ForwardingObjectStore {
                 current = null;
             }
             if (currentReservation != null) {
-                releaseReservation(currentReservation);
+                blockIndex.releaseReservation(currentReservation);
                 currentReservation = null;
             }
             for (BlockFill f : fills.values()) {
@@ -511,7 +463,7 @@ public final class CachingStore extends ForwardingObjectStore {
                 inflight.remove(f.id, f);
             }
             fills.clear();
-            reservations.values().forEach(CachingStore.this::releaseReservation);
+            reservations.values().forEach(blockIndex::releaseReservation);
             reservations.clear();
             try {
                 stream.close();
@@ -538,7 +490,7 @@ public final class CachingStore extends ForwardingObjectStore {
             }
             int n = fill.read(b, off, len, (int) offsetInBlock);
             if (driver == null) {
-                bytesFromCache.add(n); // another reader's fetch: a hit, like a resident block
+                counters.bytesFromCache.add(n); // another reader's fetch: a hit, like a resident block
             }
             return n;
         }
@@ -627,10 +579,8 @@ public final class CachingStore extends ForwardingObjectStore {
                 }
                 BlockFill pending = inflight.get(id);
                 if (pending != null) {
-                    hits.increment();
-                    synchronized (lock) {
-                        policy.onHit(id); // an access like any other: plan-aware policies must see it
-                    }
+                    counters.hits.increment();
+                    blockIndex.onHit(id); // an access like any other: plan-aware policies must see it
                     return new FillSource(pending, null); // its bytes as they arrive; read() starts again if it is abandoned
                 }
                 Source started = startRun(index);
@@ -663,7 +613,7 @@ public final class CachingStore extends ForwardingObjectStore {
             long blockStart = index * config.blockSize();
             long from = Math.max(position, blockStart);
             long to = Math.min(end, blockStart + blockLength(meta, index));
-            upstreamRequests.increment();
+            counters.upstreamRequests.increment();
             byte[] data;
             try (ObjectContent c = delegate.get(new GetRequest(meta.key(), ByteRange.of(from, to - from), meta.etag()))) {
                 data = dev.ferry.store.Bytes.read(c.stream(), (int) (to - from));
@@ -677,8 +627,8 @@ public final class CachingStore extends ForwardingObjectStore {
                 throw new StoreException(StoreException.Kind.RETRYABLE, 0, "upstream sent " + data.length + " of "
                         + (to - from) + " bytes of " + meta.key() + " at " + from, null);
             }
-            misses.increment();
-            bytesFromUpstream.add(data.length);
+            counters.misses.increment();
+            counters.bytesFromUpstream.add(data.length);
             return new MemorySource(data, false, from - blockStart);
         }
 
@@ -732,12 +682,12 @@ public final class CachingStore extends ForwardingObjectStore {
         if (inflight.putIfAbsent(firstId, first) != null) {
             return Claim.TAKEN; // someone else claimed it a moment ago
         }
-        if (isResident(firstId)) { // its fetcher finished between our look at the disk and the claim
+        if (blockIndex.isResident(firstId)) { // its fetcher finished between our look at the disk and the claim
             first.abandon();
             inflight.remove(firstId, first);
             return Claim.TAKEN;
         }
-        BlockEntry firstReservation = reserve(firstId, blockLength(meta, index));
+        BlockEntry firstReservation = blockIndex.reserve(firstId, blockLength(meta, index));
         if (firstReservation == null) {
             first.abandon(); // waiters decide for themselves
             inflight.remove(firstId, first);
@@ -750,14 +700,14 @@ public final class CachingStore extends ForwardingObjectStore {
         long last = index;
         while (last < lastIndex && claimed.size() < config.maxRunBlocks()) {
             BlockId next = new BlockId(meta.key(), meta.etag(), last + 1);
-            if (isResident(next)) {
+            if (blockIndex.isResident(next)) {
                 break;
             }
             BlockFill f = new BlockFill(next, (int) blockLength(meta, last + 1));
             if (inflight.putIfAbsent(next, f) != null) {
                 break;
             }
-            BlockEntry reserved = reserve(next, blockLength(meta, last + 1));
+            BlockEntry reserved = blockIndex.reserve(next, blockLength(meta, last + 1));
             if (reserved == null) {
                 f.abandon();
                 inflight.remove(next, f);
@@ -770,7 +720,7 @@ public final class CachingStore extends ForwardingObjectStore {
         long start = index * config.blockSize();
         long length = (last - index) * config.blockSize() + blockLength(meta, last);
         try {
-            upstreamRequests.increment();
+            counters.upstreamRequests.increment();
             ObjectContent content = delegate.get(new GetRequest(meta.key(), ByteRange.of(start, length), meta.etag()));
             return new Claim(Claim.Outcome.STARTED, new Run(meta, content.stream(), index, last, claimed, reservations, prefetch));
         } catch (IOException | RuntimeException e) {
@@ -781,7 +731,7 @@ public final class CachingStore extends ForwardingObjectStore {
                 f.fail(e instanceof IOException io ? io : new IOException(e));
                 inflight.remove(f.id, f);
             }
-            reservations.values().forEach(CachingStore.this::releaseReservation);
+            reservations.values().forEach(blockIndex::releaseReservation);
             throw e;
         }
     }
@@ -805,7 +755,7 @@ public final class CachingStore extends ForwardingObjectStore {
         long fetched = 0;
         for (long index = range.offset() / config.blockSize(); index <= last; ) {
             BlockId id = new BlockId(meta.key(), meta.etag(), index);
-            if (isResident(id) || inflight.containsKey(id)) {
+            if (blockIndex.isResident(id) || inflight.containsKey(id)) {
                 index++;
                 continue;
             }
@@ -881,18 +831,13 @@ public final class CachingStore extends ForwardingObjectStore {
         }
         long firstIndex = range.offset() / config.blockSize();
         long lastIndex = (range.end() - 1) / config.blockSize();
-        List<BlockEntry> pinned = new ArrayList<>();
-        synchronized (lock) {
-            for (long i = firstIndex; i <= lastIndex; i++) {
-                BlockEntry e = index.get(new BlockId(meta.key(), meta.etag(), i));
-                boolean needsCheck = e != null && e.needsCheck(config.verify());
-                if (e == null || !e.ready || needsCheck) {
-                    pinned.forEach(p -> p.pins--);
-                    return null;
-                }
-                e.pins++;
-                pinned.add(e);
-            }
+        List<BlockId> ids = new ArrayList<>();
+        for (long i = firstIndex; i <= lastIndex; i++) {
+            ids.add(new BlockId(meta.key(), meta.etag(), i));
+        }
+        List<BlockEntry> pinned = blockIndex.pinAllChecked(ids, config.verify());
+        if (pinned == null) {
+            return null;
         }
         List<FileRegion> regions = new ArrayList<>(pinned.size());
         try {
@@ -908,20 +853,13 @@ public final class CachingStore extends ForwardingObjectStore {
             }
         } catch (IOException bad) {
             new ResidentRead(meta, range, regions).close();
-            synchronized (lock) {
-                pinned.forEach(p -> p.pins--);
-            }
+            blockIndex.unpinAll(pinned);
             LOG.warn("cannot send cached blocks of {} from disk ({}); reading them instead", meta.key(), bad.getMessage());
             return null;
         }
-        synchronized (lock) {
-            for (BlockEntry e : pinned) {
-                e.pins--;
-                policy.onHit(e.id);
-            }
-        }
-        hits.add(pinned.size());
-        bytesFromCache.add(range.length());
+        blockIndex.unpinAsHits(pinned);
+        counters.hits.add(pinned.size());
+        counters.bytesFromCache.add(range.length());
         ReadObserver observer = readObserver;
         if (observer != null) {
             observer.onRead(meta, firstIndex, lastIndex);
@@ -929,23 +867,11 @@ public final class CachingStore extends ForwardingObjectStore {
         return new ResidentRead(meta, range, regions);
     }
 
-    private boolean isResident(BlockId id) {
-        synchronized (lock) {
-            BlockEntry e = index.get(id);
-            return e != null && e.ready;
-        }
-    }
-
     /** A pinned source over a resident block, or null when it is not (or no longer) usable. */
     private Source fromDisk(BlockId id) {
-        BlockEntry e;
-        synchronized (lock) {
-            e = index.get(id);
-            if (e == null || !e.ready) {
-                return null;
-            }
-            e.pins++;
-            policy.onHit(id);
+        BlockEntry e = blockIndex.pinForRead(id);
+        if (e == null) {
+            return null;
         }
         OpenFiles.Handle file = null;
         try {
@@ -958,83 +884,23 @@ public final class CachingStore extends ForwardingObjectStore {
                 byte[] data = BlockFile.readVerified(file.channel, h, e.path);
                 e.verified = true;
                 file.release();
-                unpin(e);
-                hits.increment();
+                blockIndex.unpin(e);
+                counters.hits.increment();
                 return new MemorySource(data, true);
             }
-            hits.increment();
+            counters.hits.increment();
             return new FileSource(e, file);
         } catch (IOException bad) {
             LOG.warn("dropping cached block {} of {}: {}", e.path, id.key(), bad.getMessage());
             if (file != null) {
                 file.release();
             }
-            Path path;
-            synchronized (lock) {
-                e.pins--;
-                path = e.removed ? null : removeLocked(id, Cause.CORRUPT);
-            }
-            deleteFiles(path == null ? List.of() : List.of(path));
+            blockIndex.dropCorrupt(e);
             return null;
-        }
-    }
-
-    private void unpin(BlockEntry e) {
-        synchronized (lock) {
-            e.pins--;
         }
     }
 
     // ---- admission, eviction, writing ------------------------------------------------------------------
-
-    /**
-     * Asks the policy whether a missing block should be kept and, if so, makes room (evicting from high to
-     * low watermark) and reserves it: a placeholder entry, not yet readable, that no eviction touches. Null
-     * when the block is not to be kept; the read then goes on without it.
-     */
-    private BlockEntry reserve(BlockId id, long length) {
-        if (passThrough || closed) {
-            return null;
-        }
-        BlockEntry e;
-        List<Path> deletions = new ArrayList<>();
-        synchronized (lock) {
-            if (index.containsKey(id)) {
-                return null;
-            }
-            long high = (long) (config.capacity() * config.highWatermark());
-            boolean mustEvict = used + length > high;
-            if (!policy.admit(id, length, mustEvict)) {
-                bypassed.increment();
-                return null;
-            }
-            if (mustEvict) {
-                evictLocked(length, (long) (config.capacity() * config.lowWatermark()), deletions, false);
-            }
-            if (used + length > config.capacity()) {
-                policy.onRemove(id);
-                bypassed.increment();
-                e = null;
-            } else {
-                e = new BlockEntry(id, BlockFile.pathFor(blocksDir, id), 0, (int) length, 0, 0, false);
-                index.put(id, e);
-                byObject.computeIfAbsent(id.key(), k -> new HashSet<>()).add(id);
-                used += length;
-                policy.onAdd(id, length);
-            }
-        }
-        deleteFiles(deletions);
-        return e;
-    }
-
-    /** Gives back a reservation whose bytes never came. */
-    private void releaseReservation(BlockEntry reserved) {
-        synchronized (lock) {
-            if (!reserved.removed && index.get(reserved.id) == reserved) {
-                removeLocked(reserved.id, null);
-            }
-        }
-    }
 
     /**
      * Puts a complete block in place (header, rename; no fsync: see the note on durability) and makes its
@@ -1043,7 +909,7 @@ public final class CachingStore extends ForwardingObjectStore {
     private void publish(BlockEntry reserved, ObjectMeta meta, BlockFill fill) {
         BlockFile.Pending file = fill.file();
         if (file == null) {
-            releaseReservation(reserved); // the disk refused its bytes on the way
+            blockIndex.releaseReservation(reserved); // the disk refused its bytes on the way
             return;
         }
         BlockId id = reserved.id;
@@ -1054,87 +920,15 @@ public final class CachingStore extends ForwardingObjectStore {
             headerLength = header.length;
             file.commit(header, reserved.path, false);
         } catch (IOException failure) {
-            countWriteFailure(failure);
-            releaseReservation(reserved);
+            counters.writeFailed(failure);
+            blockIndex.releaseReservation(reserved);
             return;
         }
         unsynced.add(reserved.path);
         BlockEntry ready = new BlockEntry(id, reserved.path, meta.size(), fill.length(), headerLength, crc, false);
         ready.verified = true; // written from the bytes the upstream just sent
         ready.ready = true;
-        boolean orphan;
-        synchronized (lock) {
-            orphan = reserved.removed || index.get(id) != reserved;
-            if (!orphan) {
-                index.put(id, ready);
-            }
-        }
-        if (orphan) {
-            deleteFiles(List.of(reserved.path));
-        }
-    }
-
-    private void countWriteFailure(IOException failure) {
-        writeFailures.increment();
-        if (writeFailures.sum() == 1 || writeFailures.sum() % 1000 == 0) {
-            LOG.warn("cannot write to the cache ({}); serving from upstream ({} write failures so far)",
-                    failure.getMessage(), writeFailures.sum());
-        }
-    }
-
-    /** Evicts until {@code used + incoming <= target}; with {@code force}, ignores the target until under capacity. */
-    private void evictLocked(long incoming, long target, List<Path> deletions, boolean force) {
-        while (used + incoming > target || (force && used > config.capacity())) {
-            BlockId victim = policy.victim(k -> {
-                BlockEntry c = index.get(k);
-                return c != null && c.ready && c.pins == 0;
-            });
-            if (victim == null) {
-                return;
-            }
-            deletions.add(removeLocked(victim, Cause.CAPACITY));
-        }
-    }
-
-    /** Removes an entry from the index and the policy; returns its file, for the caller to delete unlocked. */
-    private Path removeLocked(BlockId id, Cause cause) {
-        BlockEntry e = index.remove(id);
-        if (e == null) {
-            return null;
-        }
-        e.removed = true;
-        Set<BlockId> ids = byObject.get(id.key());
-        if (ids != null) {
-            ids.remove(id);
-            if (ids.isEmpty()) {
-                byObject.remove(id.key());
-            }
-        }
-        used -= e.dataLength;
-        policy.onRemove(id);
-        if (cause == Cause.CAPACITY) {
-            evictedCapacity.increment();
-        } else if (cause == Cause.STALE) {
-            evictedStale.increment();
-        } else if (cause == Cause.CORRUPT) {
-            evictedCorrupt.increment();
-        }
-        return e.path;
-    }
-
-    private void deleteFiles(List<Path> paths) {
-        for (Path p : paths) {
-            if (p == null) {
-                continue;
-            }
-            openFiles.forget(p);
-            unsynced.forget(p);
-            try {
-                Files.deleteIfExists(p);
-            } catch (IOException e) {
-                LOG.warn("cannot delete evicted block {}: {}", p, e.getMessage());
-            }
-        }
+        blockIndex.publish(reserved, ready);
     }
 
     // ---- writes go through, and invalidate --------------------------------------------------------------
@@ -1142,10 +936,10 @@ public final class CachingStore extends ForwardingObjectStore {
     private void invalidate(ObjectKey key, ObjectMeta now) {
         if (now == null) {
             metadata.remove(key);
-            dropVersionsOtherThan(key, null);
+            blockIndex.dropVersionsOtherThan(key, null);
         } else {
             metadata.put(key, new MetaEntry(now, clock.nanoTime()));
-            dropVersionsOtherThan(key, now.etag());
+            blockIndex.dropVersionsOtherThan(key, now.etag());
         }
     }
 
@@ -1176,15 +970,12 @@ public final class CachingStore extends ForwardingObjectStore {
     public void close() throws IOException {
         if (!closed) {
             closed = true;
+            blockIndex.stopReserving();
             if (!passThrough && !unsynced.syncAll()) {
                 LOG.warn("cannot fsync every cached block; no index snapshot, so the next start checks the blocks it finds");
             } else if (!passThrough) {
                 try {
-                    List<BlockEntry> entries;
-                    synchronized (lock) {
-                        entries = index.values().stream().filter(e -> e.ready && !e.removed).toList();
-                    }
-                    new CacheRecovery(config.dir()).writeSnapshot(entries);
+                    new CacheRecovery(config.dir()).writeSnapshot(blockIndex.readyEntries());
                 } catch (IOException e) {
                     LOG.warn("cannot write the cache index snapshot ({}); the next start rebuilds it from the blocks", e.getMessage());
                 }
@@ -1198,6 +989,7 @@ public final class CachingStore extends ForwardingObjectStore {
     /** Leaves as a crash would: no snapshot, lock released. For tests of recovery. */
     void abandonWithoutSnapshot() {
         closed = true;
+        blockIndex.stopReserving();
         releaseLock();
     }
 
