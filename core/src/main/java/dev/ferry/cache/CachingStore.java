@@ -18,7 +18,6 @@ import dev.ferry.time.Clock;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
-import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
 import java.nio.channels.FileLock;
 import java.nio.channels.OverlappingFileLockException;
@@ -26,9 +25,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.List;
-import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.ConcurrentHashMap;
 import org.slf4j.Logger;
@@ -80,13 +77,17 @@ import org.slf4j.LoggerFactory;
  *       again.
  * </ul>
  *
- * <p>The parts: {@link CacheRecovery} (what is on disk at open, the snapshot at close), {@link BlockIndex}
- * (entries, pins, reservations, eviction, the policy), and here the read path, prefetch, the sendfile path
- * and the metadata cache.
+ * <h2>The parts</h2>
+ * As Trino's cache file system and Kafka's remote index cache are arranged, this class is the wrapper that
+ * composes them: {@link CacheRecovery} (what is on disk at open, the snapshot at close), {@link BlockIndex}
+ * (entries, pins, reservations, eviction under its lock, the policy calls), {@link BlockRuns} (single flight,
+ * runs of misses, publishing, prefetch) and {@link BlockStream} (one reader's range, block by block, from its
+ * sources). Here remain the directory lock, the metadata TTL cache, the sendfile path ({@link #openResident})
+ * and write invalidation.
  *
  * <p>Thread-safe: the index and the policy are guarded by the {@link BlockIndex}'s one lock, held only for
- * bookkeeping; all I/O happens outside it. Blocks being fetched are claimed in {@code inflight} (a concurrent
- * map: the first to put a block fetches it), metadata is a concurrent map of immutable entries, counts are
+ * bookkeeping; all I/O happens outside it. Blocks being fetched are claimed in {@link BlockRuns}' concurrent
+ * map (the first to put a block fetches it), metadata is a concurrent map of immutable entries, counts are
  * {@link CacheCounters}; the directory lock is taken in the constructor and released once, at close.
  */
 public final class CachingStore extends ForwardingObjectStore {
@@ -112,9 +113,8 @@ public final class CachingStore extends ForwardingObjectStore {
 
     private final CacheCounters counters = new CacheCounters();
     private final BlockIndex blockIndex;
-    private final ConcurrentHashMap<BlockId, BlockFill> inflight = new ConcurrentHashMap<>();
     private final UnsyncedBlocks unsynced = new UnsyncedBlocks(UNSYNCED_BACKLOG);
-    private volatile ReadObserver readObserver;
+    private final BlockRuns runs;
     private final OpenFiles openFiles = new OpenFiles(OPEN_FILES);
     private final ConcurrentHashMap<ObjectKey, MetaEntry> metadata = new ConcurrentHashMap<>();
 
@@ -139,6 +139,7 @@ public final class CachingStore extends ForwardingObjectStore {
             openFiles.forget(path);
             unsynced.forget(path);
         });
+        this.runs = new BlockRuns(config, upstream, blockIndex, counters, openFiles, unsynced, metadata::remove);
         this.clock = Objects.requireNonNull(clock, "clock is null");
         this.blocksDir = config.dir().resolve(BLOCKS);
         this.tmpDir = config.dir().resolve(TMP);
@@ -180,12 +181,12 @@ public final class CachingStore extends ForwardingObjectStore {
 
     /** Sets the one observer of reads (the sequential read-ahead); null for none. */
     void observeReads(ReadObserver observer) {
-        this.readObserver = observer;
+        runs.observeReads(observer);
     }
 
     /** True when the block is on disk or being fetched: nothing for a prefetcher to do. */
     boolean residentOrInFlight(BlockId id) {
-        return inflight.containsKey(id) || blockIndex.isResident(id);
+        return runs.residentOrInFlight(id);
     }
 
     /** What the cache has done so far. */
@@ -261,479 +262,7 @@ public final class CachingStore extends ForwardingObjectStore {
         if (range == null) {
             return new ObjectContent(meta, null, InputStream.nullInputStream());
         }
-        return new ObjectContent(meta, range, new BlockStream(meta, range));
-    }
-
-    private long blockLength(ObjectMeta meta, long index) {
-        return Math.min(config.blockSize(), meta.size() - index * config.blockSize());
-    }
-
-    /** Where a block's bytes come from for one reader. */
-    private interface Source {
-        int read(byte[] b, int off, int len, long offsetInBlock) throws IOException;
-
-        void release();
-    }
-
-    private final class MemorySource implements Source {
-        private final byte[] data;
-        private final boolean fromCache;
-        private final long base;
-
-        MemorySource(byte[] data, boolean fromCache) {
-            this(data, fromCache, 0);
-        }
-
-        /** {@code data} holds the block's bytes from {@code base} on (all of them when 0). */
-        MemorySource(byte[] data, boolean fromCache, long base) {
-            this.data = data;
-            this.fromCache = fromCache;
-            this.base = base;
-        }
-
-        @Override
-        public int read(byte[] b, int off, int len, long offsetInBlock) {
-            int at = (int) (offsetInBlock - base);
-            int n = Math.min(len, data.length - at);
-            System.arraycopy(data, at, b, off, n);
-            if (fromCache) {
-                counters.bytesFromCache.add(n);
-            }
-            return n;
-        }
-
-        @Override
-        public void release() {
-        }
-    }
-
-    private final class FileSource implements Source {
-        private final BlockEntry entry;
-        private final OpenFiles.Handle file;
-
-        FileSource(BlockEntry entry, OpenFiles.Handle file) {
-            this.entry = entry;
-            this.file = file;
-        }
-
-        @Override
-        public int read(byte[] b, int off, int len, long offsetInBlock) throws IOException {
-            int want = (int) Math.min(len, entry.dataLength - offsetInBlock);
-            ByteBuffer buf = ByteBuffer.wrap(b, off, want);
-            while (buf.hasRemaining()) {
-                int n = file.channel.read(buf, entry.headerLength + offsetInBlock + (buf.position() - off));
-                if (n < 0) {
-                    throw new BlockFile.CorruptBlockException(entry.path + ": ends early");
-                }
-            }
-            counters.bytesFromCache.add(want);
-            return want;
-        }
-
-        @Override
-        public void release() {
-            file.release();
-            blockIndex.unpin(entry);
-        }
-    }
-
-    /**
-     * An upstream ranged GET covering a run of missing blocks, each claimed (single flight, a {@link BlockFill}
-     * in {@code inflight}) and with room reserved in the cache. Its driver starts the blocks in order and pulls
-     * their bytes as it needs them; readers of the block being filled get the bytes as they arrive.
-     * Not thread-safe: its driver's.
-     */
-    private final class Run {
-        final ObjectMeta meta;
-        final InputStream stream;
-        final long last;
-        long next;
-        final Map<Long, BlockFill> fills;
-        final Map<Long, BlockEntry> reservations;
-        final boolean prefetch;
-        private BlockFill current;
-        private BlockEntry currentReservation;
-
-        Run(ObjectMeta meta, InputStream stream, long first, long last, Map<Long, BlockFill> fills,
-                Map<Long, BlockEntry> reservations, boolean prefetch) {
-            this.prefetch = prefetch;
-            this.meta = meta;
-            this.stream = stream;
-            this.next = first;
-            this.last = last;
-            this.fills = fills;
-            this.reservations = reservations;
-        }
-
-        /** Starts the run's next block (the one before it must be complete); its bytes come with {@link #pull}. */
-        BlockFill startNext() {
-            if (current != null) {
-                throw new IllegalStateException("block " + current.id.index() + " of " + meta.key() + " is not complete");
-            }
-            long index = next++;
-            current = fills.remove(index);
-            currentReservation = reservations.remove(index);
-            if (currentReservation != null) {
-                try {
-                    int headerLength = BlockFile.encodeHeader(current.id, meta.size(), config.blockSize(), current.length(), 0).length;
-                    current.keepIn(BlockFile.Pending.create(tmpDir, headerLength));
-                } catch (IOException e) {
-                    writeFailed(e);
-                }
-            }
-            return current;
-        }
-
-        /**
-         * Reads from upstream until the current block holds more than {@code offsetInBlock} bytes (all of them
-         * with {@code offsetInBlock = length - 1}); when the block is complete, keeps it and hands it over.
-         */
-        void pull(int offsetInBlock) throws IOException {
-            BlockFill fill = current;
-            if (fill == null) {
-                return;
-            }
-            try {
-                while (fill.filled() <= offsetInBlock) {
-                    if (fill.pullFrom(stream, this::writeFailed) < 0) {
-                        throw new StoreException(StoreException.Kind.RETRYABLE, 0, "upstream sent " + fill.filled() + " of "
-                                + fill.length() + " bytes of block " + fill.id.index() + " of " + meta.key(), null);
-                    }
-                }
-            } catch (IOException | RuntimeException e) {
-                current = null;
-                fill.fail(e instanceof IOException io ? io : new IOException(e));
-                if (currentReservation != null) {
-                    blockIndex.releaseReservation(currentReservation);
-                    currentReservation = null;
-                }
-                inflight.remove(fill.id, fill);
-                throw e;
-            }
-            if (fill.isComplete()) {
-                current = null;
-                if (prefetch) {
-                    counters.prefetchedBlocks.increment();
-                    counters.prefetchedBytes.add(fill.length());
-                } else {
-                    counters.misses.increment();
-                    counters.bytesFromUpstream.add(fill.length());
-                }
-                BlockEntry reserved = currentReservation;
-                currentReservation = null;
-                if (reserved != null) {
-                    publish(reserved, meta, fill);
-                }
-                inflight.remove(fill.id, fill);
-            }
-        }
-
-        /** Pulls the rest of the current block, if one is being filled: it is complete for its waiters and the cache. */
-        void finishCurrent() throws IOException {
-            if (current != null) {
-                pull(current.length() - 1);
-            }
-        }
-
-        private void writeFailed(IOException failure) {
-            counters.writeFailed(failure);
-            if (currentReservation != null) {
-                blockIndex.releaseReservation(currentReservation);
-                currentReservation = null;
-            }
-        }
-
-        boolean done() {
-            return next > last && current == null;
-        }
-
-        /** Stops the run: the block being filled and those not started are abandoned (their waiters fetch again). */
-        void abandon() {
-            if (current != null) {
-                current.abandon();
-                inflight.remove(current.id, current);
-                current = null;
-            }
-            if (currentReservation != null) {
-                blockIndex.releaseReservation(currentReservation);
-                currentReservation = null;
-            }
-            for (BlockFill f : fills.values()) {
-                f.abandon();
-                inflight.remove(f.id, f);
-            }
-            fills.clear();
-            reservations.values().forEach(blockIndex::releaseReservation);
-            reservations.clear();
-            try {
-                stream.close();
-            } catch (IOException ignored) {
-                // abandoning: nothing more to read
-            }
-        }
-    }
-
-    /** A block being filled, for one reader: the driver pulls what it needs, anyone else waits for it. */
-    private final class FillSource implements Source {
-        private final BlockFill fill;
-        private final Run driver;
-
-        FillSource(BlockFill fill, Run driver) {
-            this.fill = fill;
-            this.driver = driver;
-        }
-
-        @Override
-        public int read(byte[] b, int off, int len, long offsetInBlock) throws IOException {
-            if (driver != null) {
-                driver.pull((int) offsetInBlock);
-            }
-            int n = fill.read(b, off, len, (int) offsetInBlock);
-            if (driver == null) {
-                counters.bytesFromCache.add(n); // another reader's fetch: a hit, like a resident block
-            }
-            return n;
-        }
-
-        @Override
-        public void release() {
-        }
-    }
-
-    /** Reads a range block by block: from disk, from a fetch in flight, or from a run it fetches itself. */
-    private final class BlockStream extends dev.ferry.store.BlockReadingInputStream {
-        private final ObjectMeta meta;
-        private final long end;
-        private final long lastIndex;
-        private long position;
-        private long currentIndex = -1;
-        private Source current;
-        private Run run;
-        private boolean streamClosed;
-
-        BlockStream(ObjectMeta meta, ByteRange range) {
-            this.meta = meta;
-            this.position = range.offset();
-            this.end = range.end();
-            this.lastIndex = (end - 1) / config.blockSize();
-        }
-
-        @Override
-        public int read(byte[] b, int off, int len) throws IOException {
-            Objects.checkFromIndexSize(off, len, b.length);
-            if (streamClosed) {
-                throw new IOException("stream closed");
-            }
-            if (position >= end) {
-                return -1;
-            }
-            if (len == 0) {
-                return 0;
-            }
-            long index = position / config.blockSize();
-            if (index != currentIndex) {
-                if (current != null) {
-                    current.release();
-                    current = null;
-                }
-                current = acquire(index);
-                currentIndex = index;
-            }
-            long blockStart = index * config.blockSize();
-            int want = (int) Math.min(len, Math.min(end - position, blockStart + blockLength(meta, index) - position));
-            int n;
-            try {
-                n = current.read(b, off, want, position - blockStart);
-            } catch (BlockFill.Abandoned abandoned) {
-                current.release(); // the reader fetching it left early: fetch it (or wait for another) again
-                current = null;
-                currentIndex = -1;
-                return read(b, off, len);
-            }
-            position += n;
-            return n;
-        }
-
-        private Source acquire(long index) throws IOException {
-            BlockId id = new BlockId(meta.key(), meta.etag(), index);
-            ReadObserver observer = readObserver;
-            if (observer != null) {
-                observer.onRead(meta, index, index);
-            }
-            while (true) {
-                if (run != null) {
-                    run.finishCurrent();
-                    if (!run.done() && run.next == index) {
-                        return new FillSource(run.startNext(), run);
-                    }
-                    if (run.done()) {
-                        run.stream.close();
-                    } else {
-                        run.abandon();
-                    }
-                    run = null;
-                }
-                Source cached = fromDisk(id);
-                if (cached != null) {
-                    return cached;
-                }
-                BlockFill pending = inflight.get(id);
-                if (pending != null) {
-                    counters.hits.increment();
-                    blockIndex.onHit(id); // an access like any other: plan-aware policies must see it
-                    return new FillSource(pending, null); // its bytes as they arrive; read() starts again if it is abandoned
-                }
-                Source started = startRun(index);
-                if (started != null) {
-                    return started;
-                }
-            }
-        }
-
-        /**
-         * A miss: claims {@code index}; when the policy admits it, reserves room and opens one ranged GET for it
-         * and the admitted missing blocks after it (a run, read as the reader advances); when it refuses,
-         * fetches only the bytes this read needs from that block, and keeps nothing. Null when another reader
-         * claimed the block first.
-         */
-        private Source startRun(long index) throws IOException {
-            Claim claim = claimRun(meta, index, lastIndex, false);
-            if (claim.outcome() == Claim.Outcome.TAKEN) {
-                return null;
-            }
-            if (claim.outcome() == Claim.Outcome.REFUSED) {
-                return bypass(index);
-            }
-            run = claim.run();
-            return new FillSource(run.startNext(), run);
-        }
-
-        /** A refused block: fetch only the part of it this read still needs, keep nothing. */
-        private Source bypass(long index) throws IOException {
-            long blockStart = index * config.blockSize();
-            long from = Math.max(position, blockStart);
-            long to = Math.min(end, blockStart + blockLength(meta, index));
-            counters.upstreamRequests.increment();
-            byte[] data;
-            try (ObjectContent c = delegate.get(new GetRequest(meta.key(), ByteRange.of(from, to - from), meta.etag()))) {
-                data = dev.ferry.store.Bytes.read(c.stream(), (int) (to - from));
-            } catch (StoreException e) {
-                if (e.kind() == StoreException.Kind.PRECONDITION_FAILED) {
-                    metadata.remove(meta.key());
-                }
-                throw e;
-            }
-            if (data.length != to - from) {
-                throw new StoreException(StoreException.Kind.RETRYABLE, 0, "upstream sent " + data.length + " of "
-                        + (to - from) + " bytes of " + meta.key() + " at " + from, null);
-            }
-            counters.misses.increment();
-            counters.bytesFromUpstream.add(data.length);
-            return new MemorySource(data, false, from - blockStart);
-        }
-
-        @Override
-        public void close() {
-            if (streamClosed) {
-                return;
-            }
-            streamClosed = true;
-            if (current != null) {
-                current.release();
-                current = null;
-            }
-            if (run != null) {
-                try {
-                    run.finishCurrent(); // the block under way is finished for its waiters and the cache
-                } catch (IOException | RuntimeException e) {
-                    LOG.debug("could not finish block of {} after its reader left: {}", meta.key(), e.toString());
-                }
-                if (run.done()) {
-                    try {
-                        run.stream.close();
-                    } catch (IOException ignored) {
-                        // read to the end
-                    }
-                } else {
-                    run.abandon();
-                }
-                run = null;
-            }
-        }
-    }
-
-    /** What came of trying to start a run at a block. */
-    private record Claim(Outcome outcome, Run run) {
-        enum Outcome { STARTED, TAKEN, REFUSED }
-
-        static final Claim TAKEN = new Claim(Outcome.TAKEN, null);
-        static final Claim REFUSED = new Claim(Outcome.REFUSED, null);
-    }
-
-    /**
-     * A miss at {@code index}: claims it (single flight); when the policy admits it, reserves room and opens
-     * one ranged GET for it and the admitted missing blocks after it, up to {@code lastIndex} (a run, read
-     * block by block). TAKEN when another reader holds the block or it became resident; REFUSED when the
-     * policy will not keep it (nothing is claimed then).
-     */
-    private Claim claimRun(ObjectMeta meta, long index, long lastIndex, boolean prefetch) throws IOException {
-        BlockId firstId = new BlockId(meta.key(), meta.etag(), index);
-        BlockFill first = new BlockFill(firstId, (int) blockLength(meta, index));
-        if (inflight.putIfAbsent(firstId, first) != null) {
-            return Claim.TAKEN; // someone else claimed it a moment ago
-        }
-        if (blockIndex.isResident(firstId)) { // its fetcher finished between our look at the disk and the claim
-            first.abandon();
-            inflight.remove(firstId, first);
-            return Claim.TAKEN;
-        }
-        BlockEntry firstReservation = blockIndex.reserve(firstId, blockLength(meta, index));
-        if (firstReservation == null) {
-            first.abandon(); // waiters decide for themselves
-            inflight.remove(firstId, first);
-            return Claim.REFUSED;
-        }
-        Map<Long, BlockFill> claimed = new HashMap<>();
-        Map<Long, BlockEntry> reservations = new HashMap<>();
-        claimed.put(index, first);
-        reservations.put(index, firstReservation);
-        long last = index;
-        while (last < lastIndex && claimed.size() < config.maxRunBlocks()) {
-            BlockId next = new BlockId(meta.key(), meta.etag(), last + 1);
-            if (blockIndex.isResident(next)) {
-                break;
-            }
-            BlockFill f = new BlockFill(next, (int) blockLength(meta, last + 1));
-            if (inflight.putIfAbsent(next, f) != null) {
-                break;
-            }
-            BlockEntry reserved = blockIndex.reserve(next, blockLength(meta, last + 1));
-            if (reserved == null) {
-                f.abandon();
-                inflight.remove(next, f);
-                break; // refused: the reader fetches just what it needs of it when it gets there
-            }
-            claimed.put(last + 1, f);
-            reservations.put(last + 1, reserved);
-            last++;
-        }
-        long start = index * config.blockSize();
-        long length = (last - index) * config.blockSize() + blockLength(meta, last);
-        try {
-            counters.upstreamRequests.increment();
-            ObjectContent content = delegate.get(new GetRequest(meta.key(), ByteRange.of(start, length), meta.etag()));
-            return new Claim(Claim.Outcome.STARTED, new Run(meta, content.stream(), index, last, claimed, reservations, prefetch));
-        } catch (IOException | RuntimeException e) {
-            if (e instanceof StoreException se && se.kind() == StoreException.Kind.PRECONDITION_FAILED) {
-                metadata.remove(meta.key()); // the object changed under us: ask again next time
-            }
-            for (BlockFill f : claimed.values()) {
-                f.fail(e instanceof IOException io ? io : new IOException(e));
-                inflight.remove(f.id, f);
-            }
-            reservations.values().forEach(blockIndex::releaseReservation);
-            throw e;
-        }
+        return new ObjectContent(meta, range, new BlockStream(runs, meta, range));
     }
 
     /**
@@ -751,34 +280,7 @@ public final class CachingStore extends ForwardingObjectStore {
         if (range == null) {
             return 0;
         }
-        long last = (range.end() - 1) / config.blockSize();
-        long fetched = 0;
-        for (long index = range.offset() / config.blockSize(); index <= last; ) {
-            BlockId id = new BlockId(meta.key(), meta.etag(), index);
-            if (blockIndex.isResident(id) || inflight.containsKey(id)) {
-                index++;
-                continue;
-            }
-            Claim claim = claimRun(meta, index, last, true);
-            if (claim.outcome() != Claim.Outcome.STARTED) {
-                index++;
-                continue;
-            }
-            Run run = claim.run();
-            try {
-                while (!run.done()) {
-                    BlockFill fill = run.startNext();
-                    run.pull(fill.length() - 1);
-                    fetched += fill.length();
-                }
-                run.stream.close();
-            } catch (IOException | RuntimeException e) {
-                run.abandon();
-                throw e;
-            }
-            index = run.last + 1;
-        }
-        return fetched;
+        return runs.prefetch(meta, range);
     }
 
     /** The range a request reads of {@code meta}: null for an empty object; 416 when it starts past the end. */
@@ -860,75 +362,11 @@ public final class CachingStore extends ForwardingObjectStore {
         blockIndex.unpinAsHits(pinned);
         counters.hits.add(pinned.size());
         counters.bytesFromCache.add(range.length());
-        ReadObserver observer = readObserver;
+        ReadObserver observer = runs.observer();
         if (observer != null) {
             observer.onRead(meta, firstIndex, lastIndex);
         }
         return new ResidentRead(meta, range, regions);
-    }
-
-    /** A pinned source over a resident block, or null when it is not (or no longer) usable. */
-    private Source fromDisk(BlockId id) {
-        BlockEntry e = blockIndex.pinForRead(id);
-        if (e == null) {
-            return null;
-        }
-        OpenFiles.Handle file = null;
-        try {
-            file = openFiles.acquire(e.path);
-            if (e.needsCheck(config.verify())) {
-                BlockFile.Header h = BlockFile.readHeader(file.channel, e.path);
-                if (!h.id().equals(id)) {
-                    throw new BlockFile.CorruptBlockException(e.path + ": holds " + h.id() + ", not " + id);
-                }
-                byte[] data = BlockFile.readVerified(file.channel, h, e.path);
-                e.verified = true;
-                file.release();
-                blockIndex.unpin(e);
-                counters.hits.increment();
-                return new MemorySource(data, true);
-            }
-            counters.hits.increment();
-            return new FileSource(e, file);
-        } catch (IOException bad) {
-            LOG.warn("dropping cached block {} of {}: {}", e.path, id.key(), bad.getMessage());
-            if (file != null) {
-                file.release();
-            }
-            blockIndex.dropCorrupt(e);
-            return null;
-        }
-    }
-
-    // ---- admission, eviction, writing ------------------------------------------------------------------
-
-    /**
-     * Puts a complete block in place (header, rename; no fsync: see the note on durability) and makes its
-     * reservation readable; the disk refusing (full, failing) costs only the keeping, never the read.
-     */
-    private void publish(BlockEntry reserved, ObjectMeta meta, BlockFill fill) {
-        BlockFile.Pending file = fill.file();
-        if (file == null) {
-            blockIndex.releaseReservation(reserved); // the disk refused its bytes on the way
-            return;
-        }
-        BlockId id = reserved.id;
-        int crc = fill.crc();
-        int headerLength;
-        try {
-            byte[] header = BlockFile.encodeHeader(id, meta.size(), config.blockSize(), fill.length(), crc);
-            headerLength = header.length;
-            file.commit(header, reserved.path, false);
-        } catch (IOException failure) {
-            counters.writeFailed(failure);
-            blockIndex.releaseReservation(reserved);
-            return;
-        }
-        unsynced.add(reserved.path);
-        BlockEntry ready = new BlockEntry(id, reserved.path, meta.size(), fill.length(), headerLength, crc, false);
-        ready.verified = true; // written from the bytes the upstream just sent
-        ready.ready = true;
-        blockIndex.publish(reserved, ready);
     }
 
     // ---- writes go through, and invalidate --------------------------------------------------------------
