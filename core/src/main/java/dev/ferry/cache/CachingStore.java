@@ -15,6 +15,7 @@ import dev.ferry.store.ObjectStore;
 import dev.ferry.store.PutBody;
 import dev.ferry.store.StoreException;
 import dev.ferry.time.Clock;
+import java.io.Closeable;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
@@ -301,7 +302,7 @@ public final class CachingStore extends ForwardingObjectStore {
     }
 
     /** A read whose every block is on the local disk, as file regions in order; see {@link #openResident}. */
-    public record ResidentRead(ObjectMeta meta, ByteRange range, List<FileRegion> regions) implements java.io.Closeable {
+    public record ResidentRead(ObjectMeta meta, ByteRange range, List<FileRegion> regions) implements Closeable {
         /** Closes every region's channel (closing one twice is harmless). */
         @Override
         public void close() {
