@@ -15,36 +15,20 @@ import dev.ferry.store.ObjectStore;
 import dev.ferry.store.PutBody;
 import dev.ferry.store.StoreException;
 import dev.ferry.time.Clock;
-import java.io.BufferedInputStream;
-import java.io.BufferedOutputStream;
-import java.io.DataInputStream;
-import java.io.DataOutputStream;
+import java.io.Closeable;
 import java.io.IOException;
 import java.io.InputStream;
-import java.io.InterruptedIOException;
 import java.io.UncheckedIOException;
-import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
 import java.nio.channels.FileLock;
 import java.nio.channels.OverlappingFileLockException;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
 import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
-import java.util.HashMap;
-import java.util.HashSet;
 import java.util.List;
-import java.util.Map;
 import java.util.Objects;
-import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.ExecutionException;
-import java.util.concurrent.atomic.LongAdder;
-import java.util.stream.Stream;
-import java.util.zip.CRC32C;
-import java.util.zip.CheckedInputStream;
-import java.util.zip.CheckedOutputStream;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -71,7 +55,8 @@ import org.slf4j.LoggerFactory;
  *   <li><b>Crash safety</b> (after Kafka's log and remote index cache): block files are written to a
  *       temporary name and renamed; each carries a header with its identity and CRC32C; on open,
  *       temporaries are deleted and the index comes from a snapshot written at clean close (the clean-
- *       shutdown marker) or, after a crash, from the block headers, every block then checked on first read.
+ *       shutdown marker) or, after a crash, from the block headers, every block then checked on first read
+ *       ({@link CacheRecovery}).
  *   <li><b>Durability: what needs an fsync.</b> A block of this cache can always be fetched again, so losing
  *       one costs a refetch, never data; serving a wrong byte is the only failure that matters. Hence:
  *       <ul>
@@ -93,8 +78,18 @@ import org.slf4j.LoggerFactory;
  *       again.
  * </ul>
  *
- * <p>Thread-safe: the index and the policy are guarded by one lock, held only for bookkeeping; all I/O
- * happens outside it.
+ * <h2>The parts</h2>
+ * As Trino's cache file system and Kafka's remote index cache are arranged, this class is the wrapper that
+ * composes them: {@link CacheRecovery} (what is on disk at open, the snapshot at close), {@link BlockIndex}
+ * (entries, pins, reservations, eviction under its lock, the policy calls), {@link BlockRuns} (single flight,
+ * runs of misses, publishing, prefetch) and {@link BlockStream} (one reader's range, block by block, from its
+ * sources). Here remain the directory lock, the metadata TTL cache, the sendfile path ({@link #openResident})
+ * and write invalidation.
+ *
+ * <p>Thread-safe: the index and the policy are guarded by the {@link BlockIndex}'s one lock, held only for
+ * bookkeeping; all I/O happens outside it. Blocks being fetched are claimed in {@link BlockRuns}' concurrent
+ * map (the first to put a block fetches it), metadata is a concurrent map of immutable entries, counts are
+ * {@link CacheCounters}; the directory lock is taken in the constructor and released once, at close.
  */
 public final class CachingStore extends ForwardingObjectStore {
     private static final Logger LOG = LoggerFactory.getLogger(CachingStore.class);
@@ -102,36 +97,8 @@ public final class CachingStore extends ForwardingObjectStore {
     static final String LOCK = ".lock";
     static final String BLOCKS = "blocks";
     static final String TMP = "tmp";
-    private static final int SNAPSHOT_MAGIC = 0x46525949; // "FRYI"
-    private static final int SCAN_THREADS = 16;
     private static final int OPEN_FILES = 512;
     private static final int UNSYNCED_BACKLOG = 4096;
-
-    private enum Cause { CAPACITY, STALE, CORRUPT }
-
-    private static final class Entry {
-        final BlockId id;
-        final Path path;
-        final long objectSize;
-        final int dataLength;
-        final int headerLength;
-        final int crc;
-        final boolean recoveredAfterCrash;
-        boolean ready;
-        boolean removed;
-        volatile boolean verified;
-        int pins;
-
-        Entry(BlockId id, Path path, long objectSize, int dataLength, int headerLength, int crc, boolean recoveredAfterCrash) {
-            this.id = id;
-            this.path = path;
-            this.objectSize = objectSize;
-            this.dataLength = dataLength;
-            this.headerLength = headerLength;
-            this.crc = crc;
-            this.recoveredAfterCrash = recoveredAfterCrash;
-        }
-    }
 
     private record MetaEntry(ObjectMeta meta, long fetchedAt) {
     }
@@ -140,35 +107,17 @@ public final class CachingStore extends ForwardingObjectStore {
     private final Clock clock;
     private final Path blocksDir;
     private final Path tmpDir;
-    private final EvictionPolicy<BlockId> policy;
     private FileChannel lockChannel;
     private FileLock fileLock;
     private volatile boolean passThrough;
     private volatile boolean closed;
 
-    private final Object lock = new Object();
-    private final Map<BlockId, Entry> index = new HashMap<>();
-    private final Map<ObjectKey, Set<BlockId>> byObject = new HashMap<>();
-    private long used;
-
-    private final ConcurrentHashMap<BlockId, BlockFill> inflight = new ConcurrentHashMap<>();
+    private final CacheCounters counters = new CacheCounters();
+    private final BlockIndex blockIndex;
     private final UnsyncedBlocks unsynced = new UnsyncedBlocks(UNSYNCED_BACKLOG);
-    private volatile ReadObserver readObserver;
+    private final BlockRuns runs;
     private final OpenFiles openFiles = new OpenFiles(OPEN_FILES);
     private final ConcurrentHashMap<ObjectKey, MetaEntry> metadata = new ConcurrentHashMap<>();
-
-    private final LongAdder hits = new LongAdder();
-    private final LongAdder misses = new LongAdder();
-    private final LongAdder bytesFromCache = new LongAdder();
-    private final LongAdder bytesFromUpstream = new LongAdder();
-    private final LongAdder upstreamRequests = new LongAdder();
-    private final LongAdder evictedCapacity = new LongAdder();
-    private final LongAdder evictedStale = new LongAdder();
-    private final LongAdder evictedCorrupt = new LongAdder();
-    private final LongAdder bypassed = new LongAdder();
-    private final LongAdder writeFailures = new LongAdder();
-    private final LongAdder prefetchedBlocks = new LongAdder();
-    private final LongAdder prefetchedBytes = new LongAdder();
 
     /** A cache with the policy its config names (lru, pin or sieve). */
     public CachingStore(ObjectStore upstream, CacheConfig config) {
@@ -187,7 +136,11 @@ public final class CachingStore extends ForwardingObjectStore {
     public CachingStore(ObjectStore upstream, CacheConfig config, EvictionPolicy<BlockId> policy, Clock clock) {
         super(upstream);
         this.config = Objects.requireNonNull(config, "config is null");
-        this.policy = Objects.requireNonNull(policy, "policy is null");
+        this.blockIndex = new BlockIndex(config, Objects.requireNonNull(policy, "policy is null"), counters, path -> {
+            openFiles.forget(path);
+            unsynced.forget(path);
+        });
+        this.runs = new BlockRuns(config, upstream, blockIndex, counters, openFiles, unsynced, metadata::remove);
         this.clock = Objects.requireNonNull(clock, "clock is null");
         this.blocksDir = config.dir().resolve(BLOCKS);
         this.tmpDir = config.dir().resolve(TMP);
@@ -196,6 +149,7 @@ public final class CachingStore extends ForwardingObjectStore {
         } catch (IOException | UncheckedIOException | OverlappingFileLockException | SecurityException e) {
             LOG.warn("cache directory {} is unusable ({}); serving every read from upstream", config.dir(), e.getMessage());
             passThrough = true;
+            blockIndex.stopReserving();
             releaseLock();
         }
     }
@@ -217,132 +171,7 @@ public final class CachingStore extends ForwardingObjectStore {
         if (fileLock == null) {
             throw new IOException("another process is using it");
         }
-        try (Stream<Path> temps = Files.list(tmpDir)) {
-            for (Path t : temps.toList()) {
-                Files.deleteIfExists(t);
-            }
-        }
-        List<Entry> recovered = readSnapshot();
-        if (recovered == null) {
-            recovered = scan();
-        }
-        List<Path> deletions = new ArrayList<>();
-        synchronized (lock) {
-            for (Entry e : recovered) {
-                e.ready = true;
-                index.put(e.id, e);
-                byObject.computeIfAbsent(e.id.key(), k -> new HashSet<>()).add(e.id);
-                used += e.dataLength;
-                policy.onAdd(e.id, e.dataLength);
-            }
-            evictLocked(0, (long) (config.capacity() * config.lowWatermark()), deletions, used > config.capacity());
-        }
-        deleteFiles(deletions);
-    }
-
-    /** The index from a clean close, or null; the snapshot is removed, so a crash from here on means a scan. */
-    private List<Entry> readSnapshot() {
-        Path snapshot = config.dir().resolve(SNAPSHOT);
-        if (!Files.exists(snapshot)) {
-            return null;
-        }
-        CRC32C crc = new CRC32C();
-        try (DataInputStream in = new DataInputStream(new CheckedInputStream(
-                new BufferedInputStream(Files.newInputStream(snapshot), 1 << 16), crc))) {
-            if (in.readInt() != SNAPSHOT_MAGIC) {
-                throw new IOException("not a ferry index snapshot");
-            }
-            int count = in.readInt();
-            List<Entry> entries = new ArrayList<>(count);
-            for (int i = 0; i < count; i++) {
-                BlockId id = new BlockId(ObjectKey.of(in.readUTF(), in.readUTF()), in.readUTF(), in.readLong());
-                long objectSize = in.readLong();
-                int dataLength = in.readInt();
-                int headerLength = in.readInt();
-                int dataCrc = in.readInt();
-                entries.add(new Entry(id, BlockFile.pathFor(blocksDir, id), objectSize, dataLength, headerLength, dataCrc, false));
-            }
-            int computed = (int) crc.getValue();
-            int stored = in.readInt();
-            if (computed != stored) {
-                throw new IOException("checksum mismatch");
-            }
-            return entries;
-        } catch (IOException | IllegalArgumentException e) {
-            LOG.warn("index snapshot {} is damaged ({}); rebuilding the index from the block files", snapshot, e.getMessage());
-            return null;
-        } finally {
-            try {
-                Files.deleteIfExists(snapshot);
-            } catch (IOException e) {
-                LOG.warn("cannot remove {}: {}", snapshot, e.getMessage());
-            }
-        }
-    }
-
-    /**
-     * Rebuilds the index from block headers after a crash; files that fail are deleted. Headers are read by
-     * {@link #SCAN_THREADS} threads: on a cold disk the scan waits on I/O, and NVMe serves many reads at once.
-     */
-    private List<Entry> scan() throws IOException {
-        List<Path> files;
-        try (Stream<Path> walk = Files.walk(blocksDir)) {
-            files = walk.filter(p -> p.getFileName().toString().endsWith(".blk")).toList();
-        }
-        List<Entry> entries = java.util.Collections.synchronizedList(new ArrayList<>(files.size()));
-        java.util.concurrent.ExecutorService pool = java.util.concurrent.Executors.newFixedThreadPool(SCAN_THREADS, r -> {
-            Thread t = new Thread(r, "ferry-cache-scan");
-            t.setDaemon(true);
-            return t;
-        });
-        try {
-            List<java.util.concurrent.Future<?>> work = new ArrayList<>();
-            int chunk = Math.max(1, files.size() / (SCAN_THREADS * 4));
-            for (int from = 0; from < files.size(); from += chunk) {
-                List<Path> slice = files.subList(from, Math.min(files.size(), from + chunk));
-                work.add(pool.submit(() -> {
-                    for (Path file : slice) {
-                        Entry e = readEntry(file);
-                        if (e != null) {
-                            entries.add(e);
-                        }
-                    }
-                }));
-            }
-            for (java.util.concurrent.Future<?> f : work) {
-                f.get();
-            }
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new InterruptedIOException("interrupted while scanning the cache");
-        } catch (ExecutionException e) {
-            throw new IOException("cannot scan the cache: " + e.getCause(), e.getCause());
-        } finally {
-            pool.shutdownNow();
-        }
-        if (!files.isEmpty()) {
-            LOG.info("recovered {} cached blocks after an unclean shutdown; each is checked on its first read", entries.size());
-        }
-        return new ArrayList<>(entries);
-    }
-
-    private Entry readEntry(Path file) {
-        try (FileChannel ch = FileChannel.open(file, StandardOpenOption.READ)) {
-            BlockFile.Header h = BlockFile.readHeader(ch, file);
-            if (!BlockFile.pathFor(blocksDir, h.id()).equals(file)) {
-                throw new BlockFile.CorruptBlockException(file + ": stored under the wrong name");
-            }
-            return new Entry(h.id(), file, h.objectSize(), h.dataLength(), h.headerLength(), h.dataCrc(), true);
-        } catch (IOException e) {
-            LOG.warn("dropping cached block {}: {}", file, e.getMessage());
-            evictedCorrupt.increment();
-            try {
-                Files.deleteIfExists(file);
-            } catch (IOException ignored) {
-                // it will fail its check again next time
-            }
-            return null;
-        }
+        blockIndex.load(new CacheRecovery(config.dir()).recover(counters.evictedCorrupt::increment));
     }
 
     /** Told of the blocks every read asks for, resident or not, in the order it asks for them. */
@@ -353,25 +182,18 @@ public final class CachingStore extends ForwardingObjectStore {
 
     /** Sets the one observer of reads (the sequential read-ahead); null for none. */
     void observeReads(ReadObserver observer) {
-        this.readObserver = observer;
+        runs.observeReads(observer);
     }
 
     /** True when the block is on disk or being fetched: nothing for a prefetcher to do. */
     boolean residentOrInFlight(BlockId id) {
-        return inflight.containsKey(id) || isResident(id);
+        return runs.residentOrInFlight(id);
     }
 
     /** What the cache has done so far. */
     public CacheStats stats() {
-        long blocks;
-        long bytes;
-        synchronized (lock) {
-            blocks = index.size();
-            bytes = used;
-        }
-        return new CacheStats(hits.sum(), misses.sum(), bytesFromCache.sum(), bytesFromUpstream.sum(), upstreamRequests.sum(),
-                evictedCapacity.sum(), evictedStale.sum(), evictedCorrupt.sum(), bypassed.sum(), writeFailures.sum(),
-                blocks, bytes, passThrough, prefetchedBlocks.sum(), prefetchedBytes.sum());
+        BlockIndex.Usage usage = blockIndex.usage();
+        return counters.stats(usage.blocks(), usage.bytes(), passThrough);
     }
 
     // ---- metadata ------------------------------------------------------------------------------------
@@ -404,37 +226,20 @@ public final class CachingStore extends ForwardingObjectStore {
         }
         ObjectMeta fresh;
         try {
-            upstreamRequests.increment();
+            counters.upstreamRequests.increment();
             fresh = delegate.head(key);
         } catch (ObjectNotFoundException e) {
             metadata.remove(key);
-            dropVersionsOtherThan(key, null);
+            blockIndex.dropVersionsOtherThan(key, null);
             throw e;
         }
         metadata.put(key, new MetaEntry(fresh, now));
-        dropVersionsOtherThan(key, fresh.etag());
+        blockIndex.dropVersionsOtherThan(key, fresh.etag());
         if (ifMatch != null && !ifMatch.equals(fresh.etag())) {
             throw new StoreException(StoreException.Kind.PRECONDITION_FAILED, 412,
                     "object changed: " + key + " has ETag " + fresh.etag() + ", not " + ifMatch, null);
         }
         return fresh;
-    }
-
-    /** Drops cached blocks of {@code key} whose version is not {@code etag} (all of them when null). */
-    private void dropVersionsOtherThan(ObjectKey key, String etag) {
-        List<Path> deletions = new ArrayList<>();
-        synchronized (lock) {
-            Set<BlockId> ids = byObject.get(key);
-            if (ids == null) {
-                return;
-            }
-            for (BlockId id : List.copyOf(ids)) {
-                if (!id.etag().equals(etag)) {
-                    deletions.add(removeLocked(id, Cause.STALE));
-                }
-            }
-        }
-        deleteFiles(deletions);
     }
 
     // ---- reads ---------------------------------------------------------------------------------------
@@ -450,7 +255,7 @@ public final class CachingStore extends ForwardingObjectStore {
     @Override
     public ObjectContent get(GetRequest request) throws IOException {
         if (passThrough) {
-            upstreamRequests.increment();
+            counters.upstreamRequests.increment();
             return delegate.get(request);
         }
         ObjectMeta meta = resolve(request.key(), request.ifMatch());
@@ -458,481 +263,7 @@ public final class CachingStore extends ForwardingObjectStore {
         if (range == null) {
             return new ObjectContent(meta, null, InputStream.nullInputStream());
         }
-        return new ObjectContent(meta, range, new BlockStream(meta, range));
-    }
-
-    private long blockLength(ObjectMeta meta, long index) {
-        return Math.min(config.blockSize(), meta.size() - index * config.blockSize());
-    }
-
-    /** Where a block's bytes come from for one reader. */
-    private interface Source {
-        int read(byte[] b, int off, int len, long offsetInBlock) throws IOException;
-
-        void release();
-    }
-
-    private final class MemorySource implements Source {
-        private final byte[] data;
-        private final boolean fromCache;
-        private final long base;
-
-        MemorySource(byte[] data, boolean fromCache) {
-            this(data, fromCache, 0);
-        }
-
-        /** {@code data} holds the block's bytes from {@code base} on (all of them when 0). */
-        MemorySource(byte[] data, boolean fromCache, long base) {
-            this.data = data;
-            this.fromCache = fromCache;
-            this.base = base;
-        }
-
-        @Override
-        public int read(byte[] b, int off, int len, long offsetInBlock) {
-            int at = (int) (offsetInBlock - base);
-            int n = Math.min(len, data.length - at);
-            System.arraycopy(data, at, b, off, n);
-            if (fromCache) {
-                bytesFromCache.add(n);
-            }
-            return n;
-        }
-
-        @Override
-        public void release() {
-        }
-    }
-
-    private final class FileSource implements Source {
-        private final Entry entry;
-        private final OpenFiles.Handle file;
-
-        FileSource(Entry entry, OpenFiles.Handle file) {
-            this.entry = entry;
-            this.file = file;
-        }
-
-        @Override
-        public int read(byte[] b, int off, int len, long offsetInBlock) throws IOException {
-            int want = (int) Math.min(len, entry.dataLength - offsetInBlock);
-            ByteBuffer buf = ByteBuffer.wrap(b, off, want);
-            while (buf.hasRemaining()) {
-                int n = file.channel.read(buf, entry.headerLength + offsetInBlock + (buf.position() - off));
-                if (n < 0) {
-                    throw new BlockFile.CorruptBlockException(entry.path + ": ends early");
-                }
-            }
-            bytesFromCache.add(want);
-            return want;
-        }
-
-        @Override
-        public void release() {
-            file.release();
-            unpin(entry);
-        }
-    }
-
-    /**
-     * An upstream ranged GET covering a run of missing blocks, each claimed (single flight, a {@link BlockFill}
-     * in {@code inflight}) and with room reserved in the cache. Its driver starts the blocks in order and pulls
-     * their bytes as it needs them; readers of the block being filled get the bytes as they arrive.
-     * Not thread-safe: its driver's.
-     */
-    private final class Run {
-        final ObjectMeta meta;
-        final InputStream stream;
-        final long last;
-        long next;
-        final Map<Long, BlockFill> fills;
-        final Map<Long, Entry> reservations;
-        final boolean prefetch;
-        private BlockFill current;
-        private Entry currentReservation;
-
-        Run(ObjectMeta meta, InputStream stream, long first, long last, Map<Long, BlockFill> fills,
-                Map<Long, Entry> reservations, boolean prefetch) {
-            this.prefetch = prefetch;
-            this.meta = meta;
-            this.stream = stream;
-            this.next = first;
-            this.last = last;
-            this.fills = fills;
-            this.reservations = reservations;
-        }
-
-        /** Starts the run's next block (the one before it must be complete); its bytes come with {@link #pull}. */
-        BlockFill startNext() {
-            if (current != null) {
-                throw new IllegalStateException("block " + current.id.index() + " of " + meta.key() + " is not complete");
-            }
-            long index = next++;
-            current = fills.remove(index);
-            currentReservation = reservations.remove(index);
-            if (currentReservation != null) {
-                try {
-                    int headerLength = BlockFile.encodeHeader(current.id, meta.size(), config.blockSize(), current.length(), 0).length;
-                    current.keepIn(BlockFile.Pending.create(tmpDir, headerLength));
-                } catch (IOException e) {
-                    writeFailed(e);
-                }
-            }
-            return current;
-        }
-
-        /**
-         * Reads from upstream until the current block holds more than {@code offsetInBlock} bytes (all of them
-         * with {@code offsetInBlock = length - 1}); when the block is complete, keeps it and hands it over.
-         */
-        void pull(int offsetInBlock) throws IOException {
-            BlockFill fill = current;
-            if (fill == null) {
-                return;
-            }
-            try {
-                while (fill.filled() <= offsetInBlock) {
-                    if (fill.pullFrom(stream, this::writeFailed) < 0) {
-                        throw new StoreException(StoreException.Kind.RETRYABLE, 0, "upstream sent " + fill.filled() + " of "
-                                + fill.length() + " bytes of block " + fill.id.index() + " of " + meta.key(), null);
-                    }
-                }
-            } catch (IOException | RuntimeException e) {
-                current = null;
-                fill.fail(e instanceof IOException io ? io : new IOException(e));
-                if (currentReservation != null) {
-                    releaseReservation(currentReservation);
-                    currentReservation = null;
-                }
-                inflight.remove(fill.id, fill);
-                throw e;
-            }
-            if (fill.isComplete()) {
-                current = null;
-                if (prefetch) {
-                    prefetchedBlocks.increment();
-                    prefetchedBytes.add(fill.length());
-                } else {
-                    misses.increment();
-                    bytesFromUpstream.add(fill.length());
-                }
-                Entry reserved = currentReservation;
-                currentReservation = null;
-                if (reserved != null) {
-                    publish(reserved, meta, fill);
-                }
-                inflight.remove(fill.id, fill);
-            }
-        }
-
-        /** Pulls the rest of the current block, if one is being filled: it is complete for its waiters and the cache. */
-        void finishCurrent() throws IOException {
-            if (current != null) {
-                pull(current.length() - 1);
-            }
-        }
-
-        private void writeFailed(IOException failure) {
-            countWriteFailure(failure);
-            if (currentReservation != null) {
-                releaseReservation(currentReservation);
-                currentReservation = null;
-            }
-        }
-
-        boolean done() {
-            return next > last && current == null;
-        }
-
-        /** Stops the run: the block being filled and those not started are abandoned (their waiters fetch again). */
-        void abandon() {
-            if (current != null) {
-                current.abandon();
-                inflight.remove(current.id, current);
-                current = null;
-            }
-            if (currentReservation != null) {
-                releaseReservation(currentReservation);
-                currentReservation = null;
-            }
-            for (BlockFill f : fills.values()) {
-                f.abandon();
-                inflight.remove(f.id, f);
-            }
-            fills.clear();
-            reservations.values().forEach(CachingStore.this::releaseReservation);
-            reservations.clear();
-            try {
-                stream.close();
-            } catch (IOException ignored) {
-                // abandoning: nothing more to read
-            }
-        }
-    }
-
-    /** A block being filled, for one reader: the driver pulls what it needs, anyone else waits for it. */
-    private final class FillSource implements Source {
-        private final BlockFill fill;
-        private final Run driver;
-
-        FillSource(BlockFill fill, Run driver) {
-            this.fill = fill;
-            this.driver = driver;
-        }
-
-        @Override
-        public int read(byte[] b, int off, int len, long offsetInBlock) throws IOException {
-            if (driver != null) {
-                driver.pull((int) offsetInBlock);
-            }
-            int n = fill.read(b, off, len, (int) offsetInBlock);
-            if (driver == null) {
-                bytesFromCache.add(n); // another reader's fetch: a hit, like a resident block
-            }
-            return n;
-        }
-
-        @Override
-        public void release() {
-        }
-    }
-
-    /** Reads a range block by block: from disk, from a fetch in flight, or from a run it fetches itself. */
-    private final class BlockStream extends dev.ferry.store.BlockReadingInputStream {
-        private final ObjectMeta meta;
-        private final long end;
-        private final long lastIndex;
-        private long position;
-        private long currentIndex = -1;
-        private Source current;
-        private Run run;
-        private boolean streamClosed;
-
-        BlockStream(ObjectMeta meta, ByteRange range) {
-            this.meta = meta;
-            this.position = range.offset();
-            this.end = range.end();
-            this.lastIndex = (end - 1) / config.blockSize();
-        }
-
-        @Override
-        public int read(byte[] b, int off, int len) throws IOException {
-            Objects.checkFromIndexSize(off, len, b.length);
-            if (streamClosed) {
-                throw new IOException("stream closed");
-            }
-            if (position >= end) {
-                return -1;
-            }
-            if (len == 0) {
-                return 0;
-            }
-            long index = position / config.blockSize();
-            if (index != currentIndex) {
-                if (current != null) {
-                    current.release();
-                    current = null;
-                }
-                current = acquire(index);
-                currentIndex = index;
-            }
-            long blockStart = index * config.blockSize();
-            int want = (int) Math.min(len, Math.min(end - position, blockStart + blockLength(meta, index) - position));
-            int n;
-            try {
-                n = current.read(b, off, want, position - blockStart);
-            } catch (BlockFill.Abandoned abandoned) {
-                current.release(); // the reader fetching it left early: fetch it (or wait for another) again
-                current = null;
-                currentIndex = -1;
-                return read(b, off, len);
-            }
-            position += n;
-            return n;
-        }
-
-        private Source acquire(long index) throws IOException {
-            BlockId id = new BlockId(meta.key(), meta.etag(), index);
-            ReadObserver observer = readObserver;
-            if (observer != null) {
-                observer.onRead(meta, index, index);
-            }
-            while (true) {
-                if (run != null) {
-                    run.finishCurrent();
-                    if (!run.done() && run.next == index) {
-                        return new FillSource(run.startNext(), run);
-                    }
-                    if (run.done()) {
-                        run.stream.close();
-                    } else {
-                        run.abandon();
-                    }
-                    run = null;
-                }
-                Source cached = fromDisk(id);
-                if (cached != null) {
-                    return cached;
-                }
-                BlockFill pending = inflight.get(id);
-                if (pending != null) {
-                    hits.increment();
-                    synchronized (lock) {
-                        policy.onHit(id); // an access like any other: plan-aware policies must see it
-                    }
-                    return new FillSource(pending, null); // its bytes as they arrive; read() starts again if it is abandoned
-                }
-                Source started = startRun(index);
-                if (started != null) {
-                    return started;
-                }
-            }
-        }
-
-        /**
-         * A miss: claims {@code index}; when the policy admits it, reserves room and opens one ranged GET for it
-         * and the admitted missing blocks after it (a run, read as the reader advances); when it refuses,
-         * fetches only the bytes this read needs from that block, and keeps nothing. Null when another reader
-         * claimed the block first.
-         */
-        private Source startRun(long index) throws IOException {
-            Claim claim = claimRun(meta, index, lastIndex, false);
-            if (claim.outcome() == Claim.Outcome.TAKEN) {
-                return null;
-            }
-            if (claim.outcome() == Claim.Outcome.REFUSED) {
-                return bypass(index);
-            }
-            run = claim.run();
-            return new FillSource(run.startNext(), run);
-        }
-
-        /** A refused block: fetch only the part of it this read still needs, keep nothing. */
-        private Source bypass(long index) throws IOException {
-            long blockStart = index * config.blockSize();
-            long from = Math.max(position, blockStart);
-            long to = Math.min(end, blockStart + blockLength(meta, index));
-            upstreamRequests.increment();
-            byte[] data;
-            try (ObjectContent c = delegate.get(new GetRequest(meta.key(), ByteRange.of(from, to - from), meta.etag()))) {
-                data = dev.ferry.store.Bytes.read(c.stream(), (int) (to - from));
-            } catch (StoreException e) {
-                if (e.kind() == StoreException.Kind.PRECONDITION_FAILED) {
-                    metadata.remove(meta.key());
-                }
-                throw e;
-            }
-            if (data.length != to - from) {
-                throw new StoreException(StoreException.Kind.RETRYABLE, 0, "upstream sent " + data.length + " of "
-                        + (to - from) + " bytes of " + meta.key() + " at " + from, null);
-            }
-            misses.increment();
-            bytesFromUpstream.add(data.length);
-            return new MemorySource(data, false, from - blockStart);
-        }
-
-        @Override
-        public void close() {
-            if (streamClosed) {
-                return;
-            }
-            streamClosed = true;
-            if (current != null) {
-                current.release();
-                current = null;
-            }
-            if (run != null) {
-                try {
-                    run.finishCurrent(); // the block under way is finished for its waiters and the cache
-                } catch (IOException | RuntimeException e) {
-                    LOG.debug("could not finish block of {} after its reader left: {}", meta.key(), e.toString());
-                }
-                if (run.done()) {
-                    try {
-                        run.stream.close();
-                    } catch (IOException ignored) {
-                        // read to the end
-                    }
-                } else {
-                    run.abandon();
-                }
-                run = null;
-            }
-        }
-    }
-
-    /** What came of trying to start a run at a block. */
-    private record Claim(Outcome outcome, Run run) {
-        enum Outcome { STARTED, TAKEN, REFUSED }
-
-        static final Claim TAKEN = new Claim(Outcome.TAKEN, null);
-        static final Claim REFUSED = new Claim(Outcome.REFUSED, null);
-    }
-
-    /**
-     * A miss at {@code index}: claims it (single flight); when the policy admits it, reserves room and opens
-     * one ranged GET for it and the admitted missing blocks after it, up to {@code lastIndex} (a run, read
-     * block by block). TAKEN when another reader holds the block or it became resident; REFUSED when the
-     * policy will not keep it (nothing is claimed then).
-     */
-    private Claim claimRun(ObjectMeta meta, long index, long lastIndex, boolean prefetch) throws IOException {
-        BlockId firstId = new BlockId(meta.key(), meta.etag(), index);
-        BlockFill first = new BlockFill(firstId, (int) blockLength(meta, index));
-        if (inflight.putIfAbsent(firstId, first) != null) {
-            return Claim.TAKEN; // someone else claimed it a moment ago
-        }
-        if (isResident(firstId)) { // its fetcher finished between our look at the disk and the claim
-            first.abandon();
-            inflight.remove(firstId, first);
-            return Claim.TAKEN;
-        }
-        Entry firstReservation = reserve(firstId, blockLength(meta, index));
-        if (firstReservation == null) {
-            first.abandon(); // waiters decide for themselves
-            inflight.remove(firstId, first);
-            return Claim.REFUSED;
-        }
-        Map<Long, BlockFill> claimed = new HashMap<>();
-        Map<Long, Entry> reservations = new HashMap<>();
-        claimed.put(index, first);
-        reservations.put(index, firstReservation);
-        long last = index;
-        while (last < lastIndex && claimed.size() < config.maxRunBlocks()) {
-            BlockId next = new BlockId(meta.key(), meta.etag(), last + 1);
-            if (isResident(next)) {
-                break;
-            }
-            BlockFill f = new BlockFill(next, (int) blockLength(meta, last + 1));
-            if (inflight.putIfAbsent(next, f) != null) {
-                break;
-            }
-            Entry reserved = reserve(next, blockLength(meta, last + 1));
-            if (reserved == null) {
-                f.abandon();
-                inflight.remove(next, f);
-                break; // refused: the reader fetches just what it needs of it when it gets there
-            }
-            claimed.put(last + 1, f);
-            reservations.put(last + 1, reserved);
-            last++;
-        }
-        long start = index * config.blockSize();
-        long length = (last - index) * config.blockSize() + blockLength(meta, last);
-        try {
-            upstreamRequests.increment();
-            ObjectContent content = delegate.get(new GetRequest(meta.key(), ByteRange.of(start, length), meta.etag()));
-            return new Claim(Claim.Outcome.STARTED, new Run(meta, content.stream(), index, last, claimed, reservations, prefetch));
-        } catch (IOException | RuntimeException e) {
-            if (e instanceof StoreException se && se.kind() == StoreException.Kind.PRECONDITION_FAILED) {
-                metadata.remove(meta.key()); // the object changed under us: ask again next time
-            }
-            for (BlockFill f : claimed.values()) {
-                f.fail(e instanceof IOException io ? io : new IOException(e));
-                inflight.remove(f.id, f);
-            }
-            reservations.values().forEach(CachingStore.this::releaseReservation);
-            throw e;
-        }
+        return new ObjectContent(meta, range, new BlockStream(runs, meta, range));
     }
 
     /**
@@ -950,34 +281,7 @@ public final class CachingStore extends ForwardingObjectStore {
         if (range == null) {
             return 0;
         }
-        long last = (range.end() - 1) / config.blockSize();
-        long fetched = 0;
-        for (long index = range.offset() / config.blockSize(); index <= last; ) {
-            BlockId id = new BlockId(meta.key(), meta.etag(), index);
-            if (isResident(id) || inflight.containsKey(id)) {
-                index++;
-                continue;
-            }
-            Claim claim = claimRun(meta, index, last, true);
-            if (claim.outcome() != Claim.Outcome.STARTED) {
-                index++;
-                continue;
-            }
-            Run run = claim.run();
-            try {
-                while (!run.done()) {
-                    BlockFill fill = run.startNext();
-                    run.pull(fill.length() - 1);
-                    fetched += fill.length();
-                }
-                run.stream.close();
-            } catch (IOException | RuntimeException e) {
-                run.abandon();
-                throw e;
-            }
-            index = run.last + 1;
-        }
-        return fetched;
+        return runs.prefetch(meta, range);
     }
 
     /** The range a request reads of {@code meta}: null for an empty object; 416 when it starts past the end. */
@@ -998,7 +302,7 @@ public final class CachingStore extends ForwardingObjectStore {
     }
 
     /** A read whose every block is on the local disk, as file regions in order; see {@link #openResident}. */
-    public record ResidentRead(ObjectMeta meta, ByteRange range, List<FileRegion> regions) implements java.io.Closeable {
+    public record ResidentRead(ObjectMeta meta, ByteRange range, List<FileRegion> regions) implements Closeable {
         /** Closes every region's channel (closing one twice is harmless). */
         @Override
         public void close() {
@@ -1030,23 +334,17 @@ public final class CachingStore extends ForwardingObjectStore {
         }
         long firstIndex = range.offset() / config.blockSize();
         long lastIndex = (range.end() - 1) / config.blockSize();
-        List<Entry> pinned = new ArrayList<>();
-        synchronized (lock) {
-            for (long i = firstIndex; i <= lastIndex; i++) {
-                Entry e = index.get(new BlockId(meta.key(), meta.etag(), i));
-                boolean needsCheck = e != null && (config.verify() == VerifyMode.ALWAYS
-                        || (!e.verified && (config.verify() == VerifyMode.FIRST_READ || e.recoveredAfterCrash)));
-                if (e == null || !e.ready || needsCheck) {
-                    pinned.forEach(p -> p.pins--);
-                    return null;
-                }
-                e.pins++;
-                pinned.add(e);
-            }
+        List<BlockId> ids = new ArrayList<>();
+        for (long i = firstIndex; i <= lastIndex; i++) {
+            ids.add(new BlockId(meta.key(), meta.etag(), i));
+        }
+        List<BlockEntry> pinned = blockIndex.pinAllChecked(ids, config.verify());
+        if (pinned == null) {
+            return null;
         }
         List<FileRegion> regions = new ArrayList<>(pinned.size());
         try {
-            for (Entry e : pinned) {
+            for (BlockEntry e : pinned) {
                 long blockStart = e.id.index() * config.blockSize();
                 long from = Math.max(range.offset(), blockStart);
                 long to = Math.min(range.end(), blockStart + e.dataLength);
@@ -1058,235 +356,18 @@ public final class CachingStore extends ForwardingObjectStore {
             }
         } catch (IOException bad) {
             new ResidentRead(meta, range, regions).close();
-            synchronized (lock) {
-                pinned.forEach(p -> p.pins--);
-            }
+            blockIndex.unpinAll(pinned);
             LOG.warn("cannot send cached blocks of {} from disk ({}); reading them instead", meta.key(), bad.getMessage());
             return null;
         }
-        synchronized (lock) {
-            for (Entry e : pinned) {
-                e.pins--;
-                policy.onHit(e.id);
-            }
-        }
-        hits.add(pinned.size());
-        bytesFromCache.add(range.length());
-        ReadObserver observer = readObserver;
+        blockIndex.unpinAsHits(pinned);
+        counters.hits.add(pinned.size());
+        counters.bytesFromCache.add(range.length());
+        ReadObserver observer = runs.observer();
         if (observer != null) {
             observer.onRead(meta, firstIndex, lastIndex);
         }
         return new ResidentRead(meta, range, regions);
-    }
-
-    private boolean isResident(BlockId id) {
-        synchronized (lock) {
-            Entry e = index.get(id);
-            return e != null && e.ready;
-        }
-    }
-
-    /** A pinned source over a resident block, or null when it is not (or no longer) usable. */
-    private Source fromDisk(BlockId id) {
-        Entry e;
-        synchronized (lock) {
-            e = index.get(id);
-            if (e == null || !e.ready) {
-                return null;
-            }
-            e.pins++;
-            policy.onHit(id);
-        }
-        OpenFiles.Handle file = null;
-        try {
-            file = openFiles.acquire(e.path);
-            boolean check = config.verify() == VerifyMode.ALWAYS
-                    || (!e.verified && (config.verify() == VerifyMode.FIRST_READ || e.recoveredAfterCrash));
-            if (check) {
-                BlockFile.Header h = BlockFile.readHeader(file.channel, e.path);
-                if (!h.id().equals(id)) {
-                    throw new BlockFile.CorruptBlockException(e.path + ": holds " + h.id() + ", not " + id);
-                }
-                byte[] data = BlockFile.readVerified(file.channel, h, e.path);
-                e.verified = true;
-                file.release();
-                unpin(e);
-                hits.increment();
-                return new MemorySource(data, true);
-            }
-            hits.increment();
-            return new FileSource(e, file);
-        } catch (IOException bad) {
-            LOG.warn("dropping cached block {} of {}: {}", e.path, id.key(), bad.getMessage());
-            if (file != null) {
-                file.release();
-            }
-            Path path;
-            synchronized (lock) {
-                e.pins--;
-                path = e.removed ? null : removeLocked(id, Cause.CORRUPT);
-            }
-            deleteFiles(path == null ? List.of() : List.of(path));
-            return null;
-        }
-    }
-
-    private void unpin(Entry e) {
-        synchronized (lock) {
-            e.pins--;
-        }
-    }
-
-    // ---- admission, eviction, writing ------------------------------------------------------------------
-
-    /**
-     * Asks the policy whether a missing block should be kept and, if so, makes room (evicting from high to
-     * low watermark) and reserves it: a placeholder entry, not yet readable, that no eviction touches. Null
-     * when the block is not to be kept; the read then goes on without it.
-     */
-    private Entry reserve(BlockId id, long length) {
-        if (passThrough || closed) {
-            return null;
-        }
-        Entry e;
-        List<Path> deletions = new ArrayList<>();
-        synchronized (lock) {
-            if (index.containsKey(id)) {
-                return null;
-            }
-            long high = (long) (config.capacity() * config.highWatermark());
-            boolean mustEvict = used + length > high;
-            if (!policy.admit(id, length, mustEvict)) {
-                bypassed.increment();
-                return null;
-            }
-            if (mustEvict) {
-                evictLocked(length, (long) (config.capacity() * config.lowWatermark()), deletions, false);
-            }
-            if (used + length > config.capacity()) {
-                policy.onRemove(id);
-                bypassed.increment();
-                e = null;
-            } else {
-                e = new Entry(id, BlockFile.pathFor(blocksDir, id), 0, (int) length, 0, 0, false);
-                index.put(id, e);
-                byObject.computeIfAbsent(id.key(), k -> new HashSet<>()).add(id);
-                used += length;
-                policy.onAdd(id, length);
-            }
-        }
-        deleteFiles(deletions);
-        return e;
-    }
-
-    /** Gives back a reservation whose bytes never came. */
-    private void releaseReservation(Entry reserved) {
-        synchronized (lock) {
-            if (!reserved.removed && index.get(reserved.id) == reserved) {
-                removeLocked(reserved.id, null);
-            }
-        }
-    }
-
-    /**
-     * Puts a complete block in place (header, rename; no fsync: see the note on durability) and makes its
-     * reservation readable; the disk refusing (full, failing) costs only the keeping, never the read.
-     */
-    private void publish(Entry reserved, ObjectMeta meta, BlockFill fill) {
-        BlockFile.Pending file = fill.file();
-        if (file == null) {
-            releaseReservation(reserved); // the disk refused its bytes on the way
-            return;
-        }
-        BlockId id = reserved.id;
-        int crc = fill.crc();
-        int headerLength;
-        try {
-            byte[] header = BlockFile.encodeHeader(id, meta.size(), config.blockSize(), fill.length(), crc);
-            headerLength = header.length;
-            file.commit(header, reserved.path, false);
-        } catch (IOException failure) {
-            countWriteFailure(failure);
-            releaseReservation(reserved);
-            return;
-        }
-        unsynced.add(reserved.path);
-        Entry ready = new Entry(id, reserved.path, meta.size(), fill.length(), headerLength, crc, false);
-        ready.verified = true; // written from the bytes the upstream just sent
-        ready.ready = true;
-        boolean orphan;
-        synchronized (lock) {
-            orphan = reserved.removed || index.get(id) != reserved;
-            if (!orphan) {
-                index.put(id, ready);
-            }
-        }
-        if (orphan) {
-            deleteFiles(List.of(reserved.path));
-        }
-    }
-
-    private void countWriteFailure(IOException failure) {
-        writeFailures.increment();
-        if (writeFailures.sum() == 1 || writeFailures.sum() % 1000 == 0) {
-            LOG.warn("cannot write to the cache ({}); serving from upstream ({} write failures so far)",
-                    failure.getMessage(), writeFailures.sum());
-        }
-    }
-
-    /** Evicts until {@code used + incoming <= target}; with {@code force}, ignores the target until under capacity. */
-    private void evictLocked(long incoming, long target, List<Path> deletions, boolean force) {
-        while (used + incoming > target || (force && used > config.capacity())) {
-            BlockId victim = policy.victim(k -> {
-                Entry c = index.get(k);
-                return c != null && c.ready && c.pins == 0;
-            });
-            if (victim == null) {
-                return;
-            }
-            deletions.add(removeLocked(victim, Cause.CAPACITY));
-        }
-    }
-
-    /** Removes an entry from the index and the policy; returns its file, for the caller to delete unlocked. */
-    private Path removeLocked(BlockId id, Cause cause) {
-        Entry e = index.remove(id);
-        if (e == null) {
-            return null;
-        }
-        e.removed = true;
-        Set<BlockId> ids = byObject.get(id.key());
-        if (ids != null) {
-            ids.remove(id);
-            if (ids.isEmpty()) {
-                byObject.remove(id.key());
-            }
-        }
-        used -= e.dataLength;
-        policy.onRemove(id);
-        if (cause == Cause.CAPACITY) {
-            evictedCapacity.increment();
-        } else if (cause == Cause.STALE) {
-            evictedStale.increment();
-        } else if (cause == Cause.CORRUPT) {
-            evictedCorrupt.increment();
-        }
-        return e.path;
-    }
-
-    private void deleteFiles(List<Path> paths) {
-        for (Path p : paths) {
-            if (p == null) {
-                continue;
-            }
-            openFiles.forget(p);
-            unsynced.forget(p);
-            try {
-                Files.deleteIfExists(p);
-            } catch (IOException e) {
-                LOG.warn("cannot delete evicted block {}: {}", p, e.getMessage());
-            }
-        }
     }
 
     // ---- writes go through, and invalidate --------------------------------------------------------------
@@ -1294,10 +375,10 @@ public final class CachingStore extends ForwardingObjectStore {
     private void invalidate(ObjectKey key, ObjectMeta now) {
         if (now == null) {
             metadata.remove(key);
-            dropVersionsOtherThan(key, null);
+            blockIndex.dropVersionsOtherThan(key, null);
         } else {
             metadata.put(key, new MetaEntry(now, clock.nanoTime()));
-            dropVersionsOtherThan(key, now.etag());
+            blockIndex.dropVersionsOtherThan(key, now.etag());
         }
     }
 
@@ -1328,11 +409,12 @@ public final class CachingStore extends ForwardingObjectStore {
     public void close() throws IOException {
         if (!closed) {
             closed = true;
+            blockIndex.stopReserving();
             if (!passThrough && !unsynced.syncAll()) {
                 LOG.warn("cannot fsync every cached block; no index snapshot, so the next start checks the blocks it finds");
             } else if (!passThrough) {
                 try {
-                    writeSnapshot();
+                    new CacheRecovery(config.dir()).writeSnapshot(blockIndex.readyEntries());
                 } catch (IOException e) {
                     LOG.warn("cannot write the cache index snapshot ({}); the next start rebuilds it from the blocks", e.getMessage());
                 }
@@ -1346,6 +428,7 @@ public final class CachingStore extends ForwardingObjectStore {
     /** Leaves as a crash would: no snapshot, lock released. For tests of recovery. */
     void abandonWithoutSnapshot() {
         closed = true;
+        blockIndex.stopReserving();
         releaseLock();
     }
 
@@ -1362,35 +445,5 @@ public final class CachingStore extends ForwardingObjectStore {
         }
         fileLock = null;
         lockChannel = null;
-    }
-
-    private void writeSnapshot() throws IOException {
-        List<Entry> entries;
-        synchronized (lock) {
-            entries = index.values().stream().filter(e -> e.ready && !e.removed).toList();
-        }
-        Path temp = tmpDir.resolve(SNAPSHOT + ".tmp");
-        CRC32C crc = new CRC32C();
-        try (FileChannel ch = FileChannel.open(temp, StandardOpenOption.CREATE, StandardOpenOption.TRUNCATE_EXISTING, StandardOpenOption.WRITE)) {
-            DataOutputStream out = new DataOutputStream(new BufferedOutputStream(new CheckedOutputStream(
-                    java.nio.channels.Channels.newOutputStream(ch), crc), 1 << 16));
-            out.writeInt(SNAPSHOT_MAGIC);
-            out.writeInt(entries.size());
-            for (Entry e : entries) {
-                out.writeUTF(e.id.key().bucket());
-                out.writeUTF(e.id.key().key());
-                out.writeUTF(e.id.etag());
-                out.writeLong(e.id.index());
-                out.writeLong(e.objectSize);
-                out.writeInt(e.dataLength);
-                out.writeInt(e.headerLength);
-                out.writeInt(e.crc);
-            }
-            out.flush();
-            int sum = (int) crc.getValue();
-            ch.write(ByteBuffer.allocate(4).putInt(0, sum));
-            ch.force(true);
-        }
-        Files.move(temp, config.dir().resolve(SNAPSHOT), StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
     }
 }

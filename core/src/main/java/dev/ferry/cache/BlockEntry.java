@@ -1,0 +1,41 @@
+package dev.ferry.cache;
+
+import java.nio.file.Path;
+
+/**
+ * One block in the local tier's index: its identity and file layout (final), and its state in the index.
+ * A reservation is an entry that is not {@code ready} yet (its bytes are on the way; only {@code id},
+ * {@code path} and {@code dataLength} mean anything); publishing a block replaces it with a ready entry.
+ *
+ * <p>Thread-safety: the final fields are safe to read anywhere; {@code ready}, {@code removed} and
+ * {@code pins} are guarded by the {@link BlockIndex}'s lock; {@code verified} is volatile (set by whichever
+ * reader checked the block first).
+ */
+final class BlockEntry {
+    final BlockId id;
+    final Path path;
+    final long objectSize;
+    final int dataLength;
+    final int headerLength;
+    final int crc;
+    final boolean recoveredAfterCrash;
+    boolean ready;
+    boolean removed;
+    volatile boolean verified;
+    int pins;
+
+    BlockEntry(BlockId id, Path path, long objectSize, int dataLength, int headerLength, int crc, boolean recoveredAfterCrash) {
+        this.id = id;
+        this.path = path;
+        this.objectSize = objectSize;
+        this.dataLength = dataLength;
+        this.headerLength = headerLength;
+        this.crc = crc;
+        this.recoveredAfterCrash = recoveredAfterCrash;
+    }
+
+    /** True when a read under {@code mode} must check the block's bytes against its CRC32C before using them. */
+    boolean needsCheck(VerifyMode mode) {
+        return mode == VerifyMode.ALWAYS || (!verified && (mode == VerifyMode.FIRST_READ || recoveredAfterCrash));
+    }
+}

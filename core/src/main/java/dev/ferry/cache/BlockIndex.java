@@ -1,0 +1,308 @@
+package dev.ferry.cache;
+
+import dev.ferry.cache.policy.EvictionPolicy;
+import dev.ferry.store.ObjectKey;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.function.Consumer;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The local tier's bookkeeping: which blocks are on disk ({@link BlockEntry}, by id and by object), the bytes
+ * they use, pins (a block being read is never a victim), reservations (room held for a block being fetched,
+ * not yet readable), and eviction from high to low watermark. Every access, admission and removal is told to
+ * the {@link EvictionPolicy} (a pure data structure), so the policy sees exactly what the index holds.
+ *
+ * <p>Files are deleted right after the bookkeeping, outside the lock (an evicted block is never pinned, and a
+ * stale or corrupt one may still be open by a reader, which POSIX allows); {@code onDelete} is told of each
+ * first, so open channels and pending fsyncs forget it.
+ *
+ * <p>Thread-safe: one lock guards the maps, {@code used}, every entry's {@code ready}, {@code removed} and
+ * {@code pins}, and the policy; it is held only for bookkeeping, never for I/O.
+ */
+final class BlockIndex {
+    private static final Logger LOG = LoggerFactory.getLogger(BlockIndex.class);
+
+    private enum Cause { CAPACITY, STALE, CORRUPT }
+
+    private final CacheConfig config;
+    private final Path blocksDir;
+    private final EvictionPolicy<BlockId> policy;
+    private final CacheCounters counters;
+    private final Consumer<Path> onDelete;
+    private volatile boolean reserving = true;
+
+    private final Object lock = new Object();
+    private final Map<BlockId, BlockEntry> index = new HashMap<>();
+    private final Map<ObjectKey, Set<BlockId>> byObject = new HashMap<>();
+    private long used;
+
+    BlockIndex(CacheConfig config, EvictionPolicy<BlockId> policy, CacheCounters counters, Consumer<Path> onDelete) {
+        this.config = config;
+        this.blocksDir = config.dir().resolve(CachingStore.BLOCKS);
+        this.policy = policy;
+        this.counters = counters;
+        this.onDelete = onDelete;
+    }
+
+    /** Resident blocks and the bytes they hold, read together. */
+    record Usage(long blocks, long bytes) {
+    }
+
+    Usage usage() {
+        synchronized (lock) {
+            return new Usage(index.size(), used);
+        }
+    }
+
+    /** Takes in the blocks found on disk at open, then evicts down to the low watermark if they are too many. */
+    void load(List<BlockEntry> recovered) {
+        List<Path> deletions = new ArrayList<>();
+        synchronized (lock) {
+            for (BlockEntry e : recovered) {
+                e.ready = true;
+                index.put(e.id, e);
+                byObject.computeIfAbsent(e.id.key(), k -> new HashSet<>()).add(e.id);
+                used += e.dataLength;
+                policy.onAdd(e.id, e.dataLength);
+            }
+            evictLocked(0, (long) (config.capacity() * config.lowWatermark()), deletions, used > config.capacity());
+        }
+        deleteFiles(deletions);
+    }
+
+    /** From now on no block is reserved (the cache is closing, or cannot use its directory). */
+    void stopReserving() {
+        reserving = false;
+    }
+
+    /** The ready blocks, for the snapshot. */
+    List<BlockEntry> readyEntries() {
+        synchronized (lock) {
+            return index.values().stream().filter(e -> e.ready && !e.removed).toList();
+        }
+    }
+
+    boolean isResident(BlockId id) {
+        synchronized (lock) {
+            BlockEntry e = index.get(id);
+            return e != null && e.ready;
+        }
+    }
+
+    /** The resident block pinned and counted as an access by the policy; null when it is not resident. */
+    BlockEntry pinForRead(BlockId id) {
+        synchronized (lock) {
+            BlockEntry e = index.get(id);
+            if (e == null || !e.ready) {
+                return null;
+            }
+            e.pins++;
+            policy.onHit(id);
+            return e;
+        }
+    }
+
+    /**
+     * Every block of {@code ids} pinned, when each is resident and needs no check under {@code mode}; null (nothing
+     * pinned) otherwise. The policy is told of the accesses by {@link #unpinAsHits}, once the blocks are used.
+     */
+    List<BlockEntry> pinAllChecked(List<BlockId> ids, VerifyMode mode) {
+        List<BlockEntry> pinned = new ArrayList<>(ids.size());
+        synchronized (lock) {
+            for (BlockId id : ids) {
+                BlockEntry e = index.get(id);
+                if (e == null || !e.ready || e.needsCheck(mode)) {
+                    pinned.forEach(p -> p.pins--);
+                    return null;
+                }
+                e.pins++;
+                pinned.add(e);
+            }
+        }
+        return pinned;
+    }
+
+    void unpin(BlockEntry e) {
+        synchronized (lock) {
+            e.pins--;
+        }
+    }
+
+    void unpinAll(List<BlockEntry> pinned) {
+        synchronized (lock) {
+            pinned.forEach(p -> p.pins--);
+        }
+    }
+
+    void unpinAsHits(List<BlockEntry> pinned) {
+        synchronized (lock) {
+            for (BlockEntry e : pinned) {
+                e.pins--;
+                policy.onHit(e.id);
+            }
+        }
+    }
+
+    /** An access to a block that is not resident yet (another reader is fetching it): plan-aware policies must see it. */
+    void onHit(BlockId id) {
+        synchronized (lock) {
+            policy.onHit(id);
+        }
+    }
+
+    /** A pinned block failed its check: unpins it, drops it (unless already gone) and deletes its file. */
+    void dropCorrupt(BlockEntry e) {
+        Path path;
+        synchronized (lock) {
+            e.pins--;
+            path = e.removed ? null : removeLocked(e.id, Cause.CORRUPT);
+        }
+        deleteFiles(path == null ? List.of() : List.of(path));
+    }
+
+    /** Drops the blocks of {@code key} whose version is not {@code etag} (all of them when null). */
+    void dropVersionsOtherThan(ObjectKey key, String etag) {
+        List<Path> deletions = new ArrayList<>();
+        synchronized (lock) {
+            Set<BlockId> ids = byObject.get(key);
+            if (ids == null) {
+                return;
+            }
+            for (BlockId id : List.copyOf(ids)) {
+                if (!id.etag().equals(etag)) {
+                    deletions.add(removeLocked(id, Cause.STALE));
+                }
+            }
+        }
+        deleteFiles(deletions);
+    }
+
+    /**
+     * Asks the policy whether a missing block should be kept and, if so, makes room (evicting from high to
+     * low watermark) and reserves it: a placeholder entry, not yet readable, that no eviction touches. Null
+     * when the block is not to be kept; the read then goes on without it.
+     */
+    BlockEntry reserve(BlockId id, long length) {
+        if (!reserving) {
+            return null;
+        }
+        BlockEntry e;
+        List<Path> deletions = new ArrayList<>();
+        synchronized (lock) {
+            if (index.containsKey(id)) {
+                return null;
+            }
+            long high = (long) (config.capacity() * config.highWatermark());
+            boolean mustEvict = used + length > high;
+            if (!policy.admit(id, length, mustEvict)) {
+                counters.bypassed.increment();
+                return null;
+            }
+            if (mustEvict) {
+                evictLocked(length, (long) (config.capacity() * config.lowWatermark()), deletions, false);
+            }
+            if (used + length > config.capacity()) {
+                policy.onRemove(id);
+                counters.bypassed.increment();
+                e = null;
+            } else {
+                e = new BlockEntry(id, BlockFile.pathFor(blocksDir, id), 0, (int) length, 0, 0, false);
+                index.put(id, e);
+                byObject.computeIfAbsent(id.key(), k -> new HashSet<>()).add(id);
+                used += length;
+                policy.onAdd(id, length);
+            }
+        }
+        deleteFiles(deletions);
+        return e;
+    }
+
+    /** Gives back a reservation whose bytes never came. */
+    void releaseReservation(BlockEntry reserved) {
+        synchronized (lock) {
+            if (!reserved.removed && index.get(reserved.id) == reserved) {
+                removeLocked(reserved.id, null);
+            }
+        }
+    }
+
+    /**
+     * Makes a reserved block readable: {@code ready} (its file already in place) takes the reservation's place.
+     * When the reservation was dropped meanwhile (a new version, say), the file is an orphan and is deleted.
+     */
+    void publish(BlockEntry reserved, BlockEntry ready) {
+        boolean orphan;
+        synchronized (lock) {
+            orphan = reserved.removed || index.get(reserved.id) != reserved;
+            if (!orphan) {
+                index.put(reserved.id, ready);
+            }
+        }
+        if (orphan) {
+            deleteFiles(List.of(reserved.path));
+        }
+    }
+
+    /** Evicts until {@code used + incoming <= target}; with {@code force}, ignores the target until under capacity. */
+    private void evictLocked(long incoming, long target, List<Path> deletions, boolean force) {
+        while (used + incoming > target || (force && used > config.capacity())) {
+            BlockId victim = policy.victim(k -> {
+                BlockEntry c = index.get(k);
+                return c != null && c.ready && c.pins == 0;
+            });
+            if (victim == null) {
+                return;
+            }
+            deletions.add(removeLocked(victim, Cause.CAPACITY));
+        }
+    }
+
+    /** Removes an entry from the index and the policy; returns its file, for the caller to delete unlocked. */
+    private Path removeLocked(BlockId id, Cause cause) {
+        BlockEntry e = index.remove(id);
+        if (e == null) {
+            return null;
+        }
+        e.removed = true;
+        Set<BlockId> ids = byObject.get(id.key());
+        if (ids != null) {
+            ids.remove(id);
+            if (ids.isEmpty()) {
+                byObject.remove(id.key());
+            }
+        }
+        used -= e.dataLength;
+        policy.onRemove(id);
+        if (cause == Cause.CAPACITY) {
+            counters.evictedCapacity.increment();
+        } else if (cause == Cause.STALE) {
+            counters.evictedStale.increment();
+        } else if (cause == Cause.CORRUPT) {
+            counters.evictedCorrupt.increment();
+        }
+        return e.path;
+    }
+
+    private void deleteFiles(List<Path> paths) {
+        for (Path p : paths) {
+            if (p == null) {
+                continue;
+            }
+            onDelete.accept(p);
+            try {
+                Files.deleteIfExists(p);
+            } catch (IOException e) {
+                LOG.warn("cannot delete evicted block {}: {}", p, e.getMessage());
+            }
+        }
+    }
+}
