@@ -5,6 +5,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.ferry.cache.CacheStats;
+import dev.ferry.metrics.EpochReport;
 import dev.ferry.plan.Manifest;
 import dev.ferry.plan.ManifestJson;
 import dev.ferry.plan.PlanConfig;
@@ -537,23 +538,19 @@ final class FerryApi {
 
     /** One epoch's four numbers: the consumers' reports, and the daemon's counters from its start to {@code end}. */
     private static void fourNumbers(ObjectNode out, Job.Epoch e, Daemon.Counters end) {
-        double seconds = (e.lastReportNanos - e.startNanos) / 1e9;
-        long hits = end.cache().hits() - e.atStart.cache().hits();
-        long misses = end.cache().misses() - e.atStart.cache().misses();
-        long fromCache = end.cache().bytesFromCache() - e.atStart.cache().bytesFromCache();
-        long fromUpstream = end.cache().bytesFromUpstream() - e.atStart.cache().bytesFromUpstream();
-        out.put("epoch", e.number).put("samples", e.samples).put("steps", e.steps)
-                .put("samples_per_s", seconds <= 0 ? 0 : round(e.samples / seconds, 1))
-                .put("wait_per_step_ms_p50", e.steps == 0 ? 0 : round(e.waits.getValueAtPercentile(50) / 1000.0, 3))
-                .put("wait_per_step_ms_p99", e.steps == 0 ? 0 : round(e.waits.getValueAtPercentile(99) / 1000.0, 3))
-                .put("wait_total_s", round(e.waitTotalMicros / 1e6, 3))
-                .put("local_hit_rate", hits + misses == 0 ? 0 : round((double) hits / (hits + misses), 4))
-                .put("local_hit_rate_bytes", fromCache + fromUpstream == 0 ? 0 : round((double) fromCache / (fromCache + fromUpstream), 4))
+        EpochReport r = JobAdvice.report(e, end, -1, 1); // the same figures the advisor reads
+        out.put("epoch", r.epoch()).put("samples", r.samples()).put("steps", e.steps)
+                .put("samples_per_s", round(r.samplesPerSecond(), 1))
+                .put("wait_per_step_ms_p50", round(r.waitPerStepMillisP50(), 3))
+                .put("wait_per_step_ms_p99", round(r.waitPerStepMillisP99(), 3))
+                .put("wait_total_s", round(r.waitTotalSeconds(), 3))
+                .put("local_hit_rate", round(r.localHitRate(), 4))
+                .put("local_hit_rate_bytes", round(r.localHitRateBytes(), 4))
                 .put("peer_bytes", end.peerBytes() - e.atStart.peerBytes())
                 .put("shared_tier_bytes", end.sharedBytes() - e.atStart.sharedBytes())
-                .put("egress_bytes", end.meter().egressBytes() - e.atStart.meter().egressBytes())
-                .put("egress_requests", end.meter().totalRequests() - e.atStart.meter().totalRequests())
-                .put("egress_cost_usd", round(end.meter().estimatedCostUsd() - e.atStart.meter().estimatedCostUsd(), 6));
+                .put("egress_bytes", r.egressBytes())
+                .put("egress_requests", r.egressRequests())
+                .put("egress_cost_usd", round(r.egressCostUsd(), 6));
     }
 
     private static double round(double v, int digits) {
