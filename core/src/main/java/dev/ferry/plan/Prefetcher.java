@@ -5,6 +5,8 @@ import dev.ferry.time.Clock;
 import java.io.IOException;
 import java.util.List;
 import java.util.Objects;
+import java.util.Map;
+import java.util.TreeMap;
 import java.util.TreeSet;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -34,7 +36,8 @@ import org.slf4j.LoggerFactory;
  * <p>Bounded: blocks started ahead of the consumer and not yet reached are at most {@code maxAheadBlocks} (the
  * disk the prefetch may hold ahead), fetches at most {@code slots} at a time; and the local tier's policy
  * decides what a prefetched block may evict ({@code admitAhead}: MIN keeps it only where demand MIN would keep it
- * at its read). A refused block is left for its reader. Before the pace is measured (the first 50 ms of
+ * at its read, with the victim it would choose then). A refused block is asked for again each time the
+ * consumer has moved on (the policy's answer may change), until the consumer reaches it. Before the pace is measured (the first 50 ms of
  * reports) it keeps one block per slot ahead.
  *
  * <p>Thread-safe: the consumer calls {@link #advance}; one driver thread starts fetches on virtual threads.
@@ -103,6 +106,8 @@ public final class Prefetcher implements AutoCloseable {
     private final TreeSet<Integer> ahead = new TreeSet<>();
     /** Positions whose fetch is running. */
     private final TreeSet<Integer> running = new TreeSet<>();
+    /** Positions the policy refused, with the consumer's position then: asked again once it has moved on. */
+    private final TreeMap<Integer, Integer> refusedAt = new TreeMap<>();
     private int position;
     private int cursor;
     private double pace; // positions per second, peak-held
@@ -144,6 +149,7 @@ public final class Prefetcher implements AutoCloseable {
             // blocks passed while their fetch was running: the consumer waited on (part of) them
             late.addAndGet(running.subSet(this.position, position).size());
             ahead.headSet(position).clear();
+            refusedAt.headMap(position).clear();
             this.position = position;
             long elapsed = now - paceSince;
             if (elapsed >= PACE_WINDOW_NANOS) {
@@ -179,31 +185,15 @@ public final class Prefetcher implements AutoCloseable {
         try {
             while (true) {
                 int next;
-                BlockId block;
                 synchronized (lock) {
-                    while (true) {
-                        if (closed) {
-                            return;
-                        }
-                        cursor = Math.max(cursor, position);
-                        while (cursor < future.size() && (target.residentOrInFlight(future.get(cursor)) || ahead.contains(cursor))) {
-                            cursor++;
-                        }
-                        if (cursor >= future.size()) {
-                            lock.wait(200);
-                            continue;
-                        }
-                        long waitNanos = dueInNanosLocked(cursor);
-                        if (ahead.size() < settings.maxAheadBlocks() && waitNanos <= 0) {
-                            break;
-                        }
-                        lock.wait(Math.max(1, Math.min(200, waitNanos <= 0 ? 200 : TimeUnit.NANOSECONDS.toMillis(waitNanos))));
+                    next = nextLocked();
+                    if (next < 0) {
+                        return;
                     }
-                    next = cursor++;
-                    block = future.get(next);
                     ahead.add(next);
                     running.add(next);
                 }
+                BlockId block = future.get(next);
                 slots.acquire();
                 started.incrementAndGet();
                 fetchers.execute(() -> fetch(next, block));
@@ -211,6 +201,50 @@ public final class Prefetcher implements AutoCloseable {
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }
+    }
+
+    /** Waits for the next position to start (a refusal to ask again, or the next missing block when due); -1 once closed. */
+    private int nextLocked() throws InterruptedException {
+        while (!closed) {
+            cursor = Math.max(cursor, position);
+            while (cursor < future.size() && (target.residentOrInFlight(future.get(cursor)) || ahead.contains(cursor))) {
+                cursor++;
+            }
+            boolean room = ahead.size() < settings.maxAheadBlocks();
+            Integer retry = room ? retryLocked() : null;
+            if (retry != null) {
+                return retry;
+            }
+            long waitNanos = cursor < future.size() ? dueInNanosLocked(cursor) : Long.MAX_VALUE;
+            if (room && waitNanos <= 0) {
+                return cursor++;
+            }
+            lock.wait(Math.max(1, Math.min(200, waitNanos <= 0 ? 200 : TimeUnit.NANOSECONDS.toMillis(waitNanos))));
+        }
+        return -1;
+    }
+
+    /**
+     * The first refused position worth asking for again: the consumer has moved since the refusal, and the
+     * block is due and still missing. Taken out of the refusals (a new refusal puts it back).
+     */
+    private Integer retryLocked() {
+        var it = refusedAt.entrySet().iterator();
+        while (it.hasNext()) {
+            Map.Entry<Integer, Integer> e = it.next();
+            int index = e.getKey();
+            if (dueInNanosLocked(index) > 0) {
+                return null; // the later ones are due later still
+            }
+            if (e.getValue() >= position) {
+                continue; // refused at this very position: nothing has changed for it yet
+            }
+            it.remove();
+            if (!target.residentOrInFlight(future.get(index)) && !ahead.contains(index)) {
+                return index;
+            }
+        }
+        return null;
     }
 
     /** Nanoseconds until the block at {@code index} must be started (0 or less: now). */
@@ -236,6 +270,12 @@ public final class Prefetcher implements AutoCloseable {
                 }
             } else if (!target.residentOrInFlight(block)) {
                 refused.incrementAndGet();
+                synchronized (lock) {
+                    ahead.remove(index); // holds no room
+                    if (index >= position) {
+                        refusedAt.put(index, position);
+                    }
+                }
             }
         } catch (IOException | RuntimeException e) {
             failed.incrementAndGet();

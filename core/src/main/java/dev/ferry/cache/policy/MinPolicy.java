@@ -84,9 +84,11 @@ public final class MinPolicy<K> implements EvictionPolicy<K> {
 
     /**
      * A prefetch, ahead of the access it is fetched for (its hit consumes it). With free room it is kept for
-     * that access. When room must be made it is decided as the miss would be at that access: kept only when
-     * its use after that one comes before the farthest resident's, so a prefetch never evicts a block that
-     * demand MIN would have kept (the egress MIN predicts stays what a prefetching cache spends).
+     * that access. When room must be made, it is kept only when demand MIN would keep it at that access and
+     * would make room then as it can now: the block MIN evicts at that access is the resident used farthest
+     * after it; when that is a resident still needed before the access, evicting now would take a worse victim
+     * (a prefetch must never evict what is needed sooner), so the answer is no, for now: the prefetcher asks
+     * again once the readers have moved on. So prefetching changes when MIN's fetches happen, not which.
      */
     @Override
     public boolean admitAhead(K key, long weight, boolean mustEvict) {
@@ -98,13 +100,33 @@ public final class MinPolicy<K> implements EvictionPolicy<K> {
         if (!mustEvict) {
             return admitFor(key, upcoming, false);
         }
-        Long after = q.size() > 1 ? q.stream().skip(1).findFirst().orElse(null) : null;
+        long after = useAtOrAfter(q, upcoming + 1);
         Resident<K> farthest = byNextUse.isEmpty() ? null : byNextUse.last();
-        boolean keep = after != null && farthest != null && after < farthest.nextUse();
-        if (keep) {
-            nextUse.put(key, upcoming);
+        if (after == NEVER || farthest == null || after >= farthest.nextUse()) {
+            return false; // demand MIN would stream it through
         }
-        return keep;
+        for (Resident<K> r : byNextUse) {
+            if (r.nextUse() >= upcoming) {
+                break;
+            }
+            if (useAtOrAfter(future.get(r.key()), upcoming) > farthest.nextUse()) {
+                return false; // MIN's victim at that access is still needed before it: not yet
+            }
+        }
+        nextUse.put(key, upcoming);
+        return true;
+    }
+
+    /** The first position in {@code uses} at or after {@code position}, or NEVER. */
+    private static long useAtOrAfter(ArrayDeque<Long> uses, long position) {
+        if (uses != null) {
+            for (long p : uses) {
+                if (p >= position) {
+                    return p;
+                }
+            }
+        }
+        return NEVER;
     }
 
     private boolean admitFor(K key, long next, boolean mustEvict) {
