@@ -552,15 +552,17 @@ final class FerryFs implements FuseOperations {
         final String path;
         final ObjectMeta meta;
         final PageState pages; // null: this handle bypasses the page cache
+        final CachingStore.VersionPin pin; // keeps this version's blocks in the local tier while the handle is open
         long nextOffset;
         int streak;
         long aheadUntil;
         boolean fetching;
 
-        ReadHandle(String path, ObjectMeta meta, PageState pages) {
+        ReadHandle(String path, ObjectMeta meta, PageState pages, CachingStore.VersionPin pin) {
             this.path = path;
             this.meta = meta;
             this.pages = pages;
+            this.pin = pin;
         }
     }
 
@@ -615,7 +617,7 @@ final class FerryFs implements FuseOperations {
             }
         }
         long id = nextHandle.getAndIncrement();
-        handles.put(id, new ReadHandle(path, meta, state));
+        handles.put(id, new ReadHandle(path, meta, state, cache.pinVersion(meta)));
         fi.setFh(id);
         // a bypassing handle keeps the cache too: an open without keep_cache drops the inode's pages, the old version's
         FileInfoBits.set(fi, keep || state == null, state == null);
@@ -751,9 +753,12 @@ final class FerryFs implements FuseOperations {
     @Override
     public int release(String path, FileInfo fi) {
         Object h = handles.remove(fi.getFh());
-        if (h instanceof ReadHandle r && r.pages != null) {
-            synchronized (pages) {
-                r.pages.open--;
+        if (h instanceof ReadHandle r) {
+            r.pin.close();
+            if (r.pages != null) {
+                synchronized (pages) {
+                    r.pages.open--;
+                }
             }
         } else if (h instanceof WriteRef w) {
             try {

@@ -170,14 +170,16 @@ class MountToolsTest {
         new Random(2).nextBytes(v2);
         Files.write(f, v1);
         String script = String.join("\n",
-                "import hashlib, sys, subprocess, time",
+                "import hashlib, os, sys, time",
                 "path, store, v2 = sys.argv[1], sys.argv[2], sys.argv[3]",
                 "with open(path, 'rb') as f:",
                 "    a = hashlib.sha256(f.read()).hexdigest()",
                 "    time.sleep(1.1)  # a new mtime for the replacement",
                 "    with open(v2, 'rb') as src, open(store + '.tmp', 'wb') as dst: dst.write(src.read())",
-                "    import os; os.replace(store + '.tmp', store)",
+                "    os.replace(store + '.tmp', store)",
                 "    with open(path, 'rb') as g: new = hashlib.sha256(g.read()).hexdigest()",
+                "    # drop the kernel's pages of the old version: its bytes must now come from the local tier",
+                "    os.posix_fadvise(f.fileno(), 0, 0, os.POSIX_FADV_DONTNEED)",
                 "    f.seek(0); old = hashlib.sha256(f.read()).hexdigest()",
                 "print(a, old, new)");
         Path py = Files.writeString(tmp.resolve("pin.py"), script);
