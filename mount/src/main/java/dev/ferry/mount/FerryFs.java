@@ -28,8 +28,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
 import java.util.concurrent.atomic.AtomicLong;
 import org.cryptomator.jfuse.api.DirFiller;
 import org.cryptomator.jfuse.api.Errno;
@@ -55,8 +53,10 @@ import org.slf4j.LoggerFactory;
  *       ({@code keep_cache}) only when the version opened is the one whose pages it may hold; a new version drops
  *       them; while handles of the old version are still open, a new version's handle bypasses the page cache
  *       ({@code direct_io}), so neither sees the other's pages.
- *   <li><b>Read-ahead</b>: two reads of a handle in a row that continue where the last ended start fetching the
- *       next {@code read-ahead} bytes into the local tier in the background (one fetch in flight per handle).
+ *   <li><b>Read-ahead</b> is the local tier's ({@link dev.ferry.cache.SequentialReadAhead}, attached by {@link Mount}):
+ *       it sees the blocks every read asks for, whichever handle reads.
+ *   <li><b>No local tier</b> ({@code cache-size 0}, over a ferry daemon): reads, pinned by ETag, go to the daemon,
+ *       whose tier caches, reads ahead and prefetches by its jobs' plans; nothing is cached twice on one node.
  *   <li><b>Listings</b> are paged as the store pages them (ListObjectsV2, 1,000 keys): {@code readdir} returns
  *       entries with offsets, and a folder handle holds one page at a time.
  *   <li><b>Writes</b> are spooled to a local file and become one object at {@code flush} (every close) or
@@ -88,19 +88,17 @@ final class FerryFs implements FuseOperations {
 
     private static final int O_ACCMODE = 3;
     private static final int O_TRUNC = 01000;
-    /** How far apart a read may land from where the last one ended and still count as sequential (kernel reads arrive out of order). */
-    private static final long SEQUENTIAL_SLACK = 2L << 20;
 
     private final Errno errno;
     private final MountConfig config;
-    private final CachingStore cache;
+    private final ObjectStore tier;
+    private final CachingStore cache; // null: no local tier
     private final WriteBackStore writeBack;
     private final ObjectStore reader;
     private final BucketOperations buckets;
     private final Path spoolDir;
     private final int uid;
     private final int gid;
-    private final ExecutorService readAhead = Executors.newVirtualThreadPerTaskExecutor();
     private final AtomicLong nextHandle = new AtomicLong(1);
     private final Map<Long, Object> handles = new ConcurrentHashMap<>();
     private final Map<String, WriteHandle> writing = new ConcurrentHashMap<>();
@@ -109,26 +107,25 @@ final class FerryFs implements FuseOperations {
     /** "bucket/key" of files written through write-back and perhaps not uploaded yet: listings show them. */
     private final java.util.NavigableSet<String> pendingWrites = new java.util.concurrent.ConcurrentSkipListSet<>();
     private final Map<String, PageState> pages = new ConcurrentHashMap<>();
-    private final AtomicLong readAheadFetches = new AtomicLong();
     private volatile List<String> bucketNames;
     private volatile long bucketNamesAt;
 
-    FerryFs(Errno errno, MountConfig config, CachingStore cache, WriteBackStore writeBack, BucketOperations buckets, Path spoolDir)
-            throws IOException {
+    /**
+     * {@code tier} is the store under write-back (the local tier, or with none the chain to the store);
+     * {@code cache} the local tier or null; {@code writeBack} null with write-through.
+     */
+    FerryFs(Errno errno, MountConfig config, ObjectStore tier, CachingStore cache, WriteBackStore writeBack, BucketOperations buckets,
+            Path spoolDir) throws IOException {
         this.errno = errno;
         this.config = config;
+        this.tier = tier;
         this.cache = cache;
         this.writeBack = writeBack;
-        this.reader = writeBack != null ? writeBack : cache;
+        this.reader = writeBack != null ? writeBack : tier;
         this.buckets = buckets;
         this.spoolDir = spoolDir;
         this.uid = (Integer) Files.getAttribute(Path.of("/proc/self"), "unix:uid");
         this.gid = (Integer) Files.getAttribute(Path.of("/proc/self"), "unix:gid");
-    }
-
-    /** Read-ahead fetches started so far (each of up to {@code read-ahead} bytes). */
-    long readAheadFetches() {
-        return readAheadFetches.get();
     }
 
     @Override
@@ -156,7 +153,7 @@ final class FerryFs implements FuseOperations {
 
     @Override
     public void destroy() {
-        readAhead.shutdownNow();
+        // the tiers are Mount's to close
     }
 
     // ---- paths ------------------------------------------------------------------------------------------
@@ -305,7 +302,8 @@ final class FerryFs implements FuseOperations {
         statvfs.setBsize(block);
         statvfs.setFrsize(block);
         statvfs.setBlocks(config.cacheSize() / block);
-        long free = Math.max(0, config.cacheSize() - cache.stats().residentBytes()) / block;
+        long used = cache == null ? 0 : cache.stats().residentBytes();
+        long free = Math.max(0, config.cacheSize() - used) / block;
         statvfs.setBfree(free);
         statvfs.setBavail(free);
         statvfs.setNameMax(255);
@@ -552,11 +550,7 @@ final class FerryFs implements FuseOperations {
         final String path;
         final ObjectMeta meta;
         final PageState pages; // null: this handle bypasses the page cache
-        final CachingStore.VersionPin pin; // keeps this version's blocks in the local tier while the handle is open
-        long nextOffset;
-        int streak;
-        long aheadUntil;
-        boolean fetching;
+        final CachingStore.VersionPin pin; // keeps this version's blocks in the local tier while open; null: no tier
 
         ReadHandle(String path, ObjectMeta meta, PageState pages, CachingStore.VersionPin pin) {
             this.path = path;
@@ -617,7 +611,7 @@ final class FerryFs implements FuseOperations {
             }
         }
         long id = nextHandle.getAndIncrement();
-        handles.put(id, new ReadHandle(path, meta, state, cache.pinVersion(meta)));
+        handles.put(id, new ReadHandle(path, meta, state, cache == null ? null : cache.pinVersion(meta)));
         fi.setFh(id);
         // a bypassing handle keeps the cache too: an open without keep_cache drops the inode's pages, the old version's
         FileInfoBits.set(fi, keep || state == null, state == null);
@@ -648,7 +642,6 @@ final class FerryFs implements FuseOperations {
             if (got < 0) {
                 got = readThrough(request, buf, n);
             }
-            readAhead(r, offset, got);
             return got;
         } catch (IOException e) {
             return -errnoOf("read " + path + " at " + offset, e);
@@ -657,7 +650,7 @@ final class FerryFs implements FuseOperations {
 
     /** Reads straight from the block files when every block is on local disk; -1 when not. */
     private int readResident(GetRequest request, ByteBuffer buf) throws IOException {
-        if (writeBack != null && writeBack.holdsLocally(request.key())) {
+        if (cache == null || (writeBack != null && writeBack.holdsLocally(request.key()))) {
             return -1;
         }
         CachingStore.ResidentRead resident = cache.openResident(request);
@@ -704,57 +697,13 @@ final class FerryFs implements FuseOperations {
         return total;
     }
 
-    /** Detects sequential reading and fetches the next {@code read-ahead} bytes into the local tier ahead of it. */
-    private void readAhead(ReadHandle r, long offset, int n) {
-        if (config.readAhead() == 0 || n <= 0) {
-            return;
-        }
-        long from;
-        long to;
-        synchronized (r) {
-            long end = offset + n;
-            boolean sequential = offset >= r.nextOffset - SEQUENTIAL_SLACK && offset <= r.nextOffset + SEQUENTIAL_SLACK;
-            r.streak = sequential ? r.streak + 1 : 0;
-            r.nextOffset = Math.max(end, sequential ? r.nextOffset : 0);
-            if (!sequential) {
-                r.aheadUntil = 0;
-                r.nextOffset = end;
-                return;
-            }
-            if (r.streak < 2 || r.fetching) {
-                return;
-            }
-            long size = r.meta.size();
-            to = Math.min(size, end + config.readAhead());
-            from = Math.max(end, r.aheadUntil);
-            if (from >= to || (to - from < cache.config().blockSize() && to < size)) {
-                return; // less than a block to add: wait for the reader to move on
-            }
-            r.aheadUntil = to;
-            r.fetching = true;
-        }
-        readAheadFetches.incrementAndGet();
-        GetRequest ahead = new GetRequest(r.meta.key(), ByteRange.of(from, to - from), r.meta.etag());
-        readAhead.execute(() -> {
-            try {
-                if (writeBack == null || !writeBack.holdsLocally(ahead.key())) {
-                    cache.prefetch(ahead);
-                }
-            } catch (IOException | RuntimeException e) {
-                LOG.debug("read-ahead of {} failed: {}", ahead.key(), e.toString());
-            } finally {
-                synchronized (r) {
-                    r.fetching = false;
-                }
-            }
-        });
-    }
-
     @Override
     public int release(String path, FileInfo fi) {
         Object h = handles.remove(fi.getFh());
         if (h instanceof ReadHandle r) {
-            r.pin.close();
+            if (r.pin != null) {
+                r.pin.close();
+            }
             if (r.pages != null) {
                 synchronized (pages) {
                     r.pages.open--;
@@ -1024,7 +973,7 @@ final class FerryFs implements FuseOperations {
             pendingWrites.add(key.bucket() + "/" + key.key());
             writeBack.write(key, body);
         } else {
-            cache.put(key, body);
+            tier.put(key, body);
         }
     }
 

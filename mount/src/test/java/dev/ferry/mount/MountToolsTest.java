@@ -157,7 +157,7 @@ class MountToolsTest {
         while (mount.cache().stats().prefetchedBlocks() - before < 4 && System.nanoTime() < deadline) {
             Thread.sleep(50);
         }
-        assertThat(mount.readAheadFetches()).isPositive();
+        assertThat(mount.readAheadBlocks()).isPositive();
         assertThat(mount.cache().stats().prefetchedBlocks() - before).as("blocks fetched ahead of the reader").isGreaterThanOrEqualTo(4);
     }
 
