@@ -128,6 +128,42 @@ class MountToolsTest {
     }
 
     @Test
+    void pytorchDataset_overFilesInTheMount_yieldsTheStoresBytes() throws Exception {
+        Tools.requirePythonModule("torch");
+        Path dir = Files.createDirectories(store.resolve("data/samples"));
+        Random random = new Random(9);
+        for (int i = 0; i < 40; i++) {
+            byte[] b = new byte[1 + random.nextInt(3 * BLOCK / 2)];
+            random.nextBytes(b);
+            Files.write(dir.resolve(String.format("s%03d.bin", i)), b);
+        }
+        String script = String.join("\n",
+                "import os, sys, torch",
+                "from torch.utils.data import DataLoader, Dataset",
+                "mounted, stored = sys.argv[1], sys.argv[2]",
+                "class Files(Dataset):",
+                "    def __init__(self, root):",
+                "        self.root, self.names = root, sorted(os.listdir(root))",
+                "    def __len__(self):",
+                "        return len(self.names)",
+                "    def __getitem__(self, i):",
+                "        with open(os.path.join(self.root, self.names[i]), 'rb') as f:",
+                "            return self.names[i], torch.frombuffer(bytearray(f.read()), dtype=torch.uint8)",
+                "if __name__ == '__main__':",
+                "    loader = DataLoader(Files(mounted), batch_size=None, shuffle=True, num_workers=2,",
+                "                        generator=torch.Generator().manual_seed(1))",
+                "    seen = set()",
+                "    for name, tensor in loader:",
+                "        with open(os.path.join(stored, name), 'rb') as f:",
+                "            if tensor.numpy().tobytes() != f.read():",
+                "                sys.exit(name + ' differs from the store')",
+                "        seen.add(name)",
+                "    print(len(seen))");
+        Path py = Files.writeString(tmp.resolve("dataset.py"), script);
+        assertThat(Tools.sh("python3 '" + py + "' '" + mp + "/data/samples' '" + dir + "'").trim()).isEqualTo("40");
+    }
+
+    @Test
     void findAndLs_listEveryKey_readingTheListingInPages() throws Exception {
         long listsBefore = mount.meter().requests().getOrDefault(MeteredStore.Op.LIST, 0L);
         Set<String> listed = new TreeSet<>(Tools.sh("cd '" + mp + "' && find data -type f").lines().toList());
