@@ -34,9 +34,6 @@ final class BlockIndex {
 
     private enum Cause { CAPACITY, STALE, CORRUPT }
 
-    private record Version(ObjectKey key, String etag) {
-    }
-
     /** Holders of a pinned version, and whether a newer version (or a delete) has been seen since. */
     private static final class VersionPin {
         final ObjectMeta meta;
@@ -59,7 +56,8 @@ final class BlockIndex {
     private final Map<BlockId, BlockEntry> index = new HashMap<>();
     private final Map<ObjectKey, Set<BlockId>> byObject = new HashMap<>();
     private long used;
-    private final Map<Version, VersionPin> pinnedVersions = new HashMap<>();
+    /** Pinned versions by key, then ETag. */
+    private final Map<ObjectKey, Map<String, VersionPin>> pinnedVersions = new HashMap<>();
 
     BlockIndex(CacheConfig config, EvictionPolicy<BlockId> policy, CacheCounters counters, Consumer<Path> onDelete) {
         this.config = config;
@@ -192,19 +190,14 @@ final class BlockIndex {
     void dropVersionsOtherThan(ObjectKey key, String etag) {
         List<Path> deletions = new ArrayList<>();
         synchronized (lock) {
-            if (!pinnedVersions.isEmpty()) {
-                for (Map.Entry<Version, VersionPin> p : pinnedVersions.entrySet()) {
-                    if (p.getKey().key().equals(key)) {
-                        p.getValue().superseded = !p.getKey().etag().equals(etag);
-                    }
-                }
-            }
+            Map<String, VersionPin> pins = pinnedVersions.getOrDefault(key, Map.of());
+            pins.forEach((pinned, p) -> p.superseded = !pinned.equals(etag));
             Set<BlockId> ids = byObject.get(key);
             if (ids == null) {
                 return;
             }
             for (BlockId id : List.copyOf(ids)) {
-                if (!id.etag().equals(etag) && !pinnedVersions.containsKey(new Version(id.key(), id.etag()))) {
+                if (!id.etag().equals(etag) && !pins.containsKey(id.etag())) {
                     deletions.add(removeLocked(id, Cause.STALE));
                 }
             }
@@ -215,7 +208,7 @@ final class BlockIndex {
     /** Pins {@code meta}'s version: see the class comment. Every call needs one {@link #unpinVersion}. */
     void pinVersion(ObjectMeta meta) {
         synchronized (lock) {
-            pinnedVersions.computeIfAbsent(new Version(meta.key(), meta.etag()), v -> new VersionPin(meta)).holders++;
+            pinnedVersions.computeIfAbsent(meta.key(), k -> new HashMap<>()).computeIfAbsent(meta.etag(), e -> new VersionPin(meta)).holders++;
         }
     }
 
@@ -223,16 +216,19 @@ final class BlockIndex {
     void unpinVersion(ObjectMeta meta) {
         List<Path> deletions = new ArrayList<>();
         synchronized (lock) {
-            Version v = new Version(meta.key(), meta.etag());
-            VersionPin p = pinnedVersions.get(v);
+            Map<String, VersionPin> pins = pinnedVersions.get(meta.key());
+            VersionPin p = pins == null ? null : pins.get(meta.etag());
             if (p == null || --p.holders > 0) {
                 return;
             }
-            pinnedVersions.remove(v);
-            Set<BlockId> ids = p.superseded ? byObject.get(v.key()) : null;
+            pins.remove(meta.etag());
+            if (pins.isEmpty()) {
+                pinnedVersions.remove(meta.key());
+            }
+            Set<BlockId> ids = p.superseded ? byObject.get(meta.key()) : null;
             if (ids != null) {
                 for (BlockId id : List.copyOf(ids)) {
-                    if (id.etag().equals(v.etag())) {
+                    if (id.etag().equals(meta.etag())) {
                         deletions.add(removeLocked(id, Cause.STALE));
                     }
                 }
@@ -244,7 +240,7 @@ final class BlockIndex {
     /** The metadata of a pinned version of {@code key}, current or superseded; null when {@code etag} is not pinned. */
     ObjectMeta pinnedMeta(ObjectKey key, String etag) {
         synchronized (lock) {
-            VersionPin p = pinnedVersions.get(new Version(key, etag));
+            VersionPin p = pinnedVersions.getOrDefault(key, Map.of()).get(etag);
             return p == null ? null : p.meta;
         }
     }
@@ -254,7 +250,7 @@ final class BlockIndex {
         if (pinnedVersions.isEmpty()) {
             return false;
         }
-        VersionPin p = pinnedVersions.get(new Version(id.key(), id.etag()));
+        VersionPin p = pinnedVersions.getOrDefault(id.key(), Map.of()).get(id.etag());
         return p != null && p.superseded;
     }
 

@@ -191,6 +191,22 @@ class CachingStoreTest {
     }
 
     @Test
+    void pinnedVersion_staysReadableAfterADelete_untilUnpinned() throws IOException {
+        cache.close();
+        cache = open(config().withMetadataTtl(Duration.ZERO));
+        ObjectMeta v1 = cache.head(key);
+        try (CachingStore.VersionPin pin = cache.pinVersion(v1)) {
+            cache.readBytes(key, null);
+            origin.delete(key);
+            assertThatThrownBy(() -> cache.head(key)).isInstanceOf(ObjectNotFoundException.class);
+            try (ObjectContent c = cache.get(new GetRequest(key, ByteRange.of(BLOCK, 100), v1.etag()))) {
+                assertThat(c.stream().readAllBytes()).isEqualTo(java.util.Arrays.copyOfRange(bytes, BLOCK, BLOCK + 100));
+            }
+        }
+        assertThat(cache.stats().residentBlocks()).as("dropped at the last unpin").isZero();
+    }
+
+    @Test
     void supersededPinnedVersion_isNoVictim_butACurrentPinnedOneIs() throws IOException {
         cache.close();
         cache = open(config().withMetadataTtl(Duration.ZERO).withWatermarks(0.9, 0.75)); // 64 blocks
