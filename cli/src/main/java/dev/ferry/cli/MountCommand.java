@@ -34,13 +34,13 @@ final class MountCommand implements Callable<Integer> {
     @Option(names = "--cache-dir", paramLabel = "DIR", description = "The local tier's folder (default ~/.ferry/mount-cache).")
     String cacheDir;
 
-    @Option(names = "--cache-size", paramLabel = "SIZE", description = "Local tier capacity (default 10GiB).")
+    @Option(names = "--cache-size", paramLabel = "SIZE", description = "Local tier capacity (default 10GiB; 0: none, over a ferry daemon whose tier caches).")
     String cacheSize;
 
     @Option(names = "--block-size", paramLabel = "SIZE", description = "Cache block size (default 4MiB).")
     String blockSize;
 
-    @Option(names = "--read-ahead", paramLabel = "SIZE", description = "How far ahead of a sequential reader to fetch (default 16MiB; 0: off).")
+    @Option(names = "--read-ahead", paramLabel = "SIZE", description = "How far ahead of a sequential reader to fetch (default 64MiB; 0: off).")
     String readAhead;
 
     @Option(names = "--metadata-ttl", paramLabel = "DURATION", description = "How long a size and ETag are trusted; an object replaced "

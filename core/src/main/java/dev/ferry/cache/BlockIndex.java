@@ -2,6 +2,7 @@ package dev.ferry.cache;
 
 import dev.ferry.cache.policy.EvictionPolicy;
 import dev.ferry.store.ObjectKey;
+import dev.ferry.store.ObjectMeta;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -33,6 +34,17 @@ final class BlockIndex {
 
     private enum Cause { CAPACITY, STALE, CORRUPT }
 
+    /** Holders of a pinned version, and whether a newer version (or a delete) has been seen since. */
+    private static final class VersionPin {
+        final ObjectMeta meta;
+        int holders;
+        boolean superseded;
+
+        VersionPin(ObjectMeta meta) {
+            this.meta = meta;
+        }
+    }
+
     private final CacheConfig config;
     private final Path blocksDir;
     private final EvictionPolicy<BlockId> policy;
@@ -44,6 +56,8 @@ final class BlockIndex {
     private final Map<BlockId, BlockEntry> index = new HashMap<>();
     private final Map<ObjectKey, Set<BlockId>> byObject = new HashMap<>();
     private long used;
+    /** Pinned versions by key, then ETag. */
+    private final Map<ObjectKey, Map<String, VersionPin>> pinnedVersions = new HashMap<>();
 
     BlockIndex(CacheConfig config, EvictionPolicy<BlockId> policy, CacheCounters counters, Consumer<Path> onDelete) {
         this.config = config;
@@ -169,21 +183,75 @@ final class BlockIndex {
         deleteFiles(path == null ? List.of() : List.of(path));
     }
 
-    /** Drops the blocks of {@code key} whose version is not {@code etag} (all of them when null). */
+    /**
+     * Drops the blocks of {@code key} whose version is not {@code etag} (all of them when null), except those of
+     * pinned versions, which are marked superseded and dropped when their last pin goes.
+     */
     void dropVersionsOtherThan(ObjectKey key, String etag) {
         List<Path> deletions = new ArrayList<>();
         synchronized (lock) {
+            Map<String, VersionPin> pins = pinnedVersions.getOrDefault(key, Map.of());
+            pins.forEach((pinned, p) -> p.superseded = !pinned.equals(etag));
             Set<BlockId> ids = byObject.get(key);
             if (ids == null) {
                 return;
             }
             for (BlockId id : List.copyOf(ids)) {
-                if (!id.etag().equals(etag)) {
+                if (!id.etag().equals(etag) && !pins.containsKey(id.etag())) {
                     deletions.add(removeLocked(id, Cause.STALE));
                 }
             }
         }
         deleteFiles(deletions);
+    }
+
+    /** Pins {@code meta}'s version: see the class comment. Every call needs one {@link #unpinVersion}. */
+    void pinVersion(ObjectMeta meta) {
+        synchronized (lock) {
+            pinnedVersions.computeIfAbsent(meta.key(), k -> new HashMap<>()).computeIfAbsent(meta.etag(), e -> new VersionPin(meta)).holders++;
+        }
+    }
+
+    /** Drops one pin of a version; when it was the last and the version is superseded, drops its blocks. */
+    void unpinVersion(ObjectMeta meta) {
+        List<Path> deletions = new ArrayList<>();
+        synchronized (lock) {
+            Map<String, VersionPin> pins = pinnedVersions.get(meta.key());
+            VersionPin p = pins == null ? null : pins.get(meta.etag());
+            if (p == null || --p.holders > 0) {
+                return;
+            }
+            pins.remove(meta.etag());
+            if (pins.isEmpty()) {
+                pinnedVersions.remove(meta.key());
+            }
+            Set<BlockId> ids = p.superseded ? byObject.get(meta.key()) : null;
+            if (ids != null) {
+                for (BlockId id : List.copyOf(ids)) {
+                    if (id.etag().equals(meta.etag())) {
+                        deletions.add(removeLocked(id, Cause.STALE));
+                    }
+                }
+            }
+        }
+        deleteFiles(deletions);
+    }
+
+    /** The metadata of a pinned version of {@code key}, current or superseded; null when {@code etag} is not pinned. */
+    ObjectMeta pinnedMeta(ObjectKey key, String etag) {
+        synchronized (lock) {
+            VersionPin p = pinnedVersions.getOrDefault(key, Map.of()).get(etag);
+            return p == null ? null : p.meta;
+        }
+    }
+
+    /** A block no eviction may take: of a pinned version the store no longer has. Under the lock. */
+    private boolean heldBySupersededPin(BlockId id) {
+        if (pinnedVersions.isEmpty()) {
+            return false;
+        }
+        VersionPin p = pinnedVersions.getOrDefault(id.key(), Map.of()).get(id.etag());
+        return p != null && p.superseded;
     }
 
     /**
@@ -258,7 +326,7 @@ final class BlockIndex {
         while (used + incoming > target || (force && used > config.capacity())) {
             BlockId victim = policy.victim(k -> {
                 BlockEntry c = index.get(k);
-                return c != null && c.ready && c.pins == 0;
+                return c != null && c.ready && c.pins == 0 && !heldBySupersededPin(k);
             });
             if (victim == null) {
                 return;

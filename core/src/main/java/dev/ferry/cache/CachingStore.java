@@ -224,6 +224,12 @@ public final class CachingStore extends ForwardingObjectStore {
                 return m.meta();
             }
         }
+        if (ifMatch != null) {
+            ObjectMeta pinned = blockIndex.pinnedMeta(key, ifMatch);
+            if (pinned != null) {
+                return pinned; // a pinned version, perhaps superseded: its resident blocks still serve it
+            }
+        }
         ObjectMeta fresh;
         try {
             counters.upstreamRequests.increment();
@@ -240,6 +246,44 @@ public final class CachingStore extends ForwardingObjectStore {
                     "object changed: " + key + " has ETag " + fresh.etag() + ", not " + ifMatch, null);
         }
         return fresh;
+    }
+
+    // ---- version pins --------------------------------------------------------------------------------
+
+    /** A pinned version; {@link #close} releases it (once). */
+    public final class VersionPin implements AutoCloseable {
+        private final ObjectMeta meta;
+        private boolean released;
+
+        private VersionPin(ObjectMeta meta) {
+            this.meta = meta;
+        }
+
+        public ObjectMeta meta() {
+            return meta;
+        }
+
+        @Override
+        public synchronized void close() {
+            if (!released) {
+                released = true;
+                blockIndex.unpinVersion(meta);
+            }
+        }
+    }
+
+    /**
+     * Keeps {@code meta}'s version readable from the blocks on local disk until the pin is closed, even after a
+     * newer version (or a delete) is seen upstream: those blocks are not dropped, and no eviction takes them once
+     * the store no longer has the version; reads naming the version ({@code If-Match}) are answered from them
+     * without asking upstream. Blocks of it that were not resident when it was superseded cannot be fetched any
+     * more (412, as without a pin). For a reader that promised its caller the bytes of one version for as long
+     * as it is open: a file handle of {@code ferry mount}. Pins of one version add up.
+     */
+    public VersionPin pinVersion(ObjectMeta meta) {
+        Objects.requireNonNull(meta, "meta is null");
+        blockIndex.pinVersion(meta);
+        return new VersionPin(meta);
     }
 
     // ---- reads ---------------------------------------------------------------------------------------

@@ -167,6 +167,75 @@ class CachingStoreTest {
     }
 
     @Test
+    void pinnedVersion_staysReadableAfterAReplacement_untilUnpinned() throws IOException {
+        cache.close();
+        cache = open(config().withMetadataTtl(Duration.ZERO));
+        ObjectMeta v1 = cache.head(key);
+        CachingStore.VersionPin pin = cache.pinVersion(v1);
+        assertThat(cache.readBytes(key, null)).isEqualTo(bytes); // 17 blocks of v1 resident
+        byte[] v2bytes = random(3 * BLOCK, 2);
+        origin.put(key, PutBody.ofBytes(v2bytes));
+        assertThat(cache.readBytes(key, null)).isEqualTo(v2bytes); // a HEAD sees v2
+        assertThat(cache.stats().evictedStale()).as("v1 is pinned: its blocks stay").isZero();
+        tracking.reset();
+        try (ObjectContent c = cache.get(new GetRequest(key, null, v1.etag()))) {
+            assertThat(c.stream().readAllBytes()).isEqualTo(bytes);
+        }
+        assertThat(tracking.total()).as("the pinned version is served from local disk alone").isZero();
+        pin.close();
+        assertThat(cache.stats().evictedStale()).as("the last pin of a superseded version drops it").isEqualTo(17);
+        assertThat(cache.stats().residentBlocks()).isEqualTo(3);
+        assertThatThrownBy(() -> cache.get(new GetRequest(key, null, v1.etag())))
+                .isInstanceOf(StoreException.class)
+                .satisfies(e -> assertThat(((StoreException) e).kind()).isEqualTo(StoreException.Kind.PRECONDITION_FAILED));
+    }
+
+    @Test
+    void pinnedVersion_staysReadableAfterADelete_untilUnpinned() throws IOException {
+        cache.close();
+        cache = open(config().withMetadataTtl(Duration.ZERO));
+        ObjectMeta v1 = cache.head(key);
+        try (CachingStore.VersionPin pin = cache.pinVersion(v1)) {
+            cache.readBytes(key, null);
+            origin.delete(key);
+            assertThatThrownBy(() -> cache.head(key)).isInstanceOf(ObjectNotFoundException.class);
+            try (ObjectContent c = cache.get(new GetRequest(key, ByteRange.of(BLOCK, 100), v1.etag()))) {
+                assertThat(c.stream().readAllBytes()).isEqualTo(java.util.Arrays.copyOfRange(bytes, BLOCK, BLOCK + 100));
+            }
+        }
+        assertThat(cache.stats().residentBlocks()).as("dropped at the last unpin").isZero();
+    }
+
+    @Test
+    void supersededPinnedVersion_isNoVictim_butACurrentPinnedOneIs() throws IOException {
+        cache.close();
+        cache = open(config().withMetadataTtl(Duration.ZERO).withWatermarks(0.9, 0.75)); // 64 blocks
+        ObjectKey other = ObjectKey.of("data", "other");
+        origin.put(other, PutBody.ofBytes(random(16 * BLOCK, 4)));
+        ObjectMeta v1 = cache.head(key);
+        CachingStore.VersionPin superseded = cache.pinVersion(v1);
+        CachingStore.VersionPin current = cache.pinVersion(cache.head(other));
+        cache.readBytes(key, null);
+        cache.readBytes(other, null);
+        origin.put(key, PutBody.ofBytes(random(BLOCK, 2)));
+        cache.head(key); // v1 superseded, still pinned
+        for (int i = 0; i < 8; i++) { // 8 x 16 blocks through a 64-block cache
+            ObjectKey k = ObjectKey.of("data", "churn/" + i);
+            origin.put(k, PutBody.ofBytes(random(16 * BLOCK, 20 + i)));
+            cache.readBytes(k, null);
+        }
+        assertThat(cache.stats().evictedCapacity()).isPositive();
+        try (ObjectContent c = cache.get(new GetRequest(key, null, v1.etag()))) {
+            assertThat(c.stream().readAllBytes()).as("every block of the superseded pinned version survived").isEqualTo(bytes);
+        }
+        tracking.reset();
+        cache.readBytes(other, null);
+        assertThat(tracking.count(Op.GET)).as("the current pinned version was evicted and fetched again").isPositive();
+        superseded.close();
+        current.close();
+    }
+
+    @Test
     void readNamingItsVersion_needsNoHead_whenTheCacheKnowsIt() throws IOException {
         ObjectMeta meta = cache.head(key);
         cache.readBytes(key, null);

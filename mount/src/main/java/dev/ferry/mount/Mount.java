@@ -2,6 +2,7 @@ package dev.ferry.mount;
 
 import dev.ferry.cache.CacheConfig;
 import dev.ferry.cache.CachingStore;
+import dev.ferry.cache.SequentialReadAhead;
 import dev.ferry.s3.S3Credentials;
 import dev.ferry.s3.S3ObjectStore;
 import dev.ferry.s3.S3StoreConfig;
@@ -19,6 +20,8 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
 import java.util.concurrent.TimeoutException;
 import java.util.function.Consumer;
 import java.util.stream.Stream;
@@ -37,6 +40,8 @@ public final class Mount implements AutoCloseable {
     private final ObjectStore origin;
     private final StoreChain chain;
     private final CachingStore cache;
+    private final SequentialReadAhead readAhead;
+    private final ExecutorService fetchers = Executors.newVirtualThreadPerTaskExecutor();
     private final WriteBackStore writeBack;
     private final FerryFs fs;
     private final Fuse fuse;
@@ -55,7 +60,7 @@ public final class Mount implements AutoCloseable {
         }
         BucketOperations buckets;
         if (config.upstream() != null) {
-            S3ObjectStore store = new S3ObjectStore(S3StoreConfig.endpoint(config.upstream(), S3Credentials.fromEnvironment()));
+            S3ObjectStore store = new S3ObjectStore(S3StoreConfig.endpoint(config.upstream(), credentials(config.upstream())));
             origin = store;
             buckets = store;
             description = config.upstream().toString();
@@ -70,12 +75,21 @@ public final class Mount implements AutoCloseable {
         }
         chain = StoreChain.over(origin, ChainConfig.DEFAULT);
         ObjectStore bounded = new FirstByteTimeoutStore(chain, config.firstByteTimeout());
-        CacheConfig cc = CacheConfig.of(config.cacheDir(), config.cacheSize()).withBlockSize(config.blockSize())
-                .withMetadataTtl(config.metadataTtl());
-        cache = new CachingStore(bounded, cc);
+        ObjectStore tier;
+        if (config.hasLocalTier()) {
+            CacheConfig cc = CacheConfig.of(config.cacheDir(), config.cacheSize()).withBlockSize(config.blockSize())
+                    .withMetadataTtl(config.metadataTtl());
+            cache = new CachingStore(bounded, cc);
+            readAhead = config.readAhead() == 0 ? null : SequentialReadAhead.attach(cache, readAheadConfig(config), fetchers);
+            tier = cache;
+        } else {
+            cache = null; // over a ferry daemon: its local tier caches, prefetches by plan and reads ahead
+            readAhead = null;
+            tier = bounded;
+        }
         Path base = config.cacheDir();
         writeBack = config.writeThrough() ? null
-                : new WriteBackStore(cache, WriteBackConfig.of(base.resolveSibling(base.getFileName() + "-writeback"), config.writeBackQuota()));
+                : new WriteBackStore(tier, WriteBackConfig.of(base.resolveSibling(base.getFileName() + "-writeback"), config.writeBackQuota()));
         Path spool = base.resolveSibling(base.getFileName() + "-spool");
         Files.createDirectories(spool);
         try (Stream<Path> s = Files.list(spool)) { // files a crashed mount was writing: never acknowledged, never objects
@@ -92,7 +106,7 @@ public final class Mount implements AutoCloseable {
                     + System.getProperty("os.name") + " " + System.getProperty("os.arch") + ").");
         }
         builder.setLibraryPath(lib.toString());
-        fs = new FerryFs(builder.errno(), config, cache, writeBack, buckets, spool);
+        fs = new FerryFs(builder.errno(), config, tier, cache, writeBack, buckets, spool);
         List<String> options = new ArrayList<>(List.of("fsname=ferry", "subtype=ferry", "attr_timeout=1", "entry_timeout=1",
                 "negative_timeout=0"));
         if (config.readOnly()) {
@@ -112,6 +126,30 @@ public final class Mount implements AutoCloseable {
         }
     }
 
+    /**
+     * The mount's read-ahead is the daemon's ({@link SequentialReadAhead}): sequential readers of an object, over
+     * every handle, get the next {@code read-ahead} bytes fetched in parallel, one ranged GET per block, within one
+     * budget of bytes in flight.
+     */
+    static SequentialReadAhead.Config readAheadConfig(MountConfig config) {
+        int blocks = (int) Math.max(1, Math.min(1024, (config.readAhead() + config.blockSize() - 1) / config.blockSize()));
+        SequentialReadAhead.Config d = SequentialReadAhead.Config.DEFAULT;
+        return new SequentialReadAhead.Config(d.minStreak(), d.window(), blocks, d.budgetBytes(), d.trackedObjects());
+    }
+
+    /** Keys from the environment; a ferry daemon on this machine without them takes placeholders, as the CLI's clients do. */
+    private static S3Credentials credentials(java.net.URI upstream) {
+        S3Credentials env = S3Credentials.fromEnvironment();
+        if (!env.isDefaultChain()) {
+            return env;
+        }
+        try {
+            return S3Credentials.forEndpoint(java.net.InetAddress.getByName(upstream.getHost()).isLoopbackAddress());
+        } catch (java.net.UnknownHostException e) {
+            return env;
+        }
+    }
+
     /** Mounts; the file system answers when this returns. {@code say} receives notes for the user (one sentence each). */
     public static Mount start(MountConfig config, Consumer<String> say) throws IOException {
         return new Mount(config, say);
@@ -126,6 +164,7 @@ public final class Mount implements AutoCloseable {
         return description;
     }
 
+    /** The mount's local tier; null with {@code cache-size 0} (over a ferry daemon). */
     public CachingStore cache() {
         return cache;
     }
@@ -140,9 +179,9 @@ public final class Mount implements AutoCloseable {
         return chain.meter().snapshot();
     }
 
-    /** Read-ahead fetches started so far. */
-    public long readAheadFetches() {
-        return fs.readAheadFetches();
+    /** Blocks fetched ahead of sequential readers so far (handed to the fetchers). */
+    public long readAheadBlocks() {
+        return readAhead == null ? 0 : readAhead.scheduledBlocks();
     }
 
     /** Unmounts, waits up to flush-timeout for pending uploads (what is left resumes at the next start), closes the tiers. */
@@ -173,10 +212,16 @@ public final class Mount implements AutoCloseable {
     }
 
     private void closeTiers() throws IOException {
+        if (readAhead != null) {
+            readAhead.detach();
+        }
+        fetchers.shutdownNow();
         if (writeBack != null) {
             writeBack.close();
         }
-        cache.close();
+        if (cache != null) {
+            cache.close();
+        }
         origin.close();
     }
 }

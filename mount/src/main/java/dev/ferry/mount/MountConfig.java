@@ -20,8 +20,11 @@ import java.util.regex.Pattern;
  *       endpoint (credentials from AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY); exactly one.
  *   <li>{@code cache-dir} (~/.ferry/mount-cache): the local tier; write-back keeps its journal beside it
  *       ({@code <cache-dir>-writeback}) and files being written are spooled in {@code <cache-dir>-spool}.
- *   <li>{@code cache-size} (10GiB), {@code block-size} (4MiB): the local tier's capacity and block size.
- *   <li>{@code read-ahead} (16MiB): how far past a sequential reader the blocks are fetched; 0 turns it off.
+ *   <li>{@code cache-size} (10GiB), {@code block-size} (4MiB): the local tier's capacity and block size; a
+ *       {@code cache-size} of 0 keeps no local tier (over a ferry daemon on the same node, whose tier caches,
+ *       prefetches by its jobs' plans and reads ahead: a second tier would hold the same bytes twice).
+ *   <li>{@code read-ahead} (64MiB): how far past a sequential reader the blocks are fetched, in parallel, one
+ *       ranged GET per block; 0 turns it off.
  *   <li>{@code metadata-ttl} (60s): how long an object's size and ETag are trusted before an open asks the
  *       store again, i.e. how soon an object replaced upstream is seen; 0: every open asks.
  *   <li>{@code read-only} (false): refuse every write with EROFS.
@@ -59,8 +62,8 @@ public record MountConfig(
         if ((storeRoot == null) == (upstream == null)) {
             throw new IllegalArgumentException("give exactly one of --store-root DIR (a folder as the object store) or --upstream URL");
         }
-        if (cacheSize <= 0) {
-            throw new IllegalArgumentException("cache-size must be positive: " + cacheSize);
+        if (cacheSize < 0) {
+            throw new IllegalArgumentException("cache-size must not be negative (0: no local tier): " + cacheSize);
         }
         if (blockSize < 4096) {
             throw new IllegalArgumentException("block-size must be at least 4KiB: " + blockSize);
@@ -71,6 +74,11 @@ public record MountConfig(
         if (writeBackQuota <= 0) {
             throw new IllegalArgumentException("write-back-quota must be positive: " + writeBackQuota);
         }
+    }
+
+    /** False with {@code cache-size 0}: reads go to the store (a ferry daemon) with no local tier of the mount's own. */
+    public boolean hasLocalTier() {
+        return cacheSize > 0;
     }
 
     /** Reads the settings a command line gave (keys of {@link #KEYS}; absent keys take their defaults). */
@@ -109,7 +117,7 @@ public record MountConfig(
                 Path.of(settings.getOrDefault("cache-dir", home.resolve("mount-cache").toString())).toAbsolutePath().normalize(),
                 size(settings, "cache-size", "10GiB"),
                 (int) blockSize,
-                size(settings, "read-ahead", "16MiB"),
+                size(settings, "read-ahead", "64MiB"),
                 duration(settings, "metadata-ttl", "60s"),
                 bool(settings, "read-only"),
                 bool(settings, "write-through"),

@@ -33,8 +33,8 @@ public final class MountMain {
             return 1;
         }
         out.println("ferry: mounted " + mount.description() + " at " + config.mountpoint() + " ("
-                + (config.readOnly() ? "read-only" : config.writeThrough() ? "write-through" : "write-back") + ", local tier "
-                + config.cacheDir() + "); Ctrl-C or SIGTERM unmounts.");
+                + (config.readOnly() ? "read-only" : config.writeThrough() ? "write-through" : "write-back")
+                + (config.hasLocalTier() ? ", local tier " + config.cacheDir() : ", no local tier") + "); Ctrl-C or SIGTERM unmounts.");
         java.util.concurrent.atomic.AtomicBoolean stopping = new java.util.concurrent.atomic.AtomicBoolean();
         Thread hook = new Thread(() -> {
             stopping.set(true);

@@ -1,7 +1,10 @@
 /**
  * {@code ferry mount}: the local tier as a POSIX file system through FUSE (jfuse over libfuse3, Java 22+).
  * Buckets are top-level folders, prefixes folders, objects files; reads go through the local tier
- * ({@code CachingStore}) pinned to the ETag a file was opened at, writes through write-back. Depends on
- * core, s3 and jfuse; nothing in core depends on this package.
+ * ({@code CachingStore}) pinned to the ETag a file was opened at, writes through write-back. {@code Mount}
+ * builds the chain and mounts; {@code FerryFs} answers libfuse and hands each operation to {@code Folders}
+ * (listings), {@code Reads} (version-pinned reads) or {@code Writes} (spooled writes, truncate, delete,
+ * rename); {@code Errnos} turns failures into errnos. Depends on core, s3 and jfuse; nothing in core depends
+ * on this package.
  */
 package dev.ferry.mount;

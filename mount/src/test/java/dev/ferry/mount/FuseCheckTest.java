@@ -43,8 +43,12 @@ class FuseCheckTest {
     void config_defaultsAndBadInput() {
         MountConfig c = MountConfig.from(Map.of("mountpoint", "/mnt/x", "store-root", "/data"));
         assertThat(c.blockSize()).isEqualTo(4 << 20);
-        assertThat(c.readAhead()).isEqualTo(16L << 20);
+        assertThat(c.readAhead()).isEqualTo(64L << 20);
         assertThat(c.cacheSize()).isEqualTo(10L << 30);
+        assertThat(c.hasLocalTier()).isTrue();
+        assertThat(MountConfig.from(Map.of("mountpoint", "/m", "upstream", "http://127.0.0.1:9099", "cache-size", "0")).hasLocalTier())
+                .as("cache-size 0: no local tier (over a ferry daemon)").isFalse();
+        assertThat(Mount.readAheadConfig(c).blocksAhead()).as("64 MiB of 4 MiB blocks").isEqualTo(16);
         assertThat(c.metadataTtl()).hasSeconds(60);
         assertThat(c.readOnly()).isFalse();
         assertThat(c.writeThrough()).isFalse();

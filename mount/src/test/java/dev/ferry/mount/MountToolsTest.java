@@ -128,6 +128,42 @@ class MountToolsTest {
     }
 
     @Test
+    void pytorchDataset_overFilesInTheMount_yieldsTheStoresBytes() throws Exception {
+        Tools.requirePythonModule("torch");
+        Path dir = Files.createDirectories(store.resolve("data/samples"));
+        Random random = new Random(9);
+        for (int i = 0; i < 40; i++) {
+            byte[] b = new byte[1 + random.nextInt(3 * BLOCK / 2)];
+            random.nextBytes(b);
+            Files.write(dir.resolve(String.format("s%03d.bin", i)), b);
+        }
+        String script = String.join("\n",
+                "import os, sys, torch",
+                "from torch.utils.data import DataLoader, Dataset",
+                "mounted, stored = sys.argv[1], sys.argv[2]",
+                "class Files(Dataset):",
+                "    def __init__(self, root):",
+                "        self.root, self.names = root, sorted(os.listdir(root))",
+                "    def __len__(self):",
+                "        return len(self.names)",
+                "    def __getitem__(self, i):",
+                "        with open(os.path.join(self.root, self.names[i]), 'rb') as f:",
+                "            return self.names[i], torch.frombuffer(bytearray(f.read()), dtype=torch.uint8)",
+                "if __name__ == '__main__':",
+                "    loader = DataLoader(Files(mounted), batch_size=None, shuffle=True, num_workers=2,",
+                "                        generator=torch.Generator().manual_seed(1))",
+                "    seen = set()",
+                "    for name, tensor in loader:",
+                "        with open(os.path.join(stored, name), 'rb') as f:",
+                "            if tensor.numpy().tobytes() != f.read():",
+                "                sys.exit(name + ' differs from the store')",
+                "        seen.add(name)",
+                "    print(len(seen))");
+        Path py = Files.writeString(tmp.resolve("dataset.py"), script);
+        assertThat(Tools.sh("python3 '" + py + "' '" + mp + "/data/samples' '" + dir + "'").trim()).isEqualTo("40");
+    }
+
+    @Test
     void findAndLs_listEveryKey_readingTheListingInPages() throws Exception {
         long listsBefore = mount.meter().requests().getOrDefault(MeteredStore.Op.LIST, 0L);
         Set<String> listed = new TreeSet<>(Tools.sh("cd '" + mp + "' && find data -type f").lines().toList());
@@ -157,7 +193,7 @@ class MountToolsTest {
         while (mount.cache().stats().prefetchedBlocks() - before < 4 && System.nanoTime() < deadline) {
             Thread.sleep(50);
         }
-        assertThat(mount.readAheadFetches()).isPositive();
+        assertThat(mount.readAheadBlocks()).isPositive();
         assertThat(mount.cache().stats().prefetchedBlocks() - before).as("blocks fetched ahead of the reader").isGreaterThanOrEqualTo(4);
     }
 
@@ -170,14 +206,16 @@ class MountToolsTest {
         new Random(2).nextBytes(v2);
         Files.write(f, v1);
         String script = String.join("\n",
-                "import hashlib, sys, subprocess, time",
+                "import hashlib, os, sys, time",
                 "path, store, v2 = sys.argv[1], sys.argv[2], sys.argv[3]",
                 "with open(path, 'rb') as f:",
                 "    a = hashlib.sha256(f.read()).hexdigest()",
                 "    time.sleep(1.1)  # a new mtime for the replacement",
                 "    with open(v2, 'rb') as src, open(store + '.tmp', 'wb') as dst: dst.write(src.read())",
-                "    import os; os.replace(store + '.tmp', store)",
+                "    os.replace(store + '.tmp', store)",
                 "    with open(path, 'rb') as g: new = hashlib.sha256(g.read()).hexdigest()",
+                "    # drop the kernel's pages of the old version: its bytes must now come from the local tier",
+                "    os.posix_fadvise(f.fileno(), 0, 0, os.POSIX_FADV_DONTNEED)",
                 "    f.seek(0); old = hashlib.sha256(f.read()).hexdigest()",
                 "print(a, old, new)");
         Path py = Files.writeString(tmp.resolve("pin.py"), script);

@@ -41,6 +41,19 @@ final class Tools {
         Assumptions.abort(reason);
     }
 
+    /** A Python module (torch) must be importable; scripts/test installs it. */
+    static void requirePythonModule(String module) throws IOException, InterruptedException {
+        if (run("python3", "-c", "import " + module).exitCode() == 0) {
+            return;
+        }
+        String reason = "the Python module " + module + " is not installed here; scripts/test installs it";
+        if ("1".equals(System.getenv("FERRY_REQUIRE_REAL_CLIENTS"))) {
+            throw new AssertionError(reason);
+        }
+        System.out.println("SKIPPED: " + reason);
+        Assumptions.abort(reason);
+    }
+
     record Result(int exitCode, String output) {
     }
 

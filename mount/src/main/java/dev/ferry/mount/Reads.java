@@ -1,0 +1,175 @@
+package dev.ferry.mount;
+
+import dev.ferry.cache.CachingStore;
+import dev.ferry.store.ByteRange;
+import dev.ferry.store.GetRequest;
+import dev.ferry.store.ObjectContent;
+import dev.ferry.store.ObjectMeta;
+import dev.ferry.store.ObjectStore;
+import dev.ferry.writeback.WriteBackStore;
+import java.io.IOException;
+import java.io.InputStream;
+import java.nio.ByteBuffer;
+import java.util.HashMap;
+import java.util.Map;
+
+/**
+ * Files open for reading, each pinned to the version it opened.
+ *
+ * <ul>
+ *   <li>Every read of a handle names its ETag ({@code If-Match}), and the handle pins its version in the local tier
+ *       ({@link CachingStore#pinVersion}): a newer version upstream does not drop the blocks it reads. A read the
+ *       tier cannot serve and the store no longer can fails with ESTALE, never with another version's bytes.
+ *   <li>The kernel's page cache is per path, not per version, so {@link #open} tells the kernel to keep it
+ *       ({@code keep_cache}) only when the version opened is the one whose pages it may hold; a new version drops
+ *       them; while handles of the old version are still open, a new version's handle bypasses the page cache
+ *       ({@code direct_io}), so neither sees the other's pages.
+ *   <li>Reads whose blocks are all on local disk are read from the block files straight into the kernel's buffer;
+ *       the others go through the tier (or, without one, to the store).
+ * </ul>
+ * Thread-safe: the page states are guarded by their map; a handle is immutable.
+ */
+final class Reads {
+    private static final ThreadLocal<byte[]> COPY = ThreadLocal.withInitial(() -> new byte[256 * 1024]);
+
+    private final ObjectStore reader;
+    private final CachingStore cache;
+    private final WriteBackStore writeBack;
+    private final Map<String, PageState> pages = new HashMap<>();
+
+    /** {@code cache} null: no local tier; {@code writeBack} null: write-through. */
+    Reads(ObjectStore reader, CachingStore cache, WriteBackStore writeBack) {
+        this.reader = reader;
+        this.cache = cache;
+        this.writeBack = writeBack;
+    }
+
+    /** Which version's pages the kernel may hold for a path, and how many handles of it are open. */
+    private static final class PageState {
+        String etag;
+        int open;
+    }
+
+    /** A file opened for reading, pinned to the version it opened. */
+    static final class Handle {
+        final ObjectMeta meta;
+        final boolean keepCache;
+        private final PageState pages; // null: this handle bypasses the page cache
+        private final CachingStore.VersionPin pin; // null: no local tier
+
+        private Handle(ObjectMeta meta, boolean keepCache, PageState pages, CachingStore.VersionPin pin) {
+            this.meta = meta;
+            this.keepCache = keepCache;
+            this.pages = pages;
+            this.pin = pin;
+        }
+
+        /** True when the kernel must not cache this handle's pages (handles of another version read through them). */
+        boolean directIo() {
+            return pages == null;
+        }
+    }
+
+    /** Opens {@code path} at version {@code meta}. */
+    Handle open(String path, ObjectMeta meta) {
+        boolean keep = false;
+        PageState state;
+        synchronized (pages) {
+            state = pages.computeIfAbsent(path, p -> new PageState());
+            if (meta.etag().equals(state.etag)) {
+                keep = true; // the kernel's pages are this version's
+                state.open++;
+            } else if (state.open == 0) {
+                state.etag = meta.etag(); // keep_cache off: the kernel drops the old version's pages
+                state.open++;
+            } else {
+                state = null; // handles of another version read through the page cache: bypass it
+            }
+        }
+        // a bypassing handle keeps the cache too: an open without keep_cache drops the inode's pages, the old version's
+        return new Handle(meta, keep || state == null, state, cache == null ? null : cache.pinVersion(meta));
+    }
+
+    void release(Handle h) {
+        if (h.pin != null) {
+            h.pin.close();
+        }
+        if (h.pages != null) {
+            synchronized (pages) {
+                h.pages.open--;
+            }
+        }
+    }
+
+    /** {@code path} has a new version: its next open drops the kernel's pages (or bypasses them while old handles read). */
+    void changed(String path) {
+        synchronized (pages) {
+            PageState s = pages.get(path);
+            if (s != null) {
+                s.etag = null;
+                if (s.open == 0) {
+                    pages.remove(path);
+                }
+            }
+        }
+    }
+
+    /** Reads up to {@code count} bytes at {@code offset} of the handle's version into {@code buf}; the bytes read. */
+    int read(Handle h, ByteBuffer buf, long count, long offset) throws IOException {
+        long size = h.meta.size();
+        if (offset >= size || count <= 0) {
+            return 0;
+        }
+        int n = (int) Math.min(Math.min(count, buf.remaining()), size - offset);
+        GetRequest request = new GetRequest(h.meta.key(), ByteRange.of(offset, n), h.meta.etag());
+        int got = readResident(request, buf);
+        return got >= 0 ? got : readThrough(request, buf, n);
+    }
+
+    /** Reads straight from the block files when every block is on local disk; -1 when not. */
+    private int readResident(GetRequest request, ByteBuffer buf) throws IOException {
+        if (cache == null || (writeBack != null && writeBack.holdsLocally(request.key()))) {
+            return -1;
+        }
+        CachingStore.ResidentRead resident = cache.openResident(request);
+        if (resident == null) {
+            return -1;
+        }
+        try (resident) {
+            int total = 0;
+            for (CachingStore.FileRegion region : resident.regions()) {
+                long pos = region.position();
+                long left = region.length();
+                while (left > 0) {
+                    int lim = buf.limit();
+                    buf.limit((int) Math.min(lim, buf.position() + left));
+                    int k = region.channel().read(buf, pos);
+                    buf.limit(lim);
+                    if (k <= 0) {
+                        throw new IOException("a cached block of " + request.key() + " ended early");
+                    }
+                    pos += k;
+                    left -= k;
+                    total += k;
+                }
+            }
+            return total;
+        }
+    }
+
+    private int readThrough(GetRequest request, ByteBuffer buf, int n) throws IOException {
+        byte[] tmp = COPY.get();
+        int total = 0;
+        try (ObjectContent content = reader.get(request); InputStream in = content.stream()) {
+            while (total < n) {
+                int k = in.read(tmp, 0, Math.min(tmp.length, n - total));
+                if (k < 0) {
+                    break;
+                }
+                buf.put(tmp, 0, k);
+                total += k;
+            }
+        }
+        return total;
+    }
+}
