@@ -7,8 +7,8 @@ import java.nio.file.Path;
  * A reservation is an entry that is not {@code ready} yet (its bytes are on the way; only {@code id},
  * {@code path} and {@code dataLength} mean anything); publishing a block replaces it with a ready entry.
  *
- * <p>Thread-safety: the final fields are safe to read anywhere; {@code ready}, {@code removed} and
- * {@code pins} are guarded by the {@link BlockIndex}'s lock; {@code verified} is volatile (set by whichever
+ * <p>Thread-safety: the final fields are safe to read anywhere; {@code ready}, {@code removed},
+ * {@code pins}, {@code transit} and {@code read} are guarded by the {@link BlockIndex}'s lock; {@code verified} is volatile (set by whichever
  * reader checked the block first).
  */
 final class BlockEntry {
@@ -23,6 +23,12 @@ final class BlockEntry {
     boolean removed;
     volatile boolean verified;
     int pins;
+    /**
+     * Held for one read: prefetched although the policy would not keep it, outside the capacity; dropped once
+     * read ({@code read}).
+     */
+    boolean transit;
+    boolean read;
 
     BlockEntry(BlockId id, Path path, long objectSize, int dataLength, int headerLength, int crc, boolean recoveredAfterCrash) {
         this.id = id;

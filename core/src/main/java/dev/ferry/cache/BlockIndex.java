@@ -22,6 +22,13 @@ import org.slf4j.LoggerFactory;
  * not yet readable), and eviction from high to low watermark. Every access, admission and removal is told to
  * the {@link EvictionPolicy} (a pure data structure), so the policy sees exactly what the index holds.
  *
+ * <p>A prefetched block the policy would not keep (MIN streams it through at its read) is still fetched ahead
+ * and held for that read, outside the capacity and outside the policy, within {@code transitCapacity} (a
+ * sixteenth of the capacity): the reader finds it on disk. Held blocks leave when room is needed for the next
+ * one, those read first (oldest first: the reads of one block come together in a plan), then any not read
+ * after many later holds (a reader that never came). So prefetching takes the wait off such a read without
+ * evicting anything the policy keeps.
+ *
  * <p>Files are deleted right after the bookkeeping, outside the lock (an evicted block is never pinned, and a
  * stale or corrupt one may still be open by a reader, which POSIX allows); {@code onDelete} is told of each
  * first, so open channels and pending fsyncs forget it.
@@ -32,7 +39,7 @@ import org.slf4j.LoggerFactory;
 final class BlockIndex {
     private static final Logger LOG = LoggerFactory.getLogger(BlockIndex.class);
 
-    private enum Cause { CAPACITY, STALE, CORRUPT }
+    private enum Cause { CAPACITY, STALE, CORRUPT, READ }
 
     /** Holders of a pinned version, and whether a newer version (or a delete) has been seen since. */
     private static final class VersionPin {
@@ -56,6 +63,12 @@ final class BlockIndex {
     private final Map<BlockId, BlockEntry> index = new HashMap<>();
     private final Map<ObjectKey, Set<BlockId>> byObject = new HashMap<>();
     private long used;
+    /** Bytes of blocks held for one read (see the class comment), and their bound. */
+    private long transitUsed;
+    private final long transitCapacity;
+    /** The blocks held for one read, in the order they were held, with the sequence number of each hold. */
+    private final java.util.LinkedHashMap<BlockId, Long> transit = new java.util.LinkedHashMap<>();
+    private long holds;
     /** Pinned versions by key, then ETag. */
     private final Map<ObjectKey, Map<String, VersionPin>> pinnedVersions = new HashMap<>();
 
@@ -65,6 +78,7 @@ final class BlockIndex {
         this.policy = policy;
         this.counters = counters;
         this.onDelete = onDelete;
+        this.transitCapacity = config.capacity() / 16;
     }
 
     /** Resident blocks and the bytes they hold, read together. */
@@ -73,7 +87,7 @@ final class BlockIndex {
 
     Usage usage() {
         synchronized (lock) {
-            return new Usage(index.size(), used);
+            return new Usage(index.size() - transit.size(), used);
         }
     }
 
@@ -121,6 +135,7 @@ final class BlockIndex {
             }
             e.pins++;
             policy.onHit(id);
+            e.read = true;
             return e;
         }
     }
@@ -162,6 +177,7 @@ final class BlockIndex {
             for (BlockEntry e : pinned) {
                 e.pins--;
                 policy.onHit(e.id);
+                e.read = true;
             }
         }
     }
@@ -170,6 +186,10 @@ final class BlockIndex {
     void onHit(BlockId id) {
         synchronized (lock) {
             policy.onHit(id);
+            BlockEntry e = index.get(id);
+            if (e != null) {
+                e.read = true;
+            }
         }
     }
 
@@ -273,25 +293,64 @@ final class BlockIndex {
             long high = (long) (config.capacity() * config.highWatermark());
             boolean mustEvict = used + length > high;
             if (!(ahead ? policy.admitAhead(id, length, mustEvict) : policy.admit(id, length, mustEvict))) {
-                counters.bypassed.increment();
-                return null;
-            }
-            if (mustEvict) {
-                evictLocked(length, (long) (config.capacity() * config.lowWatermark()), deletions, false);
-            }
-            if (used + length > config.capacity()) {
-                policy.onRemove(id);
-                counters.bypassed.increment();
-                e = null;
+                e = ahead ? holdForOneReadLocked(id, length, deletions) : null;
+                if (e == null) {
+                    counters.bypassed.increment();
+                }
             } else {
-                e = new BlockEntry(id, BlockFile.pathFor(blocksDir, id), 0, (int) length, 0, 0, false);
-                index.put(id, e);
-                byObject.computeIfAbsent(id.key(), k -> new HashSet<>()).add(id);
-                used += length;
-                policy.onAdd(id, length);
+                e = admitLocked(id, length, mustEvict, deletions);
             }
         }
         deleteFiles(deletions);
+        return e;
+    }
+
+    /** Makes room for an admitted block and reserves it; null when room cannot be made. */
+    private BlockEntry admitLocked(BlockId id, long length, boolean mustEvict, List<Path> deletions) {
+        if (mustEvict) {
+            evictLocked(length, (long) (config.capacity() * config.lowWatermark()), deletions, false);
+        }
+        if (used + length > config.capacity()) {
+            policy.onRemove(id);
+            counters.bypassed.increment();
+            return null;
+        }
+        BlockEntry e = new BlockEntry(id, BlockFile.pathFor(blocksDir, id), 0, (int) length, 0, 0, false);
+        index.put(id, e);
+        byObject.computeIfAbsent(id.key(), k -> new HashSet<>()).add(id);
+        used += length;
+        policy.onAdd(id, length);
+        return e;
+    }
+
+    /**
+     * Reserves a prefetched block the policy would not keep, to be held for its read (see the class comment),
+     * making room by dropping held blocks: those read, oldest first, then those not read after many later
+     * holds. Null when the room is taken by blocks still waiting for their reader.
+     */
+    private BlockEntry holdForOneReadLocked(BlockId id, long length, List<Path> deletions) {
+        long patience = 4 * Math.max(1, transitCapacity / Math.max(1, length)); // holds an unread block survives
+        for (boolean readOnly : new boolean[] {true, false}) {
+            var it = transit.entrySet().iterator();
+            while (transitUsed + length > transitCapacity && it.hasNext()) {
+                Map.Entry<BlockId, Long> held = it.next();
+                BlockEntry r = index.get(held.getKey());
+                boolean gone = r != null && r.ready && r.pins == 0 && (readOnly ? r.read : holds - held.getValue() > patience);
+                if (gone) {
+                    it.remove();
+                    deletions.add(removeLocked(r.id, Cause.READ));
+                }
+            }
+        }
+        if (transitUsed + length > transitCapacity) {
+            return null;
+        }
+        BlockEntry e = new BlockEntry(id, BlockFile.pathFor(blocksDir, id), 0, (int) length, 0, 0, false);
+        e.transit = true;
+        index.put(id, e);
+        byObject.computeIfAbsent(id.key(), k -> new HashSet<>()).add(id);
+        transitUsed += length;
+        transit.put(id, holds++);
         return e;
     }
 
@@ -313,6 +372,8 @@ final class BlockIndex {
         synchronized (lock) {
             orphan = reserved.removed || index.get(reserved.id) != reserved;
             if (!orphan) {
+                ready.transit = reserved.transit;
+                ready.read = reserved.read;
                 index.put(reserved.id, ready);
             }
         }
@@ -349,8 +410,13 @@ final class BlockIndex {
                 byObject.remove(id.key());
             }
         }
-        used -= e.dataLength;
-        policy.onRemove(id);
+        if (e.transit) {
+            transitUsed -= e.dataLength;
+            transit.remove(id);
+        } else {
+            used -= e.dataLength;
+            policy.onRemove(id);
+        }
         if (cause == Cause.CAPACITY) {
             counters.evictedCapacity.increment();
         } else if (cause == Cause.STALE) {
