@@ -25,8 +25,9 @@ import org.slf4j.LoggerFactory;
  * <p>A prefetched block the policy would not keep (MIN streams it through at its read) is still fetched ahead
  * and held for that read, outside the capacity and outside the policy, within {@code transitCapacity} (a
  * sixteenth of the capacity): the reader finds it on disk. Held blocks leave when room is needed for the next
- * one, those read first (oldest first: the reads of one block come together in a plan), then any not read
- * after many later holds (a reader that never came). So prefetching takes the wait off such a read without
+ * one: by the policy's planned use, farthest first (a block's reads come together in a plan, so one whose
+ * reads are done is next used an epoch later), and any not read after many later holds (a reader that never
+ * came). So prefetching takes the wait off such a read without
  * evicting anything the policy keeps.
  *
  * <p>Files are deleted right after the bookkeeping, outside the lock (an evicted block is never pinned, and a
@@ -324,26 +325,37 @@ final class BlockIndex {
     }
 
     /**
-     * Reserves a prefetched block the policy would not keep, to be held for its read (see the class comment),
-     * making room by dropping held blocks: those read, oldest first, then those not read after many later
-     * holds. Null when the room is taken by blocks still waiting for their reader.
+     * Reserves a prefetched block the policy would not keep, to be held for its reads (see the class comment),
+     * making room among the held blocks as MIN would: with a policy that knows the future, the held blocks
+     * used after this one leave, farthest first (never one needed sooner); without, those read leave, oldest
+     * first. Unread blocks held through many later holds leave either way (their reader never came). Null
+     * when no room can be made.
      */
     private BlockEntry holdForOneReadLocked(BlockId id, long length, List<Path> deletions) {
-        long patience = 4 * Math.max(1, transitCapacity / Math.max(1, length)); // holds an unread block survives
-        for (boolean readOnly : new boolean[] {true, false}) {
-            var it = transit.entrySet().iterator();
-            while (transitUsed + length > transitCapacity && it.hasNext()) {
-                Map.Entry<BlockId, Long> held = it.next();
+        long patience = 4 * Math.max(1, transitCapacity / Math.max(1, length));
+        long mine = policy.plannedUse(id);
+        while (transitUsed + length > transitCapacity) {
+            BlockEntry out = null;
+            long outUse = -1;
+            for (Map.Entry<BlockId, Long> held : transit.entrySet()) {
                 BlockEntry r = index.get(held.getKey());
-                boolean gone = r != null && r.ready && r.pins == 0 && (readOnly ? r.read : holds - held.getValue() > patience);
-                if (gone) {
-                    it.remove();
-                    deletions.add(removeLocked(r.id, Cause.READ));
+                if (r == null || !r.ready || r.pins > 0) {
+                    continue;
+                }
+                if (!r.read && holds - held.getValue() > patience) {
+                    out = r;
+                    break;
+                }
+                long use = mine < 0 ? (r.read ? Long.MAX_VALUE - held.getValue() : -1) : policy.plannedUse(r.id);
+                if (use > outUse && (mine < 0 ? r.read : use > mine)) {
+                    out = r;
+                    outUse = use;
                 }
             }
-        }
-        if (transitUsed + length > transitCapacity) {
-            return null;
+            if (out == null) {
+                return null;
+            }
+            deletions.add(removeLocked(out.id, Cause.READ));
         }
         BlockEntry e = new BlockEntry(id, BlockFile.pathFor(blocksDir, id), 0, (int) length, 0, 0, false);
         e.transit = true;

@@ -39,6 +39,14 @@ public interface EvictionPolicy<K> {
         return admit(key, weight, mustEvict);
     }
 
+    /**
+     * When {@code key} is next used, in the policy's own order (smaller is sooner; {@code Long.MAX_VALUE}:
+     * never), for entries the cache holds outside the policy; -1 when the policy does not know the future.
+     */
+    default long plannedUse(K key) {
+        return -1;
+    }
+
     /** An entry became resident. */
     void onAdd(K key, long weight);
 

@@ -117,6 +117,13 @@ public final class MinPolicy<K> implements EvictionPolicy<K> {
         return true;
     }
 
+    @Override
+    public long plannedUse(K key) {
+        ArrayDeque<Long> q = future.get(key);
+        Long next = q == null ? null : q.peek();
+        return next == null ? NEVER : next;
+    }
+
     /** The first position in {@code uses} at or after {@code position}, or NEVER. */
     private static long useAtOrAfter(ArrayDeque<Long> uses, long position) {
         if (uses != null) {

@@ -262,6 +262,11 @@ public final class PlannedPolicy<K> implements EvictionPolicy<K> {
         return n == 0 ? DEFAULT_NANOS_PER_BLOCK : sum / n;
     }
 
+    @Override
+    public synchronized long plannedUse(K key) {
+        return nextUse(key);
+    }
+
     /** The soonest planned use of {@code key}: its index with one plan, an estimated time with several. */
     private long nextUse(K key) {
         if (plans.size() == 1) {

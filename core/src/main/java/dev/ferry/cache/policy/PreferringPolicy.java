@@ -40,6 +40,11 @@ public final class PreferringPolicy<K> implements EvictionPolicy<K> {
     }
 
     @Override
+    public long plannedUse(K key) {
+        return inner.plannedUse(key);
+    }
+
+    @Override
     public void onAdd(K key, long weight) {
         inner.onAdd(key, weight);
     }
