@@ -1,4 +1,4 @@
-package dev.ferry.serve;
+package dev.ferry.serve.front;
 
 import io.netty.buffer.ByteBuf;
 import io.netty.channel.ChannelDuplexHandler;

@@ -1,6 +1,14 @@
-package dev.ferry.serve;
+package dev.ferry.serve.front;
 
 import dev.ferry.cache.CachingStore;
+import dev.ferry.serve.jobs.ControlApi;
+import dev.ferry.serve.protocol.Keys;
+import dev.ferry.serve.protocol.Reply;
+import dev.ferry.serve.protocol.RequestBody;
+import dev.ferry.serve.protocol.S3Error;
+import dev.ferry.serve.protocol.SigV4;
+import dev.ferry.serve.protocol.Uris;
+import dev.ferry.serve.s3.S3Service;
 import dev.ferry.store.ObjectContent;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
@@ -278,7 +286,7 @@ final class S3Handler extends ChannelInboundHandlerAdapter {
     private Reply errorReply(S3Error e, Route rt) {
         context.stats().error(e.status());
         if (rt.api()) {
-            return FerryApi.error(e);
+            return ControlApi.error(e);
         }
         return Reply.error(e, rt.rawPath(), requestId, head);
     }
@@ -286,7 +294,7 @@ final class S3Handler extends ChannelInboundHandlerAdapter {
     private void respondError(ChannelHandlerContext ctx, S3Error e) {
         ctx.channel().config().setAutoRead(false);
         busy = true;
-        Reply reply = route != null && route.api() ? FerryApi.error(e) : Reply.error(e, route == null ? null : route.rawPath(), requestId, head);
+        Reply reply = route != null && route.api() ? ControlApi.error(e) : Reply.error(e, route == null ? null : route.rawPath(), requestId, head);
         if (route == null || !route.api()) {
             context.stats().error(e.status());
         }

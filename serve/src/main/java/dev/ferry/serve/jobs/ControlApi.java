@@ -1,4 +1,4 @@
-package dev.ferry.serve;
+package dev.ferry.serve.jobs;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
@@ -10,6 +10,15 @@ import dev.ferry.plan.Manifest;
 import dev.ferry.plan.ManifestJson;
 import dev.ferry.plan.PlanConfig;
 import dev.ferry.plan.World;
+import dev.ferry.serve.node.Counters;
+import dev.ferry.serve.node.HintedStore;
+import dev.ferry.serve.node.Node;
+import dev.ferry.serve.node.ServeStats;
+import dev.ferry.serve.protocol.Keys;
+import dev.ferry.serve.protocol.Reply;
+import dev.ferry.serve.protocol.S3Error;
+import dev.ferry.serve.protocol.Uris;
+import dev.ferry.serve.s3.S3Service;
 import dev.ferry.store.ObjectKey;
 import dev.ferry.store.ObjectMeta;
 import dev.ferry.store.StoreException;
@@ -23,6 +32,7 @@ import io.netty.handler.codec.http.HttpHeaders;
 import io.netty.handler.codec.http.HttpMethod;
 import io.netty.handler.codec.http.HttpResponseStatus;
 import java.io.IOException;
+import java.net.URI;
 import java.io.InputStream;
 import java.io.InterruptedIOException;
 import java.time.Duration;
@@ -34,26 +44,32 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.Semaphore;
+import java.util.function.Supplier;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 /**
- * ferry's own API under {@code /_ferry/} (see docs/daemon.md): job plans, consumer progress, status, the
+ * ferry's own API under {@code /_ferry/} (see docs/node.md): job plans, consumer progress, status, the
  * write-back fence, Prometheus metrics and the status page. JSON in and out; errors as
  * {@code {"error": {"code": ..., "message": ...}}}.
  */
-final class FerryApi {
+public final class ControlApi {
     private static final ObjectMapper JSON = new ObjectMapper();
     private static final Pattern JOB_PATH = Pattern.compile("/_ferry/v1/jobs/([A-Za-z0-9._-]{1,128})/(order|progress)");
     private static final Pattern JOB_NAME = Pattern.compile("[A-Za-z0-9._-]{1,128}");
     private static final int MAX_EXPLICIT_KEYS = 1_000_000;
 
-    private final Daemon daemon;
+    private final Node node;
+    private final JobRegistry jobs;
+    private final Supplier<URI> endpoint;
     private final byte[] page;
 
-    FerryApi(Daemon daemon) {
-        this.daemon = daemon;
-        try (InputStream in = FerryApi.class.getResourceAsStream("status.html")) {
+    /** {@code endpoint}: where the front listens, for the status (known once it is bound). */
+    public ControlApi(Node node, JobRegistry jobs, Supplier<URI> endpoint) {
+        this.node = node;
+        this.jobs = jobs;
+        this.endpoint = endpoint;
+        try (InputStream in = ControlApi.class.getResourceAsStream("status.html")) {
             this.page = in.readAllBytes();
         } catch (IOException | NullPointerException e) {
             throw new IllegalStateException("the status page is missing from the daemon's resources", e);
@@ -61,18 +77,18 @@ final class FerryApi {
     }
 
     /** Read-only views anyone who can reach the port may see, even when requests must be signed. */
-    boolean isPublic(HttpMethod method, String path) {
+    public boolean isPublic(HttpMethod method, String path) {
         return method.equals(HttpMethod.GET)
                 && (path.equals("/_ferry") || path.equals("/_ferry/") || path.equals("/_ferry/metrics") || path.equals("/_ferry/v1/status"));
     }
 
-    static Reply.Full error(S3Error e) {
+    public static Reply.Full error(S3Error e) {
         ObjectNode root = JSON.createObjectNode();
         root.putObject("error").put("code", e.code()).put("message", e.getMessage());
         return Reply.json(HttpResponseStatus.valueOf(e.status()), root.toString());
     }
 
-    Reply handle(HttpMethod method, String path, Map<String, List<String>> query, HttpHeaders headers, byte[] body)
+    public Reply handle(HttpMethod method, String path, Map<String, List<String>> query, HttpHeaders headers, byte[] body)
             throws S3Error, IOException {
         try {
             return route(method, path, query, body);
@@ -92,7 +108,7 @@ final class FerryApi {
         if (get && path.equals("/_ferry/metrics")) {
             HttpHeaders h = new DefaultHttpHeaders();
             h.set("Content-Type", "text/plain; version=0.0.4; charset=utf-8");
-            return new Reply.Full(HttpResponseStatus.OK, h, S3Service.utf8(daemon.registry().scrape()), false);
+            return new Reply.Full(HttpResponseStatus.OK, h, S3Service.utf8(node.registry().scrape()), false);
         }
         if (get && path.equals("/_ferry/v1/status")) {
             return Reply.json(HttpResponseStatus.OK, status().toString());
@@ -105,7 +121,7 @@ final class FerryApi {
         }
         Matcher m = JOB_PATH.matcher(path);
         if (m.matches()) {
-            RunningJob run = daemon.jobs().get(m.group(1));
+            RunningJob run = jobs.jobs().get(m.group(1));
             if (run == null) {
                 throw new S3Error(404, "NoSuchJob", "no job named '" + m.group(1) + "' is registered");
             }
@@ -114,14 +130,14 @@ final class FerryApi {
             }
             if (post && m.group(2).equals("progress")) {
                 progress(run, parse(body));
-                run.advice.refresh(run, daemon.counters(), daemon.egressCostPerByte());
+                run.advice.refresh(run, node.counters(), node.egressCostPerByte());
                 ObjectNode answer = JSON.createObjectNode().put("ok", true);
                 run.advice.findings().forEach(answer.putArray("advice")::add);
                 return Reply.json(HttpResponseStatus.OK, answer.toString());
             }
             throw new S3Error(405, "MethodNotAllowed", method + " is not allowed on " + path);
         }
-        throw new S3Error(404, "NoSuchEndpoint", "ferry has no API at " + method + " " + path + "; see docs/daemon.md");
+        throw new S3Error(404, "NoSuchEndpoint", "ferry has no API at " + method + " " + path + "; see docs/node.md");
     }
 
     private static JsonNode parse(byte[] body) throws S3Error {
@@ -193,12 +209,12 @@ final class FerryApi {
                 manifest = ManifestJson.parse(req.get("manifest"), "manifest");
             } else if (req.has("manifest_key")) {
                 ObjectKey key = objectKey(req.get("manifest_key").asText(""), "manifest_key");
-                long size = daemon.reads().head(key).size();
+                long size = node.reads().head(key).size();
                 if (size > JobLimits.MAX_MANIFEST_BYTES) {
                     throw S3Error.badRequest("InvalidArgument", "manifest_key " + key + " is " + size + " bytes: a manifest may be at most "
                             + JobLimits.MAX_MANIFEST_BYTES + " bytes");
                 }
-                manifest = ManifestJson.read(daemon.reads().readBytes(key, null), key.toString());
+                manifest = ManifestJson.read(node.reads().readBytes(key, null), key.toString());
             } else {
                 throw S3Error.badRequest("InvalidArgument", "a job needs manifest, manifest_key or ranks");
             }
@@ -211,10 +227,10 @@ final class FerryApi {
                 throw S3Error.badRequest("InvalidArgument", "world: " + e.getMessage());
             }
             int node = (int) number(req, "node", 0, 0, world.nodes() - 1);
-            JobLimits.check(manifest, daemon.config().blockSize());
+            JobLimits.check(manifest, this.node.config().blockSize());
             job = Job.planned(name, manifest, planOf(req), world, node, batch).withPlannedEpochs((int) number(req, "epochs", 0, 0, 1_000_000));
         }
-        RunningJob run = daemon.register(job);
+        RunningJob run = jobs.register(job);
         ObjectNode out = JSON.createObjectNode();
         out.put("job", name).put("samples", job.samplesPerEpoch()).put("ranks", job.ranks()).put("batch_size", batch)
                 .put("steps_per_epoch", ((job.samplesPerEpoch() + job.ranks() - 1) / job.ranks() + batch - 1) / batch)
@@ -307,7 +323,7 @@ final class FerryApi {
                     fs.add(pool.submit(() -> {
                         limit.acquire();
                         try {
-                            return daemon.reads().head(k);
+                            return node.reads().head(k);
                         } finally {
                             limit.release();
                         }
@@ -382,11 +398,11 @@ final class FerryApi {
     private Reply flush(Map<String, List<String>> query) throws S3Error, IOException {
         long timeoutMs = param(query, "timeout_ms", 600_000, 0, 86_400_000);
         ObjectNode out = JSON.createObjectNode();
-        if (daemon.writeBack() == null) {
+        if (node.writeBack() == null) {
             out.put("complete", true).put("write_back", false).putArray("writes");
             return Reply.json(HttpResponseStatus.OK, out.toString());
         }
-        FlushResult r = daemon.writeBack().flush(Duration.ofMillis(timeoutMs));
+        FlushResult r = node.writeBack().flush(Duration.ofMillis(timeoutMs));
         out.put("complete", r.complete()).put("write_back", true).put("first_error", r.firstError());
         ArrayNode writes = out.putArray("writes");
         for (WriteStatus s : r.writes()) {
@@ -402,14 +418,14 @@ final class FerryApi {
     // ---- status ------------------------------------------------------------------------------------
 
     ObjectNode status() {
-        Daemon.Counters now = daemon.counters();
+        Counters now = node.counters();
         ObjectNode root = JSON.createObjectNode();
-        root.putObject("daemon").put("endpoint", daemon.endpoint().toString()).put("upstream", daemon.upstreamDescription())
-                .put("uptime_s", round(daemon.uptimeSeconds(), 1)).put("block_size", daemon.config().blockSize());
+        root.putObject("daemon").put("endpoint", endpoint.get().toString()).put("upstream", node.upstreamDescription())
+                .put("uptime_s", round(node.uptimeSeconds(), 1)).put("block_size", node.config().blockSize());
         CacheStats c = now.cache();
         MeterSnapshot m = now.meter();
         ObjectNode tiers = root.putObject("tiers");
-        tiers.putObject("local").put("capacity_bytes", daemon.config().cacheSize()).put("resident_bytes", c.residentBytes())
+        tiers.putObject("local").put("capacity_bytes", node.config().cacheSize()).put("resident_bytes", c.residentBytes())
                 .put("resident_blocks", c.residentBlocks()).put("hits", c.hits()).put("misses", c.misses())
                 .put("hit_rate", round(c.hitRate(), 4)).put("hit_rate_bytes", round(c.byteHitRate(), 4))
                 .put("bytes_from_cache", c.bytesFromCache()).put("bytes_from_upstream", c.bytesFromUpstream())
@@ -422,31 +438,31 @@ final class FerryApi {
             ObjectNode peer = tiers.putObject("peer");
             peer.put("bytes", now.peers().peerBytes()).put("requests", now.peers().peerRequests())
                     .put("failovers", now.peers().failovers()).put("resumes", now.peers().resumes());
-            HintedStore.HintStats hints = daemon.hinted().stats();
+            HintedStore.HintStats hints = node.hinted().stats();
             peer.put("hinted_bytes", hints.bytes()).put("hinted_reads", hints.reads()).put("hint_misses", hints.misses());
             ArrayNode members = peer.putArray("members");
             for (int i = 0; i < now.peers().bytesByMember().size(); i++) {
-                members.addObject().put("url", daemon.group().ring().members().get(i)).put("bytes_served_to_us", now.peers().bytesByMember().get(i));
+                members.addObject().put("url", node.group().ring().members().get(i)).put("bytes_served_to_us", now.peers().bytesByMember().get(i));
             }
         }
         if (now.shared() != null) {
             tiers.putObject("shared").put("hits", now.shared().hits()).put("bytes", now.shared().bytesFromTier())
                     .put("fills", now.shared().fills()).put("bytes_filled", now.shared().bytesFilled()).put("damaged", now.shared().damaged());
         }
-        ServeStats.Snapshot s = daemon.stats().snapshot();
+        ServeStats.Snapshot s = node.stats().snapshot();
         root.putObject("serve").put("requests", s.requests()).put("client_errors", s.clientErrors()).put("server_errors", s.serverErrors())
                 .put("zero_copy_bytes", s.zeroCopyBytes()).put("streamed_bytes", s.streamedBytes()).put("cut_streams", s.cutStreams())
                 .put("connections", s.connections()).put("latency_ms_p50", round(s.latencyP50Millis(), 3))
                 .put("latency_ms_p99", round(s.latencyP99Millis(), 3));
-        if (daemon.writeBack() != null) {
-            WriteBackStats w = daemon.writeBack().stats();
+        if (node.writeBack() != null) {
+            WriteBackStats w = node.writeBack().stats();
             root.putObject("write_back").put("pending_bytes", w.pendingBytes()).put("pending_objects", w.pendingObjects())
                     .put("oldest_pending_s", round(w.oldestPendingSeconds(), 1)).put("uploaded_bytes", w.uploadedBytes())
                     .put("upload_bytes_per_s", round(w.uploadBytesPerSecond(), 0)).put("write_throughs", w.writeThroughs())
                     .put("failed", w.failed());
         }
-        if (daemon.scratch() != null) {
-            Scratch.Stats sc = daemon.scratch().stats();
+        if (node.scratch() != null) {
+            Scratch.Stats sc = node.scratch().stats();
             root.putObject("scratch").put("bucket", sc.bucket()).put("quota_bytes", sc.quotaBytes()).put("used_bytes", sc.usedBytes())
                     .put("objects", sc.objects()).put("ttl_s", sc.ttl().toSeconds()).put("refused_writes", sc.refusedWrites())
                     .put("expired", sc.expired());
@@ -461,7 +477,7 @@ final class FerryApi {
         ObjectNode latest = null;
         String latestJob = null;
         long latestAt = Long.MIN_VALUE;
-        for (RunningJob run : daemon.jobs().values()) {
+        for (RunningJob run : this.jobs.jobs().values()) {
             ObjectNode j = jobs.addObject();
             Job.Epoch cur = run.current();
             j.put("job", run.job.name).put("epoch", cur.number).put("position", cur.position)
@@ -469,7 +485,7 @@ final class FerryApi {
                     .put("block_position", run.blockPosition());
             planFields(j, run.job, cur.number);
             j.put("predicted_egress_bytes", run.advice.predictedEgress(cur.number));
-            j.put("ms_per_block", round(daemon.nanosPerBlock(run.job.name) / 1e6, 3));
+            j.put("ms_per_block", round(node.nanosPerBlock(run.job.name) / 1e6, 3));
             run.advice.findings().forEach(j.putArray("advice")::add);
             ArrayNode epochs = j.putArray("epochs");
             List<Job.Epoch> list;
@@ -513,7 +529,7 @@ final class FerryApi {
                 .put("peer_bytes", now.peerBytes()).put("shared_tier_bytes", now.sharedBytes()).put("egress_bytes", m.egressBytes())
                 .put("egress_cost_usd", round(m.estimatedCostUsd(), 6));
         // every job's current epoch together: the consumers' numbers add up; the tiers' are the daemon's
-        root.putObject("jobs_total").put("jobs", daemon.jobs().size()).put("eviction_follows", daemon.config().evictionFollows())
+        root.putObject("jobs_total").put("jobs", this.jobs.jobs().size()).put("eviction_follows", node.config().evictionFollows())
                 .put("samples", totalSamples).put("steps", totalSteps).put("samples_per_s", round(totalRate, 1))
                 .put("wait_per_step_ms_p50", totalSteps == 0 ? 0 : round(allWaits.getValueAtPercentile(50) / 1000.0, 3))
                 .put("wait_per_step_ms_p99", totalSteps == 0 ? 0 : round(allWaits.getValueAtPercentile(99) / 1000.0, 3))
@@ -522,7 +538,7 @@ final class FerryApi {
                 .put("peer_bytes", now.peerBytes()).put("shared_tier_bytes", now.sharedBytes()).put("egress_bytes", m.egressBytes())
                 .put("egress_cost_usd", round(m.estimatedCostUsd(), 6));
         ArrayNode hist = root.putArray("history");
-        for (History.Point p : daemon.history().points()) {
+        for (History.Point p : this.jobs.history().points()) {
             ObjectNode h = hist.addObject();
             h.put("t", round(p.t(), 1)).put("samples_per_s", round(p.samplesPerSecond(), 1)).put("wait_ms_p50", round(p.waitP50Millis(), 3))
                     .put("wait_ms_p99", round(p.waitP99Millis(), 3)).put("egress_bytes_per_s", round(p.egressBytesPerSecond(), 0))
@@ -537,7 +553,7 @@ final class FerryApi {
     }
 
     /** One epoch's four numbers: the consumers' reports, and the daemon's counters from its start to {@code end}. */
-    private static void fourNumbers(ObjectNode out, Job.Epoch e, Daemon.Counters end) {
+    private static void fourNumbers(ObjectNode out, Job.Epoch e, Counters end) {
         EpochReport r = JobAdvice.report(e, end, -1, 1); // the same figures the advisor reads
         out.put("epoch", r.epoch()).put("samples", r.samples()).put("steps", e.steps)
                 .put("samples_per_s", round(r.samplesPerSecond(), 1))

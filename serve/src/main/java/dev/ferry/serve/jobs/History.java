@@ -1,5 +1,6 @@
-package dev.ferry.serve;
+package dev.ferry.serve.jobs;
 
+import dev.ferry.serve.node.Counters;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.List;
@@ -22,7 +23,7 @@ final class History {
     private final Recorder waits = new Recorder(3_600_000_000L, 2);
     private final LongAdder samples = new LongAdder();
     private final long origin = System.nanoTime();
-    private Daemon.Counters last;
+    private Counters last;
 
     History(int capacity) {
         this.capacity = capacity;
@@ -36,7 +37,7 @@ final class History {
         samples.add(n);
     }
 
-    synchronized void sample(Daemon.Counters now, List<RunningJob> runs) {
+    synchronized void sample(Counters now, List<RunningJob> runs) {
         if (last == null) {
             last = now;
             return;

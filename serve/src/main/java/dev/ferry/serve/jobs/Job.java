@@ -1,4 +1,4 @@
-package dev.ferry.serve;
+package dev.ferry.serve.jobs;
 
 import dev.ferry.cache.BlockId;
 import dev.ferry.plan.Deal;
@@ -8,6 +8,7 @@ import dev.ferry.plan.PlanConfig;
 import dev.ferry.plan.Shard;
 import dev.ferry.plan.ShardMix;
 import dev.ferry.plan.World;
+import dev.ferry.serve.node.Counters;
 import dev.ferry.store.ObjectKey;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -31,15 +32,15 @@ public final class Job {
         final int number;
         final long startNanos;
         final Histogram waits = new Histogram(3_600_000_000L, 2); // microseconds
-        final Daemon.Counters atStart;
+        final Counters atStart;
         long samples;
         long steps;
         long waitTotalMicros;
         long lastReportNanos;
         long position;
-        Daemon.Counters atEnd;
+        Counters atEnd;
 
-        Epoch(int number, long startNanos, Daemon.Counters atStart) {
+        Epoch(int number, long startNanos, Counters atStart) {
             this.number = number;
             this.startNanos = startNanos;
             this.atStart = atStart;

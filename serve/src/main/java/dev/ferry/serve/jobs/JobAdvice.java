@@ -1,8 +1,10 @@
-package dev.ferry.serve;
+package dev.ferry.serve.jobs;
 
 import dev.ferry.metrics.Advisor;
 import dev.ferry.metrics.EpochReport;
 import dev.ferry.plan.BlockRead;
+import dev.ferry.serve.node.Counters;
+import dev.ferry.serve.node.Node;
 import dev.ferry.sim.DaemonReplay;
 import dev.ferry.sim.EgressPrediction;
 import dev.ferry.store.StoreException;
@@ -63,7 +65,7 @@ final class JobAdvice {
     }
 
     /** Recomputes the findings from the job's epochs as of {@code now}. */
-    List<String> refresh(RunningJob run, Daemon.Counters now, double egressCostPerByte) {
+    List<String> refresh(RunningJob run, Counters now, double egressCostPerByte) {
         List<Job.Epoch> epochs;
         synchronized (job.epochs) {
             epochs = new ArrayList<>(job.epochs);
@@ -71,12 +73,12 @@ final class JobAdvice {
         List<EpochReport> reports = new ArrayList<>();
         List<Advisor.PartitionEpoch> partition = new ArrayList<>();
         Job.Epoch last = null;
-        Daemon.Counters lastEnd = null;
+        Counters lastEnd = null;
         for (Job.Epoch e : epochs) {
             if (e.steps == 0) {
                 continue; // an epoch nobody has reported a step of yet says nothing
             }
-            Daemon.Counters end;
+            Counters end;
             synchronized (run) {
                 end = e.atEnd != null ? e.atEnd : now;
             }
@@ -92,7 +94,7 @@ final class JobAdvice {
         }
         long nanos = lastEnd.nanos() - last.atStart.nanos();
         long nodeBytes = job.nodeBytes(last.number);
-        Advisor.Context context = new Advisor.Context(nodeBytes, capacity, 0, Daemon.prefetchThreads(),
+        Advisor.Context context = new Advisor.Context(nodeBytes, capacity, 0, Node.prefetchThreads(),
                 Math.max(job.plannedEpochs(), reports.get(reports.size() - 1).epoch()), egressCostPerByte,
                 this::steadyEgressAt, lastEnd.meter().readsInFlightSince(last.atStart.meter(), nanos),
                 lastEnd.meter().firstByteShareSince(last.atStart.meter()));
@@ -116,7 +118,7 @@ final class JobAdvice {
     }
 
     /** One epoch's four numbers, from the consumers' reports and the daemon's counters from its start to {@code end}. */
-    static EpochReport report(Job.Epoch e, Daemon.Counters end, long predicted, double shardMix) {
+    static EpochReport report(Job.Epoch e, Counters end, long predicted, double shardMix) {
         double seconds = (e.lastReportNanos - e.startNanos) / 1e9;
         long hits = end.cache().hits() - e.atStart.cache().hits();
         long misses = end.cache().misses() - e.atStart.cache().misses();

@@ -1,7 +1,8 @@
-package dev.ferry.serve;
+package dev.ferry.serve.jobs;
 
 import dev.ferry.plan.Manifest;
 import dev.ferry.plan.Shard;
+import dev.ferry.serve.protocol.S3Error;
 import java.util.Locale;
 
 /**

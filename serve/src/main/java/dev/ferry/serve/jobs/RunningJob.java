@@ -1,6 +1,8 @@
-package dev.ferry.serve;
+package dev.ferry.serve.jobs;
 
 import dev.ferry.cache.BlockId;
+import dev.ferry.serve.node.Counters;
+import dev.ferry.serve.node.Node;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HashSet;
@@ -12,12 +14,13 @@ import java.util.concurrent.Semaphore;
 /**
  * A registered job at run time: the epoch its consumers are in, their position, and a prefetcher that keeps
  * this node's next planned blocks on local disk: from the consumers' position up to {@code prefetch-bytes}
- * ahead, at most {@link Daemon#prefetchThreads()} fetches at a time. Eviction follows the same plan (this
+ * ahead, at most {@link Node#prefetchThreads()} fetches at a time. Eviction follows the same plan (this
  * epoch's blocks, then the next epoch's), with the reported position as its clock. Thread-safe.
  */
 public final class RunningJob {
     final Job job;
-    private final Daemon daemon;
+    private final Node node;
+    private final History history;
     private final Object signal = new Object();
     private Job.Epoch current;
     private Job.NodeFuture future;
@@ -32,10 +35,11 @@ public final class RunningJob {
 
     final JobAdvice advice;
 
-    RunningJob(Job job, Daemon daemon) {
+    RunningJob(Job job, Node node, History history) {
         this.job = job;
-        this.daemon = daemon;
-        this.advice = new JobAdvice(job, daemon.config().cacheSize(), daemon.config().blockSize());
+        this.node = node;
+        this.history = history;
+        this.advice = new JobAdvice(job, node.config().cacheSize(), node.config().blockSize());
         this.prefetcher = Thread.ofVirtual().name("ferry-prefetch-" + job.name).unstarted(this::prefetchLoop);
     }
 
@@ -85,7 +89,7 @@ public final class RunningJob {
 
     /** Moves the job to {@code epoch}: a new record, and this epoch's (and the next one's) blocks as the plan. */
     synchronized void startEpoch(int epoch) {
-        Daemon.Counters now = daemon.counters();
+        Counters now = node.counters();
         if (current != null) {
             current.atEnd = now;
         }
@@ -93,11 +97,11 @@ public final class RunningJob {
         synchronized (job.epochs) {
             job.epochs.add(current);
         }
-        int blockSize = daemon.config().blockSize();
+        int blockSize = node.config().blockSize();
         future = job.nodeFuture(epoch, blockSize);
         // Eviction follows what will be read here: this node's reads, or in a regional group every node's
         // (a member serves the others the blocks it owns), this epoch's and then the next one's.
-        boolean group = daemon.hintsApply(job);
+        boolean group = node.hintsApply(job.nodes(), job.node());
         evictionFuture = group ? job.groupFuture(epoch, blockSize) : future;
         List<BlockId> ids = new ArrayList<>(evictionFuture.blocks().size() * 2);
         evictionFuture.blocks().forEach(b -> ids.add(b.block()));
@@ -109,13 +113,13 @@ public final class RunningJob {
         planned = ids;
         blockPosition = 0;
         cursor = 0;
-        daemon.follow(this, planned, 0, true);
+        node.follow(job.name, planned, 0, true);
         holders = Map.of();
-        if (epoch >= 2 && daemon.hintsApply(job)) {
+        if (epoch >= 2 && node.hintsApply(job.nodes(), job.node())) {
             Job.NodeFuture mine = future;
             Thread.ofVirtual().name("ferry-hints-" + job.name).start(() -> holders = lastReaders(epoch - 1, mine, blockSize));
         }
-        if (prefetcher.getState() == Thread.State.NEW && daemon.config().prefetchBytes() >= daemon.config().blockSize()) {
+        if (prefetcher.getState() == Thread.State.NEW && node.config().prefetchBytes() >= node.config().blockSize()) {
             prefetcher.start();
         }
         wake();
@@ -134,7 +138,7 @@ public final class RunningJob {
             if (epoch == current.number) {
                 e.position = Math.max(e.position, position);
                 blockPosition = Math.max(blockPosition, future.indexOfPosition(e.position, job.ranks()));
-                daemon.follow(this, planned, evictionFuture.indexOfPosition(e.position, job.ranks()), false);
+                node.follow(job.name, planned, evictionFuture.indexOfPosition(e.position, job.ranks()), false);
             } else {
                 synchronized (job.epochs) {
                     e = job.epochs.stream().filter(x -> x.number == epoch).findFirst().orElse(null);
@@ -150,13 +154,13 @@ public final class RunningJob {
                 long micros = Math.max(0, Math.round(w * 1000));
                 e.waits.recordValue(Math.min(micros, e.waits.getHighestTrackableValue()));
                 e.waitTotalMicros += micros;
-                daemon.history().recordWait(micros);
+                history.recordWait(micros);
             }
-            daemon.history().recordSamples(samples);
+            history.recordSamples(samples);
         }
         int perStep = waitsMillis.length == 0 ? 0 : (int) (samples / waitsMillis.length);
         for (double w : waitsMillis) {
-            daemon.stepMetrics(epoch, perStep, Math.round(w * 1e6));
+            node.stepMetrics(epoch, perStep, Math.round(w * 1e6));
         }
         wake();
     }
@@ -173,8 +177,8 @@ public final class RunningJob {
     }
 
     private void prefetchLoop() {
-        Semaphore slots = new Semaphore(Daemon.prefetchThreads());
-        long window = daemon.config().prefetchBytes() / daemon.config().blockSize(); // 0: no prefetch
+        Semaphore slots = new Semaphore(Node.prefetchThreads());
+        long window = node.config().prefetchBytes() / node.config().blockSize(); // 0: no prefetch
         try {
             while (!stopped) {
                 Job.PlannedBlock next = null;
@@ -191,7 +195,7 @@ public final class RunningJob {
                     continue;
                 }
                 slots.acquire();
-                if (!daemon.prefetch(next.block(), next.objectSize(), slots)) {
+                if (!node.prefetch(next.block(), next.objectSize(), slots)) {
                     return;
                 }
             }

@@ -1,4 +1,4 @@
-package dev.ferry.serve;
+package dev.ferry.serve.node;
 
 import dev.ferry.cache.BlockId;
 import dev.ferry.store.ForwardingObjectStore;
@@ -20,7 +20,7 @@ import java.util.function.ToIntFunction;
  * it does not hold the block, or fails, the read goes on to the group as usual, and a stream that breaks
  * halfway finishes from the group. Thread-safe.
  */
-final class HintedStore extends ForwardingObjectStore {
+public final class HintedStore extends ForwardingObjectStore {
     private final GroupStore group;
     private final List<ObjectStore> cachedOnly;
     private final int blockSize;
@@ -30,7 +30,7 @@ final class HintedStore extends ForwardingObjectStore {
     private final LongAdder hintMisses = new LongAdder();
 
     /** Reads served by last epoch's readers, and asks they could not serve. */
-    record HintStats(long bytes, long reads, long misses) {
+    public record HintStats(long bytes, long reads, long misses) {
     }
 
     HintedStore(GroupStore group, List<ObjectStore> cachedOnly, int blockSize, ToIntFunction<BlockId> holderOf) {
@@ -41,7 +41,7 @@ final class HintedStore extends ForwardingObjectStore {
         this.holderOf = holderOf;
     }
 
-    HintStats stats() {
+    public HintStats stats() {
         return new HintStats(hintedBytes.sum(), hintedReads.sum(), hintMisses.sum());
     }
 

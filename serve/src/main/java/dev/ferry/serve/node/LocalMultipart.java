@@ -1,4 +1,4 @@
-package dev.ferry.serve;
+package dev.ferry.serve.node;
 
 import dev.ferry.store.CompletedPart;
 import dev.ferry.store.FileObjectStore;
@@ -41,12 +41,12 @@ import java.util.stream.Stream;
  * parts were assembled.
  * Thread-safe.
  */
-final class LocalMultipart {
+public final class LocalMultipart {
     static final String PREFIX = "ferry-wb-";
     private static final String STAGING = "staging";
 
     /** An upload assembled into one local file, ready to be written back. */
-    record Assembled(PutBody body, List<Long> partSizes, String etag) {
+    public record Assembled(PutBody body, List<Long> partSizes, String etag) {
     }
 
     private final Path dir;
@@ -64,7 +64,7 @@ final class LocalMultipart {
         this.sizes = Files.createDirectories(dir.resolve("sizes"));
     }
 
-    static boolean owns(String uploadId) {
+    public static boolean owns(String uploadId) {
         return uploadId.startsWith(PREFIX);
     }
 
@@ -96,7 +96,7 @@ final class LocalMultipart {
         return new MultipartUpload(staged(uuid, upload.key()), upload.uploadId().substring(PREFIX.length() + uuid.length() + 1));
     }
 
-    MultipartUpload start(ObjectKey key, ObjectAttributes attributes) throws IOException {
+    public MultipartUpload start(ObjectKey key, ObjectAttributes attributes) throws IOException {
         String uuid = UUID.randomUUID().toString();
         MultipartUpload u = staging.startMultipart(staged(uuid, key), attributes);
         MultipartUpload ours = new MultipartUpload(key, PREFIX + uuid + "." + u.uploadId());
@@ -104,12 +104,12 @@ final class LocalMultipart {
         return ours;
     }
 
-    CompletedPart uploadPart(MultipartUpload upload, int partNumber, PutBody body) throws IOException {
+    public CompletedPart uploadPart(MultipartUpload upload, int partNumber, PutBody body) throws IOException {
         return staging.uploadPart(stagedUpload(upload), partNumber, body);
     }
 
     /** The ETag a completed upload was answered, when {@code upload} was completed (and not yet expired); else null. */
-    String completedEtag(MultipartUpload upload) throws IOException {
+    public String completedEtag(MultipartUpload upload) throws IOException {
         try {
             String[] lines = Files.readString(completed.resolve(uuidOf(upload))).split("\n", 4);
             return lines.length == 4 && lines[0].equals(upload.key().bucket()) && lines[1].equals(upload.key().key())
@@ -124,7 +124,7 @@ final class LocalMultipart {
      * {@link #finish}es the upload. A Complete retried after the write-back failed finds the object already
      * assembled and gets it again.
      */
-    Assembled assemble(MultipartUpload upload, List<CompletedPart> parts) throws IOException {
+    public Assembled assemble(MultipartUpload upload, List<CompletedPart> parts) throws IOException {
         MultipartUpload staged = stagedUpload(upload);
         Path file = dir.resolve(staged.key().bucket()).resolve(staged.key().key()); // the folder store's layout: bucket/key
         Path sizesFile = sizes.resolve(uuidOf(upload));
@@ -142,7 +142,7 @@ final class LocalMultipart {
     }
 
     /** Records a completed upload (written back as {@code etag}) and removes its assembled object. */
-    void finish(MultipartUpload upload, String etag) throws IOException {
+    public void finish(MultipartUpload upload, String etag) throws IOException {
         String uuid = uuidOf(upload);
         writeSmall(completed.resolve(uuid), upload.key().bucket() + "\n" + upload.key().key() + "\n" + upload.uploadId() + "\n" + etag);
         Files.deleteIfExists(index.resolve(uuid));
@@ -151,7 +151,7 @@ final class LocalMultipart {
     }
 
     /** Abandons an upload and its parts. */
-    void abort(MultipartUpload upload) throws IOException {
+    public void abort(MultipartUpload upload) throws IOException {
         staging.abortMultipart(stagedUpload(upload));
         staging.delete(stagedUpload(upload).key()); // assembled by a Complete whose write-back failed
         Files.deleteIfExists(index.resolve(uuidOf(upload)));
@@ -159,7 +159,7 @@ final class LocalMultipart {
     }
 
     /** Uploads in progress in {@code bucket} under {@code prefix}, by key then start time. */
-    List<PendingUploads.Upload> list(String bucket, String prefix) throws IOException {
+    public List<PendingUploads.Upload> list(String bucket, String prefix) throws IOException {
         List<PendingUploads.Upload> out = new ArrayList<>();
         for (Path p : files(index)) {
             try {

@@ -1,4 +1,4 @@
-package dev.ferry.serve;
+package dev.ferry.serve.node;
 
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.LongAdder;
@@ -6,7 +6,7 @@ import org.HdrHistogram.ConcurrentHistogram;
 import org.HdrHistogram.Histogram;
 
 /** What the daemon's front end has done: requests, errors, bytes sent by path (sendfile or streamed), latency. */
-final class ServeStats {
+public final class ServeStats {
     private final LongAdder requests = new LongAdder();
     private final LongAdder clientErrors = new LongAdder();
     private final LongAdder serverErrors = new LongAdder();
@@ -16,15 +16,15 @@ final class ServeStats {
     private final AtomicLong connections = new AtomicLong();
     private final Histogram latency = new ConcurrentHistogram(3_600_000_000_000L, 2);
 
-    void connectionOpened() {
+    public void connectionOpened() {
         connections.incrementAndGet();
     }
 
-    void connectionClosed() {
+    public void connectionClosed() {
         connections.decrementAndGet();
     }
 
-    void served(int status, long zeroCopy, long streamed) {
+    public void served(int status, long zeroCopy, long streamed) {
         if (zeroCopy > 0 || streamed > 0 || status < 400) {
             requests.increment();
         }
@@ -32,7 +32,7 @@ final class ServeStats {
         streamedBytes.add(streamed);
     }
 
-    void error(int status) {
+    public void error(int status) {
         requests.increment();
         if (status >= 500 && status != 501) { // 501: the client asked for what ferry does not do, no fault of the daemon
             serverErrors.increment();
@@ -41,19 +41,19 @@ final class ServeStats {
         }
     }
 
-    void cut() {
+    public void cut() {
         cut.increment();
     }
 
-    void latency(long nanos) {
+    public void latency(long nanos) {
         latency.recordValue(Math.max(1, Math.min(nanos, latency.getHighestTrackableValue())));
     }
 
-    record Snapshot(long requests, long clientErrors, long serverErrors, long zeroCopyBytes, long streamedBytes, long cutStreams,
+    public record Snapshot(long requests, long clientErrors, long serverErrors, long zeroCopyBytes, long streamedBytes, long cutStreams,
             long connections, double latencyP50Millis, double latencyP99Millis) {
     }
 
-    Snapshot snapshot() {
+    public Snapshot snapshot() {
         return new Snapshot(requests.sum(), clientErrors.sum(), serverErrors.sum(), zeroCopyBytes.sum(), streamedBytes.sum(), cut.sum(),
                 connections.get(), latency.getValueAtPercentile(50) / 1e6, latency.getValueAtPercentile(99) / 1e6);
     }

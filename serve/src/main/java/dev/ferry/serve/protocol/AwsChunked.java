@@ -1,4 +1,4 @@
-package dev.ferry.serve;
+package dev.ferry.serve.protocol;
 
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
@@ -11,7 +11,7 @@ import java.util.Map;
  * line. Payload bytes go to the sink; each chunk's signature, when the client signed chunks, goes to the
  * {@link ChunkVerifier} with the chunk's bytes. Not thread-safe: one request's bytes, in order.
  */
-final class AwsChunked {
+public final class AwsChunked {
     private static final int MAX_LINE = 4096;
     private static final long MAX_CHUNK = 1L << 32;
 

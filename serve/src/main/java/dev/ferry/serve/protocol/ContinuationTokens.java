@@ -1,4 +1,4 @@
-package dev.ferry.serve;
+package dev.ferry.serve.protocol;
 
 import java.nio.charset.StandardCharsets;
 import java.util.Base64;
@@ -7,18 +7,18 @@ import java.util.Base64;
  * Continuation tokens the daemon makes itself, when a page ends inside one of the store's pages (a smaller
  * max-keys): "resume after this key". Tokens the store gave pass through unchanged.
  */
-final class ContinuationTokens {
+public final class ContinuationTokens {
     private static final String PREFIX = "ferry1.";
 
     private ContinuationTokens() {
     }
 
-    static String after(String key) {
+    public static String after(String key) {
         return PREFIX + Base64.getUrlEncoder().withoutPadding().encodeToString(key.getBytes(StandardCharsets.UTF_8));
     }
 
     /** The key to resume after, or null when the token is not one of ours. */
-    static String parse(String token) throws S3Error {
+    public static String parse(String token) throws S3Error {
         if (token == null || !token.startsWith(PREFIX)) {
             return null;
         }

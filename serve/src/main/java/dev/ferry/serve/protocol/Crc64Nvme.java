@@ -1,4 +1,4 @@
-package dev.ferry.serve;
+package dev.ferry.serve.protocol;
 
 import java.util.zip.Checksum;
 
@@ -8,7 +8,7 @@ import java.util.zip.Checksum;
  * value and final xor all ones; the check value of "123456789" is 0xAE8B14860A799888. Table-driven, a byte
  * at a time. Not thread-safe (one body).
  */
-final class Crc64Nvme implements Checksum {
+public final class Crc64Nvme implements Checksum {
     private static final long[] TABLE = new long[256];
 
     static {

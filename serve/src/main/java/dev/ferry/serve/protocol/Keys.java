@@ -1,4 +1,4 @@
-package dev.ferry.serve;
+package dev.ferry.serve.protocol;
 
 import dev.ferry.store.ObjectKey;
 import java.nio.charset.StandardCharsets;
@@ -7,11 +7,11 @@ import java.nio.charset.StandardCharsets;
  * Checks bucket names and keys before any store sees them: nothing a client sends may name a path outside
  * the store or cache root, whatever the store behind.
  */
-final class Keys {
+public final class Keys {
     private Keys() {
     }
 
-    static String bucket(String bucket) throws S3Error {
+    public static String bucket(String bucket) throws S3Error {
         try {
             ObjectKey.validateBucket(bucket);
         } catch (IllegalArgumentException e) {
@@ -21,7 +21,7 @@ final class Keys {
     }
 
     /** The key, unchanged, when it is acceptable: at most 1,024 bytes, no control characters, no . or .. segments. */
-    static String check(String key) throws S3Error {
+    public static String check(String key) throws S3Error {
         if (key.getBytes(StandardCharsets.UTF_8).length > ObjectKey.MAX_KEY_BYTES) {
             throw S3Error.badRequest("KeyTooLongError", "the key is longer than " + ObjectKey.MAX_KEY_BYTES + " bytes");
         }

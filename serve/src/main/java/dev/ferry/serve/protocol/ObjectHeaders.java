@@ -1,4 +1,4 @@
-package dev.ferry.serve;
+package dev.ferry.serve.protocol;
 
 import dev.ferry.store.ObjectAttributes;
 import io.netty.handler.codec.http.HttpHeaders;
@@ -10,12 +10,12 @@ import java.util.TreeMap;
  * The headers an object keeps (see {@link ObjectAttributes}): taken from a PUT or CreateMultipartUpload, and
  * set on the answers of GET and HEAD.
  */
-final class ObjectHeaders {
+public final class ObjectHeaders {
     private ObjectHeaders() {
     }
 
     /** The attributes a write's headers give its object; {@code aws-chunked} is the transfer's, not the object's. */
-    static ObjectAttributes from(HttpHeaders headers) throws S3Error {
+    public static ObjectAttributes from(HttpHeaders headers) throws S3Error {
         Map<String, String> kept = new TreeMap<>();
         for (Map.Entry<String, String> h : headers) {
             String name = h.getKey().toLowerCase(Locale.ROOT);
@@ -40,7 +40,7 @@ final class ObjectHeaders {
     }
 
     /** Sets an object's kept headers on an answer; an object without a type is served as bytes. */
-    static void apply(ObjectAttributes attributes, HttpHeaders h) {
+    public static void apply(ObjectAttributes attributes, HttpHeaders h) {
         h.set("Content-Type", "application/octet-stream");
         attributes.headers().forEach(h::set);
     }

@@ -1,10 +1,10 @@
-package dev.ferry.serve;
+package dev.ferry.serve.protocol;
 
 import dev.ferry.store.ByteRange;
 import dev.ferry.store.ObjectKey;
 
 /** The Range header: one range, {@code bytes=a-b}, {@code bytes=a-} or {@code bytes=-n}. */
-final class Ranges {
+public final class Ranges {
     private Ranges() {
     }
 
@@ -12,7 +12,7 @@ final class Ranges {
      * The absolute range, clipped to the object; null for no header (or several ranges: S3 serves the whole
      * object then). A malformed header is a 400; a range starting past the end is a 416.
      */
-    static ByteRange parse(String header, long size, ObjectKey key) throws S3Error {
+    public static ByteRange parse(String header, long size, ObjectKey key) throws S3Error {
         if (header == null) {
             return null;
         }

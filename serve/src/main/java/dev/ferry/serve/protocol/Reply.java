@@ -1,4 +1,4 @@
-package dev.ferry.serve;
+package dev.ferry.serve.protocol;
 
 import dev.ferry.cache.CachingStore;
 import dev.ferry.store.ObjectContent;
@@ -8,7 +8,7 @@ import io.netty.handler.codec.http.HttpResponseStatus;
 import java.nio.charset.StandardCharsets;
 
 /** What the daemon answers: a body in memory, a stream from the store, or file regions sent with sendfile. */
-sealed interface Reply {
+public sealed interface Reply {
     HttpResponseStatus status();
 
     HttpHeaders headers();

@@ -1,4 +1,4 @@
-package dev.ferry.serve;
+package dev.ferry.serve.protocol;
 
 import io.netty.handler.codec.http.HttpHeaders;
 import java.io.ByteArrayOutputStream;
@@ -23,9 +23,9 @@ import java.util.zip.Checksum;
  * spooled to a file (object data), within a size limit. Nothing is handed to a store until
  * {@link #finish} has checked it all. Not thread-safe: fed by one channel's event loop.
  */
-final class RequestBody implements AutoCloseable {
+public final class RequestBody implements AutoCloseable {
     private final long limit;
-    private final Path file;
+   private final Path file;
     private final FileChannel channel;
     private final ByteArrayOutputStream memory;
     private final AwsChunked chunked;
@@ -44,7 +44,7 @@ final class RequestBody implements AutoCloseable {
      * @param spoolDir where object data is spooled, or null to hold the body in memory
      * @param signed   the verified signature (its payload rules apply), or null when requests are not signed
      */
-    RequestBody(HttpHeaders headers, Path spoolDir, long limit, SigV4.Signed signed) throws S3Error, IOException {
+    public RequestBody(HttpHeaders headers, Path spoolDir, long limit, SigV4.Signed signed) throws S3Error, IOException {
         this.headers = headers;
         this.limit = limit;
         String contentSha = headers.get("x-amz-content-sha256", "");
@@ -110,7 +110,7 @@ final class RequestBody implements AutoCloseable {
     }
 
     /** Bytes as they came off the wire (HTTP chunking already removed). */
-    void feed(ByteBuffer raw) throws S3Error, IOException {
+    public void feed(ByteBuffer raw) throws S3Error, IOException {
         if (rawSha256 != null) {
             rawSha256.update(raw.duplicate());
         }
@@ -152,7 +152,7 @@ final class RequestBody implements AutoCloseable {
     }
 
     /** Checks length and digests once the last byte is in; the body is usable only after this. */
-    void finish() throws S3Error, IOException {
+    public void finish() throws S3Error, IOException {
         if (chunked != null && !chunked.done()) {
             throw S3Error.badRequest("IncompleteBody", "the aws-chunked body ended before its final chunk");
         }
@@ -202,17 +202,17 @@ final class RequestBody implements AutoCloseable {
         }
     }
 
-    long size() {
+    public long size() {
         return size;
     }
 
     /** The spooled file (object data), after {@link #finish}. */
-    Path file() {
+    public Path file() {
         return file;
     }
 
     /** The body held in memory (XML), after {@link #finish}. */
-    byte[] bytes() {
+    public byte[] bytes() {
         return memory == null ? new byte[0] : memory.toByteArray();
     }
 

@@ -1,4 +1,4 @@
-package dev.ferry.serve;
+package dev.ferry.serve.protocol;
 
 import dev.ferry.store.ObjectNotFoundException;
 import dev.ferry.store.StoreException;
@@ -7,31 +7,31 @@ import dev.ferry.store.StoreException;
  * A request the daemon answers with an S3 error: the HTTP status, the S3 error code clients switch on
  * ({@code NoSuchKey}, {@code InvalidRange}, ...) and one sentence saying what is wrong.
  */
-final class S3Error extends Exception {
+public final class S3Error extends Exception {
     private static final long serialVersionUID = 1L;
 
     private final int status;
-    private final String code;
+   private final String code;
 
-    S3Error(int status, String code, String message) {
+    public S3Error(int status, String code, String message) {
         super(message, null, false, false);
         this.status = status;
         this.code = code;
     }
 
-    int status() {
+    public int status() {
         return status;
     }
 
-    String code() {
+    public String code() {
         return code;
     }
 
-    static S3Error badRequest(String code, String message) {
+    public static S3Error badRequest(String code, String message) {
         return new S3Error(400, code, message);
     }
 
-    static S3Error invalidArgument(String message) {
+    public static S3Error invalidArgument(String message) {
         return new S3Error(400, "InvalidArgument", message);
     }
 
@@ -39,12 +39,12 @@ final class S3Error extends Exception {
      * An operation ferry does not implement: 501 NotImplemented, as S3 answers. The SDKs (Java v2, boto3,
      * awscli) retry 500, 502, 503 and 504, not 501, so such a request fails at once.
      */
-    static S3Error notImplemented(String what) {
+    public static S3Error notImplemented(String what) {
         return new S3Error(501, "NotImplemented", what + " is not implemented by ferry");
     }
 
     /** The S3 error for a store failure. */
-    static S3Error from(java.io.IOException e) {
+    public static S3Error from(java.io.IOException e) {
         String message = e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage();
         StoreException named = StoreException.withErrorCode(e);
         if (named != null && named.httpStatus() >= 400 && named.httpStatus() < 600) {

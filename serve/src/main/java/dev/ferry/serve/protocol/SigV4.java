@@ -1,4 +1,4 @@
-package dev.ferry.serve;
+package dev.ferry.serve.protocol;
 
 import io.netty.handler.codec.http.HttpHeaders;
 import java.nio.ByteBuffer;
@@ -25,7 +25,7 @@ import javax.crypto.spec.SecretKeySpec;
  * previous one), or {@code UNSIGNED-PAYLOAD}. The region in the credential scope is the client's: ferry is
  * not regional. Thread-safe.
  */
-final class SigV4 {
+public final class SigV4 {
     static final String ALGORITHM = "AWS4-HMAC-SHA256";
     static final String EMPTY_SHA256 = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855";
     private static final DateTimeFormatter AMZ_DATE = DateTimeFormatter.ofPattern("yyyyMMdd'T'HHmmss'Z'").withZone(ZoneOffset.UTC);
@@ -35,13 +35,13 @@ final class SigV4 {
     private final String accessKey;
     private final byte[] secret;
 
-    SigV4(String accessKey, String secretKey) {
+    public SigV4(String accessKey, String secretKey) {
         this.accessKey = accessKey;
         this.secret = ("AWS4" + secretKey).getBytes(StandardCharsets.UTF_8);
     }
 
     /** What a verified request's body must still satisfy. */
-    record Signed(String payloadHash, byte[] signingKey, String amzDate, String scope, String seedSignature) {
+    public record Signed(String payloadHash, byte[] signingKey, String amzDate, String scope, String seedSignature) {
         boolean signedChunks() {
             return payloadHash.startsWith("STREAMING-AWS4-HMAC-SHA256-PAYLOAD");
         }
@@ -53,7 +53,7 @@ final class SigV4 {
     }
 
     /** Verifies the request's signature; throws 403 (or 400 for a malformed header) when it does not hold. */
-    Signed verify(String method, String rawPath, String rawQuery, HttpHeaders headers, Instant now) throws S3Error {
+    public Signed verify(String method, String rawPath, String rawQuery, HttpHeaders headers, Instant now) throws S3Error {
         Map<String, List<String>> query = Uris.query(rawQuery);
         String auth = headers.get("Authorization");
         boolean presigned = query.containsKey("X-Amz-Signature");

@@ -1,4 +1,4 @@
-package dev.ferry.serve;
+package dev.ferry.serve.protocol;
 
 import java.io.ByteArrayOutputStream;
 import java.nio.ByteBuffer;
@@ -11,12 +11,12 @@ import java.util.Map;
 import java.util.TreeMap;
 
 /** Percent-decoding and AWS's URI encoding, strictly: a malformed escape or invalid UTF-8 is a 400. */
-final class Uris {
+public final class Uris {
     private Uris() {
     }
 
     /** Decodes {@code %XX} escapes; {@code +} stays a plus (S3 clients encode spaces as %20). */
-    static String decode(String s) throws S3Error {
+    public static String decode(String s) throws S3Error {
         if (s.indexOf('%') < 0) {
             return s;
         }
@@ -48,7 +48,7 @@ final class Uris {
     }
 
     /** AWS's URI encoding: everything but A-Z a-z 0-9 - _ . ~ (and '/' unless {@code slash}) as %XX. */
-    static String encode(String s, boolean encodeSlash) {
+    public static String encode(String s, boolean encodeSlash) {
         StringBuilder out = new StringBuilder(s.length() + 16);
         for (byte b : s.getBytes(StandardCharsets.UTF_8)) {
             char c = (char) (b & 0xff);
@@ -64,7 +64,7 @@ final class Uris {
     }
 
     /** The query's parameters, decoded, in order of name; a name without '=' has the value "". */
-    static Map<String, List<String>> query(String rawQuery) throws S3Error {
+    public static Map<String, List<String>> query(String rawQuery) throws S3Error {
         Map<String, List<String>> out = new TreeMap<>();
         if (rawQuery == null || rawQuery.isEmpty()) {
             return out;
@@ -81,7 +81,7 @@ final class Uris {
         return out;
     }
 
-    static String abbreviate(String s) {
+    public static String abbreviate(String s) {
         return s.length() <= 80 ? s : s.substring(0, 77) + "...";
     }
 }

@@ -1,4 +1,4 @@
-package dev.ferry.serve;
+package dev.ferry.serve.protocol;
 
 import java.util.ArrayList;
 import java.util.List;
@@ -14,15 +14,15 @@ import java.util.Locale;
  *
  * <p>Immutable and thread-safe.
  */
-final class VirtualHosts {
+public final class VirtualHosts {
     private final List<String> suffixes;
 
-    VirtualHosts(List<String> domains) {
+    public VirtualHosts(List<String> domains) {
         this.suffixes = domains.stream().map(d -> "." + d).toList();
     }
 
     /** The domains of a {@code virtual-host} setting: comma-separated host names, without ports. */
-    static List<String> parse(String setting) {
+    public static List<String> parse(String setting) {
         List<String> domains = new ArrayList<>();
         for (String part : setting.split(",")) {
             String d = part.trim().toLowerCase(Locale.ROOT);
@@ -39,7 +39,7 @@ final class VirtualHosts {
     }
 
     /** The bucket a {@code Host} header names, or null when the request is path-style. */
-    String bucketOf(String host) throws S3Error {
+    public String bucketOf(String host) throws S3Error {
         if (host == null || suffixes.isEmpty()) {
             return null;
         }

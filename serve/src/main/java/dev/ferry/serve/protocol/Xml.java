@@ -1,4 +1,4 @@
-package dev.ferry.serve;
+package dev.ferry.serve.protocol;
 
 import java.io.ByteArrayInputStream;
 import java.nio.charset.StandardCharsets;
@@ -13,27 +13,27 @@ import org.w3c.dom.Node;
 import org.w3c.dom.NodeList;
 
 /** XML in and out: a small writer for S3 responses, and a parser for request bodies that refuses DTDs. */
-final class Xml {
+public final class Xml {
     static final String NS = "http://s3.amazonaws.com/doc/2006-03-01/";
 
     private final StringBuilder out = new StringBuilder("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
 
-    Xml open(String name) {
+    public Xml open(String name) {
         out.append('<').append(name).append('>');
         return this;
     }
 
-    Xml openRoot(String name) {
+    public Xml openRoot(String name) {
         out.append('<').append(name).append(" xmlns=\"").append(NS).append("\">");
         return this;
     }
 
-    Xml close(String name) {
+    public Xml close(String name) {
         out.append("</").append(name).append('>');
         return this;
     }
 
-    Xml element(String name, Object value) {
+    public Xml element(String name, Object value) {
         if (value == null) {
             return this;
         }
@@ -67,7 +67,7 @@ final class Xml {
     }
 
     /** Parses a request body; DOCTYPEs and external entities are refused (XXE). */
-    static Element parse(byte[] body, String expectedRoot) throws S3Error {
+    public static Element parse(byte[] body, String expectedRoot) throws S3Error {
         if (body.length == 0) {
             throw S3Error.badRequest("MalformedXML", "the request body is empty; expected <" + expectedRoot + ">");
         }
@@ -94,7 +94,7 @@ final class Xml {
     }
 
     /** Child elements of {@code parent} named {@code name} (any namespace). */
-    static List<Element> children(Element parent, String name) {
+    public static List<Element> children(Element parent, String name) {
         List<Element> out = new ArrayList<>();
         NodeList nodes = parent.getChildNodes();
         for (int i = 0; i < nodes.getLength(); i++) {
@@ -107,13 +107,13 @@ final class Xml {
     }
 
     /** The text of the one child named {@code name}, trimmed (numbers, ETags, flags), or null. */
-    static String text(Element parent, String name) {
+    public static String text(Element parent, String name) {
         String t = rawText(parent, name);
         return t == null ? null : t.trim();
     }
 
     /** The text of the one child named {@code name} exactly as sent, whitespace included (object keys), or null. */
-    static String rawText(Element parent, String name) {
+    public static String rawText(Element parent, String name) {
         List<Element> c = children(parent, name);
         return c.isEmpty() ? null : c.get(0).getTextContent();
     }

@@ -1,5 +1,10 @@
-package dev.ferry.serve;
+package dev.ferry.serve.s3;
 
+import dev.ferry.serve.protocol.Keys;
+import dev.ferry.serve.protocol.Reply;
+import dev.ferry.serve.protocol.S3Error;
+import dev.ferry.serve.protocol.Uris;
+import dev.ferry.serve.protocol.Xml;
 import dev.ferry.store.ByteRange;
 import dev.ferry.store.CompletedPart;
 import dev.ferry.store.GetRequest;

@@ -1,5 +1,8 @@
-package dev.ferry.serve;
+package dev.ferry.serve.s3;
 
+import dev.ferry.serve.protocol.Reply;
+import dev.ferry.serve.protocol.S3Error;
+import dev.ferry.serve.protocol.Xml;
 import dev.ferry.store.PendingUploads;
 import io.netty.handler.codec.http.HttpResponseStatus;
 import java.io.IOException;

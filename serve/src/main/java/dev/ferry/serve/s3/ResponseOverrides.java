@@ -1,5 +1,6 @@
-package dev.ferry.serve;
+package dev.ferry.serve.s3;
 
+import dev.ferry.serve.protocol.S3Error;
 import io.netty.handler.codec.http.HttpHeaders;
 import java.util.Map;
 

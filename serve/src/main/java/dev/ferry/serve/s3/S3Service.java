@@ -1,6 +1,15 @@
-package dev.ferry.serve;
+package dev.ferry.serve.s3;
 
 import dev.ferry.cache.CachingStore;
+import dev.ferry.serve.node.LocalMultipart;
+import dev.ferry.serve.node.Node;
+import dev.ferry.serve.protocol.Keys;
+import dev.ferry.serve.protocol.ObjectHeaders;
+import dev.ferry.serve.protocol.Ranges;
+import dev.ferry.serve.protocol.Reply;
+import dev.ferry.serve.protocol.RequestBody;
+import dev.ferry.serve.protocol.S3Error;
+import dev.ferry.serve.protocol.Xml;
 import dev.ferry.store.BucketOperations;
 import dev.ferry.store.ByteRange;
 import dev.ferry.store.CompletedPart;
@@ -24,6 +33,7 @@ import io.netty.handler.codec.http.HttpResponseStatus;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.time.ZoneOffset;
 import java.time.format.DateTimeFormatter;
 import java.util.ArrayList;
@@ -36,13 +46,13 @@ import org.w3c.dom.Element;
  * through the local tier ({@link CachingStore}); writes go through it to the object store and drop the
  * key's cached blocks. Thread-safe.
  */
-final class S3Service {
+public final class S3Service {
     /** The version id of every object: the stores behind ferry keep one version, as an unversioned S3 bucket. */
     static final String NULL_VERSION = "null";
     private static final DateTimeFormatter HTTP_DATE = DateTimeFormatter.RFC_1123_DATE_TIME.withZone(ZoneOffset.UTC);
 
     /** A request the daemon has parsed: bucket and key decoded and checked, query decoded. */
-    record Request(HttpMethod method, String bucket, String key, Map<String, List<String>> query, HttpHeaders headers,
+    public record Request(HttpMethod method, String bucket, String key, Map<String, List<String>> query, HttpHeaders headers,
             RequestBody body) {
         String param(String name) {
             List<String> v = query.get(name);
@@ -101,6 +111,19 @@ final class S3Service {
         this.copies = new CopyOperations(this::frontFor, spoolDir, maxCopyBytes);
     }
 
+    /**
+     * The S3 semantics over {@code node}'s stores: reads and writes at its top, conditional writes checked under
+     * its local tier; {@code maxCopyBytes} is the largest object (or part) one copy request may copy.
+     */
+    public static S3Service over(Node node, long maxCopyBytes) {
+        WriteBackStore writeBack = node.writeBack();
+        WriteChecks checks = writeBack == null ? null
+                : new WriteChecks(node.belowCache(), node.folderOrigin(), writeBack, Duration.ofSeconds(30));
+        // under write-back the origin's uploads in progress are write-back's own: clients list the uploads they started
+        return new S3Service(node.cache(), node.belowCache(), node.buckets(), writeBack, node.localMultipart(), checks,
+                writeBack == null ? node.originUploads() : null, node.spool(), maxCopyBytes, node.scratch());
+    }
+
     /** True for the scratch bucket: served from local disk only, never from or to the object store. */
     private boolean isScratch(String bucket) {
         return scratch != null && scratch.holds(bucket);
@@ -117,7 +140,7 @@ final class S3Service {
     }
 
 
-    Reply handle(Request r) throws S3Error, IOException {
+    public Reply handle(Request r) throws S3Error, IOException {
         HttpMethod m = r.method();
         if (r.bucket() == null) {
             if (m.equals(HttpMethod.GET)) {
@@ -331,7 +354,7 @@ final class S3Service {
      * metadata is fresh in the cache and every block of the read is on local disk. Runs on the event loop,
      * saving two thread hand-offs per request; everything else goes to a worker thread ({@link #handle}).
      */
-    Reply tryFast(Request r) throws S3Error, IOException {
+    public Reply tryFast(Request r) throws S3Error, IOException {
         boolean head = r.method().equals(HttpMethod.HEAD);
         if (r.bucket() == null || r.key() == null || !(head || r.method().equals(HttpMethod.GET)) || !r.query().isEmpty()) {
             return null;
@@ -348,7 +371,7 @@ final class S3Service {
     }
 
     /** The header a daemon sends another to read only what that one holds on disk (never fetching). */
-    static final String CACHED_ONLY = "x-ferry-cached-only";
+    private static final String CACHED_ONLY = Node.CACHED_ONLY;
 
     private Reply getObject(Request r, ObjectKey key, boolean head) throws S3Error, IOException {
         if (r.headers().contains(CACHED_ONLY)) {
@@ -599,7 +622,7 @@ final class S3Service {
         return reply;
     }
 
-    static byte[] utf8(String s) {
+    public static byte[] utf8(String s) {
         return s.getBytes(StandardCharsets.UTF_8);
     }
 }

@@ -1,4 +1,4 @@
-package dev.ferry.serve;
+package dev.ferry.serve.s3;
 
 import dev.ferry.store.FileObjectStore;
 import dev.ferry.store.ListRequest;
