@@ -11,7 +11,7 @@ import dev.ferry.loader.SyntheticDataset;
 import dev.ferry.plan.Manifest;
 import dev.ferry.plan.PlanConfig;
 import dev.ferry.plan.World;
-import dev.ferry.store.FileObjectStore;
+import dev.ferry.store.file.FileObjectStore;
 import dev.ferry.util.Sizes;
 import java.nio.file.Files;
 import java.nio.file.Path;

@@ -1,7 +1,7 @@
 package dev.ferry.cli;
 
 import dev.ferry.cache.RestartBenchmark;
-import dev.ferry.store.FileObjectStore;
+import dev.ferry.store.file.FileObjectStore;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Locale;

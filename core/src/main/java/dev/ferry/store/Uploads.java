@@ -98,7 +98,7 @@ public final class Uploads {
             public InputStream open() throws IOException {
                 FileChannel ch = FileChannel.open(file, StandardOpenOption.READ);
                 ch.position(offset);
-                return new FileObjectStore.BoundedInputStream(Channels.newInputStream(ch), length);
+                return new BoundedInputStream(Channels.newInputStream(ch), length);
             }
         };
     }

@@ -1,7 +1,6 @@
 package dev.ferry.writeback;
 
 import dev.ferry.store.CompletedPart;
-import dev.ferry.store.FileObjectStore;
 import dev.ferry.store.GetRequest;
 import dev.ferry.store.ListPage;
 import dev.ferry.store.ListRequest;
@@ -14,6 +13,7 @@ import dev.ferry.store.ObjectNotFoundException;
 import dev.ferry.store.ObjectStore;
 import dev.ferry.store.PutBody;
 import dev.ferry.store.StoreException;
+import dev.ferry.store.file.FileObjectStore;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.time.Duration;

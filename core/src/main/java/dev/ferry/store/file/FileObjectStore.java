@@ -1,5 +1,23 @@
-package dev.ferry.store;
+package dev.ferry.store.file;
 
+import dev.ferry.store.BoundedInputStream;
+import dev.ferry.store.BucketOperations;
+import dev.ferry.store.ByteRange;
+import dev.ferry.store.CompletedPart;
+import dev.ferry.store.Etags;
+import dev.ferry.store.GetRequest;
+import dev.ferry.store.ListPage;
+import dev.ferry.store.ListRequest;
+import dev.ferry.store.MultipartUpload;
+import dev.ferry.store.ObjectAttributes;
+import dev.ferry.store.ObjectContent;
+import dev.ferry.store.ObjectKey;
+import dev.ferry.store.ObjectMeta;
+import dev.ferry.store.ObjectNotFoundException;
+import dev.ferry.store.ObjectStore;
+import dev.ferry.store.PendingUploads;
+import dev.ferry.store.PutBody;
+import dev.ferry.store.StoreException;
 import java.io.FilterInputStream;
 import java.io.IOException;
 import java.io.InputStream;
@@ -634,52 +652,6 @@ public final class FileObjectStore implements ObjectStore, BucketOperations, Pen
             for (Path p : walk.sorted(Comparator.reverseOrder()).toList()) {
                 Files.deleteIfExists(p);
             }
-        }
-    }
-
-    /** Yields at most {@code remaining} bytes of the underlying stream. */
-    static final class BoundedInputStream extends FilterInputStream {
-        private long remaining;
-
-        BoundedInputStream(InputStream in, long limit) {
-            super(in);
-            this.remaining = limit;
-        }
-
-        @Override
-        public int read() throws IOException {
-            if (remaining <= 0) {
-                return -1;
-            }
-            int b = super.read();
-            if (b >= 0) {
-                remaining--;
-            }
-            return b;
-        }
-
-        @Override
-        public int read(byte[] b, int off, int len) throws IOException {
-            if (remaining <= 0) {
-                return -1;
-            }
-            int n = super.read(b, off, (int) Math.min(len, remaining));
-            if (n > 0) {
-                remaining -= n;
-            }
-            return n;
-        }
-
-        @Override
-        public long skip(long n) throws IOException {
-            long skipped = super.skip(Math.min(n, remaining));
-            remaining -= skipped;
-            return skipped;
-        }
-
-        @Override
-        public int available() throws IOException {
-            return (int) Math.min(super.available(), remaining);
         }
     }
 }

@@ -1,5 +1,7 @@
-package dev.ferry.store;
+package dev.ferry.store.file;
 
+import dev.ferry.store.ObjectAttributes;
+import dev.ferry.store.ObjectKey;
 import java.io.ByteArrayOutputStream;
 import java.io.DataInputStream;
 import java.io.DataOutputStream;

@@ -1,5 +1,7 @@
-package dev.ferry.store;
+package dev.ferry.store.file;
 
+import dev.ferry.store.AbstractObjectStoreContractTest;
+import dev.ferry.store.ObjectStore;
 import java.io.IOException;
 import java.nio.file.Path;
 import org.junit.jupiter.api.BeforeAll;

@@ -1,8 +1,20 @@
-package dev.ferry.store;
+package dev.ferry.store.file;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.ferry.store.CompletedPart;
+import dev.ferry.store.GetRequest;
+import dev.ferry.store.ListRequest;
+import dev.ferry.store.MultipartUpload;
+import dev.ferry.store.ObjectAttributes;
+import dev.ferry.store.ObjectContent;
+import dev.ferry.store.ObjectKey;
+import dev.ferry.store.ObjectMeta;
+import dev.ferry.store.ObjectNotFoundException;
+import dev.ferry.store.PendingUploads;
+import dev.ferry.store.PutBody;
+import dev.ferry.store.StoreException;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;

@@ -1,7 +1,6 @@
 package dev.ferry.serve.node;
 
 import dev.ferry.store.CompletedPart;
-import dev.ferry.store.FileObjectStore;
 import dev.ferry.store.MultipartUpload;
 import dev.ferry.store.ObjectAttributes;
 import dev.ferry.store.ObjectKey;
@@ -9,6 +8,7 @@ import dev.ferry.store.ObjectMeta;
 import dev.ferry.store.PendingUploads;
 import dev.ferry.store.PutBody;
 import dev.ferry.store.StoreException;
+import dev.ferry.store.file.FileObjectStore;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;

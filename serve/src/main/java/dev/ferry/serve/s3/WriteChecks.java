@@ -1,11 +1,11 @@
 package dev.ferry.serve.s3;
 
-import dev.ferry.store.FileObjectStore;
 import dev.ferry.store.ListRequest;
 import dev.ferry.store.ObjectKey;
 import dev.ferry.store.ObjectNotFoundException;
 import dev.ferry.store.ObjectStore;
 import dev.ferry.store.StoreException;
+import dev.ferry.store.file.FileObjectStore;
 import java.io.IOException;
 import java.time.Duration;
 import java.util.concurrent.ConcurrentHashMap;
