@@ -1,4 +1,4 @@
-package dev.ferry.cli;
+package dev.ferry.cli.bench;
 
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
@@ -7,7 +7,7 @@ import picocli.CommandLine.Command;
 @Command(name = "bench", mixinStandardHelpOptions = true,
         description = "End-to-end benchmarks (figures in BENCHMARKS.md come from these).",
         subcommands = {GetBench.class, ColdBench.class, RestartBench.class, LoaderBench.class, WriteBackBench.class, GroupBench.class})
-final class BenchCommand implements Runnable {
+public final class BenchCommand implements Runnable {
     @CommandLine.Spec
     CommandLine.Model.CommandSpec spec;
 

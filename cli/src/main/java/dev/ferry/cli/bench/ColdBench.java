@@ -1,5 +1,6 @@
-package dev.ferry.cli;
+package dev.ferry.cli.bench;
 
+import dev.ferry.cli.errors.UserError;
 import dev.ferry.embedded.CloudProfile;
 import dev.ferry.embedded.EmbeddedStore;
 import dev.ferry.s3.S3ObjectStore;

@@ -1,5 +1,6 @@
-package dev.ferry.cli;
+package dev.ferry.cli.bench;
 
+import dev.ferry.cli.errors.UserError;
 import dev.ferry.plan.PlanConfig;
 import dev.ferry.serve.bench.LoopbackCluster;
 import dev.ferry.sim.ClusterSim;

@@ -1,7 +1,8 @@
-package dev.ferry.cli;
+package dev.ferry.cli.bench;
 
 import dev.ferry.cache.CacheConfig;
 import dev.ferry.cache.CachingStore;
+import dev.ferry.cli.errors.UserError;
 import dev.ferry.loader.Decoder;
 import dev.ferry.loader.EpochRun;
 import dev.ferry.loader.Loader;

@@ -1,15 +1,15 @@
-package dev.ferry.cli;
+package dev.ferry.cli.bench;
 
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 
 /** One line naming the machine a figure was measured on: cores, CPU model, memory, OS, Java. */
-final class Machine {
+public final class Machine {
     private Machine() {
     }
 
-    static String describe() {
+    public static String describe() {
         String cpu = "unknown CPU";
         try {
             cpu = Files.readAllLines(Path.of("/proc/cpuinfo")).stream()

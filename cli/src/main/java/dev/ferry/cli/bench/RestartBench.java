@@ -1,6 +1,7 @@
-package dev.ferry.cli;
+package dev.ferry.cli.bench;
 
 import dev.ferry.cache.RestartBenchmark;
+import dev.ferry.cli.errors.UserError;
 import dev.ferry.store.file.FileObjectStore;
 import java.nio.file.Files;
 import java.nio.file.Path;

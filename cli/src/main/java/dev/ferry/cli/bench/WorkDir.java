@@ -1,4 +1,4 @@
-package dev.ferry.cli;
+package dev.ferry.cli.bench;
 
 import java.io.IOException;
 import java.nio.file.Files;
@@ -10,7 +10,7 @@ import java.util.stream.Stream;
  * The folder a demo or benchmark works in: the one the user gave (kept), or a temporary one (removed on
  * close).
  */
-final class WorkDir implements AutoCloseable {
+public final class WorkDir implements AutoCloseable {
     private final Path path;
     private final boolean temporary;
 
@@ -20,13 +20,13 @@ final class WorkDir implements AutoCloseable {
     }
 
     /** {@code given} (created if missing), or a new temporary folder named with {@code prefix} when null. */
-    static WorkDir of(Path given, String prefix) throws IOException {
+    public static WorkDir of(Path given, String prefix) throws IOException {
         return given == null
                 ? new WorkDir(Files.createTempDirectory(prefix), true)
                 : new WorkDir(Files.createDirectories(given), false);
     }
 
-    Path path() {
+    public Path path() {
         return path;
     }
 
@@ -38,7 +38,7 @@ final class WorkDir implements AutoCloseable {
     }
 
     /** Deletes a folder and everything in it; a missing folder is fine. */
-    static void deleteTree(Path dir) throws IOException {
+    public static void deleteTree(Path dir) throws IOException {
         if (!Files.exists(dir)) {
             return;
         }

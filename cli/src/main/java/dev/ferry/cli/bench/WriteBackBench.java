@@ -1,5 +1,6 @@
-package dev.ferry.cli;
+package dev.ferry.cli.bench;
 
+import dev.ferry.cli.errors.UserError;
 import dev.ferry.embedded.CloudProfile;
 import dev.ferry.embedded.EmbeddedStore;
 import dev.ferry.s3.S3ObjectStore;
@@ -64,7 +65,7 @@ final class WriteBackBench implements Callable<Integer> {
             try (EmbeddedStore server = EmbeddedStore.start(work.resolve("store"), 0, profile);
                     StoreChain chain = StoreChain.over(new S3ObjectStore(S3StoreConfig.endpoint(server.endpoint(), "b", "b")),
                             ChainConfig.DEFAULT)) {
-                System.out.println("store:   " + server.endpoint() + " (" + StoreCommand.describe(profile) + ")");
+                System.out.println("store:   " + server.endpoint() + " (" + profile.describe() + ")");
                 System.out.printf(Locale.ROOT, "checkpoint: %s, 8 MiB parts, 4 in flight%n", Sizes.format(size));
                 chain.createBucket("ckpt");
                 for (int round = 1; round <= rounds; round++) {

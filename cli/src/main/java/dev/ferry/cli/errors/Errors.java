@@ -1,11 +1,11 @@
-package dev.ferry.cli;
+package dev.ferry.cli.errors;
 
 /** Turns any failure into the one sentence a user sees. */
-final class Errors {
+public final class Errors {
     private Errors() {
     }
 
-    static String oneSentence(Throwable e) {
+    public static String oneSentence(Throwable e) {
         String message = e.getMessage();
         if (message == null || message.isBlank()) {
             Throwable cause = e.getCause();
