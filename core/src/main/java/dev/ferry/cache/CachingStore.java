@@ -397,7 +397,7 @@ public final class CachingStore extends ForwardingObjectStore {
 
     @Override
     public ObjectMeta completeMultipart(MultipartUpload upload, List<CompletedPart> parts) throws IOException {
-        ObjectMeta meta = delegate.completeMultipart(upload, parts);
+        ObjectMeta meta = multipart().completeMultipart(upload, parts);
         invalidate(upload.key(), meta);
         return meta;
     }

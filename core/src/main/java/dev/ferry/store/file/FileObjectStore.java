@@ -8,6 +8,7 @@ import dev.ferry.store.Etags;
 import dev.ferry.store.GetRequest;
 import dev.ferry.store.ListPage;
 import dev.ferry.store.ListRequest;
+import dev.ferry.store.MultipartOperations;
 import dev.ferry.store.MultipartUpload;
 import dev.ferry.store.ObjectAttributes;
 import dev.ferry.store.ObjectContent;
@@ -66,7 +67,7 @@ import java.util.stream.Stream;
  *
  * <p>Thread-safe: every operation is a file-system operation, atomic where it matters.
  */
-public final class FileObjectStore implements ObjectStore, BucketOperations, PendingUploads {
+public final class FileObjectStore implements ObjectStore, BucketOperations, MultipartOperations, PendingUploads {
     private static final String TMP_DIR = ".ferry-tmp";
     private static final String UPLOADS_DIR = ".ferry-uploads";
     private static final String META_DIR = ".ferry-meta";

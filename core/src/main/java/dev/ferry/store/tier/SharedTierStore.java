@@ -173,6 +173,6 @@ public final class SharedTierStore extends ForwardingObjectStore {
     @Override
     public ObjectMeta completeMultipart(MultipartUpload upload, java.util.List<CompletedPart> parts) throws IOException {
         metadata.remove(upload.key());
-        return delegate.completeMultipart(upload, parts);
+        return multipart().completeMultipart(upload, parts);
     }
 }

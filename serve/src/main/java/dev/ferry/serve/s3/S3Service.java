@@ -15,6 +15,7 @@ import dev.ferry.store.ByteRange;
 import dev.ferry.store.CompletedPart;
 import dev.ferry.store.GetRequest;
 import dev.ferry.store.ListRequest;
+import dev.ferry.store.MultipartOperations;
 import dev.ferry.store.MultipartUpload;
 import dev.ferry.store.ObjectContent;
 import dev.ferry.store.ObjectKey;
@@ -69,6 +70,8 @@ public final class S3Service {
     private final WriteBackStore writeBack;
     private final LocalMultipart localMultipart;
     private final ObjectStore front;
+    /** Multipart uploads go to the top of the stack, as other writes (the scratch bucket takes none). */
+    private final MultipartOperations multipart;
     private final ObjectStore below;
     private final WriteChecks checks;
     private final List<MultipartListing.Source> uploadSources;
@@ -99,6 +102,7 @@ public final class S3Service {
         this.localMultipart = localMultipart;
         this.checks = checks;
         this.front = writeBack != null ? writeBack : cache;
+        this.multipart = writeBack != null ? writeBack : cache;
         List<MultipartListing.Source> sources = new ArrayList<>();
         if (localMultipart != null) {
             sources.add(localMultipart::list);
@@ -192,7 +196,7 @@ public final class S3Service {
                     checks.check(key); // refused now, not after the parts are in
                     u = localMultipart.start(key, attributes);
                 } else {
-                    u = front.startMultipart(key, attributes);
+                    u = multipart.startMultipart(key, attributes);
                 }
                 return Reply.xml(HttpResponseStatus.OK, new Xml().openRoot("InitiateMultipartUploadResult")
                         .element("Bucket", key.bucket()).element("Key", key.key()).element("UploadId", u.uploadId())
@@ -209,7 +213,7 @@ public final class S3Service {
                 if (LocalMultipart.owns(u.uploadId()) && localMultipart != null) {
                     localMultipart.abort(u);
                 } else {
-                    front.abortMultipart(u);
+                    multipart.abortMultipart(u);
                 }
                 return Reply.empty(HttpResponseStatus.NO_CONTENT);
             }
@@ -546,7 +550,7 @@ public final class S3Service {
     private CompletedPart storePart(MultipartUpload upload, int part, PutBody data) throws IOException {
         return LocalMultipart.owns(upload.uploadId()) && localMultipart != null
                 ? localMultipart.uploadPart(upload, part, data)
-                : front.uploadPart(upload, part, data);
+                : multipart.uploadPart(upload, part, data);
     }
 
     private static int partNumber(String text) throws S3Error {
@@ -613,7 +617,7 @@ public final class S3Service {
                 etag = w.etag();
             }
         } else {
-            etag = front.completeMultipart(upload, parts).etag();
+            etag = multipart.completeMultipart(upload, parts).etag();
         }
         Reply.Full reply = Reply.xml(HttpResponseStatus.OK, new Xml().openRoot("CompleteMultipartUploadResult")
                 .element("Location", "/" + key.bucket() + "/" + key.key()).element("Bucket", key.bucket()).element("Key", key.key())
