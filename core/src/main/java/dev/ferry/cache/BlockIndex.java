@@ -189,9 +189,10 @@ final class BlockIndex {
     /**
      * Asks the policy whether a missing block should be kept and, if so, makes room (evicting from high to
      * low watermark) and reserves it: a placeholder entry, not yet readable, that no eviction touches. Null
-     * when the block is not to be kept; the read then goes on without it.
+     * when the block is not to be kept; the read then goes on without it. {@code ahead}: fetched ahead of its
+     * access (a prefetch), so the policy is asked with {@link EvictionPolicy#admitAhead}.
      */
-    BlockEntry reserve(BlockId id, long length) {
+    BlockEntry reserve(BlockId id, long length, boolean ahead) {
         if (!reserving) {
             return null;
         }
@@ -203,7 +204,7 @@ final class BlockIndex {
             }
             long high = (long) (config.capacity() * config.highWatermark());
             boolean mustEvict = used + length > high;
-            if (!policy.admit(id, length, mustEvict)) {
+            if (!(ahead ? policy.admitAhead(id, length, mustEvict) : policy.admit(id, length, mustEvict))) {
                 counters.bypassed.increment();
                 return null;
             }

@@ -243,7 +243,7 @@ final class BlockRuns {
             inflight.remove(firstId, first);
             return Claim.TAKEN;
         }
-        BlockEntry firstReservation = blockIndex.reserve(firstId, blockLength(meta, index));
+        BlockEntry firstReservation = blockIndex.reserve(firstId, blockLength(meta, index), prefetch);
         if (firstReservation == null) {
             first.abandon(); // waiters decide for themselves
             inflight.remove(firstId, first);
@@ -263,7 +263,7 @@ final class BlockRuns {
             if (inflight.putIfAbsent(next, f) != null) {
                 break;
             }
-            BlockEntry reserved = blockIndex.reserve(next, blockLength(meta, last + 1));
+            BlockEntry reserved = blockIndex.reserve(next, blockLength(meta, last + 1), prefetch);
             if (reserved == null) {
                 f.abandon();
                 inflight.remove(next, f);

@@ -186,7 +186,7 @@ public final class CachingStore extends ForwardingObjectStore {
     }
 
     /** True when the block is on disk or being fetched: nothing for a prefetcher to do. */
-    boolean residentOrInFlight(BlockId id) {
+    public boolean residentOrInFlight(BlockId id) {
         return runs.residentOrInFlight(id);
     }
 
@@ -282,6 +282,12 @@ public final class CachingStore extends ForwardingObjectStore {
             return 0;
         }
         return runs.prefetch(meta, range);
+    }
+
+    /** {@link #prefetch(GetRequest)} of one block, pinned to its version: the bytes fetched. */
+    public long prefetch(BlockId block) throws IOException {
+        long start = block.index() * config.blockSize();
+        return prefetch(new GetRequest(block.key(), ByteRange.of(start, config.blockSize()), block.etag()));
     }
 
     /** The range a request reads of {@code meta}: null for an empty object; 416 when it starts past the end. */

@@ -1,6 +1,9 @@
 package dev.ferry.loader;
 
+import dev.ferry.cache.BlockId;
+import dev.ferry.cache.CachingStore;
 import dev.ferry.plan.EpochPlan;
+import dev.ferry.plan.Prefetcher;
 import dev.ferry.plan.Shard;
 import dev.ferry.plan.ShardMix;
 import dev.ferry.plan.World;
@@ -9,6 +12,7 @@ import dev.ferry.store.GetRequest;
 import dev.ferry.store.ObjectContent;
 import dev.ferry.store.ObjectStore;
 import dev.ferry.store.StoreException;
+import dev.ferry.time.Clock;
 import java.io.IOException;
 import java.io.InterruptedIOException;
 import java.io.UncheckedIOException;
@@ -22,6 +26,9 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.concurrent.PriorityBlockingQueue;
+import java.util.concurrent.ThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.LongAdder;
 import org.HdrHistogram.Histogram;
@@ -35,6 +42,11 @@ import org.HdrHistogram.Histogram;
  * <p>A sample is read as the byte range its shard's index gives (one ranged GET, or a hit in the local
  * tier) pinned to the manifest's ETag, so a changed object fails the read ("object changed") rather than
  * mixing versions. Shards whose key does not end in {@code .tar} are raw objects, one sample each.
+ *
+ * <p>Over the local tier ({@link CachingStore}) a {@link Prefetcher} also fetches the rank's planned blocks
+ * into the tier by the time the reads reach them (by time to need, on disk, not in memory), so the in-memory
+ * window only has to cover reads from the tier. Decodes run in plan order when several are ready (the
+ * sample needed first is decoded first), so a window of fast hits never holds back an earlier sample.
  *
  * <p>Not thread-safe: one consumer. Close it to stop the workers.
  */
@@ -51,7 +63,10 @@ public final class EpochRun<T> implements Iterator<Batch<T>>, AutoCloseable {
     private final LoaderConfig config;
     private final Decoder<T> decoder;
     private final ExecutorService fetchers;
-    private final ExecutorService workers;
+    private final ThreadPoolExecutor workers;
+    private final Prefetcher prefetcher;
+    /** For each of the rank's samples, where its first block is in the prefetcher's future. */
+    private final int[] prefetchPosition;
     private final ArrayDeque<CompletableFuture<T>> window = new ArrayDeque<>();
     private final ArrayDeque<Long> windowBytes = new ArrayDeque<>();
     private final ReadAheadBudget budget;
@@ -84,18 +99,74 @@ public final class EpochRun<T> implements Iterator<Batch<T>>, AutoCloseable {
         this.shardMix = ShardMix.of(plan, Math.max(1, config.batchSize() * world.ranks()));
         this.config = config;
         this.decoder = decoder;
-        this.workers = Executors.newFixedThreadPool(config.decodeWorkers(), r -> {
-            Thread t = new Thread(r, "ferry-decode-" + THREADS.incrementAndGet());
-            t.setDaemon(true);
-            return t;
-        });
+        this.workers = new ThreadPoolExecutor(config.decodeWorkers(), config.decodeWorkers(), 0, TimeUnit.MILLISECONDS,
+                new PriorityBlockingQueue<>(), r -> {
+                    Thread t = new Thread(r, "ferry-decode-" + THREADS.incrementAndGet());
+                    t.setDaemon(true);
+                    return t;
+                });
         this.fetchers = Executors.newFixedThreadPool(config.fetchConcurrency(), r -> {
             Thread t = new Thread(r, "ferry-fetch-" + THREADS.incrementAndGet());
             t.setDaemon(true);
             return t;
         });
         this.target = config.adaptive() ? Math.min(config.aheadSamples(), 2 * config.batchSize()) : config.aheadSamples();
+        if (store instanceof CachingStore cache && !cache.isPassThrough()) {
+            this.prefetchPosition = new int[samples.length];
+            this.prefetcher = prefetcher(cache, rank);
+        } else {
+            this.prefetchPosition = null;
+            this.prefetcher = null;
+        }
         fill();
+    }
+
+    /**
+     * The rank's planned blocks in read order (a block read by consecutive samples once), and where each
+     * sample's first block is in that sequence; the prefetcher holds at most a quarter of the tier ahead.
+     */
+    private Prefetcher prefetcher(CachingStore cache, int rank) {
+        int blockSize = cache.config().blockSize();
+        List<BlockId> future = new ArrayList<>();
+        for (int k = 0; k < samples.length; k++) {
+            prefetchPosition[k] = future.size();
+            Span span = span(samples[k]);
+            for (long b = span.from() / blockSize; span.to() > span.from() && b <= (span.to() - 1) / blockSize; b++) {
+                BlockId id = new BlockId(span.shard().key(), span.shard().etag(), b);
+                if (future.isEmpty() || !future.get(future.size() - 1).equals(id)) {
+                    future.add(id);
+                } else if (b == span.from() / blockSize) {
+                    prefetchPosition[k] = future.size() - 1;
+                }
+            }
+        }
+        int quarter = (int) Math.max(1, Math.min(Integer.MAX_VALUE, cache.config().capacity() / 4 / blockSize));
+        Prefetcher.Settings settings = Prefetcher.Settings.DEFAULT
+                .withMaxAheadBlocks(Math.min(Prefetcher.Settings.DEFAULT.maxAheadBlocks(), quarter));
+        return new Prefetcher("epoch" + plan.epoch() + "-rank" + rank, future, new Prefetcher.Target() {
+            @Override
+            public boolean residentOrInFlight(BlockId block) {
+                return cache.residentOrInFlight(block);
+            }
+
+            @Override
+            public long fetch(BlockId block) throws IOException {
+                return cache.prefetch(block);
+            }
+        }, settings, Clock.system()).start();
+    }
+
+    /** A decode, ordered by its sample's place in the plan: the worker that frees up decodes the earliest one. */
+    private record Ordered(int sequence, Runnable task) implements Runnable, Comparable<Ordered> {
+        @Override
+        public void run() {
+            task.run();
+        }
+
+        @Override
+        public int compareTo(Ordered o) {
+            return Integer.compare(sequence, o.sequence);
+        }
     }
 
     /** Keeps {@code target} samples in flight: read on the fetchers, then decoded on the workers. */
@@ -106,6 +177,10 @@ public final class EpochRun<T> implements Iterator<Batch<T>>, AutoCloseable {
                 return; // the process-wide read-ahead budget is spent: wait for consumers to take samples
             }
             windowBytes.add(bytes);
+            if (prefetcher != null) {
+                prefetcher.advance(prefetchPosition[submitted]);
+            }
+            int sequence = submitted;
             int sample = samples[submitted++];
             if (decoder == Decoder.Identity.INSTANCE) {
                 @SuppressWarnings("unchecked")
@@ -119,7 +194,7 @@ public final class EpochRun<T> implements Iterator<Batch<T>>, AutoCloseable {
                 } catch (IOException e) {
                     throw new UncheckedIOException(e);
                 }
-            }, workers));
+            }, r -> workers.execute(new Ordered(sequence, r))));
         }
     }
 
@@ -295,6 +370,9 @@ public final class EpochRun<T> implements Iterator<Batch<T>>, AutoCloseable {
             }
         }
         window.clear();
+        if (prefetcher != null) {
+            prefetcher.close();
+        }
         fetchers.shutdownNow();
         workers.shutdownNow();
     }

@@ -75,7 +75,7 @@ public final class ServeConfig implements NodeConfig {
     private static final Setting<Integer> BLOCK_SIZE = flag("block-size", "SIZE", Codec.INT_SIZE, "4MiB",
             "Cache block size (default 4MiB).");
     private static final Setting<Long> PREFETCH_BYTES = flag("prefetch-bytes", "SIZE", Codec.SIZE, "256MiB",
-            "How far ahead of a job's position to prefetch (default 256MiB).");
+            "At most this much prefetched ahead of a job's position; the depth follows time to need (default 256MiB).");
     private static final Setting<String> ACCESS_KEY = flag("access-key", "KEY", Codec.OPTIONAL_TEXT, "",
             "Access key clients sign with (AWS Signature V4); also FERRY_ACCESS_KEY.");
     private static final Setting<String> SECRET_KEY = flag("secret-key", "SECRET", Codec.SECRET, "",

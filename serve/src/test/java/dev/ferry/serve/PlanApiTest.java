@@ -109,6 +109,10 @@ class PlanApiTest {
             assertThat(epoch.get("wait_per_step_ms_p99").asDouble()).isBetween(12.0, 13.0);
             assertThat(epoch.get("local_hit_rate").asDouble()).isEqualTo(1.0);
             assertThat(status.get("four_numbers").get("job").asText()).isEqualTo("train");
+            JsonNode prefetch = status.get("jobs").get(0).get("prefetch");
+            assertThat(prefetch.get("bytes").asLong()).as("the prefetcher's own account: %s", prefetch).isGreaterThanOrEqualTo(4L << 20);
+            assertThat(prefetch.get("started_blocks").asLong()).isPositive();
+            assertThat(prefetch.get("failed_blocks").asLong()).isZero();
             assertThat(status.get("four_numbers").get("egress_bytes").asLong()).isGreaterThanOrEqualTo(4L << 20);
 
             // a report from the next epoch opens it

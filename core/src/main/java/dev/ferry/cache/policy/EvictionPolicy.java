@@ -29,6 +29,16 @@ public interface EvictionPolicy<K> {
      */
     boolean admit(K key, long weight, boolean mustEvict);
 
+    /**
+     * A missing entry is being fetched ahead of its next access (a prefetch), which has not happened yet; true
+     * when it should be cached. The access itself comes later, as {@link #onHit}. Policies that consume an
+     * access on {@link #admit} (MIN walks its sequence) must not consume one here; the default is
+     * {@link #admit}, right for every policy that does not.
+     */
+    default boolean admitAhead(K key, long weight, boolean mustEvict) {
+        return admit(key, weight, mustEvict);
+    }
+
     /** An entry became resident. */
     void onAdd(K key, long weight);
 

@@ -79,7 +79,35 @@ public final class MinPolicy<K> implements EvictionPolicy<K> {
 
     @Override
     public boolean admit(K key, long weight, boolean mustEvict) {
-        long next = advance(key);
+        return admitFor(key, advance(key), mustEvict);
+    }
+
+    /**
+     * A prefetch, ahead of the access it is fetched for (its hit consumes it). With free room it is kept for
+     * that access. When room must be made it is decided as the miss would be at that access: kept only when
+     * its use after that one comes before the farthest resident's, so a prefetch never evicts a block that
+     * demand MIN would have kept (the egress MIN predicts stays what a prefetching cache spends).
+     */
+    @Override
+    public boolean admitAhead(K key, long weight, boolean mustEvict) {
+        ArrayDeque<Long> q = future.get(key);
+        Long upcoming = q == null ? null : q.peek();
+        if (upcoming == null) {
+            return admitFor(key, NEVER, mustEvict);
+        }
+        if (!mustEvict) {
+            return admitFor(key, upcoming, false);
+        }
+        Long after = q.size() > 1 ? q.stream().skip(1).findFirst().orElse(null) : null;
+        Resident<K> farthest = byNextUse.isEmpty() ? null : byNextUse.last();
+        boolean keep = after != null && farthest != null && after < farthest.nextUse();
+        if (keep) {
+            nextUse.put(key, upcoming);
+        }
+        return keep;
+    }
+
+    private boolean admitFor(K key, long next, boolean mustEvict) {
         boolean admit;
         if (!mustEvict) {
             admit = true; // free room: keeping it costs nothing, and it goes first if room is needed

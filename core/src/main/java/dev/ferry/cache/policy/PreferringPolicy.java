@@ -34,6 +34,12 @@ public final class PreferringPolicy<K> implements EvictionPolicy<K> {
     }
 
     @Override
+    public boolean admitAhead(K key, long weight, boolean mustEvict) {
+        boolean admitted = inner.admitAhead(key, weight, mustEvict);
+        return admitted && (!mustEvict || preferred.test(key));
+    }
+
+    @Override
     public void onAdd(K key, long weight) {
         inner.onAdd(key, weight);
     }

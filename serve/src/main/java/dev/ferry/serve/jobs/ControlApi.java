@@ -9,6 +9,7 @@ import dev.ferry.metrics.EpochReport;
 import dev.ferry.plan.Manifest;
 import dev.ferry.plan.ManifestJson;
 import dev.ferry.plan.PlanConfig;
+import dev.ferry.plan.Prefetcher;
 import dev.ferry.plan.World;
 import dev.ferry.serve.node.Counters;
 import dev.ferry.serve.node.HintedStore;
@@ -486,6 +487,12 @@ public final class ControlApi {
             planFields(j, run.job, cur.number);
             j.put("predicted_egress_bytes", run.advice.predictedEgress(cur.number));
             j.put("ms_per_block", round(node.nanosPerBlock(run.job.name) / 1e6, 3));
+            Prefetcher.Stats pf = run.prefetchStats();
+            if (pf != null) {
+                j.putObject("prefetch").put("started_blocks", pf.started()).put("bytes", pf.bytes()).put("refused_blocks", pf.refused())
+                        .put("late_blocks", pf.late()).put("failed_blocks", pf.failed()).put("pace_blocks_per_s", round(pf.pace(), 1))
+                        .put("fetch_ms", round(pf.fetchSeconds() * 1e3, 1)).put("horizon_ms", round(pf.horizonSeconds() * 1e3, 1));
+            }
             run.advice.findings().forEach(j.putArray("advice")::add);
             ArrayNode epochs = j.putArray("epochs");
             List<Job.Epoch> list;

@@ -1,6 +1,7 @@
 package dev.ferry.serve.jobs;
 
 import dev.ferry.cache.BlockId;
+import dev.ferry.plan.Prefetcher;
 import dev.ferry.serve.node.Counters;
 import dev.ferry.serve.node.Node;
 import java.util.ArrayList;
@@ -9,29 +10,28 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
-import java.util.concurrent.Semaphore;
+
 
 /**
- * A registered job at run time: the epoch its consumers are in, their position, and a prefetcher that keeps
- * this node's next planned blocks on local disk: from the consumers' position up to {@code prefetch-bytes}
- * ahead, at most {@link Node#prefetchThreads()} fetches at a time. Eviction follows the same plan (this
+ * A registered job at run time: the epoch its consumers are in, their position, and a {@link Prefetcher} that
+ * keeps this node's planned blocks on local disk by the time the consumers need them (by time to need, at
+ * most {@code prefetch-bytes} ahead, at most {@link Node#prefetchThreads()} fetches at a time). Eviction follows the same plan (this
  * epoch's blocks, then the next epoch's), with the reported position as its clock. Thread-safe.
  */
 public final class RunningJob {
     final Job job;
     private final Node node;
     private final History history;
-    private final Object signal = new Object();
     private Job.Epoch current;
     private Job.NodeFuture future;
     private Job.NodeFuture evictionFuture;
     private List<BlockId> planned = List.of();
     private long blockPosition;
-    private int cursor;
     private volatile boolean stopped;
     /** For this epoch's blocks: the group member (by node number) that read each one last epoch. */
     private volatile Map<BlockId, Integer> holders = Map.of();
-    private final Thread prefetcher;
+    /** This epoch's prefetcher (null: prefetch is off, or the job has stopped). */
+    private Prefetcher prefetcher;
 
     final JobAdvice advice;
 
@@ -40,7 +40,6 @@ public final class RunningJob {
         this.node = node;
         this.history = history;
         this.advice = new JobAdvice(job, node.config().cacheSize(), node.config().blockSize());
-        this.prefetcher = Thread.ofVirtual().name("ferry-prefetch-" + job.name).unstarted(this::prefetchLoop);
     }
 
     /**
@@ -112,17 +111,29 @@ public final class RunningJob {
         }
         planned = ids;
         blockPosition = 0;
-        cursor = 0;
         node.follow(job.name, planned, 0, true);
         holders = Map.of();
         if (epoch >= 2 && node.hintsApply(job.nodes(), job.node())) {
             Job.NodeFuture mine = future;
             Thread.ofVirtual().name("ferry-hints-" + job.name).start(() -> holders = lastReaders(epoch - 1, mine, blockSize));
         }
-        if (prefetcher.getState() == Thread.State.NEW && node.config().prefetchBytes() >= node.config().blockSize()) {
-            prefetcher.start();
+        if (prefetcher != null) {
+            prefetcher.close();
         }
-        wake();
+        if (!stopped) {
+            // this epoch's blocks, then the next epoch's: its first blocks are fetched before its first report
+            List<BlockId> mine = new ArrayList<>(future.blocks().size() * 2);
+            future.blocks().forEach(b -> mine.add(b.block()));
+            if (job.plannedEpochs() == 0 || epoch < job.plannedEpochs()) {
+                job.nodeFuture(epoch + 1, blockSize).blocks().forEach(b -> mine.add(b.block()));
+            }
+            prefetcher = node.prefetcher(job.name + "-epoch" + epoch, mine);
+        }
+    }
+
+    /** What this epoch's prefetcher has done (null when prefetch is off). */
+    synchronized Prefetcher.Stats prefetchStats() {
+        return prefetcher == null ? null : prefetcher.stats();
     }
 
     /**
@@ -138,6 +149,9 @@ public final class RunningJob {
             if (epoch == current.number) {
                 e.position = Math.max(e.position, position);
                 blockPosition = Math.max(blockPosition, future.indexOfPosition(e.position, job.ranks()));
+                if (prefetcher != null) {
+                    prefetcher.advance((int) Math.min(Integer.MAX_VALUE, blockPosition));
+                }
                 node.follow(job.name, planned, evictionFuture.indexOfPosition(e.position, job.ranks()), false);
             } else {
                 synchronized (job.epochs) {
@@ -162,45 +176,13 @@ public final class RunningJob {
         for (double w : waitsMillis) {
             node.stepMetrics(epoch, perStep, Math.round(w * 1e6));
         }
-        wake();
     }
 
-    private void wake() {
-        synchronized (signal) {
-            signal.notifyAll();
-        }
-    }
-
-    void stop() {
+    synchronized void stop() {
         stopped = true;
-        prefetcher.interrupt();
-    }
-
-    private void prefetchLoop() {
-        Semaphore slots = new Semaphore(Node.prefetchThreads());
-        long window = node.config().prefetchBytes() / node.config().blockSize(); // 0: no prefetch
-        try {
-            while (!stopped) {
-                Job.PlannedBlock next = null;
-                synchronized (this) {
-                    cursor = (int) Math.max(cursor, blockPosition);
-                    if (cursor < future.blocks().size() && cursor < blockPosition + window) {
-                        next = future.blocks().get(cursor++);
-                    }
-                }
-                if (next == null) {
-                    synchronized (signal) {
-                        signal.wait(200);
-                    }
-                    continue;
-                }
-                slots.acquire();
-                if (!node.prefetch(next.block(), next.objectSize(), slots)) {
-                    return;
-                }
-            }
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
+        if (prefetcher != null) {
+            prefetcher.close();
+            prefetcher = null;
         }
     }
 }

@@ -9,12 +9,11 @@ import dev.ferry.cache.policy.PreferringPolicy;
 import dev.ferry.embedded.CloudProfile;
 import dev.ferry.embedded.EmbeddedStore;
 import dev.ferry.metrics.FerryMetrics;
+import dev.ferry.plan.Prefetcher;
 import dev.ferry.s3.S3Credentials;
 import dev.ferry.s3.S3ObjectStore;
 import dev.ferry.s3.S3StoreConfig;
 import dev.ferry.store.BucketOperations;
-import dev.ferry.store.ByteRange;
-import dev.ferry.store.GetRequest;
 import dev.ferry.store.ObjectKey;
 import dev.ferry.store.ObjectStore;
 import dev.ferry.store.PendingUploads;
@@ -44,9 +43,7 @@ import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
-import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
-import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 import java.util.function.ToIntFunction;
 import java.util.stream.Stream;
@@ -66,8 +63,8 @@ import org.slf4j.LoggerFactory;
  *   -> write-back (+ local multipart staging)     when write-back is set; scratch beside it
  * </pre>
  *
- * Jobs ({@code serve.jobs}) call down into it: {@link #follow} steers eviction by their plans, {@link #prefetch}
- * fetches their next blocks, {@link #holders} tells the hints who read a block last epoch. Thread-safe.
+ * Jobs ({@code serve.jobs}) call down into it: {@link #follow} steers eviction by their plans, {@link #prefetcher}
+ * fetches their next blocks by time to need, {@link #holders} tells the hints who read a block last epoch. Thread-safe.
  */
 public final class Node implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(Node.class);
@@ -312,7 +309,7 @@ public final class Node implements AutoCloseable {
         return writeBack != null ? writeBack : cache;
     }
 
-    /** The executor of request handling, prefetch and read-ahead (virtual threads). */
+    /** The executor of request handling and sequential read-ahead (virtual threads). */
     public ExecutorService workers() {
         return workers;
     }
@@ -397,29 +394,29 @@ public final class Node implements AutoCloseable {
         metrics.step(epoch, samples, waitNanos);
     }
 
-    /** Fetches one planned block ahead of its reader, on the prefetch threads; false when the node is closing. */
-    public boolean prefetch(BlockId block, long objectSize, Semaphore slots) {
-        long start = block.index() * config.blockSize();
-        long length = Math.min(config.blockSize(), objectSize - start);
-        if (length <= 0) {
-            slots.release();
-            return true;
+    /**
+     * A prefetcher for one job's epoch on this node: its planned blocks fetched into the local tier by time to
+     * need, at most {@code prefetch-bytes} ahead of the job's position and {@link #prefetchThreads()} fetches
+     * at a time. Null when prefetch is off ({@code prefetch-bytes} under a block).
+     */
+    public Prefetcher prefetcher(String name, List<BlockId> future) {
+        long ahead = config.prefetchBytes() / config.blockSize();
+        if (ahead < 1) {
+            return null;
         }
-        try {
-            workers.execute(() -> {
-                try {
-                    cache.prefetch(new GetRequest(block.key(), ByteRange.of(start, length), block.etag()));
-                } catch (IOException | RuntimeException e) {
-                    LOG.debug("prefetch of {} block {} failed: {}", block.key(), block.index(), e.toString());
-                } finally {
-                    slots.release();
-                }
-            });
-            return true;
-        } catch (RejectedExecutionException e) {
-            slots.release();
-            return false;
-        }
+        Prefetcher.Settings settings = Prefetcher.Settings.DEFAULT.withSlots(PREFETCH_THREADS)
+                .withMaxAheadBlocks((int) Math.min(Integer.MAX_VALUE, ahead));
+        return new Prefetcher(name, future, new Prefetcher.Target() {
+            @Override
+            public boolean residentOrInFlight(BlockId block) {
+                return cache.residentOrInFlight(block);
+            }
+
+            @Override
+            public long fetch(BlockId block) throws IOException {
+                return cache.prefetch(block);
+            }
+        }, settings, Clock.system()).start();
     }
 
     /** How many planned blocks a job fetches at a time. */

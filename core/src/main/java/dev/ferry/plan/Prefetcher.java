@@ -1,0 +1,261 @@
+package dev.ferry.plan;
+
+import dev.ferry.cache.BlockId;
+import dev.ferry.time.Clock;
+import java.io.IOException;
+import java.util.List;
+import java.util.Objects;
+import java.util.TreeSet;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Semaphore;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Clairvoyant prefetch: keeps a consumer's planned blocks in the local tier by the time it needs them. The
+ * future is the sequence of blocks the consumer will read, in order; the consumer reports how far it got
+ * ({@link #advance}). Each block that is neither resident nor being fetched is started when its time to need
+ * comes within reach of a fetch:
+ *
+ * <pre>
+ *   time to need(i) = (i - position) / pace
+ *   start i when     time to need(i) <= margin * fetch time * (1 + fetches in flight / slots)
+ * </pre>
+ *
+ * where the pace is the consumer's fastest recent pace (positions per second; held at its peak and decayed
+ * slowly, so a consumer slowed by a late block does not make the prefetcher shallower) and the fetch time is
+ * measured on this prefetcher's own fetches (first byte and transfer, what a block costs at the bandwidth share
+ * it gets). The depth therefore follows what the consumer and the store deliver, not a fixed window: a fast
+ * store and a slow consumer keep a few blocks ahead, a slow store and a fast consumer many.
+ *
+ * <p>Bounded: blocks started ahead of the consumer and not yet reached are at most {@code maxAheadBlocks} (the
+ * disk the prefetch may hold ahead), fetches at most {@code slots} at a time; and the local tier's policy
+ * decides what a prefetched block may evict ({@code admitAhead}: MIN keeps it only where demand MIN would keep it
+ * at its read). A refused block is left for its reader. Before the pace is measured (the first 50 ms of
+ * reports) it keeps one block per slot ahead.
+ *
+ * <p>Thread-safe: the consumer calls {@link #advance}; one driver thread starts fetches on virtual threads.
+ */
+public final class Prefetcher implements AutoCloseable {
+    private static final Logger LOG = LoggerFactory.getLogger(Prefetcher.class);
+    /** Pace samples shorter than this are folded into the next one (timer noise). */
+    private static final long PACE_WINDOW_NANOS = 50_000_000L;
+    /** The peak pace decays by this factor per second without a faster sample. */
+    private static final double PACE_DECAY_PER_SECOND = 0.9;
+    /** How soon to look again at a block beyond the first slots while the pace is unmeasured. */
+    private static final long UNMEASURED_RECHECK_NANOS = 50_000_000L;
+
+    /** Where blocks are fetched to: the local tier. */
+    public interface Target {
+        /** True when the block is on disk or being fetched. */
+        boolean residentOrInFlight(BlockId block);
+
+        /** Fetches the block into the local tier; the bytes fetched (0: the policy refused it, or it was there). */
+        long fetch(BlockId block) throws IOException;
+    }
+
+    /**
+     * {@code slots}: fetches at a time; {@code maxAheadBlocks}: blocks started ahead of the consumer and not yet
+     * reached; {@code margin}: how many fetch times early a block is started; {@code initialFetchNanos}: the
+     * fetch time assumed before one is measured.
+     */
+    public record Settings(int slots, int maxAheadBlocks, double margin, long initialFetchNanos) {
+        public static final Settings DEFAULT = new Settings(8, 256, 4.0, 100_000_000L);
+
+        public Settings {
+            if (slots < 1 || maxAheadBlocks < 1) {
+                throw new IllegalArgumentException("slots and maxAheadBlocks must be at least 1: " + slots + ", " + maxAheadBlocks);
+            }
+            if (!(margin >= 1) || initialFetchNanos < 1) {
+                throw new IllegalArgumentException("margin must be at least 1 and initialFetchNanos positive: " + margin + ", " + initialFetchNanos);
+            }
+        }
+
+        public Settings withSlots(int n) {
+            return new Settings(n, maxAheadBlocks, margin, initialFetchNanos);
+        }
+
+        public Settings withMaxAheadBlocks(int n) {
+            return new Settings(slots, n, margin, initialFetchNanos);
+        }
+    }
+
+    /**
+     * What the prefetcher did: blocks started, bytes fetched, blocks the policy refused, blocks the consumer
+     * reached while their fetch was still running (late), failed fetches; and the current pace (positions/s),
+     * fetch time (s) and horizon (s: how far ahead in time blocks are being started).
+     */
+    public record Stats(long started, long bytes, long refused, long late, long failed, double pace, double fetchSeconds, double horizonSeconds) {
+    }
+
+    private final List<BlockId> future;
+    private final Target target;
+    private final Settings settings;
+    private final Clock clock;
+    private final Semaphore slots;
+    private final ExecutorService fetchers;
+    private final Thread driver;
+    private final Object lock = new Object();
+    /** Positions started and not yet reached by the consumer (ahead of it). */
+    private final TreeSet<Integer> ahead = new TreeSet<>();
+    /** Positions whose fetch is running. */
+    private final TreeSet<Integer> running = new TreeSet<>();
+    private int position;
+    private int cursor;
+    private double pace; // positions per second, peak-held
+    private long paceSince;
+    private int paceFrom;
+    private double fetchNanos;
+    private boolean closed;
+    private final AtomicLong started = new AtomicLong();
+    private final AtomicLong bytes = new AtomicLong();
+    private final AtomicLong refused = new AtomicLong();
+    private final AtomicLong late = new AtomicLong();
+    private final AtomicLong failed = new AtomicLong();
+
+    public Prefetcher(String name, List<BlockId> future, Target target, Settings settings, Clock clock) {
+        this.future = List.copyOf(future);
+        this.target = Objects.requireNonNull(target, "target is null");
+        this.settings = Objects.requireNonNull(settings, "settings is null");
+        this.clock = Objects.requireNonNull(clock, "clock is null");
+        this.slots = new Semaphore(settings.slots());
+        this.fetchers = Executors.newThreadPerTaskExecutor(Thread.ofVirtual().name("ferry-prefetch-" + name + "-", 0).factory());
+        this.fetchNanos = settings.initialFetchNanos();
+        this.paceSince = clock.nanoTime();
+        this.driver = Thread.ofVirtual().name("ferry-prefetch-" + name).unstarted(this::drive);
+    }
+
+    /** Starts prefetching from position 0 (or where {@link #advance} put the consumer). */
+    public Prefetcher start() {
+        driver.start();
+        return this;
+    }
+
+    /** The consumer has read everything before {@code position} in the future. */
+    public void advance(int position) {
+        synchronized (lock) {
+            if (position <= this.position) {
+                return;
+            }
+            long now = clock.nanoTime();
+            // blocks passed while their fetch was running: the consumer waited on (part of) them
+            late.addAndGet(running.subSet(this.position, position).size());
+            ahead.headSet(position).clear();
+            this.position = position;
+            long elapsed = now - paceSince;
+            if (elapsed >= PACE_WINDOW_NANOS) {
+                double observed = (position - paceFrom) / (elapsed / 1e9);
+                double decayed = pace * Math.pow(PACE_DECAY_PER_SECOND, elapsed / 1e9);
+                pace = Math.max(observed, decayed);
+                paceSince = now;
+                paceFrom = position;
+            }
+            lock.notifyAll();
+        }
+    }
+
+    /** The current position of the consumer in the future. */
+    public int position() {
+        synchronized (lock) {
+            return position;
+        }
+    }
+
+    public Stats stats() {
+        synchronized (lock) {
+            return new Stats(started.get(), bytes.get(), refused.get(), late.get(), failed.get(), pace, fetchNanos / 1e9, horizonNanosLocked() / 1e9);
+        }
+    }
+
+    /** How far ahead in time a block is started now. */
+    private double horizonNanosLocked() {
+        return settings.margin() * fetchNanos * (1 + (double) running.size() / settings.slots());
+    }
+
+    private void drive() {
+        try {
+            while (true) {
+                int next;
+                BlockId block;
+                synchronized (lock) {
+                    while (true) {
+                        if (closed) {
+                            return;
+                        }
+                        cursor = Math.max(cursor, position);
+                        while (cursor < future.size() && (target.residentOrInFlight(future.get(cursor)) || ahead.contains(cursor))) {
+                            cursor++;
+                        }
+                        if (cursor >= future.size()) {
+                            lock.wait(200);
+                            continue;
+                        }
+                        long waitNanos = dueInNanosLocked(cursor);
+                        if (ahead.size() < settings.maxAheadBlocks() && waitNanos <= 0) {
+                            break;
+                        }
+                        lock.wait(Math.max(1, Math.min(200, waitNanos <= 0 ? 200 : TimeUnit.NANOSECONDS.toMillis(waitNanos))));
+                    }
+                    next = cursor++;
+                    block = future.get(next);
+                    ahead.add(next);
+                    running.add(next);
+                }
+                slots.acquire();
+                started.incrementAndGet();
+                fetchers.execute(() -> fetch(next, block));
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    /** Nanoseconds until the block at {@code index} must be started (0 or less: now). */
+    private long dueInNanosLocked(int index) {
+        if (pace <= 0) {
+            // not measured yet: one block per slot ahead; deeper would evict by what is known now for reads
+            // further off, when the cache's choices are better made closer to them
+            return index - position < settings.slots() ? 0 : UNMEASURED_RECHECK_NANOS;
+        }
+        double timeToNeed = (index - position) / pace * 1e9;
+        return (long) (timeToNeed - horizonNanosLocked());
+    }
+
+    private void fetch(int index, BlockId block) {
+        long t0 = clock.nanoTime();
+        try {
+            long n = target.fetch(block);
+            if (n > 0) {
+                bytes.addAndGet(n);
+                long took = clock.nanoTime() - t0;
+                synchronized (lock) {
+                    fetchNanos = 0.8 * fetchNanos + 0.2 * took;
+                }
+            } else if (!target.residentOrInFlight(block)) {
+                refused.incrementAndGet();
+            }
+        } catch (IOException | RuntimeException e) {
+            failed.incrementAndGet();
+            LOG.debug("prefetch of {} block {} failed: {}", block.key(), block.index(), e.toString());
+        } finally {
+            slots.release();
+            synchronized (lock) {
+                running.remove(index);
+                lock.notifyAll();
+            }
+        }
+    }
+
+    @Override
+    public void close() {
+        synchronized (lock) {
+            closed = true;
+            lock.notifyAll();
+        }
+        driver.interrupt();
+        fetchers.shutdownNow();
+    }
+}

@@ -1,0 +1,188 @@
+package dev.ferry.plan;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.ferry.cache.BlockId;
+import dev.ferry.cache.CacheConfig;
+import dev.ferry.cache.CachingStore;
+import dev.ferry.cache.policy.MinPolicy;
+import dev.ferry.store.ByteRange;
+import dev.ferry.store.ObjectKey;
+import dev.ferry.store.ObjectMeta;
+import dev.ferry.store.PutBody;
+import dev.ferry.store.file.FileObjectStore;
+import dev.ferry.time.Clock;
+import dev.ferry.time.ManualClock;
+import java.io.IOException;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Random;
+import java.util.function.BooleanSupplier;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The clairvoyant prefetcher over a real local tier and folder store: its bounds (blocks ahead, the policy's
+ * admission) and its schedule (time to need from the consumer's pace, on a manual clock). Never timed: the
+ * tests wait for what must happen, and check that what must not happen did not within a grace period.
+ */
+class PrefetcherTest {
+    static final int BLOCK = 64 * 1024;
+    static final int BLOCKS_PER_OBJECT = 10;
+
+    @TempDir
+    Path tmp;
+
+    /** Three objects of ten blocks in the origin; the future reads them front to back, one after the other. */
+    List<BlockId> origin(FileObjectStore store) throws IOException {
+        store.createBucket("data");
+        List<BlockId> future = new ArrayList<>();
+        Random random = new Random(5);
+        for (int o = 0; o < 3; o++) {
+            byte[] bytes = new byte[BLOCKS_PER_OBJECT * BLOCK];
+            random.nextBytes(bytes);
+            ObjectMeta meta = store.put(ObjectKey.of("data", "shard-" + o), PutBody.ofBytes(bytes));
+            for (int b = 0; b < BLOCKS_PER_OBJECT; b++) {
+                future.add(new BlockId(meta.key(), meta.etag(), b));
+            }
+        }
+        return future;
+    }
+
+    static Prefetcher.Target target(CachingStore cache) {
+        return new Prefetcher.Target() {
+            @Override
+            public boolean residentOrInFlight(BlockId block) {
+                return cache.residentOrInFlight(block);
+            }
+
+            @Override
+            public long fetch(BlockId block) throws IOException {
+                return cache.prefetch(block);
+            }
+        };
+    }
+
+    static void await(BooleanSupplier condition) throws InterruptedException {
+        long deadline = System.nanoTime() + 20_000_000_000L;
+        while (!condition.getAsBoolean()) {
+            assertThat(System.nanoTime()).as("waited 20 s for the prefetcher").isLessThan(deadline);
+            Thread.sleep(5);
+        }
+    }
+
+    static void quiet() throws InterruptedException {
+        Thread.sleep(300); // the driver wakes at least every 200 ms: anything it would start has started by now
+    }
+
+    @Test
+    void beforeThePaceIsMeasured_keepsOneBlockPerSlotAhead() throws Exception {
+        FileObjectStore store = new FileObjectStore(tmp.resolve("origin"));
+        List<BlockId> future = origin(store);
+        ManualClock clock = new ManualClock(); // stands still: the consumer's pace is never measured
+        try (CachingStore cache = new CachingStore(store, CacheConfig.of(tmp.resolve("cache"), 64L * BLOCK).withBlockSize(BLOCK));
+                Prefetcher p = new Prefetcher("t", future, target(cache), new Prefetcher.Settings(3, 64, 4, 100_000_000L), clock)) {
+            p.start();
+            await(() -> p.stats().started() == 3);
+            quiet();
+            assertThat(p.stats().started()).isEqualTo(3);
+            assertThat(cache.residentOrInFlight(future.get(3))).isFalse();
+            p.advance(2);
+            await(() -> p.stats().started() == 5);
+            quiet();
+            assertThat(p.stats().started()).isEqualTo(5);
+        }
+    }
+
+    @Test
+    void holdsAtMostItsBoundAhead_andFollowsTheConsumer() throws Exception {
+        FileObjectStore store = new FileObjectStore(tmp.resolve("origin"));
+        List<BlockId> future = origin(store);
+        ManualClock clock = new ManualClock();
+        // fetches assumed slow (10 s) against a consumer at 10 blocks/s: every block is due, only the bound holds
+        try (CachingStore cache = new CachingStore(store, CacheConfig.of(tmp.resolve("cache"), 64L * BLOCK).withBlockSize(BLOCK));
+                Prefetcher p = new Prefetcher("t", future, target(cache), new Prefetcher.Settings(2, 5, 4, 10_000_000_000L), clock)) {
+            clock.advanceMillis(100);
+            p.advance(1);
+            p.start();
+            await(() -> p.stats().started() == 5 && cache.residentOrInFlight(future.get(5)));
+            quiet();
+            assertThat(p.stats().started()).isEqualTo(5);
+            assertThat(cache.residentOrInFlight(future.get(6))).isFalse();
+
+            p.advance(4); // three more blocks consumed: three more may be held ahead
+            await(() -> p.stats().started() == 8);
+            quiet();
+            assertThat(p.stats().started()).isEqualTo(8);
+            assertThat(cache.residentOrInFlight(future.get(0))).as("passed before the prefetcher started").isFalse();
+            for (int i = 1; i <= 8; i++) {
+                assertThat(cache.residentOrInFlight(future.get(i))).as("block %d", i).isTrue();
+            }
+            assertThat(cache.residentOrInFlight(future.get(9))).isFalse();
+            await(() -> cache.stats().prefetchedBlocks() == 8);
+            assertThat(p.stats().bytes()).isEqualTo(8L * BLOCK);
+            assertThat(p.stats().failed()).isZero();
+        }
+    }
+
+    @Test
+    void startsABlockWhenItsTimeToNeedComesWithinReach_notBefore() throws Exception {
+        FileObjectStore store = new FileObjectStore(tmp.resolve("origin"));
+        List<BlockId> future = origin(store);
+        ManualClock clock = new ManualClock();
+        try (CachingStore cache = new CachingStore(store, CacheConfig.of(tmp.resolve("cache"), 64L * BLOCK).withBlockSize(BLOCK));
+                Prefetcher p = new Prefetcher("t", future, target(cache), new Prefetcher.Settings(1, 64, 4, 100_000_000L), clock)) {
+            clock.advanceMillis(10_000);
+            p.advance(2); // a slow consumer: 2 blocks in 10 s
+            assertThat(p.stats().pace()).isEqualTo(0.2);
+            p.start();
+            // a fetch takes at most 100 ms, the next block is 5 s away, the one after 10 s: only the next is due
+            await(() -> cache.residentOrInFlight(future.get(2)) && p.stats().started() == 1);
+            quiet();
+            assertThat(p.stats().started()).isEqualTo(1);
+            assertThat(cache.residentOrInFlight(future.get(3))).isFalse();
+
+            clock.advanceMillis(100);
+            p.advance(20); // it sped up: 18 blocks in 100 ms; every block left is within reach of a fetch
+            await(() -> p.stats().started() == 11);
+            for (int i = 20; i < future.size(); i++) {
+                int index = i;
+                await(() -> cache.residentOrInFlight(future.get(index)));
+            }
+            quiet();
+            // the blocks the consumer passed while the prefetcher waited were never fetched
+            for (int i = 3; i < 20; i++) {
+                assertThat(cache.residentOrInFlight(future.get(i))).as("block %d", i).isFalse();
+            }
+            assertThat(p.stats().started()).isEqualTo(11);
+        }
+    }
+
+    @Test
+    void underMin_aPrefetchedBlockIsKeptOnlyWhenNeededSoonerThanWhatItWouldEvict() throws Exception {
+        FileObjectStore store = new FileObjectStore(tmp.resolve("origin"));
+        List<BlockId> all = origin(store);
+        List<BlockId> future = all.subList(0, 5); // A B C D E
+        List<BlockId> accesses = new ArrayList<>(future);
+        accesses.addAll(all.subList(0, 4)); // then A B C D again
+        CacheConfig config = CacheConfig.of(tmp.resolve("cache"), 4L * BLOCK).withBlockSize(BLOCK).withWatermarks(1.0, 1.0);
+        try (CachingStore cache = new CachingStore(store, config, new MinPolicy<>(accesses), Clock.system());
+                Prefetcher p = new Prefetcher("t", future, target(cache), new Prefetcher.Settings(5, 64, 4, 100_000_000L), new ManualClock())) {
+            p.start(); // pace unmeasured: one block per slot, all five
+            await(() -> p.stats().started() == 5 && p.stats().refused() + p.stats().bytes() / BLOCK == 5);
+            // A-D fill the free room; E would evict one of them, and demand MIN would not keep E at its read (it
+            // is never read again): the prefetch is refused, the residents stay
+            assertThat(p.stats().refused()).isEqualTo(1);
+            for (int i = 0; i < 4; i++) {
+                assertThat(cache.residentOrInFlight(future.get(i))).as("block %d", i).isTrue();
+            }
+            assertThat(cache.residentOrInFlight(future.get(4))).isFalse();
+            // the prefetch did not use up A's access: reading it is a hit, and it stays for its second use
+            ObjectKey a = future.get(0).key();
+            assertThat(cache.readBytes(a, ByteRange.of(0, BLOCK))).hasSize(BLOCK);
+            assertThat(cache.stats().hits()).isEqualTo(1);
+            assertThat(cache.stats().misses()).isZero();
+        }
+    }
+}
