@@ -2,12 +2,12 @@ package dev.ferry.bench;
 
 import dev.ferry.cache.CacheConfig;
 import dev.ferry.cache.CachingStore;
-import dev.ferry.store.FileObjectStore;
 import dev.ferry.store.GetRequest;
 import dev.ferry.store.ObjectContent;
 import dev.ferry.store.ObjectKey;
 import dev.ferry.store.ObjectMeta;
 import dev.ferry.store.PutBody;
+import dev.ferry.store.file.FileObjectStore;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.ByteBuffer;

@@ -4,6 +4,9 @@ import dev.ferry.cache.CacheConfig;
 import dev.ferry.cache.CacheStats;
 import dev.ferry.cache.CachingStore;
 import dev.ferry.cache.policy.Policies;
+import dev.ferry.cli.bench.Machine;
+import dev.ferry.cli.bench.WorkDir;
+import dev.ferry.cli.errors.UserError;
 import dev.ferry.embedded.CloudProfile;
 import dev.ferry.embedded.EmbeddedStore;
 import dev.ferry.s3.S3ObjectStore;
@@ -92,7 +95,7 @@ final class ChainTour implements Callable<Integer> {
                 EmbeddedStore server = EmbeddedStore.start(work.path(), 0, profile)) {
             Path root = work.path();
             System.out.println("ferry demo: the chain of stores against an object store that behaves like the cloud");
-            System.out.println("  store:   " + server.endpoint() + " over " + root + "  (" + StoreCommand.describe(profile) + ")");
+            System.out.println("  store:   " + server.endpoint() + " over " + root + "  (" + profile.describe() + ")");
             System.out.println("  machine: " + Machine.describe());
             System.out.println();
             long shardBytes = (long) shardMib << 20;

@@ -4,6 +4,9 @@ import dev.ferry.cache.BlockId;
 import dev.ferry.cache.CacheConfig;
 import dev.ferry.cache.CachingStore;
 import dev.ferry.cache.policy.Policies;
+import dev.ferry.cli.bench.Machine;
+import dev.ferry.cli.bench.WorkDir;
+import dev.ferry.cli.errors.UserError;
 import dev.ferry.embedded.CloudProfile;
 import dev.ferry.embedded.EmbeddedStore;
 import dev.ferry.loader.Decoder;
@@ -112,7 +115,7 @@ final class DemoCommand implements Callable<Integer> {
         System.out.println("  machine: " + Machine.describe());
         try (EmbeddedStore server = EmbeddedStore.start(storeDir, 0, profile);
                 S3ObjectStore setup = new S3ObjectStore(S3StoreConfig.endpoint(server.endpoint(), "demo", "demo"))) {
-            System.out.println("  store:   " + server.endpoint() + " (" + StoreCommand.describe(profile) + ")");
+            System.out.println("  store:   " + server.endpoint() + " (" + profile.describe() + ")");
             Manifest manifest = dataset(setup, storeDir, shards, samplesPerShard, sampleBytes);
             long dataset = manifest.totalBytes();
             long cacheBytes = dataset / 2;

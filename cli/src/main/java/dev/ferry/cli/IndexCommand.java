@@ -1,5 +1,6 @@
 package dev.ferry.cli;
 
+import dev.ferry.cli.errors.UserError;
 import dev.ferry.loader.Indexer;
 import dev.ferry.plan.Manifest;
 import dev.ferry.plan.ManifestJson;

@@ -1,5 +1,8 @@
 package dev.ferry.cli;
 
+import dev.ferry.cli.bench.BenchCommand;
+import dev.ferry.cli.errors.Errors;
+import dev.ferry.cli.errors.UserError;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.PrintWriter;

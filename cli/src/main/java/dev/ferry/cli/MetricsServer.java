@@ -1,6 +1,7 @@
 package dev.ferry.cli;
 
 import com.sun.net.httpserver.HttpServer;
+import dev.ferry.cli.errors.UserError;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.io.IOException;

@@ -1,5 +1,6 @@
 package dev.ferry.cli;
 
+import dev.ferry.cli.errors.UserError;
 import dev.ferry.serve.Daemon;
 import dev.ferry.serve.ServeConfig;
 import java.io.IOException;

@@ -1,6 +1,7 @@
 package dev.ferry.cli;
 
 import dev.ferry.cache.policy.Policies;
+import dev.ferry.cli.errors.UserError;
 import dev.ferry.metrics.Advisor;
 import dev.ferry.plan.BlockRead;
 import dev.ferry.plan.Manifest;

@@ -2,6 +2,8 @@ package dev.ferry.cli;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.ferry.cli.errors.Errors;
+import dev.ferry.cli.errors.UserError;
 import dev.ferry.util.Sizes;
 import java.io.IOException;
 import java.io.PrintStream;

@@ -1,5 +1,6 @@
 package dev.ferry.cli;
 
+import dev.ferry.cli.errors.UserError;
 import dev.ferry.embedded.CloudProfile;
 import dev.ferry.embedded.EmbeddedStore;
 import java.nio.file.Path;
@@ -41,7 +42,7 @@ final class StoreCommand implements Callable<Integer> {
     public Integer call() throws Exception {
         CloudProfile p = profile();
         try (EmbeddedStore store = EmbeddedStore.start(root, port, p)) {
-            System.out.println("ferry store: serving " + store.root() + " at " + store.endpoint() + " (profile " + describe(p) + ")");
+            System.out.println("ferry store: serving " + store.root() + " at " + store.endpoint() + " (profile " + p.describe() + ")");
             System.out.println("try: aws --endpoint-url " + store.endpoint() + " s3 ls    (any credentials work; Ctrl-C stops)");
             CountDownLatch stop = new CountDownLatch(1);
             Runtime.getRuntime().addShutdownHook(new Thread(stop::countDown));
@@ -80,15 +81,5 @@ final class StoreCommand implements Callable<Integer> {
             throw new UserError(option + " must not be negative: " + value);
         }
         return value;
-    }
-
-    static String describe(CloudProfile p) {
-        if (p.isNone()) {
-            return "none";
-        }
-        return "cloud: first byte " + p.firstByteLatency().toMillis() + " ms, "
-                + (p.connectionBandwidth() == 0 ? "no per-connection cap" : (p.connectionBandwidth() >> 20) + " MiB/s per connection") + ", "
-                + (p.aggregateBandwidth() == 0 ? "no aggregate cap" : (p.aggregateBandwidth() >> 20) + " MiB/s in all") + ", "
-                + (p.prefixRequestRate() == 0 ? "no request limit" : (long) p.prefixRequestRate() + " requests/s per prefix");
     }
 }

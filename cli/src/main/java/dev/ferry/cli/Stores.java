@@ -1,5 +1,6 @@
 package dev.ferry.cli;
 
+import dev.ferry.cli.errors.UserError;
 import dev.ferry.s3.S3Credentials;
 import dev.ferry.s3.S3StoreConfig;
 import java.net.InetAddress;

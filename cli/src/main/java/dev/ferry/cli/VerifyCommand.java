@@ -1,6 +1,7 @@
 package dev.ferry.cli;
 
 import dev.ferry.cache.CacheVerifier;
+import dev.ferry.cli.errors.UserError;
 import dev.ferry.util.Sizes;
 import java.io.IOException;
 import java.nio.file.Path;

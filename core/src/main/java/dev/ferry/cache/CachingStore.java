@@ -447,7 +447,7 @@ public final class CachingStore extends ForwardingObjectStore {
 
     @Override
     public ObjectMeta completeMultipart(MultipartUpload upload, List<CompletedPart> parts) throws IOException {
-        ObjectMeta meta = delegate.completeMultipart(upload, parts);
+        ObjectMeta meta = multipart().completeMultipart(upload, parts);
         invalidate(upload.key(), meta);
         return meta;
     }

@@ -6,9 +6,9 @@ import java.util.Objects;
 
 /**
  * A decorator that forwards every call to a delegate; subclasses override what they change. Implements
- * {@link BucketOperations} by forwarding when the delegate has it.
+ * {@link BucketOperations} and {@link MultipartOperations} by forwarding when the delegate has them.
  */
-public abstract class ForwardingObjectStore implements ObjectStore, BucketOperations {
+public abstract class ForwardingObjectStore implements ObjectStore, BucketOperations, MultipartOperations {
     protected final ObjectStore delegate;
 
     protected ForwardingObjectStore(ObjectStore delegate) {
@@ -46,22 +46,22 @@ public abstract class ForwardingObjectStore implements ObjectStore, BucketOperat
 
     @Override
     public MultipartUpload startMultipart(ObjectKey key, ObjectAttributes attributes) throws IOException {
-        return delegate.startMultipart(key, attributes);
+        return multipart().startMultipart(key, attributes);
     }
 
     @Override
     public CompletedPart uploadPart(MultipartUpload upload, int partNumber, PutBody body) throws IOException {
-        return delegate.uploadPart(upload, partNumber, body);
+        return multipart().uploadPart(upload, partNumber, body);
     }
 
     @Override
     public ObjectMeta completeMultipart(MultipartUpload upload, List<CompletedPart> parts) throws IOException {
-        return delegate.completeMultipart(upload, parts);
+        return multipart().completeMultipart(upload, parts);
     }
 
     @Override
     public void abortMultipart(MultipartUpload upload) throws IOException {
-        delegate.abortMultipart(upload);
+        multipart().abortMultipart(upload);
     }
 
     @Override
@@ -77,6 +77,11 @@ public abstract class ForwardingObjectStore implements ObjectStore, BucketOperat
     @Override
     public void createBucket(String bucket) throws IOException {
         buckets().createBucket(bucket);
+    }
+
+    /** The delegate's multipart uploads, for the subclasses that change them; see {@link MultipartOperations#of}. */
+    protected final MultipartOperations multipart() throws StoreException {
+        return MultipartOperations.of(delegate);
     }
 
     private BucketOperations buckets() {

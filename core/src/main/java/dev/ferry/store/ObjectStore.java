@@ -6,7 +6,9 @@ import java.util.List;
 
 /**
  * An object store: the one interface every tier of ferry implements, and every decorator too, so tiers and
- * decorators compose into a chain (cache -> shared tier -> retry -> governor -> meter -> S3).
+ * decorators compose into a chain (cache -> shared tier -> retry -> governor -> meter -> S3). What not every
+ * store can do is an optional ability beside it: {@link MultipartOperations}, {@link BucketOperations},
+ * {@link PendingUploads}.
  *
  * <p>Failures are {@link StoreException}s classified by kind; a missing object is an
  * {@link ObjectNotFoundException}. Implementations are thread-safe.
@@ -26,23 +28,6 @@ public interface ObjectStore extends Closeable {
 
     /** Deletes an object; deleting a missing object is not an error, as in S3. */
     void delete(ObjectKey key) throws IOException;
-
-    /** Starts a multipart upload of {@code key}, whose object will keep {@code attributes}. */
-    MultipartUpload startMultipart(ObjectKey key, ObjectAttributes attributes) throws IOException;
-
-    /** Starts a multipart upload of {@code key}, an object with no attributes. */
-    default MultipartUpload startMultipart(ObjectKey key) throws IOException {
-        return startMultipart(key, ObjectAttributes.NONE);
-    }
-
-    /** Uploads one part (1 to 10,000) and returns it, with the ETag the store gave it. */
-    CompletedPart uploadPart(MultipartUpload upload, int partNumber, PutBody body) throws IOException;
-
-    /** Assembles the parts, in the order given, into the object. */
-    ObjectMeta completeMultipart(MultipartUpload upload, List<CompletedPart> parts) throws IOException;
-
-    /** Abandons an upload and frees its parts. */
-    void abortMultipart(MultipartUpload upload) throws IOException;
 
     /** Convenience: reads a range (or the whole object when {@code range} is null) into memory. */
     default byte[] readBytes(ObjectKey key, ByteRange range) throws IOException {

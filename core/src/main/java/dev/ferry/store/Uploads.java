@@ -39,7 +39,8 @@ public final class Uploads {
      */
     public static ObjectMeta putParts(ObjectStore store, ObjectKey key, Path file, List<Long> partSizes, ObjectAttributes attributes,
             int parallelism) throws IOException {
-        MultipartUpload upload = store.startMultipart(key, attributes);
+        MultipartOperations multipart = MultipartOperations.of(store);
+        MultipartUpload upload = multipart.startMultipart(key, attributes);
         ExecutorService pool = Executors.newFixedThreadPool(Math.max(1, parallelism), r -> {
             Thread t = new Thread(r, "ferry-upload-part");
             t.setDaemon(true);
@@ -52,35 +53,35 @@ public final class Uploads {
                 long from = offset;
                 long length = partSizes.get(i);
                 int partNumber = i + 1;
-                parts.add(pool.submit(() -> store.uploadPart(upload, partNumber, slice(file, from, length))));
+                parts.add(pool.submit(() -> multipart.uploadPart(upload, partNumber, slice(file, from, length))));
                 offset += length;
             }
             List<CompletedPart> done = new ArrayList<>();
             for (Future<CompletedPart> f : parts) {
                 done.add(f.get());
             }
-            return store.completeMultipart(upload, done);
+            return multipart.completeMultipart(upload, done);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
-            abortQuietly(store, upload);
+            abortQuietly(multipart, upload);
             throw new java.io.InterruptedIOException("interrupted while uploading " + key);
         } catch (ExecutionException e) {
-            abortQuietly(store, upload);
+            abortQuietly(multipart, upload);
             if (e.getCause() instanceof IOException io) {
                 throw io;
             }
             throw new IOException("uploading " + key + " failed: " + e.getCause(), e.getCause());
         } catch (IOException | RuntimeException e) {
-            abortQuietly(store, upload);
+            abortQuietly(multipart, upload);
             throw e;
         } finally {
             pool.shutdownNow();
         }
     }
 
-    private static void abortQuietly(ObjectStore store, MultipartUpload upload) {
+    private static void abortQuietly(MultipartOperations multipart, MultipartUpload upload) {
         try {
-            store.abortMultipart(upload);
+            multipart.abortMultipart(upload);
         } catch (IOException ignored) {
             // an orphaned upload is the store's to expire
         }
@@ -98,7 +99,7 @@ public final class Uploads {
             public InputStream open() throws IOException {
                 FileChannel ch = FileChannel.open(file, StandardOpenOption.READ);
                 ch.position(offset);
-                return new FileObjectStore.BoundedInputStream(Channels.newInputStream(ch), length);
+                return new BoundedInputStream(Channels.newInputStream(ch), length);
             }
         };
     }

@@ -1,9 +1,10 @@
 /**
  * Object stores: the {@link dev.ferry.store.ObjectStore} interface every tier implements, its value types and
- * error classification, {@link dev.ferry.store.ForwardingObjectStore} for decorators, multipart helpers, and the
- * folder store ({@link dev.ferry.store.FileObjectStore}). The decorator chain (retry, governor, meter, parallel
- * reads) lives in {@code store.chain}, the tiers between the local tier and the origin in {@code store.tier};
- * both depend on this package, never the other way.
+ * error classification, the optional abilities ({@link dev.ferry.store.BucketOperations},
+ * {@link dev.ferry.store.PendingUploads}), {@link dev.ferry.store.ForwardingObjectStore} for decorators and the
+ * multipart helpers ({@link dev.ferry.store.Uploads}). The folder store lives in {@code store.file}, the decorator
+ * chain (retry, governor, meter, parallel reads) in {@code store.chain}, the tiers between the local tier and the
+ * origin in {@code store.tier}; all three depend on this package, never the other way.
  *
  * <p>Depends on nothing but the JDK: no SDK, no Netty, no CLI.
  */

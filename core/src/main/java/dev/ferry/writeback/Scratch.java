@@ -1,7 +1,6 @@
 package dev.ferry.writeback;
 
 import dev.ferry.store.CompletedPart;
-import dev.ferry.store.FileObjectStore;
 import dev.ferry.store.GetRequest;
 import dev.ferry.store.ListPage;
 import dev.ferry.store.ListRequest;
@@ -14,6 +13,7 @@ import dev.ferry.store.ObjectNotFoundException;
 import dev.ferry.store.ObjectStore;
 import dev.ferry.store.PutBody;
 import dev.ferry.store.StoreException;
+import dev.ferry.store.file.FileObjectStore;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -28,7 +28,8 @@ import java.util.concurrent.atomic.LongAdder;
  * object is gone for reads at once and its file deleted on the next read, list or {@link #sweep}. Used by
  * {@link WriteBackStore} (its {@code scratchBucket}) and by the daemon ({@code scratch-bucket}).
  *
- * <p>Multipart uploads are not taken (a scratch object is PUT whole). Thread-safe.
+ * <p>Multipart uploads are not taken: it has no {@link dev.ferry.store.MultipartOperations} (a scratch object is
+ * PUT whole). Thread-safe.
  */
 public final class Scratch implements ObjectStore {
     /** What status shows: the bytes and objects held (exact after a sweep), writes refused, objects expired. */
@@ -180,31 +181,6 @@ public final class Scratch implements ObjectStore {
         synchronized (lock) {
             return new Stats(bucket, quota, bytes, objects, ttl, refused.sum(), expired.sum());
         }
-    }
-
-    private StoreException noMultipart() {
-        return new StoreException(StoreException.Kind.FATAL, 501, "NotImplemented",
-                "multipart uploads to the scratch bucket " + bucket + " are not supported: PUT the object whole", null);
-    }
-
-    @Override
-    public MultipartUpload startMultipart(ObjectKey key, ObjectAttributes attributes) throws IOException {
-        throw noMultipart();
-    }
-
-    @Override
-    public CompletedPart uploadPart(MultipartUpload upload, int partNumber, PutBody body) throws IOException {
-        throw noMultipart();
-    }
-
-    @Override
-    public ObjectMeta completeMultipart(MultipartUpload upload, List<CompletedPart> parts) throws IOException {
-        throw noMultipart();
-    }
-
-    @Override
-    public void abortMultipart(MultipartUpload upload) throws IOException {
-        throw noMultipart();
     }
 
     @Override

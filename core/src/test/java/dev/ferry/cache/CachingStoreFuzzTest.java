@@ -3,13 +3,13 @@ package dev.ferry.cache;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.ferry.store.ByteRange;
-import dev.ferry.store.FileObjectStore;
 import dev.ferry.store.GetRequest;
 import dev.ferry.store.ObjectContent;
 import dev.ferry.store.ObjectKey;
 import dev.ferry.store.ObjectMeta;
 import dev.ferry.store.PutBody;
 import dev.ferry.store.StoreException;
+import dev.ferry.store.file.FileObjectStore;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;

@@ -4,7 +4,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.ferry.store.ByteRange;
-import dev.ferry.store.FileObjectStore;
 import dev.ferry.store.GetRequest;
 import dev.ferry.store.LatencyStore;
 import dev.ferry.store.ObjectContent;
@@ -15,6 +14,7 @@ import dev.ferry.store.PutBody;
 import dev.ferry.store.StoreException;
 import dev.ferry.store.TrackingStore;
 import dev.ferry.store.TrackingStore.Op;
+import dev.ferry.store.file.FileObjectStore;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.ByteBuffer;

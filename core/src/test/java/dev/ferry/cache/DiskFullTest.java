@@ -2,10 +2,10 @@ package dev.ferry.cache;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.ferry.store.FileObjectStore;
-import dev.ferry.store.TinyFileSystem;
 import dev.ferry.store.ObjectKey;
 import dev.ferry.store.PutBody;
+import dev.ferry.store.TinyFileSystem;
+import dev.ferry.store.file.FileObjectStore;
 import java.io.IOException;
 import java.nio.file.Path;
 import org.junit.jupiter.api.AfterEach;

@@ -3,11 +3,11 @@ package dev.ferry.cache;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.ferry.store.ByteRange;
-import dev.ferry.store.FileObjectStore;
 import dev.ferry.store.ObjectKey;
 import dev.ferry.store.PutBody;
 import dev.ferry.store.TrackingStore;
 import dev.ferry.store.TrackingStore.Op;
+import dev.ferry.store.file.FileObjectStore;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.util.ArrayDeque;

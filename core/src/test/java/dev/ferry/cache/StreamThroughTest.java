@@ -5,7 +5,6 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.ferry.store.ByteRange;
 import dev.ferry.store.FaultyStore;
-import dev.ferry.store.FileObjectStore;
 import dev.ferry.store.ForwardingObjectStore;
 import dev.ferry.store.GetRequest;
 import dev.ferry.store.ObjectContent;
@@ -14,6 +13,7 @@ import dev.ferry.store.ObjectStore;
 import dev.ferry.store.PutBody;
 import dev.ferry.store.TrackingStore;
 import dev.ferry.store.TrackingStore.Op;
+import dev.ferry.store.file.FileObjectStore;
 import java.io.FilterInputStream;
 import java.io.IOException;
 import java.io.InputStream;

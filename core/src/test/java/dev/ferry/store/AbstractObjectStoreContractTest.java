@@ -33,6 +33,11 @@ public abstract class AbstractObjectStoreContractTest {
         prefix = "contract-" + UUID.randomUUID().toString().substring(0, 8) + "/";
     }
 
+    /** The store's multipart uploads (every store under contract has them). */
+    protected MultipartOperations multipart() throws StoreException {
+        return MultipartOperations.of(store());
+    }
+
     protected ObjectKey key(String name) {
         return ObjectKey.of(bucket(), prefix + name);
     }
@@ -227,12 +232,12 @@ public abstract class AbstractObjectStoreContractTest {
         byte[] p1 = randomBytes(5 * MIB, 10);
         byte[] p2 = randomBytes(5 * MIB, 11);
         byte[] p3 = randomBytes(123_456, 12);
-        MultipartUpload upload = store().startMultipart(key("big.bin"));
+        MultipartUpload upload = multipart().startMultipart(key("big.bin"));
         List<CompletedPart> parts = List.of(
-                store().uploadPart(upload, 1, PutBody.ofBytes(p1)),
-                store().uploadPart(upload, 2, PutBody.ofBytes(p2)),
-                store().uploadPart(upload, 3, PutBody.ofBytes(p3)));
-        ObjectMeta meta = store().completeMultipart(upload, parts);
+                multipart().uploadPart(upload, 1, PutBody.ofBytes(p1)),
+                multipart().uploadPart(upload, 2, PutBody.ofBytes(p2)),
+                multipart().uploadPart(upload, 3, PutBody.ofBytes(p3)));
+        ObjectMeta meta = multipart().completeMultipart(upload, parts);
         assertThat(meta.size()).isEqualTo(p1.length + p2.length + p3.length);
         assertThat(store().head(key("big.bin")).etag()).isEqualTo(meta.etag());
         byte[] middle = store().readBytes(key("big.bin"), ByteRange.of(5 * MIB - 10, 20));
@@ -246,10 +251,10 @@ public abstract class AbstractObjectStoreContractTest {
 
     @Test
     void multipart_aborted_leavesNoObject() throws IOException {
-        MultipartUpload upload = store().startMultipart(key("aborted"));
-        CompletedPart part = store().uploadPart(upload, 1, PutBody.ofBytes(randomBytes(1000, 13)));
-        store().abortMultipart(upload);
-        assertThatThrownBy(() -> store().completeMultipart(upload, List.of(part))).isInstanceOf(StoreException.class);
+        MultipartUpload upload = multipart().startMultipart(key("aborted"));
+        CompletedPart part = multipart().uploadPart(upload, 1, PutBody.ofBytes(randomBytes(1000, 13)));
+        multipart().abortMultipart(upload);
+        assertThatThrownBy(() -> multipart().completeMultipart(upload, List.of(part))).isInstanceOf(StoreException.class);
         assertThatThrownBy(() -> store().head(key("aborted"))).isInstanceOf(ObjectNotFoundException.class);
     }
 

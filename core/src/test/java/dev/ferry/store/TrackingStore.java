@@ -83,24 +83,24 @@ public final class TrackingStore extends ForwardingObjectStore {
     @Override
     public MultipartUpload startMultipart(ObjectKey key, ObjectAttributes attributes) throws IOException {
         track(Op.START_MULTIPART, key.toString(), null);
-        return delegate.startMultipart(key, attributes);
+        return multipart().startMultipart(key, attributes);
     }
 
     @Override
     public CompletedPart uploadPart(MultipartUpload upload, int partNumber, PutBody body) throws IOException {
         track(Op.UPLOAD_PART, upload.key().toString(), null);
-        return delegate.uploadPart(upload, partNumber, body);
+        return multipart().uploadPart(upload, partNumber, body);
     }
 
     @Override
     public ObjectMeta completeMultipart(MultipartUpload upload, List<CompletedPart> parts) throws IOException {
         track(Op.COMPLETE_MULTIPART, upload.key().toString(), null);
-        return delegate.completeMultipart(upload, parts);
+        return multipart().completeMultipart(upload, parts);
     }
 
     @Override
     public void abortMultipart(MultipartUpload upload) throws IOException {
         track(Op.ABORT_MULTIPART, upload.key().toString(), null);
-        delegate.abortMultipart(upload);
+        multipart().abortMultipart(upload);
     }
 }

@@ -5,12 +5,12 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.ferry.store.ByteRange;
 import dev.ferry.store.FaultyStore;
-import dev.ferry.store.FileObjectStore;
 import dev.ferry.store.ObjectKey;
 import dev.ferry.store.PutBody;
 import dev.ferry.store.StoreException;
 import dev.ferry.store.TinyFileSystem;
 import dev.ferry.store.TrackingStore;
+import dev.ferry.store.file.FileObjectStore;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;

@@ -59,6 +59,17 @@ public record CloudProfile(
         };
     }
 
+    /** The profile in words, as {@code ferry store}, the demo and the benchmarks print it. */
+    public String describe() {
+        if (isNone()) {
+            return "none";
+        }
+        return "cloud: first byte " + firstByteLatency().toMillis() + " ms, "
+                + (connectionBandwidth() == 0 ? "no per-connection cap" : (connectionBandwidth() >> 20) + " MiB/s per connection") + ", "
+                + (aggregateBandwidth() == 0 ? "no aggregate cap" : (aggregateBandwidth() >> 20) + " MiB/s in all") + ", "
+                + (prefixRequestRate() == 0 ? "no request limit" : (long) prefixRequestRate() + " requests/s per prefix");
+    }
+
     public boolean isNone() {
         return firstByteLatency.isZero() && connectionBandwidth == 0 && aggregateBandwidth == 0 && prefixRequestRate == 0;
     }

@@ -3,8 +3,8 @@ package dev.ferry.it;
 import dev.ferry.cache.CacheConfig;
 import dev.ferry.cache.CachingStore;
 import dev.ferry.store.ByteRange;
-import dev.ferry.store.FileObjectStore;
 import dev.ferry.store.ObjectKey;
+import dev.ferry.store.file.FileObjectStore;
 import java.nio.file.Path;
 import java.util.Random;
 

@@ -4,9 +4,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.ferry.cache.CacheConfig;
 import dev.ferry.cache.CachingStore;
-import dev.ferry.store.FileObjectStore;
 import dev.ferry.store.ObjectKey;
 import dev.ferry.store.PutBody;
+import dev.ferry.store.file.FileObjectStore;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;

@@ -7,7 +7,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.ferry.loader.SyntheticDataset;
 import dev.ferry.plan.Manifest;
 import dev.ferry.plan.ManifestJson;
-import dev.ferry.store.FileObjectStore;
+import dev.ferry.store.file.FileObjectStore;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;

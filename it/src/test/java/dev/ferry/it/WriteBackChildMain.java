@@ -1,8 +1,8 @@
 package dev.ferry.it;
 
-import dev.ferry.store.FileObjectStore;
 import dev.ferry.store.ObjectKey;
 import dev.ferry.store.PutBody;
+import dev.ferry.store.file.FileObjectStore;
 import dev.ferry.writeback.WriteBackConfig;
 import dev.ferry.writeback.WriteBackStore;
 import java.nio.ByteBuffer;

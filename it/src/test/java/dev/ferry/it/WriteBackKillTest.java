@@ -2,9 +2,9 @@ package dev.ferry.it;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.ferry.store.FileObjectStore;
 import dev.ferry.store.ObjectKey;
 import dev.ferry.store.ObjectNotFoundException;
+import dev.ferry.store.file.FileObjectStore;
 import dev.ferry.writeback.FlushResult;
 import dev.ferry.writeback.WriteBackConfig;
 import dev.ferry.writeback.WriteBackStore;

@@ -81,7 +81,7 @@ class MountOverDaemonTest {
             long egress = status.get("tiers").get("origin").get("egress_bytes").asLong();
             assertThat(egress).as("the daemon's egress for the job read through the mount vs its prediction").isEqualTo(predicted);
 
-            CacheStats c = daemon.counters().cache();
+            CacheStats c = daemon.node().counters().cache();
             // the loader started once the plan's first block was prefetched, so its first read was a hit at least
             assertThat(c.prefetchedBytes()).as("prefetched by the plan").isGreaterThanOrEqualTo(BLOCK);
             assertThat(c.hits()).as("reads served from what the plan prefetched").isPositive();

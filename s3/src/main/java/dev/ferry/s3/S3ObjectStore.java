@@ -6,6 +6,7 @@ import dev.ferry.store.CompletedPart;
 import dev.ferry.store.GetRequest;
 import dev.ferry.store.ListPage;
 import dev.ferry.store.ListRequest;
+import dev.ferry.store.MultipartOperations;
 import dev.ferry.store.MultipartUpload;
 import dev.ferry.store.ObjectAttributes;
 import dev.ferry.store.ObjectContent;
@@ -69,7 +70,7 @@ import software.amazon.awssdk.services.s3.model.UploadPartRequest;
  *
  * <p>Thread-safe.
  */
-public final class S3ObjectStore implements ObjectStore, BucketOperations {
+public final class S3ObjectStore implements ObjectStore, BucketOperations, MultipartOperations {
     private final S3StoreConfig config;
     private final S3Client s3;
 

@@ -3,6 +3,8 @@ package dev.ferry.serve;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.dataformat.yaml.YAMLFactory;
+import dev.ferry.serve.node.NodeConfig;
+import dev.ferry.serve.protocol.VirtualHosts;
 import dev.ferry.store.ObjectKey;
 import dev.ferry.util.Sizes;
 import java.io.IOException;
@@ -43,12 +45,12 @@ import java.util.regex.Pattern;
  *
  * <p>Immutable and thread-safe.
  */
-public final class ServeConfig {
+public final class ServeConfig implements NodeConfig {
 
     /** {@code eviction-follows}: every registered job's future. */
-    public static final String ALL_JOBS = "all-jobs";
+    public static final String ALL_JOBS = NodeConfig.ALL_JOBS;
     /** {@code eviction-follows}: the plan of the job that reported last. */
-    public static final String LAST_REPORT = "last-report";
+    public static final String LAST_REPORT = NodeConfig.LAST_REPORT;
 
     // The table. Rows register themselves in order (TABLE must stay above them). A description that names a
     // default must name the row's (ServeConfigTest checks it).

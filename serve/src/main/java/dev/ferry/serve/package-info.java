@@ -1,7 +1,7 @@
 /**
- * {@code ferry serve}: the S3-compatible daemon on Netty ({@code Daemon}, {@code S3Handler}, {@code S3Service}),
- * ferry's plan and status API ({@code FerryApi}), registered jobs ({@code Job}, {@code RunningJob}) and the
- * daemon's config ({@code ServeConfig}); see docs/daemon.md. Depends on core, s3, embedded, Netty and Jackson.
- * Benchmark harnesses live apart, in {@code serve.bench}.
+ * {@code ferry serve}, the S3-compatible daemon (see docs/daemon.md): {@code Daemon}, the composition root that
+ * starts a {@code node.Node}, the {@code jobs} registered on it and the Netty {@code front}, and closes them in
+ * reverse; and {@code ServeConfig}, the daemon's settings as one table. Depends on every {@code serve.*} package;
+ * none of them depends on this one.
  */
 package dev.ferry.serve;

@@ -1,5 +1,6 @@
 package dev.ferry.serve;
 
+import dev.ferry.serve.node.ServeStats;
 import java.io.IOException;
 import java.net.URI;
 import java.nio.file.Path;
@@ -54,7 +55,7 @@ final class DaemonFixture implements AutoCloseable {
     }
 
     ServeStats.Snapshot stats() {
-        return daemon.stats().snapshot();
+        return daemon.node().stats().snapshot();
     }
 
     @Override

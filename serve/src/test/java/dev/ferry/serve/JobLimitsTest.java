@@ -38,9 +38,9 @@ class JobLimitsTest {
             assertThat(huge.body()).contains("block reads").contains("a job may plan at most 8,388,608");
             assertThat(many.statusCode()).isEqualTo(400);
             assertThat(many.body()).contains("more than 4,194,304 samples per epoch");
-            assertThat(ferry.daemon.jobs()).as("refused before any plan is built").isEmpty();
+            assertThat(ferry.daemon.jobs().jobs()).as("refused before any plan is built").isEmpty();
             Files.write(ferry.root.resolve("data/ok.bin"), new byte[4096]);
-            String etag = ferry.daemon.cache().head(ObjectKey.of("data", "ok.bin")).etag();
+            String etag = ferry.daemon.node().cache().head(ObjectKey.of("data", "ok.bin")).etag();
             HttpResponse<String> ok = register(http, api, dir, "ok", new Shard(ObjectKey.of("data", "ok.bin"), 4096, etag, 4));
             assertThat(ok.statusCode()).as(ok.body()).isEqualTo(200);
             assertThat(http.send(HttpRequest.newBuilder(ferry.endpoint().resolve("/data/ok.bin")).build(),

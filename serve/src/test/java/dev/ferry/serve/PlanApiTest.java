@@ -51,7 +51,7 @@ class PlanApiTest {
                 random.nextBytes(data);
                 Files.write(ferry.root.resolve("data/shard-" + i + ".bin"), data);
                 ObjectKey key = ObjectKey.of("data", "shard-" + i + ".bin");
-                shards.add(new Shard(key, data.length, ferry.daemon.cache().head(key).etag(), 16));
+                shards.add(new Shard(key, data.length, ferry.daemon.node().cache().head(key).etag(), 16));
             }
             Path manifestFile = dir.resolve("manifest.json");
             ManifestJson.write(new Manifest(shards), "test", manifestFile);
@@ -59,7 +59,7 @@ class PlanApiTest {
             URI api = ferry.endpoint().resolve("/_ferry/v1/");
             JsonNode reg = call(http, api.resolve("jobs"), "POST", "{\"job\":\"train\",\"manifest_key\":\"data/manifest.json\",\"seed\":7,"
                     + "\"world\":{\"nodes\":1,\"ranks_per_node\":2,\"workers_per_rank\":1},\"batch_size\":4}");
-            long missesAtRegistration = ferry.daemon.cache().stats().misses(); // the manifest's read
+            long missesAtRegistration = ferry.daemon.node().cache().stats().misses(); // the manifest's read
             assertThat(reg.get("samples").asInt()).isEqualTo(128);
             assertThat(reg.get("steps_per_epoch").asInt()).isEqualTo(16); // 64 samples per rank in batches of 4
 
@@ -83,11 +83,11 @@ class PlanApiTest {
 
             // the prefetcher fetches ahead of position 0 without any read: 4 MiB of planned blocks
             long deadline = System.nanoTime() + 10_000_000_000L;
-            while (ferry.daemon.cache().stats().prefetchedBytes() < (4L << 20) && System.nanoTime() < deadline) {
+            while (ferry.daemon.node().cache().stats().prefetchedBytes() < (4L << 20) && System.nanoTime() < deadline) {
                 Thread.sleep(50);
             }
-            assertThat(ferry.daemon.cache().stats().prefetchedBytes()).isGreaterThanOrEqualTo(4L << 20);
-            assertThat(ferry.daemon.cache().stats().misses()).as("prefetch is not counted as a reader's miss")
+            assertThat(ferry.daemon.node().cache().stats().prefetchedBytes()).isGreaterThanOrEqualTo(4L << 20);
+            assertThat(ferry.daemon.node().cache().stats().misses()).as("prefetch is not counted as a reader's miss")
                     .isEqualTo(missesAtRegistration);
 
             // a consumer reads its first samples (hits: prefetched) and reports its waits
@@ -153,7 +153,7 @@ class PlanApiTest {
             for (int i = 0; i < 8; i++) {
                 Files.write(ferry.root.resolve("data/s-" + i + ".bin"), new byte[16 * 1024]);
                 ObjectKey key = ObjectKey.of("data", "s-" + i + ".bin");
-                shards.add(new Shard(key, 16 * 1024, ferry.daemon.cache().head(key).etag(), 16));
+                shards.add(new Shard(key, 16 * 1024, ferry.daemon.node().cache().head(key).etag(), 16));
             }
             Path file = dir.resolve("m.json");
             ManifestJson.write(new Manifest(shards), "test", file);

@@ -31,8 +31,8 @@ class SharedTierDaemonTest {
                         HttpResponse.BodyHandlers.ofByteArray());
                 assertThat(r.body()).isEqualTo(data);
             }
-            assertThat(a.counters().meter().egressBytes()).isEqualTo(data.length);
-            assertThat(b.counters().meter().egressBytes()).as("node b found the copy node a left on the shared tier").isZero();
+            assertThat(a.node().counters().meter().egressBytes()).isEqualTo(data.length);
+            assertThat(b.node().counters().meter().egressBytes()).as("node b found the copy node a left on the shared tier").isZero();
             var status = new ObjectMapper().readTree(http.send(HttpRequest.newBuilder(b.endpoint().resolve("/_ferry/v1/status")).build(),
                     HttpResponse.BodyHandlers.ofString()).body());
             assertThat(status.get("tiers").get("shared").get("bytes").asLong()).isEqualTo(data.length);

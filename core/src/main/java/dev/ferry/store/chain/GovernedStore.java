@@ -126,23 +126,23 @@ public final class GovernedStore extends ForwardingObjectStore {
 
     @Override
     public MultipartUpload startMultipart(ObjectKey key, ObjectAttributes attributes) throws IOException {
-        return governed(config.prefixOf(key), () -> delegate.startMultipart(key, attributes));
+        return governed(config.prefixOf(key), () -> multipart().startMultipart(key, attributes));
     }
 
     @Override
     public CompletedPart uploadPart(MultipartUpload upload, int partNumber, PutBody body) throws IOException {
-        return governed(config.prefixOf(upload.key()), () -> delegate.uploadPart(upload, partNumber, body));
+        return governed(config.prefixOf(upload.key()), () -> multipart().uploadPart(upload, partNumber, body));
     }
 
     @Override
     public ObjectMeta completeMultipart(MultipartUpload upload, List<CompletedPart> parts) throws IOException {
-        return governed(config.prefixOf(upload.key()), () -> delegate.completeMultipart(upload, parts));
+        return governed(config.prefixOf(upload.key()), () -> multipart().completeMultipart(upload, parts));
     }
 
     @Override
     public void abortMultipart(MultipartUpload upload) throws IOException {
         governed(config.prefixOf(upload.key()), () -> {
-            delegate.abortMultipart(upload);
+            multipart().abortMultipart(upload);
             return null;
         });
     }

@@ -180,25 +180,25 @@ public final class MeteredStore extends ForwardingObjectStore {
 
     @Override
     public MultipartUpload startMultipart(ObjectKey key, ObjectAttributes attributes) throws IOException {
-        return measured(Op.MULTIPART, () -> delegate.startMultipart(key, attributes));
+        return measured(Op.MULTIPART, () -> multipart().startMultipart(key, attributes));
     }
 
     @Override
     public CompletedPart uploadPart(MultipartUpload upload, int partNumber, PutBody body) throws IOException {
-        CompletedPart part = measured(Op.MULTIPART, () -> delegate.uploadPart(upload, partNumber, body));
+        CompletedPart part = measured(Op.MULTIPART, () -> multipart().uploadPart(upload, partNumber, body));
         ingress.add(body.length());
         return part;
     }
 
     @Override
     public ObjectMeta completeMultipart(MultipartUpload upload, List<CompletedPart> parts) throws IOException {
-        return measured(Op.MULTIPART, () -> delegate.completeMultipart(upload, parts));
+        return measured(Op.MULTIPART, () -> multipart().completeMultipart(upload, parts));
     }
 
     @Override
     public void abortMultipart(MultipartUpload upload) throws IOException {
         measured(Op.MULTIPART, () -> {
-            delegate.abortMultipart(upload);
+            multipart().abortMultipart(upload);
             return null;
         });
     }

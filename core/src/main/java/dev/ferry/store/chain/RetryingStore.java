@@ -138,23 +138,23 @@ public final class RetryingStore extends ForwardingObjectStore {
 
     @Override
     public MultipartUpload startMultipart(ObjectKey key, ObjectAttributes attributes) throws IOException {
-        return withRetries("create multipart upload of " + key, () -> delegate.startMultipart(key, attributes));
+        return withRetries("create multipart upload of " + key, () -> multipart().startMultipart(key, attributes));
     }
 
     @Override
     public CompletedPart uploadPart(MultipartUpload upload, int partNumber, PutBody body) throws IOException {
-        return withRetries("upload part " + partNumber + " of " + upload.key(), () -> delegate.uploadPart(upload, partNumber, body));
+        return withRetries("upload part " + partNumber + " of " + upload.key(), () -> multipart().uploadPart(upload, partNumber, body));
     }
 
     @Override
     public ObjectMeta completeMultipart(MultipartUpload upload, List<CompletedPart> parts) throws IOException {
-        return withRetries("complete multipart upload of " + upload.key(), () -> delegate.completeMultipart(upload, parts));
+        return withRetries("complete multipart upload of " + upload.key(), () -> multipart().completeMultipart(upload, parts));
     }
 
     @Override
     public void abortMultipart(MultipartUpload upload) throws IOException {
         withRetries("abort multipart upload of " + upload.key(), () -> {
-            delegate.abortMultipart(upload);
+            multipart().abortMultipart(upload);
             return null;
         });
     }

@@ -2,7 +2,6 @@ package dev.ferry.store.tier;
 
 import dev.ferry.store.ByteRange;
 import dev.ferry.store.CompletedPart;
-import dev.ferry.store.FileObjectStore;
 import dev.ferry.store.ForwardingObjectStore;
 import dev.ferry.store.GetRequest;
 import dev.ferry.store.MultipartUpload;
@@ -13,6 +12,7 @@ import dev.ferry.store.ObjectNotFoundException;
 import dev.ferry.store.ObjectStore;
 import dev.ferry.store.PutBody;
 import dev.ferry.store.StoreException;
+import dev.ferry.store.file.FileObjectStore;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.file.Files;
@@ -173,6 +173,6 @@ public final class SharedTierStore extends ForwardingObjectStore {
     @Override
     public ObjectMeta completeMultipart(MultipartUpload upload, java.util.List<CompletedPart> parts) throws IOException {
         metadata.remove(upload.key());
-        return delegate.completeMultipart(upload, parts);
+        return multipart().completeMultipart(upload, parts);
     }
 }

@@ -3,7 +3,6 @@ package dev.ferry.store.chain;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import dev.ferry.store.FileObjectStore;
 import dev.ferry.store.ForwardingObjectStore;
 import dev.ferry.store.GetRequest;
 import dev.ferry.store.LatencyStore;
@@ -13,6 +12,7 @@ import dev.ferry.store.ObjectNotFoundException;
 import dev.ferry.store.ObjectStore;
 import dev.ferry.store.PutBody;
 import dev.ferry.store.StoreException;
+import dev.ferry.store.file.FileObjectStore;
 import java.io.FilterInputStream;
 import java.io.IOException;
 import java.nio.file.Path;

@@ -4,13 +4,13 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.ferry.store.ByteRange;
-import dev.ferry.store.FileObjectStore;
 import dev.ferry.store.ListRequest;
 import dev.ferry.store.ObjectKey;
 import dev.ferry.store.ObjectNotFoundException;
 import dev.ferry.store.Prices;
 import dev.ferry.store.PutBody;
 import dev.ferry.store.StoreException;
+import dev.ferry.store.file.FileObjectStore;
 import java.io.IOException;
 import java.nio.file.Path;
 import org.junit.jupiter.api.Test;

@@ -4,12 +4,12 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.ferry.store.AbstractObjectStoreContractTest;
 import dev.ferry.store.ByteRange;
-import dev.ferry.store.FileObjectStore;
 import dev.ferry.store.ObjectKey;
 import dev.ferry.store.ObjectMeta;
 import dev.ferry.store.ObjectStore;
 import dev.ferry.store.PutBody;
 import dev.ferry.store.TrackingStore;
+import dev.ferry.store.file.FileObjectStore;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.util.Random;

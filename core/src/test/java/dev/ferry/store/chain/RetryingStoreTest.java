@@ -5,7 +5,6 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.ferry.store.ByteRange;
 import dev.ferry.store.FaultyStore;
-import dev.ferry.store.FileObjectStore;
 import dev.ferry.store.GetRequest;
 import dev.ferry.store.ObjectContent;
 import dev.ferry.store.ObjectKey;
@@ -13,6 +12,7 @@ import dev.ferry.store.ObjectNotFoundException;
 import dev.ferry.store.PutBody;
 import dev.ferry.store.StoreException;
 import dev.ferry.store.TrackingStore;
+import dev.ferry.store.file.FileObjectStore;
 import dev.ferry.time.ManualClock;
 import java.io.IOException;
 import java.net.SocketException;

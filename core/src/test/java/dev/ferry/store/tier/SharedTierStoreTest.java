@@ -3,10 +3,10 @@ package dev.ferry.store.tier;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.ferry.store.ByteRange;
-import dev.ferry.store.FileObjectStore;
 import dev.ferry.store.ObjectKey;
 import dev.ferry.store.PutBody;
 import dev.ferry.store.TrackingStore;
+import dev.ferry.store.file.FileObjectStore;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;

@@ -8,11 +8,12 @@ import dev.ferry.plan.PlanConfig;
 import dev.ferry.plan.Shard;
 import dev.ferry.plan.World;
 import dev.ferry.serve.Daemon;
-import dev.ferry.serve.Job;
-import dev.ferry.serve.RunningJob;
 import dev.ferry.serve.ServeConfig;
-import dev.ferry.store.FileObjectStore;
+import dev.ferry.serve.jobs.Job;
+import dev.ferry.serve.jobs.RunningJob;
+import dev.ferry.serve.node.Counters;
 import dev.ferry.store.chain.MeteredStore;
+import dev.ferry.store.file.FileObjectStore;
 import java.io.IOException;
 import java.net.ServerSocket;
 import java.net.URI;
@@ -41,7 +42,7 @@ import java.util.concurrent.atomic.AtomicLong;
  * (checked sample by sample). Measures, per epoch, what the daemons counted: origin egress and requests,
  * bytes served by peers (and of those, read from last epoch's reader by a hint), cache hits and misses. Used by
  * {@code ferry bench group}, {@code GroupTest} and {@code NodePartitionDaemonsTest}. Drives the daemons through
- * their Java API ({@link Daemon#register}, {@link RunningJob#progress}), as a loader reporting progress would.
+ * their Java API ({@link dev.ferry.serve.jobs.JobRegistry#register}, {@link RunningJob#progress}), as a loader reporting progress would.
  */
 public final class LoopbackCluster {
     /**
@@ -120,7 +121,7 @@ public final class LoopbackCluster {
             List<RunningJob> runs = new ArrayList<>();
             if (setup.plans()) {
                 for (int i = 0; i < setup.nodes(); i++) {
-                    runs.add(daemons.get(i).register(Job.planned("group-run", manifest, setup.plan(), world, i, 1)));
+                    runs.add(daemons.get(i).jobs().register(Job.planned("group-run", manifest, setup.plan(), world, i, 1)));
                 }
             }
             boolean[] alive = new boolean[setup.nodes()];
@@ -142,9 +143,9 @@ public final class LoopbackCluster {
                         }
                     }
                 }
-                List<Daemon.Counters> before = daemons.stream().map(Daemon::counters).toList();
-                long[] hintedBefore = daemons.stream().mapToLong(Daemon::hintedBytes).toArray();
-                Daemon.Counters[] atKill = new Daemon.Counters[setup.nodes()];
+                List<Counters> before = daemons.stream().map(d -> d.node().counters()).toList();
+                long[] hintedBefore = daemons.stream().mapToLong(d -> d.node().hintedBytes()).toArray();
+                Counters[] atKill = new Counters[setup.nodes()];
                 EpochPlan plan = EpochPlan.of(manifest, setup.plan(), epoch);
                 int kill = epoch == setup.killEpoch() ? setup.killNode() : -1;
                 int[] reads = new int[plan.size()];
@@ -157,14 +158,14 @@ public final class LoopbackCluster {
                     // every consumer stops at the same step (a checkpoint), the last daemon leaves, the rest resume
                     int half = deal.steps() / 2;
                     read(setup, manifest, plan, deal, 0, half, alive, -1, daemons, runs, epoch, reads, samples, failed, failures, null);
-                    atKill[kill] = daemons.get(kill).counters();
+                    atKill[kill] = daemons.get(kill).node().counters();
                     daemons.get(kill).close();
                     alive[kill] = false;
                     world = new World(setup.nodes() - 1, 1, 1);
                     long consumed = (long) half * setup.nodes();
                     if (setup.plans()) {
                         for (int i = 0; i < world.nodes(); i++) {
-                            RunningJob resumed = daemons.get(i).register(Job.planned("group-run", manifest, setup.plan(), world, i, 1));
+                            RunningJob resumed = daemons.get(i).jobs().register(Job.planned("group-run", manifest, setup.plan(), world, i, 1));
                             runs.set(i, resumed);
                             resumed.progress(epoch, consumed, 0, new double[0]);
                         }
@@ -175,7 +176,7 @@ public final class LoopbackCluster {
                 } else {
                     int killed = kill;
                     read(setup, manifest, plan, deal, 0, deal.steps(), alive, kill, daemons, runs, epoch, reads, samples, failed, failures, () -> {
-                        atKill[killed] = daemons.get(killed).counters(); // while the others go on reading
+                        atKill[killed] = daemons.get(killed).node().counters(); // while the others go on reading
                         daemons.get(killed).close();
                         alive[killed] = false;
                     });
@@ -195,12 +196,12 @@ public final class LoopbackCluster {
                 long hits = 0;
                 long misses = 0;
                 for (int i = 0; i < setup.nodes(); i++) {
-                    Daemon.Counters b = before.get(i);
-                    Daemon.Counters a = atKill[i] != null ? atKill[i] : alive[i] ? daemons.get(i).counters() : b;
+                    Counters b = before.get(i);
+                    Counters a = atKill[i] != null ? atKill[i] : alive[i] ? daemons.get(i).node().counters() : b;
                     egress += a.meter().egressBytes() - b.meter().egressBytes();
                     requests += a.meter().requests(MeteredStore.Op.GET) - b.meter().requests(MeteredStore.Op.GET);
                     peer += a.peerBytes() - b.peerBytes();
-                    hinted += daemons.get(i).hintedBytes() - hintedBefore[i];
+                    hinted += daemons.get(i).node().hintedBytes() - hintedBefore[i];
                     hits += a.cache().hits() - b.cache().hits();
                     misses += a.cache().misses() - b.cache().misses();
                 }

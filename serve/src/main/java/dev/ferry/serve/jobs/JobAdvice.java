@@ -1,0 +1,136 @@
+package dev.ferry.serve.jobs;
+
+import dev.ferry.metrics.Advisor;
+import dev.ferry.metrics.EpochReport;
+import dev.ferry.plan.BlockRead;
+import dev.ferry.serve.node.Counters;
+import dev.ferry.serve.node.Node;
+import dev.ferry.sim.DaemonReplay;
+import dev.ferry.sim.EgressPrediction;
+import dev.ferry.store.StoreException;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+
+/**
+ * The advisor for one registered job, as the daemon sees it: each epoch's four numbers (the consumers'
+ * reports and the daemon's counters over the epoch) read by the same rules as the Java loader's
+ * {@link Advisor}, with what only the daemon measures (reads in flight and the first-byte share of their
+ * time, over the last epoch), the partition rules for a job of several nodes, and the egress the job's plan
+ * predicts: the node's block reads replayed through the daemon's own policy class and watermarks at the
+ * tier's size ({@link DaemonReplay}). Predictions are computed once per job, at registration (and
+ * once per capacity the sizing rule asks about); findings are recomputed when asked, from the counters.
+ * Thread-safe.
+ */
+final class JobAdvice {
+    /** Epochs predicted at registration; later epochs are taken to repeat the last (a plan's steady state). */
+    static final int PREDICTED_EPOCHS = 3;
+
+    private final Job job;
+    private final long capacity;
+    private final int blockSize;
+    private volatile long[] predicted;
+    private final Map<Long, Long> steadyAtCapacity = new ConcurrentHashMap<>();
+    private volatile List<String> findings = List.of();
+
+    JobAdvice(Job job, long capacity, int blockSize) {
+        this.job = job;
+        this.capacity = capacity;
+        this.blockSize = blockSize;
+        if (job.manifest() != null) {
+            predicted = predict(capacity); // bounded by JobLimits: a few seconds at most for the largest job
+        }
+    }
+
+    /** Egress per epoch the plan predicts for this node with a tier of {@code bytes}: epochs 1 to {@link #PREDICTED_EPOCHS}. */
+    private long[] predict(long bytes) {
+        List<List<BlockRead>> future = EgressPrediction.nodeBlocksByEpoch(job.manifest(), job.plan(), PREDICTED_EPOCHS, job.world(), job.node(),
+                blockSize);
+        return DaemonReplay.egressByEpoch(job.manifest(), future, bytes, blockSize);
+    }
+
+    /** The predicted egress of {@code epoch} (1-based), or -1 while it is being computed (or for an explicit job). */
+    long predictedEgress(int epoch) {
+        long[] p = predicted;
+        if (p == null || p.length == 0) {
+            return -1;
+        }
+        return p[Math.min(epoch, p.length) - 1];
+    }
+
+    /** The last findings computed. */
+    List<String> findings() {
+        return findings;
+    }
+
+    /** Recomputes the findings from the job's epochs as of {@code now}. */
+    List<String> refresh(RunningJob run, Counters now, double egressCostPerByte) {
+        List<Job.Epoch> epochs;
+        synchronized (job.epochs) {
+            epochs = new ArrayList<>(job.epochs);
+        }
+        List<EpochReport> reports = new ArrayList<>();
+        List<Advisor.PartitionEpoch> partition = new ArrayList<>();
+        Job.Epoch last = null;
+        Counters lastEnd = null;
+        for (Job.Epoch e : epochs) {
+            if (e.steps == 0) {
+                continue; // an epoch nobody has reported a step of yet says nothing
+            }
+            Counters end;
+            synchronized (run) {
+                end = e.atEnd != null ? e.atEnd : now;
+            }
+            EpochReport r = report(e, end, predictedEgress(e.number), job.plan() != null ? job.shardMix(e.number) : 1);
+            reports.add(r);
+            partition.add(new Advisor.PartitionEpoch(e.number, r.egressBytes(), r.localHitRate(), r.globalBatchShardMix()));
+            last = e;
+            lastEnd = end;
+        }
+        if (last == null) {
+            findings = List.of();
+            return findings;
+        }
+        long nanos = lastEnd.nanos() - last.atStart.nanos();
+        long nodeBytes = job.nodeBytes(last.number);
+        Advisor.Context context = new Advisor.Context(nodeBytes, capacity, 0, Node.prefetchThreads(),
+                Math.max(job.plannedEpochs(), reports.get(reports.size() - 1).epoch()), egressCostPerByte,
+                this::steadyEgressAt, lastEnd.meter().readsInFlightSince(last.atStart.meter(), nanos),
+                lastEnd.meter().firstByteShareSince(last.atStart.meter()));
+        List<String> out = new ArrayList<>(Advisor.advise(reports, context));
+        if (job.plan() != null) {
+            out.addAll(Advisor.partition(job.plan().partition().label(), job.world().nodes(), job.manifest().totalBytes(), partition, true));
+        }
+        findings = List.copyOf(out);
+        return findings;
+    }
+
+    /** The egress of the plan's last predicted epoch with a tier of {@code bytes} (for the sizing rule; cached). */
+    private long steadyEgressAt(long bytes) {
+        if (job.manifest() == null) {
+            return 0;
+        }
+        return steadyAtCapacity.computeIfAbsent(bytes, b -> {
+            long[] p = predict(b);
+            return p[p.length - 1];
+        });
+    }
+
+    /** One epoch's four numbers, from the consumers' reports and the daemon's counters from its start to {@code end}. */
+    static EpochReport report(Job.Epoch e, Counters end, long predicted, double shardMix) {
+        double seconds = (e.lastReportNanos - e.startNanos) / 1e9;
+        long hits = end.cache().hits() - e.atStart.cache().hits();
+        long misses = end.cache().misses() - e.atStart.cache().misses();
+        long fromCache = end.cache().bytesFromCache() - e.atStart.cache().bytesFromCache();
+        long fromUpstream = end.cache().bytesFromUpstream() - e.atStart.cache().bytesFromUpstream();
+        return new EpochReport(e.number, e.samples, seconds <= 0 ? 0 : e.samples / seconds,
+                e.steps == 0 ? 0 : e.waits.getValueAtPercentile(50) / 1000.0, e.steps == 0 ? 0 : e.waits.getValueAtPercentile(99) / 1000.0,
+                e.waitTotalMicros / 1e6, hits + misses == 0 ? 0 : (double) hits / (hits + misses),
+                fromCache + fromUpstream == 0 ? 0 : (double) fromCache / (fromCache + fromUpstream),
+                end.meter().egressBytes() - e.atStart.meter().egressBytes(), end.meter().totalRequests() - e.atStart.meter().totalRequests(),
+                end.meter().estimatedCostUsd() - e.atStart.meter().estimatedCostUsd(), predicted,
+                end.meter().failures(StoreException.Kind.THROTTLED) - e.atStart.meter().failures(StoreException.Kind.THROTTLED),
+                end.meter().firstByteP50Micros() / 1000.0, shardMix);
+    }
+}

@@ -1,0 +1,111 @@
+package dev.ferry.serve.jobs;
+
+import dev.ferry.cache.BlockId;
+import dev.ferry.serve.node.Counters;
+import dev.ferry.serve.node.Node;
+import io.micrometer.core.instrument.Gauge;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicLong;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The jobs registered on one node, by name: registering one starts its prefetcher and makes eviction follow
+ * its plan; once a second {@link #sample()} records the status page's history and refreshes each job's advice
+ * and gauges. Calls down into the {@link Node} (and answers its hints: who read a block last epoch), never up.
+ * Thread-safe.
+ */
+public final class JobRegistry {
+    private static final Logger LOG = LoggerFactory.getLogger(JobRegistry.class);
+
+    private final Node node;
+    private final Map<String, RunningJob> jobs = new ConcurrentHashMap<>();
+    private final History history = new History(300);
+    /** Per job on /metrics: the current epoch's predicted and measured egress and the advisor's finding count. */
+    private final Map<String, AtomicLong[]> jobGauges = new ConcurrentHashMap<>();
+
+    public JobRegistry(Node node) {
+        this.node = node;
+        node.holders(this::holderOf);
+    }
+
+    /** Registers (or replaces) a job; eviction follows its plan along with the other jobs'. */
+    public RunningJob register(Job job) {
+        RunningJob run = new RunningJob(job, node, history);
+        RunningJob old = jobs.put(job.name, run);
+        if (old != null) {
+            old.stop();
+        }
+        if (node.group() != null) {
+            node.homes(job.name, job.homedShards());
+        }
+        run.startEpoch(1);
+        jobGauges(run);
+        return run;
+    }
+
+    /** The registered jobs by name (a read-only view). */
+    public Map<String, RunningJob> jobs() {
+        return Collections.unmodifiableMap(jobs);
+    }
+
+    History history() {
+        return history;
+    }
+
+    /** The group member that read {@code block} last epoch by a registered job's plan, or -1. */
+    int holderOf(BlockId block) {
+        for (RunningJob run : jobs.values()) {
+            int m = run.holderOf(block);
+            if (m >= 0) {
+                return m;
+            }
+        }
+        return -1;
+    }
+
+    /** One point of history, and each job's advice and gauges refreshed: what the node's status thread runs each second. */
+    public void sample() {
+        try {
+            List<RunningJob> runs = new ArrayList<>(jobs.values());
+            Counters now = node.counters();
+            history.sample(now, runs);
+            for (RunningJob run : runs) {
+                run.advice.refresh(run, now, node.egressCostPerByte());
+                jobGauges(run);
+            }
+        } catch (RuntimeException e) {
+            LOG.debug("status sample failed: {}", e.toString());
+        }
+    }
+
+    private void jobGauges(RunningJob run) {
+        AtomicLong[] g = jobGauges.computeIfAbsent(run.job.name, name -> {
+            AtomicLong[] values = {new AtomicLong(-1),
+                    new AtomicLong(), new AtomicLong()};
+            Gauge.builder("ferry.job.predicted.egress", values[0], AtomicLong::get)
+                    .tag("job", name).baseUnit("bytes").description("egress the job's plan predicts for its current epoch on this node")
+                    .register(node.registry());
+            Gauge.builder("ferry.job.egress", values[1], AtomicLong::get)
+                    .tag("job", name).baseUnit("bytes").description("egress measured in the job's current epoch").register(node.registry());
+            Gauge.builder("ferry.job.findings", values[2], AtomicLong::get)
+                    .tag("job", name).description("the advisor's findings for the job (the projection of its egress not counted)")
+                    .register(node.registry());
+            return values;
+        });
+        Job.Epoch cur = run.current();
+        g[0].set(run.advice.predictedEgress(cur.number));
+        Counters end = cur.atEnd != null ? cur.atEnd : node.counters();
+        g[1].set(end.meter().egressBytes() - cur.atStart.meter().egressBytes());
+        g[2].set(run.advice.findings().stream().filter(f -> !f.startsWith("Projected egress")).count());
+    }
+
+    /** Stops every job's prefetcher. */
+    public void stopAll() {
+        jobs.values().forEach(RunningJob::stop);
+    }
+}

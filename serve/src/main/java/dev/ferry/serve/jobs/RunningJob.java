@@ -1,0 +1,188 @@
+package dev.ferry.serve.jobs;
+
+import dev.ferry.cache.BlockId;
+import dev.ferry.plan.Prefetcher;
+import dev.ferry.serve.node.Counters;
+import dev.ferry.serve.node.Node;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+
+
+/**
+ * A registered job at run time: the epoch its consumers are in, their position, and a {@link Prefetcher} that
+ * keeps this node's planned blocks on local disk by the time the consumers need them (by time to need, at
+ * most {@code prefetch-bytes} ahead, at most {@link Node#prefetchThreads()} fetches at a time). Eviction follows the same plan (this
+ * epoch's blocks, then the next epoch's), with the reported position as its clock. Thread-safe.
+ */
+public final class RunningJob {
+    final Job job;
+    private final Node node;
+    private final History history;
+    private Job.Epoch current;
+    private Job.NodeFuture future;
+    private Job.NodeFuture evictionFuture;
+    private List<BlockId> planned = List.of();
+    private long blockPosition;
+    private volatile boolean stopped;
+    /** For this epoch's blocks: the group member (by node number) that read each one last epoch. */
+    private volatile Map<BlockId, Integer> holders = Map.of();
+    /** This epoch's prefetcher (null: prefetch is off, or the job has stopped). */
+    private Prefetcher prefetcher;
+
+    final JobAdvice advice;
+
+    RunningJob(Job job, Node node, History history) {
+        this.job = job;
+        this.node = node;
+        this.history = history;
+        this.advice = new JobAdvice(job, node.config().cacheSize(), node.config().blockSize());
+    }
+
+    /**
+     * Which other node read each of {@code mine}'s blocks in {@code previous}: the plan says so, for every
+     * node of the job's world, so a daemon can ask that node's daemon first (it may still hold the block).
+     */
+    private Map<BlockId, Integer> lastReaders(int previous, Job.NodeFuture mine, int blockSize) {
+        Set<BlockId> wanted = new HashSet<>();
+        mine.blocks().forEach(b -> wanted.add(b.block()));
+        Map<BlockId, Integer> out = new HashMap<>();
+        for (int m = 0; m < job.nodes(); m++) {
+            if (m == job.node()) {
+                continue;
+            }
+            for (Job.PlannedBlock b : job.nodeFuture(previous, blockSize, m).blocks()) {
+                if (wanted.contains(b.block())) {
+                    out.put(b.block(), m);
+                }
+            }
+        }
+        return out;
+    }
+
+    /** How many of this epoch's blocks have a hint (0 until they are computed, a moment after the epoch starts). */
+    public int hints() {
+        return holders.size();
+    }
+
+    /** The node that read {@code block} last epoch, or -1. */
+    int holderOf(BlockId block) {
+        Integer m = holders.get(block);
+        return m == null ? -1 : m;
+    }
+
+    synchronized Job.Epoch current() {
+        return current;
+    }
+
+    synchronized long blockPosition() {
+        return blockPosition;
+    }
+
+    synchronized int plannedBlocks() {
+        return future == null ? 0 : future.blocks().size();
+    }
+
+    /** Moves the job to {@code epoch}: a new record, and this epoch's (and the next one's) blocks as the plan. */
+    synchronized void startEpoch(int epoch) {
+        Counters now = node.counters();
+        if (current != null) {
+            current.atEnd = now;
+        }
+        current = new Job.Epoch(epoch, now.nanos(), now);
+        synchronized (job.epochs) {
+            job.epochs.add(current);
+        }
+        int blockSize = node.config().blockSize();
+        future = job.nodeFuture(epoch, blockSize);
+        // Eviction follows what will be read here: this node's reads, or in a regional group every node's
+        // (a member serves the others the blocks it owns), this epoch's and then the next one's.
+        boolean group = node.hintsApply(job.nodes(), job.node());
+        evictionFuture = group ? job.groupFuture(epoch, blockSize) : future;
+        List<BlockId> ids = new ArrayList<>(evictionFuture.blocks().size() * 2);
+        evictionFuture.blocks().forEach(b -> ids.add(b.block()));
+        // a job that said how many epochs it runs reads no epoch after its last: planning one would keep
+        // its blocks from the other jobs (an evaluation pass registered with "epochs": 1 plans that pass only)
+        if (job.plannedEpochs() == 0 || epoch < job.plannedEpochs()) {
+            (group ? job.groupFuture(epoch + 1, blockSize) : job.nodeFuture(epoch + 1, blockSize)).blocks().forEach(b -> ids.add(b.block()));
+        }
+        planned = ids;
+        blockPosition = 0;
+        node.follow(job.name, planned, 0, true);
+        holders = Map.of();
+        if (epoch >= 2 && node.hintsApply(job.nodes(), job.node())) {
+            Job.NodeFuture mine = future;
+            Thread.ofVirtual().name("ferry-hints-" + job.name).start(() -> holders = lastReaders(epoch - 1, mine, blockSize));
+        }
+        if (prefetcher != null) {
+            prefetcher.close();
+        }
+        if (!stopped) {
+            // this epoch's blocks, then the next epoch's: its first blocks are fetched before its first report
+            List<BlockId> mine = new ArrayList<>(future.blocks().size() * 2);
+            future.blocks().forEach(b -> mine.add(b.block()));
+            if (job.plannedEpochs() == 0 || epoch < job.plannedEpochs()) {
+                job.nodeFuture(epoch + 1, blockSize).blocks().forEach(b -> mine.add(b.block()));
+            }
+            prefetcher = node.prefetcher(job.name + "-epoch" + epoch, mine);
+        }
+    }
+
+    /** What this epoch's prefetcher has done (null when prefetch is off). */
+    synchronized Prefetcher.Stats prefetchStats() {
+        return prefetcher == null ? null : prefetcher.stats();
+    }
+
+    /**
+     * A consumer's report: the job's global position this epoch, samples consumed and its wait for each step
+     * since its last report. A report for an epoch already left behind only adds its samples and waits.
+     */
+    public void progress(int epoch, long position, long samples, double[] waitsMillis) {
+        synchronized (this) {
+            if (epoch > current.number) {
+                startEpoch(epoch);
+            }
+            Job.Epoch e = current;
+            if (epoch == current.number) {
+                e.position = Math.max(e.position, position);
+                blockPosition = Math.max(blockPosition, future.indexOfPosition(e.position, job.ranks()));
+                if (prefetcher != null) {
+                    prefetcher.advance((int) Math.min(Integer.MAX_VALUE, blockPosition));
+                }
+                node.follow(job.name, planned, evictionFuture.indexOfPosition(e.position, job.ranks()), false);
+            } else {
+                synchronized (job.epochs) {
+                    e = job.epochs.stream().filter(x -> x.number == epoch).findFirst().orElse(null);
+                }
+                if (e == null) {
+                    return;
+                }
+            }
+            e.samples += samples;
+            e.steps += waitsMillis.length;
+            e.lastReportNanos = System.nanoTime();
+            for (double w : waitsMillis) {
+                long micros = Math.max(0, Math.round(w * 1000));
+                e.waits.recordValue(Math.min(micros, e.waits.getHighestTrackableValue()));
+                e.waitTotalMicros += micros;
+                history.recordWait(micros);
+            }
+            history.recordSamples(samples);
+        }
+        int perStep = waitsMillis.length == 0 ? 0 : (int) (samples / waitsMillis.length);
+        for (double w : waitsMillis) {
+            node.stepMetrics(epoch, perStep, Math.round(w * 1e6));
+        }
+    }
+
+    synchronized void stop() {
+        stopped = true;
+        if (prefetcher != null) {
+            prefetcher.close();
+            prefetcher = null;
+        }
+    }
+}

@@ -1,0 +1,22 @@
+package dev.ferry.serve.node;
+
+import dev.ferry.cache.CacheStats;
+import dev.ferry.store.chain.MeterSnapshot;
+import dev.ferry.store.tier.GroupStore;
+import dev.ferry.store.tier.SharedTierStore;
+
+/**
+ * The node's counters at one moment: where an epoch's egress and hit rate are measured from. {@code peers} is
+ * null outside a regional group, {@code shared} without a shared tier.
+ */
+public record Counters(MeterSnapshot meter, CacheStats cache, GroupStore.GroupStats peers, SharedTierStore.SharedStats shared, long nanos) {
+    /** Bytes read from the shared tier (0 without one). */
+    public long sharedBytes() {
+        return shared == null ? 0 : shared.bytesFromTier();
+    }
+
+    /** Bytes read from the group's other members (0 outside a group). */
+    public long peerBytes() {
+        return peers == null ? 0 : peers.peerBytes();
+    }
+}

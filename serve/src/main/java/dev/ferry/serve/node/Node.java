@@ -1,0 +1,453 @@
+package dev.ferry.serve.node;
+
+import dev.ferry.cache.BlockId;
+import dev.ferry.cache.CacheConfig;
+import dev.ferry.cache.CachingStore;
+import dev.ferry.cache.SequentialReadAhead;
+import dev.ferry.cache.policy.PlannedPolicy;
+import dev.ferry.cache.policy.PreferringPolicy;
+import dev.ferry.embedded.CloudProfile;
+import dev.ferry.embedded.EmbeddedStore;
+import dev.ferry.metrics.FerryMetrics;
+import dev.ferry.plan.Prefetcher;
+import dev.ferry.s3.S3Credentials;
+import dev.ferry.s3.S3ObjectStore;
+import dev.ferry.s3.S3StoreConfig;
+import dev.ferry.store.BucketOperations;
+import dev.ferry.store.ObjectKey;
+import dev.ferry.store.ObjectStore;
+import dev.ferry.store.PendingUploads;
+import dev.ferry.store.chain.ChainConfig;
+import dev.ferry.store.chain.FirstByteTimeoutStore;
+import dev.ferry.store.chain.StoreChain;
+import dev.ferry.store.file.FileObjectStore;
+import dev.ferry.store.tier.GroupStore;
+import dev.ferry.store.tier.Rendezvous;
+import dev.ferry.store.tier.SharedTierStore;
+import dev.ferry.time.Clock;
+import dev.ferry.writeback.Scratch;
+import dev.ferry.writeback.WriteBackConfig;
+import dev.ferry.writeback.WriteBackStore;
+import io.micrometer.prometheusmetrics.PrometheusConfig;
+import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
+import java.io.IOException;
+import java.net.URI;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.function.ToIntFunction;
+import java.util.stream.Stream;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * One node of {@code ferry serve}, without its network front: the tier stack built from the config, in the
+ * order a read goes down it, and what runs beside it (metrics, prefetch, the status and expiry timers).
+ *
+ * <pre>
+ * origin (S3, a folder, or the embedded store)
+ *   -> chain (parallel read, retry, governor, meter), bounded by first-byte-timeout
+ *   -> shared tier (a shared file system)        when shared-tier is set
+ *   -> regional group -> hints (last epoch's reader first)   when group is set
+ *   -> local tier (CachingStore, the plan-aware policy; sequential read-ahead)
+ *   -> write-back (+ local multipart staging)     when write-back is set; scratch beside it
+ * </pre>
+ *
+ * Jobs ({@code serve.jobs}) call down into it: {@link #follow} steers eviction by their plans, {@link #prefetcher}
+ * fetches their next blocks by time to need, {@link #holders} tells the hints who read a block last epoch. Thread-safe.
+ */
+public final class Node implements AutoCloseable {
+    private static final Logger LOG = LoggerFactory.getLogger(Node.class);
+    private static final int PREFETCH_THREADS = 8;
+    /** The request header that asks a member for blocks on its own disk only, never fetching. */
+    public static final String CACHED_ONLY = "x-ferry-cached-only";
+
+    private final NodeConfig config;
+    private final EmbeddedStore embedded;
+    private final ObjectStore origin;
+    private final BucketOperations buckets;
+    private final String upstreamDescription;
+    private final StoreChain chain;
+    private final SharedTierStore shared;
+    private final GroupStore group;
+    private final HintedStore hinted;
+    private final ObjectStore belowCache;
+    private final PlannedPolicy<BlockId> policy = new PlannedPolicy<>();
+    private final CachingStore cache;
+    private final WriteBackStore writeBack;
+    private final LocalMultipart localMultipart;
+    private final Scratch scratch;
+    private final PendingUploads originUploads;
+    private final Path spool;
+    private final PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
+    private final FerryMetrics metrics;
+    private final ServeStats stats = new ServeStats();
+    private final ExecutorService workers = Executors.newVirtualThreadPerTaskExecutor();
+    private final ScheduledExecutorService ticker = Executors.newSingleThreadScheduledExecutor(r -> {
+        Thread t = new Thread(r, "ferry-status");
+        t.setDaemon(true);
+        return t;
+    });
+    private final long startNanos = System.nanoTime();
+    /** Per registered job with the node partition: the shards whose home is this node (read here, kept as owned). */
+    private final Map<String, Set<ObjectKey>> homes = new ConcurrentHashMap<>();
+    private volatile ToIntFunction<BlockId> holders = block -> -1;
+    private volatile String planOwner;
+
+    private Node(NodeConfig config) throws IOException {
+        this.config = config;
+        EmbeddedStore e = null;
+        if (config.upstream() != null) {
+            S3ObjectStore store = new S3ObjectStore(S3StoreConfig.endpoint(config.upstream(), S3Credentials.fromEnvironment()));
+            origin = store;
+            buckets = store;
+            upstreamDescription = config.upstream().toString();
+        } else if (config.storeRoot() != null) {
+            FileObjectStore store = new FileObjectStore(config.storeRoot());
+            origin = store;
+            buckets = store;
+            upstreamDescription = "folder " + config.storeRoot();
+        } else {
+            Files.createDirectories(config.dataDir());
+            e = EmbeddedStore.start(config.dataDir(), 0, CloudProfile.named(config.profile()));
+            S3ObjectStore store = new S3ObjectStore(S3StoreConfig.endpoint(e.endpoint(), S3Credentials.PLACEHOLDER));
+            origin = store;
+            buckets = store;
+            upstreamDescription = "embedded store over " + config.dataDir() + " (profile " + config.profile() + ") at " + e.endpoint();
+        }
+        this.embedded = e;
+        this.chain = StoreChain.over(origin, ChainConfig.DEFAULT);
+        CacheConfig cc = CacheConfig.of(config.cacheDir(), config.cacheSize());
+        cc = new CacheConfig(cc.dir(), cc.capacity(), config.blockSize(), cc.highWatermark(), cc.lowWatermark(), cc.verify(),
+                cc.metadataTtl(), cc.maxRunBlocks(), "planned");
+        // an origin that accepts connections and never answers costs a reader first-byte-timeout, retries included
+        ObjectStore bounded = new FirstByteTimeoutStore(chain, config.firstByteTimeout());
+        this.shared = config.sharedTier() == null ? null
+                : new SharedTierStore(bounded, config.sharedTier(), Duration.ofSeconds(60));
+        ObjectStore below = shared != null ? shared : bounded; // local tier -> regional group -> shared file system -> origin
+        this.group = config.group().isEmpty() ? null : group(config, below);
+        this.hinted = group == null ? null
+                : new HintedStore(group, cachedOnlyClients(config), config.blockSize(), block -> holders.applyAsInt(block));
+        this.belowCache = group == null ? below : hinted;
+        this.cache = group == null ? new CachingStore(below, cc, policy, Clock.system())
+                : new CachingStore(hinted, cc, new PreferringPolicy<>(policy, id -> group.owns(id.key())), Clock.system());
+        // clients without a plan (awscli, boto3, any front-to-back reader): blocks ahead of sequential readers
+        SequentialReadAhead.attach(cache, SequentialReadAhead.Config.DEFAULT, workers);
+        this.writeBack = config.writeBack()
+                ? new WriteBackStore(cache, WriteBackConfig.of(sibling("-writeback"), config.writeBackQuota()))
+                : null;
+        this.metrics = FerryMetrics.bind(registry, chain.meter(), cache);
+        this.spool = config.cacheDir().resolve("spool");
+        clearSpool(spool);
+        this.localMultipart = writeBack == null ? null : new LocalMultipart(sibling("-multipart"));
+        this.originUploads = origin instanceof PendingUploads p ? p : null;
+        this.scratch = config.scratchBucket() == null ? null
+                : new Scratch(sibling("-scratch"), config.scratchBucket(), config.scratchQuota(), config.scratchTtl());
+        long sweep = Math.clamp(config.multipartTtl().toMillis() / 10, 1000, 3_600_000);
+        ticker.scheduleWithFixedDelay(this::expireUploads, sweep, sweep, TimeUnit.MILLISECONDS);
+        if (scratch != null) {
+            long every = Math.clamp(config.scratchTtl().toMillis() / 10, 1000, 60_000);
+            ticker.scheduleWithFixedDelay(this::sweepScratch, every, every, TimeUnit.MILLISECONDS);
+        }
+    }
+
+    /** Builds the node's tiers and starts its timers; close it to release them. */
+    public static Node start(NodeConfig config) throws IOException {
+        return new Node(config);
+    }
+
+    /** A folder beside the local tier's: {@code <cache-dir><suffix>}. */
+    private Path sibling(String suffix) {
+        return config.cacheDir().resolveSibling(config.cacheDir().getFileName() + suffix);
+    }
+
+    private static void clearSpool(Path spool) throws IOException {
+        Files.createDirectories(spool);
+        try (Stream<Path> s = Files.list(spool)) {
+            for (Path p : s.toList()) {
+                Files.deleteIfExists(p);
+            }
+        }
+    }
+
+    private static GroupStore group(NodeConfig config, ObjectStore origin) {
+        Rendezvous ring = new Rendezvous(config.group().stream().map(URI::toString).toList());
+        int self = config.self() == null ? -1 : config.group().indexOf(config.self());
+        return new GroupStore(ring, self, memberClients(config, origin, 64, Map.of()), origin, Duration.ofSeconds(5));
+    }
+
+    /** A client per other member that asks for blocks that member holds on disk, and nothing else. */
+    private static List<ObjectStore> cachedOnlyClients(NodeConfig config) {
+        return memberClients(config, null, 16, Map.of(CACHED_ONLY, "1"));
+    }
+
+    /**
+     * An S3 client per group member, in the group's order, signing with this daemon's credentials when it has
+     * them; short timeouts, so a member that does not answer is skipped. This daemon's own slot holds
+     * {@code self}.
+     */
+    private static List<ObjectStore> memberClients(NodeConfig config, ObjectStore self, int connections, Map<String, String> headers) {
+        S3Credentials peers = S3Credentials.forPeer(config.accessKey(), config.secretKey());
+        List<ObjectStore> out = new ArrayList<>();
+        for (URI member : config.group()) {
+            out.add(member.equals(config.self()) ? self : new S3ObjectStore(new S3StoreConfig(member, "us-east-1", true, peers.accessKeyId(), peers.secretAccessKey(),
+                    connections, Duration.ofSeconds(1), Duration.ofSeconds(10)), headers));
+        }
+        return out;
+    }
+
+    /** Aborts the multipart uploads started longer than multipart-ttl ago, deleting their parts. */
+    private void expireUploads() {
+        Instant cutoff = Instant.now().minus(config.multipartTtl());
+        try {
+            int n = (localMultipart == null ? 0 : localMultipart.expire(cutoff)) + (originUploads == null ? 0 : originUploads.expireUploads(cutoff));
+            if (n > 0) {
+                LOG.info("expired {} multipart uploads started more than {} ago", n, config.multipartTtl());
+            }
+        } catch (IOException | RuntimeException e) {
+            LOG.warn("cannot expire old multipart uploads: {}", e.getMessage());
+        }
+    }
+
+    /** Deletes the scratch objects older than scratch-ttl. */
+    private void sweepScratch() {
+        try {
+            scratch.sweep();
+        } catch (IOException | RuntimeException e) {
+            LOG.warn("cannot sweep the scratch bucket: {}", e.getMessage());
+        }
+    }
+
+    /** Runs {@code task} once a second, on the node's status thread, until the node closes. */
+    public void everySecond(Runnable task) {
+        ticker.scheduleAtFixedRate(task, 1, 1, TimeUnit.SECONDS);
+    }
+
+    public NodeConfig config() {
+        return config;
+    }
+
+    /** The origin in words, for the status. */
+    public String upstreamDescription() {
+        return upstreamDescription;
+    }
+
+    public double uptimeSeconds() {
+        return (System.nanoTime() - startNanos) / 1e9;
+    }
+
+    /** The origin, when it is a folder store (writes check their keys against it), else null. */
+    public FileObjectStore folderOrigin() {
+        return origin instanceof FileObjectStore folder ? folder : null;
+    }
+
+    /** The origin's bucket operations. */
+    public BucketOperations buckets() {
+        return buckets;
+    }
+
+    /** The origin's multipart uploads in progress, or null when it keeps none. */
+    public PendingUploads originUploads() {
+        return originUploads;
+    }
+
+    public StoreChain chain() {
+        return chain;
+    }
+
+    /** The regional group, or null. */
+    public GroupStore group() {
+        return group;
+    }
+
+    /** The group with hints, or null outside a group. */
+    public HintedStore hinted() {
+        return hinted;
+    }
+
+    /** The store right under the local tier: the group with hints, the shared tier, or the bounded chain. */
+    public ObjectStore belowCache() {
+        return belowCache;
+    }
+
+    public CachingStore cache() {
+        return cache;
+    }
+
+    /** Write-back over the local tier, or null. */
+    public WriteBackStore writeBack() {
+        return writeBack;
+    }
+
+    /** Multipart uploads staged locally under write-back, or null. */
+    public LocalMultipart localMultipart() {
+        return localMultipart;
+    }
+
+    /** The scratch bucket, or null. */
+    public Scratch scratch() {
+        return scratch;
+    }
+
+    /** Where request bodies are spooled (emptied at start). */
+    public Path spool() {
+        return spool;
+    }
+
+    /** The top of the stack: what reads go to. */
+    public ObjectStore reads() {
+        return writeBack != null ? writeBack : cache;
+    }
+
+    /** The executor of request handling and sequential read-ahead (virtual threads). */
+    public ExecutorService workers() {
+        return workers;
+    }
+
+    public ServeStats stats() {
+        return stats;
+    }
+
+    public PrometheusMeterRegistry registry() {
+        return registry;
+    }
+
+    /** The node's counters now. */
+    public Counters counters() {
+        return new Counters(chain.meter().snapshot(), cache.stats(), group == null ? null : group.stats(),
+                shared == null ? null : shared.stats(), System.nanoTime());
+    }
+
+    /** Bytes this node read from the node that read them last epoch (0 outside a group). */
+    public long hintedBytes() {
+        return hinted == null ? 0 : hinted.stats().bytes();
+    }
+
+    public double egressCostPerByte() {
+        return ChainConfig.DEFAULT.prices().egressPerGb() / 1e9;
+    }
+
+    /** Peer hints need a group whose members are, in order, the job's nodes, and this daemon among them. */
+    public boolean hintsApply(int jobNodes, int jobNode) {
+        return group != null && config.self() != null && jobNodes == config.group().size()
+                && config.group().indexOf(config.self()) == jobNode;
+    }
+
+    /** Who read a block last epoch (a group member's number, or -1): the registered jobs' plans say. */
+    public void holders(ToIntFunction<BlockId> lookup) {
+        this.holders = lookup;
+    }
+
+    /** The shards whose home is this node for {@code job} (empty: none); the group keeps them as owned. */
+    public void homes(String job, Set<ObjectKey> homed) {
+        if (group == null) {
+            return;
+        }
+        if (homed.isEmpty()) {
+            homes.remove(job);
+        } else {
+            homes.put(job, homed);
+        }
+        group.homes(key -> homes.values().stream().anyMatch(h -> h.contains(key)));
+    }
+
+    /**
+     * A job's consumers reported progress ({@code replan}: it started an epoch, and {@code future} is its new
+     * plan). Eviction follows every registered job's future, each job at its own position and pace
+     * ({@link PlannedPolicy#plan(String, List, long)}); under {@code eviction-follows: last-report}, only the
+     * future of the job that reported last.
+     */
+    public void follow(String job, List<BlockId> future, long blockPosition, boolean replan) {
+        long now = System.nanoTime();
+        synchronized (policy) {
+            if (config.evictionFollows().equals(NodeConfig.LAST_REPORT)) {
+                if (replan || !job.equals(planOwner)) {
+                    policy.plan(future);
+                    planOwner = job;
+                }
+                policy.advanceTo(blockPosition);
+                return;
+            }
+            if (replan || !policy.jobs().contains(job)) {
+                policy.plan(job, future, now);
+            }
+            policy.advanceTo(job, blockPosition, now);
+        }
+    }
+
+    /** The measured time per planned block of {@code job} (0 while unmeasured or under last-report). */
+    public long nanosPerBlock(String job) {
+        return policy.nanosPerBlock(job);
+    }
+
+    public void stepMetrics(int epoch, int samples, long waitNanos) {
+        metrics.step(epoch, samples, waitNanos);
+    }
+
+    /**
+     * A prefetcher for one job's epoch on this node: its planned blocks fetched into the local tier by time to
+     * need, at most {@code prefetch-bytes} ahead of the job's position and {@link #prefetchThreads()} fetches
+     * at a time. Null when prefetch is off ({@code prefetch-bytes} under a block).
+     */
+    public Prefetcher prefetcher(String name, List<BlockId> future) {
+        long ahead = config.prefetchBytes() / config.blockSize();
+        if (ahead < 1) {
+            return null;
+        }
+        Prefetcher.Settings settings = Prefetcher.Settings.DEFAULT.withSlots(PREFETCH_THREADS)
+                .withMaxAheadBlocks((int) Math.min(Integer.MAX_VALUE, ahead));
+        return new Prefetcher(name, future, new Prefetcher.Target() {
+            @Override
+            public boolean residentOrInFlight(BlockId block) {
+                return cache.residentOrInFlight(block);
+            }
+
+            @Override
+            public long fetch(BlockId block) throws IOException {
+                return cache.prefetch(block);
+            }
+        }, settings, Clock.system()).start();
+    }
+
+    /** How many planned blocks a job fetches at a time. */
+    public static int prefetchThreads() {
+        return PREFETCH_THREADS;
+    }
+
+    /** Stops the timers and the workers and closes the stores, top down, and the embedded store. */
+    @Override
+    public void close() {
+        ticker.shutdownNow();
+        workers.shutdownNow();
+        try {
+            if (writeBack != null) {
+                writeBack.close();
+            }
+            cache.close();
+            if (scratch != null) {
+                scratch.close();
+            }
+            if (hinted != null) {
+                hinted.close(); // closes the hint clients, the group's peers' clients and the origin
+            } else {
+                origin.close();
+            }
+        } catch (IOException e) {
+            LOG.warn("closing the stores: {}", e.getMessage());
+        }
+        if (embedded != null) {
+            embedded.close();
+        }
+        registry.close();
+    }
+}

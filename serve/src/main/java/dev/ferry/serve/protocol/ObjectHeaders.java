@@ -1,0 +1,47 @@
+package dev.ferry.serve.protocol;
+
+import dev.ferry.store.ObjectAttributes;
+import io.netty.handler.codec.http.HttpHeaders;
+import java.util.Locale;
+import java.util.Map;
+import java.util.TreeMap;
+
+/**
+ * The headers an object keeps (see {@link ObjectAttributes}): taken from a PUT or CreateMultipartUpload, and
+ * set on the answers of GET and HEAD.
+ */
+public final class ObjectHeaders {
+    private ObjectHeaders() {
+    }
+
+    /** The attributes a write's headers give its object; {@code aws-chunked} is the transfer's, not the object's. */
+    public static ObjectAttributes from(HttpHeaders headers) throws S3Error {
+        Map<String, String> kept = new TreeMap<>();
+        for (Map.Entry<String, String> h : headers) {
+            String name = h.getKey().toLowerCase(Locale.ROOT);
+            if (!ObjectAttributes.isKept(name)) {
+                continue;
+            }
+            String value = h.getValue();
+            if (name.equals("content-encoding")) {
+                value = String.join(",", java.util.Arrays.stream(value.split(",")).map(String::trim)
+                        .filter(v -> !v.isEmpty() && !v.equalsIgnoreCase("aws-chunked")).toList());
+                if (value.isEmpty()) {
+                    continue;
+                }
+            }
+            kept.merge(name, value, (a, b) -> a + "," + b);
+        }
+        try {
+            return new ObjectAttributes(kept);
+        } catch (IllegalArgumentException e) {
+            throw S3Error.badRequest("MetadataTooLarge", "the object's " + e.getMessage());
+        }
+    }
+
+    /** Sets an object's kept headers on an answer; an object without a type is served as bytes. */
+    public static void apply(ObjectAttributes attributes, HttpHeaders h) {
+        h.set("Content-Type", "application/octet-stream");
+        attributes.headers().forEach(h::set);
+    }
+}

@@ -1,0 +1,232 @@
+package dev.ferry.serve.protocol;
+
+import io.netty.handler.codec.http.HttpHeaders;
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.security.MessageDigest;
+import java.util.Base64;
+import java.util.HexFormat;
+import java.util.Locale;
+import java.util.zip.CRC32;
+import java.util.zip.CRC32C;
+import java.util.zip.Checksum;
+
+/**
+ * A request body as it arrives: decoded from {@code aws-chunked} when sent that way, checked against every
+ * digest the client declared ({@code Content-MD5}, {@code x-amz-content-sha256},
+ * {@code x-amz-checksum-crc32|crc32c|crc64nvme|sha1|sha256} as a header or a trailer) and held in memory (XML, small) or
+ * spooled to a file (object data), within a size limit. Nothing is handed to a store until
+ * {@link #finish} has checked it all. Not thread-safe: fed by one channel's event loop.
+ */
+public final class RequestBody implements AutoCloseable {
+    private final long limit;
+   private final Path file;
+    private final FileChannel channel;
+    private final ByteArrayOutputStream memory;
+    private final AwsChunked chunked;
+    private final MessageDigest rawSha256;
+    private final String expectedSha256;
+    private final MessageDigest md5;
+    private final String expectedMd5;
+    private final Checksum crc;
+    private final MessageDigest checksumDigest;
+    private final String checksumHeader;
+    private final HttpHeaders headers;
+    private final long declaredDecodedLength;
+    private long size;
+
+    /**
+     * @param spoolDir where object data is spooled, or null to hold the body in memory
+     * @param signed   the verified signature (its payload rules apply), or null when requests are not signed
+     */
+    public RequestBody(HttpHeaders headers, Path spoolDir, long limit, SigV4.Signed signed) throws S3Error, IOException {
+        this.headers = headers;
+        this.limit = limit;
+        String contentSha = headers.get("x-amz-content-sha256", "");
+        String encoding = headers.get("Content-Encoding", "").toLowerCase(Locale.ROOT);
+        boolean isChunked = contentSha.startsWith("STREAMING-") || encoding.contains("aws-chunked");
+        String decoded = headers.get("x-amz-decoded-content-length");
+        if (isChunked && decoded == null) {
+            throw new S3Error(411, "MissingContentLength", "an aws-chunked body needs x-amz-decoded-content-length");
+        }
+        try {
+            declaredDecodedLength = decoded == null ? -1 : Long.parseLong(decoded);
+        } catch (NumberFormatException e) {
+            throw S3Error.invalidArgument("x-amz-decoded-content-length is not a number: " + decoded);
+        }
+        if (declaredDecodedLength > limit) {
+            throw new S3Error(400, "EntityTooLarge", "the body (" + declaredDecodedLength + " bytes) is over the limit of " + limit);
+        }
+        String sha = signed != null ? signed.bodySha256() : null;
+        if (sha == null && !isChunked && contentSha.length() == 64) {
+            sha = contentSha; // unsigned requests that declare a digest get it checked too
+        }
+        expectedSha256 = sha == null ? null : sha.toLowerCase(Locale.ROOT);
+        rawSha256 = expectedSha256 == null ? null : SigV4.sha256();
+        expectedMd5 = headers.get("Content-MD5");
+        md5 = expectedMd5 == null ? null : digest("MD5");
+        String trailer = headers.get("x-amz-trailer", "").toLowerCase(Locale.ROOT).trim();
+        String algorithm = null;
+        for (String name : new String[] {"x-amz-checksum-crc32", "x-amz-checksum-crc32c", "x-amz-checksum-crc64nvme", "x-amz-checksum-sha1",
+                "x-amz-checksum-sha256"}) {
+            if (headers.contains(name) || trailer.equals(name)) {
+                algorithm = name;
+            }
+        }
+        checksumHeader = algorithm;
+        crc = algorithm == null ? null : switch (algorithm) {
+            case "x-amz-checksum-crc32" -> new CRC32();
+            case "x-amz-checksum-crc32c" -> new CRC32C();
+            case "x-amz-checksum-crc64nvme" -> new Crc64Nvme();
+            default -> null;
+        };
+        checksumDigest = "x-amz-checksum-sha256".equals(algorithm) ? SigV4.sha256() : "x-amz-checksum-sha1".equals(algorithm) ? digest("SHA-1")
+                : null;
+        AwsChunked.ChunkVerifier verifier = signed != null && signed.signedChunks() ? SigV4.chunkVerifier(signed) : null;
+        chunked = isChunked ? new AwsChunked(this::payload, verifier) : null;
+        if (spoolDir != null) {
+            Files.createDirectories(spoolDir);
+            file = Files.createTempFile(spoolDir, "body-", ".spool");
+            channel = FileChannel.open(file, StandardOpenOption.WRITE);
+            memory = null;
+        } else {
+            file = null;
+            channel = null;
+            memory = new ByteArrayOutputStream();
+        }
+    }
+
+    private static MessageDigest digest(String name) {
+        try {
+            return MessageDigest.getInstance(name);
+        } catch (java.security.NoSuchAlgorithmException e) {
+            throw new IllegalStateException(name + " is not available", e);
+        }
+    }
+
+    /** Bytes as they came off the wire (HTTP chunking already removed). */
+    public void feed(ByteBuffer raw) throws S3Error, IOException {
+        if (rawSha256 != null) {
+            rawSha256.update(raw.duplicate());
+        }
+        if (chunked != null) {
+            chunked.feed(raw);
+        } else {
+            payload(raw);
+        }
+    }
+
+    private void payload(ByteBuffer data) throws S3Error {
+        size += data.remaining();
+        if (size > limit) {
+            throw new S3Error(400, "EntityTooLarge", "the body is over the limit of " + limit + " bytes");
+        }
+        if (md5 != null) {
+            md5.update(data.duplicate());
+        }
+        if (crc != null) {
+            crc.update(data.duplicate());
+        }
+        if (checksumDigest != null) {
+            checksumDigest.update(data.duplicate());
+        }
+        try {
+            if (channel != null) {
+                while (data.hasRemaining()) {
+                    channel.write(data);
+                }
+            } else {
+                byte[] b = new byte[data.remaining()];
+                data.get(b);
+                memory.write(b, 0, b.length);
+            }
+        } catch (IOException e) {
+            String message = e.getMessage() != null && e.getMessage().contains("No space") ? "the daemon's disk is full" : e.getMessage();
+            throw new S3Error(507, "InsufficientStorage", "cannot hold the request body: " + message);
+        }
+    }
+
+    /** Checks length and digests once the last byte is in; the body is usable only after this. */
+    public void finish() throws S3Error, IOException {
+        if (chunked != null && !chunked.done()) {
+            throw S3Error.badRequest("IncompleteBody", "the aws-chunked body ended before its final chunk");
+        }
+        if (declaredDecodedLength >= 0 && declaredDecodedLength != size) {
+            throw S3Error.badRequest("IncompleteBody", "the body holds " + size + " bytes; x-amz-decoded-content-length said "
+                    + declaredDecodedLength);
+        }
+        if (rawSha256 != null && !HexFormat.of().formatHex(rawSha256.digest()).equals(expectedSha256)) {
+            throw S3Error.badRequest("XAmzContentSHA256Mismatch", "the body's SHA-256 does not match x-amz-content-sha256");
+        }
+        if (md5 != null) {
+            byte[] want;
+            try {
+                want = Base64.getDecoder().decode(expectedMd5.trim());
+            } catch (IllegalArgumentException e) {
+                throw S3Error.badRequest("InvalidDigest", "Content-MD5 is not base64: " + expectedMd5);
+            }
+            if (!MessageDigest.isEqual(want, md5.digest())) {
+                throw S3Error.badRequest("BadDigest", "the body's MD5 does not match Content-MD5");
+            }
+        }
+        if (checksumHeader != null) {
+            String want = headers.get(checksumHeader);
+            if (want == null && chunked != null) {
+                want = chunked.trailers().get(checksumHeader);
+            }
+            if (want == null) {
+                throw S3Error.badRequest("InvalidRequest", "the body announced a " + checksumHeader + " trailer but sent none");
+            }
+            byte[] actual;
+            if (crc instanceof Crc64Nvme) {
+                actual = java.nio.ByteBuffer.allocate(8).putLong(crc.getValue()).array();
+            } else if (crc != null) {
+                long v = crc.getValue();
+                actual = new byte[] {(byte) (v >>> 24), (byte) (v >>> 16), (byte) (v >>> 8), (byte) v};
+            } else {
+                actual = checksumDigest.digest();
+            }
+            if (!Base64.getEncoder().encodeToString(actual).equals(want.trim())) {
+                throw S3Error.badRequest("BadDigest", "the body's " + checksumHeader.substring("x-amz-checksum-".length())
+                        + " checksum does not match " + checksumHeader);
+            }
+        }
+        if (channel != null) {
+            channel.force(false);
+            channel.close();
+        }
+    }
+
+    public long size() {
+        return size;
+    }
+
+    /** The spooled file (object data), after {@link #finish}. */
+    public Path file() {
+        return file;
+    }
+
+    /** The body held in memory (XML), after {@link #finish}. */
+    public byte[] bytes() {
+        return memory == null ? new byte[0] : memory.toByteArray();
+    }
+
+    @Override
+    public void close() {
+        try {
+            if (channel != null) {
+                channel.close();
+            }
+            if (file != null) {
+                Files.deleteIfExists(file);
+            }
+        } catch (IOException ignored) {
+            // a spool file left behind is removed when the daemon starts
+        }
+    }
+}

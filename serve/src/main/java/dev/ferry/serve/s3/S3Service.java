@@ -1,0 +1,632 @@
+package dev.ferry.serve.s3;
+
+import dev.ferry.cache.CachingStore;
+import dev.ferry.serve.node.LocalMultipart;
+import dev.ferry.serve.node.Node;
+import dev.ferry.serve.protocol.Keys;
+import dev.ferry.serve.protocol.ObjectHeaders;
+import dev.ferry.serve.protocol.Ranges;
+import dev.ferry.serve.protocol.Reply;
+import dev.ferry.serve.protocol.RequestBody;
+import dev.ferry.serve.protocol.S3Error;
+import dev.ferry.serve.protocol.Xml;
+import dev.ferry.store.BucketOperations;
+import dev.ferry.store.ByteRange;
+import dev.ferry.store.CompletedPart;
+import dev.ferry.store.GetRequest;
+import dev.ferry.store.ListRequest;
+import dev.ferry.store.MultipartOperations;
+import dev.ferry.store.MultipartUpload;
+import dev.ferry.store.ObjectContent;
+import dev.ferry.store.ObjectKey;
+import dev.ferry.store.ObjectMeta;
+import dev.ferry.store.ObjectNotFoundException;
+import dev.ferry.store.ObjectStore;
+import dev.ferry.store.PutBody;
+import dev.ferry.store.StoreException;
+import dev.ferry.writeback.Durability;
+import dev.ferry.writeback.WriteBackStore;
+import dev.ferry.writeback.WriteStatus;
+import io.netty.handler.codec.http.DefaultHttpHeaders;
+import io.netty.handler.codec.http.HttpHeaders;
+import io.netty.handler.codec.http.HttpMethod;
+import io.netty.handler.codec.http.HttpResponseStatus;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.ZoneOffset;
+import java.time.format.DateTimeFormatter;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import org.w3c.dom.Element;
+
+/**
+ * The S3 operations, blocking, on a request whose body (if any) has been received and checked. Reads go
+ * through the local tier ({@link CachingStore}); writes go through it to the object store and drop the
+ * key's cached blocks. Thread-safe.
+ */
+public final class S3Service {
+    /** The version id of every object: the stores behind ferry keep one version, as an unversioned S3 bucket. */
+    static final String NULL_VERSION = "null";
+    private static final DateTimeFormatter HTTP_DATE = DateTimeFormatter.RFC_1123_DATE_TIME.withZone(ZoneOffset.UTC);
+
+    /** A request the daemon has parsed: bucket and key decoded and checked, query decoded. */
+    public record Request(HttpMethod method, String bucket, String key, Map<String, List<String>> query, HttpHeaders headers,
+            RequestBody body) {
+        String param(String name) {
+            List<String> v = query.get(name);
+            return v == null || v.isEmpty() ? null : v.get(0);
+        }
+
+        boolean has(String name) {
+            return query.containsKey(name);
+        }
+    }
+
+    private final CachingStore cache;
+    private final BucketOperations buckets;
+    private final WriteBackStore writeBack;
+    private final LocalMultipart localMultipart;
+    private final ObjectStore front;
+    /** Multipart uploads go to the top of the stack, as other writes (the scratch bucket takes none). */
+    private final MultipartOperations multipart;
+    private final ObjectStore below;
+    private final WriteChecks checks;
+    private final List<MultipartListing.Source> uploadSources;
+    private final KeyLocks locks = new KeyLocks();
+    private final Listing listing;
+    private final CopyOperations copies;
+    private final dev.ferry.writeback.Scratch scratch;
+
+    /**
+     * @param below     the store under the local tier: conditional writes check the object there, not in the
+     *                  local tier's metadata (which may be up to its TTL old)
+     * @param writeBack when not null, PUTs are acknowledged once on local disk and uploaded in the background,
+     *                  and reads of keys not yet uploaded are served from it
+     * @param checks    what write-back checks before acknowledging (null without write-back)
+     * @param originUploads the origin's pending multipart uploads when it can list them (a folder store), else null
+     * @param spoolDir  where a copy's source bytes are kept while they are written
+     * @param maxCopyBytes the largest object (or part) one copy request may copy
+     * @param scratch   the node-local scratch bucket, kept on local disk and never uploaded, or null
+     */
+    S3Service(CachingStore cache, ObjectStore below, BucketOperations buckets, WriteBackStore writeBack, LocalMultipart localMultipart,
+            WriteChecks checks, dev.ferry.store.PendingUploads originUploads, Path spoolDir, long maxCopyBytes,
+            dev.ferry.writeback.Scratch scratch) {
+        this.scratch = scratch;
+        this.cache = cache;
+        this.below = below;
+        this.buckets = buckets;
+        this.writeBack = writeBack;
+        this.localMultipart = localMultipart;
+        this.checks = checks;
+        this.front = writeBack != null ? writeBack : cache;
+        this.multipart = writeBack != null ? writeBack : cache;
+        List<MultipartListing.Source> sources = new ArrayList<>();
+        if (localMultipart != null) {
+            sources.add(localMultipart::list);
+        }
+        if (originUploads != null) {
+            sources.add(originUploads::listUploads);
+        }
+        this.uploadSources = List.copyOf(sources);
+        this.listing = new Listing(this::frontFor);
+        this.copies = new CopyOperations(this::frontFor, spoolDir, maxCopyBytes);
+    }
+
+    /**
+     * The S3 semantics over {@code node}'s stores: reads and writes at its top, conditional writes checked under
+     * its local tier; {@code maxCopyBytes} is the largest object (or part) one copy request may copy.
+     */
+    public static S3Service over(Node node, long maxCopyBytes) {
+        WriteBackStore writeBack = node.writeBack();
+        WriteChecks checks = writeBack == null ? null
+                : new WriteChecks(node.belowCache(), node.folderOrigin(), writeBack, Duration.ofSeconds(30));
+        // under write-back the origin's uploads in progress are write-back's own: clients list the uploads they started
+        return new S3Service(node.cache(), node.belowCache(), node.buckets(), writeBack, node.localMultipart(), checks,
+                writeBack == null ? node.originUploads() : null, node.spool(), maxCopyBytes, node.scratch());
+    }
+
+    /** True for the scratch bucket: served from local disk only, never from or to the object store. */
+    private boolean isScratch(String bucket) {
+        return scratch != null && scratch.holds(bucket);
+    }
+
+    /** The store a bucket's objects are read, listed and deleted through. */
+    private ObjectStore frontFor(String bucket) {
+        return isScratch(bucket) ? scratch : front;
+    }
+
+    /** Whether this request's write goes through write-back (configured, and not refused by {@code x-ferry-write: through}). */
+    private boolean writesBack(Request r) {
+        return writeBack != null && !"through".equals(r.headers().get("x-ferry-write"));
+    }
+
+
+    public Reply handle(Request r) throws S3Error, IOException {
+        HttpMethod m = r.method();
+        if (r.bucket() == null) {
+            if (m.equals(HttpMethod.GET)) {
+                return listBuckets();
+            }
+            throw S3Error.notImplemented(m + " /");
+        }
+        if (isScratch(r.bucket()) && (r.has("uploads") || r.has("uploadId") || r.has("partNumber"))) {
+            throw S3Error.notImplemented("Multipart upload to the scratch bucket " + r.bucket() + " (PUT the object whole)");
+        }
+        if (r.key() == null) {
+            return bucketOperation(r);
+        }
+        ObjectKey key = ObjectKey.of(r.bucket(), r.key());
+        // "null" is the one version ListObjectVersions names (an unversioned bucket's): it is the current one
+        if (r.has("versionId") && !NULL_VERSION.equals(r.param("versionId")) && !m.equals(HttpMethod.PUT) && !m.equals(HttpMethod.POST)) {
+            throw S3Error.notImplemented("versionId other than 'null' (ferry serves the current version only)");
+        }
+        if (m.equals(HttpMethod.GET) || m.equals(HttpMethod.HEAD)) {
+            for (String unsupported : List.of("acl", "tagging", "attributes", "legal-hold", "retention", "torrent", "uploadId")) {
+                if (r.has(unsupported)) {
+                    throw S3Error.notImplemented(m + " object ?" + unsupported);
+                }
+            }
+            if (r.has("partNumber")) {
+                throw S3Error.notImplemented(m + " object ?partNumber (read a part with a Range instead)");
+            }
+            return getObject(r, key, m.equals(HttpMethod.HEAD));
+        }
+        if (m.equals(HttpMethod.PUT)) {
+            if (r.headers().contains(CopyOperations.SOURCE)) {
+                return r.has("uploadId") || r.has("partNumber") ? uploadPartCopy(r, key) : copyObject(r, key);
+            }
+            if (r.has("uploadId") || r.has("partNumber")) {
+                return uploadPart(r, key);
+            }
+            for (String unsupported : List.of("acl", "tagging", "retention", "legal-hold")) {
+                if (r.has(unsupported)) {
+                    throw S3Error.notImplemented("PUT object ?" + unsupported);
+                }
+            }
+            return putObject(r, key);
+        }
+        if (m.equals(HttpMethod.POST)) {
+            if (r.has("uploads")) {
+                dev.ferry.store.ObjectAttributes attributes = ObjectHeaders.from(r.headers());
+                MultipartUpload u;
+                if (writesBack(r) && localMultipart != null) {
+                    checks.check(key); // refused now, not after the parts are in
+                    u = localMultipart.start(key, attributes);
+                } else {
+                    u = multipart.startMultipart(key, attributes);
+                }
+                return Reply.xml(HttpResponseStatus.OK, new Xml().openRoot("InitiateMultipartUploadResult")
+                        .element("Bucket", key.bucket()).element("Key", key.key()).element("UploadId", u.uploadId())
+                        .close("InitiateMultipartUploadResult"));
+            }
+            if (r.has("uploadId")) {
+                return completeMultipart(r, key);
+            }
+            throw S3Error.notImplemented("POST object without ?uploads or ?uploadId");
+        }
+        if (m.equals(HttpMethod.DELETE)) {
+            if (r.has("uploadId")) {
+                MultipartUpload u = new MultipartUpload(key, uploadId(r));
+                if (LocalMultipart.owns(u.uploadId()) && localMultipart != null) {
+                    localMultipart.abort(u);
+                } else {
+                    multipart.abortMultipart(u);
+                }
+                return Reply.empty(HttpResponseStatus.NO_CONTENT);
+            }
+            locks.with(key, () -> {
+                frontFor(key.bucket()).delete(key);
+                return null;
+            });
+            return Reply.empty(HttpResponseStatus.NO_CONTENT);
+        }
+        throw S3Error.notImplemented(m + " object");
+    }
+
+    // ---- buckets -----------------------------------------------------------------------------------
+
+    private Reply listBuckets() throws S3Error, IOException {
+        if (buckets == null) {
+            throw S3Error.notImplemented("ListBuckets on this upstream");
+        }
+        Xml x = new Xml().openRoot("ListAllMyBucketsResult").open("Owner").element("ID", "ferry").element("DisplayName", "ferry")
+                .close("Owner").open("Buckets");
+        List<BucketOperations.Bucket> list = new ArrayList<>(buckets.listBuckets());
+        if (scratch != null && list.stream().noneMatch(b -> b.name().equals(scratch.bucket()))) {
+            list.add(new BucketOperations.Bucket(scratch.bucket(), java.time.Instant.EPOCH)); // local only: no creation date kept
+            list.sort(java.util.Comparator.comparing(BucketOperations.Bucket::name));
+        }
+        for (BucketOperations.Bucket b : list) {
+            x.open("Bucket").element("Name", b.name()).element("CreationDate", Listing.ISO.format(b.created())).close("Bucket");
+        }
+        return Reply.xml(HttpResponseStatus.OK, x.close("Buckets").close("ListAllMyBucketsResult"));
+    }
+
+    private Reply bucketOperation(Request r) throws S3Error, IOException {
+        HttpMethod m = r.method();
+        if (m.equals(HttpMethod.PUT) && r.query().isEmpty()) {
+            if (buckets == null) {
+                throw S3Error.notImplemented("CreateBucket on this upstream");
+            }
+            if (!isScratch(r.bucket())) { // the scratch bucket always exists, and only here
+                buckets.createBucket(r.bucket());
+            }
+            if (checks != null) {
+                checks.forget(r.bucket());
+            }
+            HttpHeaders h = new DefaultHttpHeaders();
+            h.set("Location", "/" + r.bucket());
+            return new Reply.Full(HttpResponseStatus.OK, h, new byte[0], false);
+        }
+        if (m.equals(HttpMethod.HEAD) && r.query().isEmpty()) {
+            frontFor(r.bucket()).list(new ListRequest(r.bucket(), "", null, null, 1));
+            return new Reply.Full(HttpResponseStatus.OK, new DefaultHttpHeaders(), new byte[0], true);
+        }
+        if (m.equals(HttpMethod.GET)) {
+            if (r.has("location")) {
+                frontFor(r.bucket()).list(new ListRequest(r.bucket(), "", null, null, 1));
+                return Reply.xml(HttpResponseStatus.OK, new Xml().openRoot("LocationConstraint").close("LocationConstraint"));
+            }
+            if (r.has("uploads")) {
+                if (uploadSources.isEmpty()) {
+                    throw S3Error.notImplemented("ListMultipartUploads on this upstream");
+                }
+                frontFor(r.bucket()).list(new ListRequest(r.bucket(), "", null, null, 1)); // NoSuchBucket as S3 answers it
+                return MultipartListing.list(r, uploadSources);
+            }
+            if (r.has("versions")) {
+                return listing.listVersions(r);
+            }
+            for (String unsupported : List.of("acl", "policy", "versioning", "lifecycle", "cors", "tagging",
+                    "website", "logging", "notification", "replication", "encryption", "object-lock")) {
+                if (r.has(unsupported)) {
+                    throw S3Error.notImplemented("GET bucket ?" + unsupported);
+                }
+            }
+            return listing.listObjects(r);
+        }
+        if (m.equals(HttpMethod.POST) && r.has("delete")) {
+            return deleteObjects(r);
+        }
+        if (m.equals(HttpMethod.DELETE) && r.query().isEmpty()) {
+            return deleteBucket(r.bucket());
+        }
+        throw S3Error.notImplemented(m + " bucket" + (r.query().isEmpty() ? "" : " ?" + String.join("&", r.query().keySet())));
+    }
+
+    /**
+     * DeleteBucket: 204 when it was empty, 409 BucketNotEmpty otherwise. A write-back write into the bucket
+     * that is still only local counts: the bucket is not empty, even though the store's is.
+     */
+    private Reply deleteBucket(String bucket) throws S3Error, IOException {
+        if (buckets == null) {
+            throw S3Error.notImplemented("DeleteBucket on this upstream");
+        }
+        if (writeBack != null && writeBack.holdsLocallyIn(bucket)) {
+            throw new S3Error(409, "BucketNotEmpty", "bucket " + bucket + " is not empty: it holds writes not uploaded yet");
+        }
+        buckets.deleteBucket(bucket);
+        if (checks != null) {
+            checks.forget(bucket); // a write arriving now must find the bucket gone, not a cached "it exists"
+        }
+        return Reply.empty(HttpResponseStatus.NO_CONTENT);
+    }
+
+    private Reply deleteObjects(Request r) throws S3Error, IOException {
+        Element root = Xml.parse(r.body().bytes(), "Delete");
+        boolean quiet = "true".equalsIgnoreCase(Xml.text(root, "Quiet"));
+        List<Element> objects = Xml.children(root, "Object");
+        if (objects.size() > 1000) {
+            throw S3Error.badRequest("MalformedXML", "a Delete request may name at most 1000 objects, not " + objects.size());
+        }
+        Xml x = new Xml().openRoot("DeleteResult");
+        for (Element o : objects) {
+            String k = Xml.rawText(o, "Key"); // keys are bytes: a key of spaces is a key
+            if (k == null || k.isEmpty()) {
+                throw S3Error.badRequest("MalformedXML", "an Object in a Delete request has no Key");
+            }
+            try {
+                String version = Xml.text(o, "VersionId");
+                if (version != null && !version.equals(NULL_VERSION)) {
+                    throw S3Error.notImplemented("VersionId other than 'null' (ferry serves the current version only)");
+                }
+                ObjectKey key = ObjectKey.of(r.bucket(), Keys.check(k));
+                locks.with(key, () -> {
+                    frontFor(key.bucket()).delete(key);
+                    return null;
+                });
+                if (!quiet) {
+                    x.open("Deleted").element("Key", k).close("Deleted");
+                }
+            } catch (S3Error e) {
+                x.open("Error").element("Key", k).element("Code", e.code()).element("Message", e.getMessage()).close("Error");
+            } catch (IOException e) {
+                S3Error s = S3Error.from(e);
+                x.open("Error").element("Key", k).element("Code", s.code()).element("Message", s.getMessage()).close("Error");
+            }
+        }
+        return Reply.xml(HttpResponseStatus.OK, x.close("DeleteResult"));
+    }
+
+    // ---- objects -----------------------------------------------------------------------------------
+
+    /**
+     * A GET or HEAD answered without blocking, or null: the common case of a hit, when the object's
+     * metadata is fresh in the cache and every block of the read is on local disk. Runs on the event loop,
+     * saving two thread hand-offs per request; everything else goes to a worker thread ({@link #handle}).
+     */
+    public Reply tryFast(Request r) throws S3Error, IOException {
+        boolean head = r.method().equals(HttpMethod.HEAD);
+        if (r.bucket() == null || r.key() == null || !(head || r.method().equals(HttpMethod.GET)) || !r.query().isEmpty()) {
+            return null;
+        }
+        ObjectKey key = ObjectKey.of(r.bucket(), r.key());
+        if ((writeBack != null && writeBack.holdsLocally(key)) || isScratch(key.bucket())) {
+            return null;
+        }
+        ObjectMeta meta = cache.freshMeta(key);
+        if (meta == null) {
+            return null;
+        }
+        return getObject(r, key, head, meta, false);
+    }
+
+    /** The header a daemon sends another to read only what that one holds on disk (never fetching). */
+    private static final String CACHED_ONLY = Node.CACHED_ONLY;
+
+    private Reply getObject(Request r, ObjectKey key, boolean head) throws S3Error, IOException {
+        if (r.headers().contains(CACHED_ONLY)) {
+            String ifMatch = r.headers().get("If-Match");
+            ObjectMeta known = ifMatch == null ? cache.freshMeta(key) : cache.knownMeta(key, ObjectMeta.stripQuotes(ifMatch.trim()));
+            Reply reply = known == null || (writeBack != null && writeBack.holdsLocally(key)) ? null : getObject(r, key, head, known, false);
+            if (reply == null) {
+                throw new S3Error(404, "NotCached", key + " is not on this daemon's disk (asked for cached blocks only)");
+            }
+            return reply;
+        }
+        return getObject(r, key, head, frontFor(key.bucket()).head(key), true);
+    }
+
+    /** GET or HEAD of {@code meta}; null when the read would need upstream and {@code mayBlock} is false. */
+    private Reply getObject(Request r, ObjectKey key, boolean head, ObjectMeta meta, boolean mayBlock) throws S3Error, IOException {
+        HttpHeaders h = objectHeaders(meta);
+        if (Preconditions.notModified(r.headers(), meta, key)) {
+            return new Reply.Full(HttpResponseStatus.NOT_MODIFIED, h, new byte[0], true);
+        }
+        ResponseOverrides.apply(r, h);
+        ByteRange range = Ranges.parse(r.headers().get("Range"), meta.size(), key);
+        HttpResponseStatus status = HttpResponseStatus.OK;
+        if (range != null) {
+            status = HttpResponseStatus.PARTIAL_CONTENT;
+            h.set("Content-Range", "bytes " + range.offset() + "-" + (range.end() - 1) + "/" + meta.size());
+        }
+        long length = range != null ? range.length() : meta.size();
+        h.set("Content-Length", length);
+        if (head || length == 0) {
+            return new Reply.Full(status, h, new byte[0], true);
+        }
+        GetRequest get = new GetRequest(key, range, meta.etag());
+        if ((writeBack == null || !writeBack.holdsLocally(key)) && !isScratch(key.bucket())) {
+            CachingStore.ResidentRead resident = cache.openResident(get);
+            if (resident != null) {
+                return new Reply.Files(status, h, resident);
+            }
+        }
+        if (!mayBlock) {
+            return null; // on the event loop (tryFast): a miss must not block it
+        }
+        ObjectContent content = frontFor(key.bucket()).get(get);
+        return new Reply.Streamed(status, h, content);
+    }
+
+    private static HttpHeaders objectHeaders(ObjectMeta meta) {
+        HttpHeaders h = new DefaultHttpHeaders();
+        h.set("ETag", quote(meta.etag()));
+        h.set("Last-Modified", HTTP_DATE.format(meta.lastModified()));
+        h.set("Accept-Ranges", "bytes");
+        ObjectHeaders.apply(meta.attributes(), h);
+        return h;
+    }
+
+    static String quote(String etag) {
+        return "\"" + etag + "\"";
+    }
+
+    /**
+     * Checks a write's {@code If-Match} / {@code If-None-Match} against the object as it is now: the local
+     * copy of a write not yet uploaded, else the store under the local tier. Call under the key's lock.
+     */
+    private void checkWrite(Request r, ObjectKey key) throws S3Error, IOException {
+        if (!Preconditions.conditionalWrite(r.headers())) {
+            return;
+        }
+        ObjectMeta current;
+        try {
+            current = isScratch(key.bucket()) ? scratch.head(key)
+                    : writeBack != null && writeBack.holdsLocally(key) ? writeBack.head(key) : below.head(key);
+        } catch (ObjectNotFoundException e) {
+            current = null;
+        } catch (StoreException e) {
+            if (e.kind() != StoreException.Kind.NOT_FOUND) {
+                throw e;
+            }
+            current = null;
+        }
+        Preconditions.checkWrite(r.headers(), key, current);
+    }
+
+    private Reply putObject(Request r, ObjectKey key) throws S3Error, IOException {
+        RequestBody body = requireBody(r);
+        PutBody data = PutBody.ofFile(body.file()).withAttributes(ObjectHeaders.from(r.headers()));
+        return locks.with(key, () -> {
+            checkWrite(r, key);
+            return put(r, key, data);
+        });
+    }
+
+    /** CopyObject: the source's bytes written as a PUT's body would be (conditions, lock, write-back included). */
+    private Reply copyObject(Request r, ObjectKey key) throws S3Error, IOException {
+        try (CopyOperations.Source source = copies.read(r, key, false)) {
+            // COPY (the default) keeps the source's headers and metadata; REPLACE takes the request's
+            PutBody data = PutBody.ofFile(source.file()).withAttributes("REPLACE".equals(r.headers().get("x-amz-metadata-directive"))
+                    ? ObjectHeaders.from(r.headers()) : source.meta().attributes());
+            return CopyOperations.copied(locks.with(key, () -> {
+                checkWrite(r, key);
+                return put(r, key, data);
+            }));
+        }
+    }
+
+    private Reply.Full put(Request r, ObjectKey key, PutBody data) throws S3Error, IOException {
+        HttpHeaders h = new DefaultHttpHeaders();
+        if (isScratch(key.bucket())) {
+            h.set("ETag", quote(scratch.put(key, data).etag()));
+            h.set("x-ferry-durability", "local"); // and never more: scratch is not uploaded
+        } else if (writesBack(r)) {
+            checks.check(key); // what would fail forever is refused now, not acknowledged
+            WriteStatus w = writeBack.write(key, data);
+            h.set("ETag", quote(w.etag()));
+            h.set("x-ferry-durability", w.durability() == Durability.DURABLE ? "durable" : "local");
+        } else if (writeBack != null && writeBack.holdsLocally(key)) {
+            // an earlier write of this key is still local: this one must land after it, so it goes the same
+            // way and waits for the fence (every pending write: slower, but never reordered)
+            writeBack.write(key, data);
+            dev.ferry.writeback.FlushResult fence = writeBack.flush(java.time.Duration.ofMinutes(10));
+            if (!fence.complete() || fence.firstError() != null) {
+                throw new S3Error(503, "ServiceUnavailable", "the write is kept locally but could not be made durable yet: "
+                        + (fence.firstError() != null ? fence.firstError() : "the fence timed out"));
+            }
+            h.set("ETag", quote(front.head(key).etag()));
+            h.set("x-ferry-durability", "durable");
+        } else {
+            h.set("ETag", quote(cache.put(key, data).etag()));
+            h.set("x-ferry-durability", "durable");
+        }
+        return new Reply.Full(HttpResponseStatus.OK, h, new byte[0], false);
+    }
+
+    private static RequestBody requireBody(Request r) throws S3Error {
+        if (r.body() == null) {
+            throw new S3Error(411, "MissingContentLength", "the request has no body; send Content-Length");
+        }
+        return r.body();
+    }
+
+    private static String uploadId(Request r) throws S3Error {
+        String id = r.param("uploadId");
+        if (id == null || id.isEmpty() || id.length() > 1024) {
+            throw S3Error.invalidArgument("uploadId is missing or too long");
+        }
+        for (int i = 0; i < id.length(); i++) {
+            char c = id.charAt(i);
+            if (c < 0x21 || c > 0x7e || c == '/' || c == '\\') {
+                throw new S3Error(404, "NoSuchUpload", "no such upload: the uploadId holds a character no upload id has");
+            }
+        }
+        return id;
+    }
+
+    private Reply uploadPart(Request r, ObjectKey key) throws S3Error, IOException {
+        String id = uploadId(r);
+        int part = partNumber(r.param("partNumber"));
+        CompletedPart done = storePart(new MultipartUpload(key, id), part, PutBody.ofFile(requireBody(r).file()));
+        HttpHeaders h = new DefaultHttpHeaders();
+        h.set("ETag", quote(done.etag()));
+        return new Reply.Full(HttpResponseStatus.OK, h, new byte[0], false);
+    }
+
+    /** UploadPartCopy: a range of the source (or all of it) stored as the part. */
+    private Reply uploadPartCopy(Request r, ObjectKey key) throws S3Error, IOException {
+        String id = uploadId(r);
+        int part = partNumber(r.param("partNumber"));
+        try (CopyOperations.Source source = copies.read(r, key, true)) {
+            return CopyOperations.partCopied(storePart(new MultipartUpload(key, id), part, PutBody.ofFile(source.file())));
+        }
+    }
+
+    private CompletedPart storePart(MultipartUpload upload, int part, PutBody data) throws IOException {
+        return LocalMultipart.owns(upload.uploadId()) && localMultipart != null
+                ? localMultipart.uploadPart(upload, part, data)
+                : multipart.uploadPart(upload, part, data);
+    }
+
+    private static int partNumber(String text) throws S3Error {
+        int n;
+        try {
+            n = Integer.parseInt(text == null ? "" : text);
+        } catch (NumberFormatException e) {
+            throw S3Error.invalidArgument("partNumber must be a number from 1 to " + CompletedPart.MAX_PARTS + ", not '" + text + "'");
+        }
+        if (n < 1 || n > CompletedPart.MAX_PARTS) {
+            throw S3Error.invalidArgument("partNumber must be 1 to " + CompletedPart.MAX_PARTS + ": " + n);
+        }
+        return n;
+    }
+
+    private Reply completeMultipart(Request r, ObjectKey key) throws S3Error, IOException {
+        String id = uploadId(r);
+        Element root = Xml.parse(requireBody(r).bytes(), "CompleteMultipartUpload");
+        List<Element> partElements = Xml.children(root, "Part");
+        if (partElements.isEmpty()) {
+            throw S3Error.badRequest("MalformedXML", "CompleteMultipartUpload names no parts");
+        }
+        if (partElements.size() > CompletedPart.MAX_PARTS) {
+            throw S3Error.badRequest("MalformedXML", "CompleteMultipartUpload names more than " + CompletedPart.MAX_PARTS + " parts");
+        }
+        List<CompletedPart> parts = new ArrayList<>(partElements.size());
+        int previous = 0;
+        for (Element p : partElements) {
+            int n = partNumber(Xml.text(p, "PartNumber"));
+            String etag = Xml.text(p, "ETag");
+            if (etag == null || etag.isEmpty()) {
+                throw S3Error.badRequest("MalformedXML", "part " + n + " has no ETag");
+            }
+            if (n <= previous) {
+                throw S3Error.badRequest("InvalidPartOrder", "parts must be listed in ascending order: " + n + " after " + previous);
+            }
+            previous = n;
+            parts.add(new CompletedPart(n, ObjectMeta.stripQuotes(etag)));
+        }
+        MultipartUpload upload = new MultipartUpload(key, id);
+        return locks.with(key, () -> {
+            checkWrite(r, key);
+            return complete(upload, parts);
+        });
+    }
+
+    private Reply complete(MultipartUpload upload, List<CompletedPart> parts) throws S3Error, IOException {
+        ObjectKey key = upload.key();
+        String id = upload.uploadId();
+        String etag;
+        String durability = "durable";
+        if (LocalMultipart.owns(id) && localMultipart != null) {
+            String again = localMultipart.completedEtag(upload);
+            if (again != null) { // a retried Complete of an upload already completed: S3 answers it the same
+                etag = again;
+                durability = writeBack.holdsLocally(key) ? "local" : "durable";
+            } else {
+                checks.check(key);
+                LocalMultipart.Assembled whole = localMultipart.assemble(upload, parts);
+                // on failure the assembled object stays for a retry
+                WriteStatus w = writeBack.writeParts(key, whole.body(), whole.partSizes(), whole.etag());
+                localMultipart.finish(upload, w.etag());
+                durability = w.durability() == Durability.DURABLE ? "durable" : "local";
+                etag = w.etag();
+            }
+        } else {
+            etag = multipart.completeMultipart(upload, parts).etag();
+        }
+        Reply.Full reply = Reply.xml(HttpResponseStatus.OK, new Xml().openRoot("CompleteMultipartUploadResult")
+                .element("Location", "/" + key.bucket() + "/" + key.key()).element("Bucket", key.bucket()).element("Key", key.key())
+                .element("ETag", quote(etag)).close("CompleteMultipartUploadResult"));
+        reply.headers().set("x-ferry-durability", durability);
+        return reply;
+    }
+
+    public static byte[] utf8(String s) {
+        return s.getBytes(StandardCharsets.UTF_8);
+    }
+}
