@@ -38,7 +38,8 @@ import picocli.CommandLine.Option;
  * the store. The same objects on the embedded store (cloud profile by default) are read by the same client
  * (ferry's S3 client: parallel ranged GETs, a few objects at once) directly from the store, through a
  * daemon whose local tier is empty, and again through it warm. Each round starts a fresh daemon on an empty
- * cache folder; the median of the rounds is reported, against the store's aggregate cap.
+ * cache folder (one untimed round of each path first, so the JIT has seen both); the median of the rounds is
+ * reported, against the store's aggregate cap.
  *
  * <pre>
  * ./ferry bench cold --json       # 16 x 64 MiB, cloud profile, 3 rounds
@@ -102,20 +103,14 @@ final class ColdBench implements Callable<Integer> {
                 System.out.printf("client:  ferry's S3 client (the standard chain: 8 MiB ranged GETs, 8 in flight per object), %d objects at once%n",
                         objectParallelism);
                 System.out.println("ferry:   ferry serve --upstream <store>, a fresh daemon on an empty cache folder each round (in this JVM)");
-                read(server.endpoint(), size); // untimed: the JIT, connections, the store's files into the page cache
+                // untimed: the JIT on both paths, connections, the store's files into the page cache
+                read(server.endpoint(), size);
+                throughFerry(server, work.resolve("cache-warm-up"), size);
                 for (int round = 1; round <= rounds; round++) {
                     direct.add(read(server.endpoint(), size));
-                    Path cacheDir = work.resolve("cache-" + round);
-                    Map<String, String> settings = new LinkedHashMap<>();
-                    settings.put("upstream", server.endpoint().toString());
-                    settings.put("port", "0");
-                    settings.put("cache-dir", cacheDir.toString());
-                    settings.put("cache-size", Long.toString(2 * objects * size));
-                    try (Daemon daemon = Daemon.start(ServeConfig.defaults().with(settings))) {
-                        cold.add(read(daemon.endpoint(), size));
-                        warm.add(read(daemon.endpoint(), size));
-                    }
-                    WorkDir.deleteTree(cacheDir);
+                    double[] ferry = throughFerry(server, work.resolve("cache-" + round), size);
+                    cold.add(ferry[0]);
+                    warm.add(ferry[1]);
                     System.out.printf(Locale.ROOT, "round %d  direct %7.1f MiB/s   ferry cold %7.1f MiB/s   ferry warm %7.1f MiB/s%n",
                             round, direct.get(round - 1), cold.get(round - 1), warm.get(round - 1));
                 }
@@ -142,6 +137,20 @@ final class ColdBench implements Callable<Integer> {
     private static void row(String what, double rate, double direct, double cap) {
         System.out.printf(Locale.ROOT, "| %s | %.1f | %.2fx | %s |%n", what, rate, rate / direct,
                 cap == 0 ? "-" : String.format(Locale.ROOT, "%.2fx", rate / cap));
+    }
+
+    /** Every object read through a fresh daemon on an empty cache folder, then again: {cold, warm} MiB/s. */
+    private double[] throughFerry(EmbeddedStore server, Path cacheDir, long size) throws Exception {
+        Map<String, String> settings = new LinkedHashMap<>();
+        settings.put("upstream", server.endpoint().toString());
+        settings.put("port", "0");
+        settings.put("cache-dir", cacheDir.toString());
+        settings.put("cache-size", Long.toString(2 * objects * size));
+        try (Daemon daemon = Daemon.start(ServeConfig.defaults().with(settings))) {
+            return new double[] {read(daemon.endpoint(), size), read(daemon.endpoint(), size)};
+        } finally {
+            WorkDir.deleteTree(cacheDir);
+        }
     }
 
     /** Reads every object through a fresh client at {@code endpoint}, bytes discarded; MiB/s. */

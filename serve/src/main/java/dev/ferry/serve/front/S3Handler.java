@@ -55,7 +55,7 @@ import org.slf4j.LoggerFactory;
 final class S3Handler extends ChannelInboundHandlerAdapter {
     private static final Logger LOG = LoggerFactory.getLogger(S3Handler.class);
     private static final DateTimeFormatter HTTP_DATE = DateTimeFormatter.RFC_1123_DATE_TIME.withZone(ZoneOffset.UTC);
-    private static final int STREAM_CHUNK = 64 * 1024;
+    private static final int STREAM_CHUNK = 256 * 1024;
     private static final AtomicLong REQUEST_IDS = new AtomicLong();
 
     private final ServeContext context;
