@@ -64,6 +64,10 @@ final class ColdBench implements Callable<Integer> {
     @Option(names = "--profile", defaultValue = "cloud", description = "Embedded store profile: cloud or none (default: ${DEFAULT-VALUE}).")
     String profile;
 
+    @Option(names = "--cap-mib-s", paramLabel = "N",
+            description = "The store's aggregate bandwidth cap in MiB/s (default: the profile's; cloud: 400).")
+    Integer capMibS;
+
     @Option(names = "--work-dir", description = "Folder for the store and the cache (default: a temporary folder, removed after).")
     Path workDir;
 
@@ -80,6 +84,12 @@ final class ColdBench implements Callable<Integer> {
             cloud = CloudProfile.named(profile);
         } catch (IllegalArgumentException e) {
             throw new UserError("--profile: " + e.getMessage());
+        }
+        if (capMibS != null) {
+            if (capMibS < 1) {
+                throw new UserError("--cap-mib-s must be positive: " + capMibS);
+            }
+            cloud = cloud.withAggregateBandwidth((long) capMibS << 20);
         }
         long size = (long) sizeMib << 20;
         // the daemon signs its upstream requests with the default credential chain; the embedded store takes any
