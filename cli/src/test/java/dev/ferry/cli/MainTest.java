@@ -46,6 +46,13 @@ class MainTest {
     }
 
     @Test
+    void coldBenchCap_mustBePositive() {
+        Run r = run("bench", "cold", "--cap-mib-s", "0");
+        assertThat(r.exit()).isEqualTo(2);
+        assertThat(r.err().strip()).isEqualTo("ferry: --cap-mib-s must be positive: 0.");
+    }
+
+    @Test
     void unknownOption_namesIt() {
         Run r = run("store", "--root", "/tmp/x", "--bogus");
         assertThat(r.exit()).isEqualTo(2);
