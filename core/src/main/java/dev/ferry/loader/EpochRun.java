@@ -143,17 +143,7 @@ public final class EpochRun<T> implements Iterator<Batch<T>>, AutoCloseable {
         int quarter = (int) Math.max(1, Math.min(Integer.MAX_VALUE, cache.config().capacity() / 4 / blockSize));
         Prefetcher.Settings settings = Prefetcher.Settings.DEFAULT
                 .withMaxAheadBlocks(Math.min(Prefetcher.Settings.DEFAULT.maxAheadBlocks(), quarter));
-        return new Prefetcher("epoch" + plan.epoch() + "-rank" + rank, future, new Prefetcher.Target() {
-            @Override
-            public boolean residentOrInFlight(BlockId block) {
-                return cache.residentOrInFlight(block);
-            }
-
-            @Override
-            public long fetch(BlockId block) throws IOException {
-                return cache.prefetch(block);
-            }
-        }, settings, Clock.system()).start();
+        return new Prefetcher("epoch" + plan.epoch() + "-rank" + rank, future, Prefetcher.Target.over(cache), settings, Clock.system()).start();
     }
 
     /** A decode, ordered by its sample's place in the plan: the worker that frees up decodes the earliest one. */

@@ -1,6 +1,7 @@
 package dev.ferry.plan;
 
 import dev.ferry.cache.BlockId;
+import dev.ferry.cache.CachingStore;
 import dev.ferry.time.Clock;
 import java.io.IOException;
 import java.util.List;
@@ -58,6 +59,21 @@ public final class Prefetcher implements AutoCloseable {
 
         /** Fetches the block into the local tier; the bytes fetched (0: the policy refused it, or it was there). */
         long fetch(BlockId block) throws IOException;
+
+        /** The local tier itself: its residency, and its prefetch of one block pinned to its version. */
+        static Target over(CachingStore cache) {
+            return new Target() {
+                @Override
+                public boolean residentOrInFlight(BlockId block) {
+                    return cache.residentOrInFlight(block);
+                }
+
+                @Override
+                public long fetch(BlockId block) throws IOException {
+                    return cache.prefetch(block);
+                }
+            };
+        }
     }
 
     /**

@@ -51,17 +51,7 @@ class PrefetcherTest {
     }
 
     static Prefetcher.Target target(CachingStore cache) {
-        return new Prefetcher.Target() {
-            @Override
-            public boolean residentOrInFlight(BlockId block) {
-                return cache.residentOrInFlight(block);
-            }
-
-            @Override
-            public long fetch(BlockId block) throws IOException {
-                return cache.prefetch(block);
-            }
-        };
+        return Prefetcher.Target.over(cache);
     }
 
     static void await(BooleanSupplier condition) throws InterruptedException {

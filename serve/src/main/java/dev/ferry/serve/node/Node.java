@@ -406,17 +406,7 @@ public final class Node implements AutoCloseable {
         }
         Prefetcher.Settings settings = Prefetcher.Settings.DEFAULT.withSlots(PREFETCH_THREADS)
                 .withMaxAheadBlocks((int) Math.min(Integer.MAX_VALUE, ahead));
-        return new Prefetcher(name, future, new Prefetcher.Target() {
-            @Override
-            public boolean residentOrInFlight(BlockId block) {
-                return cache.residentOrInFlight(block);
-            }
-
-            @Override
-            public long fetch(BlockId block) throws IOException {
-                return cache.prefetch(block);
-            }
-        }, settings, Clock.system()).start();
+        return new Prefetcher(name, future, Prefetcher.Target.over(cache), settings, Clock.system()).start();
     }
 
     /** How many planned blocks a job fetches at a time. */
