@@ -294,7 +294,8 @@ final class BlockIndex {
             long high = (long) (config.capacity() * config.highWatermark());
             boolean mustEvict = used + length > high;
             if (!(ahead ? policy.admitAhead(id, length, mustEvict) : policy.admit(id, length, mustEvict))) {
-                e = ahead ? holdForOneReadLocked(id, length, deletions) : null;
+                // held for its read, unless the policy knows it is never read
+                e = ahead && policy.plannedUse(id) != Long.MAX_VALUE ? holdForOneReadLocked(id, length, deletions) : null;
                 if (e == null) {
                     counters.bypassed.increment();
                 }

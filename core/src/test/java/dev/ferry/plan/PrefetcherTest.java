@@ -180,18 +180,24 @@ class PrefetcherTest {
     void aBlockMinWouldStreamThrough_isStillPrefetched_heldForItsReadOutsideTheCapacity() throws Exception {
         FileObjectStore store = new FileObjectStore(tmp.resolve("origin"));
         List<BlockId> all = origin(store);
-        List<BlockId> future = all.subList(0, 17); // 16 blocks that fill the tier, then one read once
-        List<BlockId> accesses = new ArrayList<>(future);
-        accesses.addAll(all.subList(0, 16)); // the 16 again: MIN keeps them all, and would stream the 17th through
+        BlockId never = all.get(16); // in the prefetcher's future, but the plan never reads it
+        BlockId once = all.get(17);
+        List<BlockId> future = new ArrayList<>(all.subList(0, 16)); // 16 blocks that fill the tier
+        future.add(never);
+        future.add(once);
+        List<BlockId> accesses = new ArrayList<>(all.subList(0, 16));
+        accesses.add(once);
+        accesses.addAll(all.subList(0, 16)); // the 16 again: MIN keeps them all, and would stream `once` through
         CacheConfig config = CacheConfig.of(tmp.resolve("cache"), 16L * BLOCK).withBlockSize(BLOCK).withWatermarks(1.0, 1.0);
         try (CachingStore cache = new CachingStore(store, config, new MinPolicy<>(accesses), Clock.system());
-                Prefetcher p = new Prefetcher("t", future, target(cache), new Prefetcher.Settings(17, 64, 4, 100_000_000L), new ManualClock())) {
-            p.start();
-            await(() -> p.stats().bytes() == 17L * BLOCK);
-            assertThat(p.stats().refused()).isZero();
+                Prefetcher p = new Prefetcher("t", future, target(cache), new Prefetcher.Settings(16, 64, 4, 100_000_000L), new ManualClock())) {
+            p.start(); // pace unmeasured: one block per slot, the 16 that fill the tier
+            await(() -> p.stats().bytes() == 16L * BLOCK);
+            p.advance(2); // two more are due: `never` and `once`, with the tier full
+            await(() -> p.stats().bytes() == 17L * BLOCK && p.stats().refused() == 1);
+            assertThat(cache.residentOrInFlight(never)).as("a block the plan never reads is not held").isFalse();
             assertThat(cache.stats().residentBlocks()).as("the held block is not in the tier's capacity").isEqualTo(16);
             assertThat(cache.stats().residentBytes()).isEqualTo(16L * BLOCK);
-            BlockId once = future.get(16);
             assertThat(cache.readBytes(once.key(), ByteRange.of(once.index() * BLOCK, BLOCK))).hasSize(BLOCK);
             assertThat(cache.stats().hits()).as("its reader found it on disk").isEqualTo(1);
             assertThat(cache.stats().misses()).isZero();
