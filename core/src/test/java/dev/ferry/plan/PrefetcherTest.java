@@ -158,8 +158,10 @@ class PrefetcherTest {
         accesses.addAll(all.subList(0, 4)); // then A B C D again
         CacheConfig config = CacheConfig.of(tmp.resolve("cache"), 4L * BLOCK).withBlockSize(BLOCK).withWatermarks(1.0, 1.0);
         try (CachingStore cache = new CachingStore(store, config, new MinPolicy<>(accesses), Clock.system());
-                Prefetcher p = new Prefetcher("t", future, target(cache), new Prefetcher.Settings(5, 64, 4, 100_000_000L), new ManualClock())) {
-            p.start(); // pace unmeasured: one block per slot, all five
+                Prefetcher p = new Prefetcher("t", future, target(cache), new Prefetcher.Settings(4, 64, 4, 100_000_000L), new ManualClock())) {
+            p.start(); // pace unmeasured: one block per slot, A-D first
+            await(() -> p.stats().bytes() == 4L * BLOCK);
+            p.advance(1); // E is due now, with the tier full
             await(() -> p.stats().started() == 5 && p.stats().refused() + p.stats().bytes() / BLOCK == 5);
             // A-D fill the free room; E would evict one of them, and demand MIN would not keep E at its read (it
             // is never read again): the prefetch is refused, the residents stay
