@@ -300,17 +300,22 @@ final class BlockIndex {
                     counters.bypassed.increment();
                 }
             } else {
-                e = admitLocked(id, length, mustEvict, deletions);
+                e = admitLocked(id, length, mustEvict, ahead, deletions);
             }
         }
         deleteFiles(deletions);
         return e;
     }
 
-    /** Makes room for an admitted block and reserves it; null when room cannot be made. */
-    private BlockEntry admitLocked(BlockId id, long length, boolean mustEvict, List<Path> deletions) {
+    /**
+     * Makes room for an admitted block and reserves it; null when room cannot be made. A prefetch makes just the
+     * room it needs (down to the high watermark, not the low one): its admission weighed one victim, the
+     * farthest, and the ones after it may be needed before the prefetched block.
+     */
+    private BlockEntry admitLocked(BlockId id, long length, boolean mustEvict, boolean ahead, List<Path> deletions) {
         if (mustEvict) {
-            evictLocked(length, (long) (config.capacity() * config.lowWatermark()), deletions, false);
+            double target = ahead ? config.highWatermark() : config.lowWatermark();
+            evictLocked(length, (long) (config.capacity() * target), deletions, false);
         }
         if (used + length > config.capacity()) {
             policy.onRemove(id);
@@ -340,7 +345,7 @@ final class BlockIndex {
             long outUse = -1;
             for (Map.Entry<BlockId, Long> held : transit.entrySet()) {
                 BlockEntry r = index.get(held.getKey());
-                if (r == null || !r.ready || r.pins > 0) {
+                if (r == null || !r.ready || r.pins > 0 || heldBySupersededPin(r.id)) {
                     continue;
                 }
                 if (!r.read && holds - held.getValue() > patience) {

@@ -11,6 +11,7 @@ import java.util.TreeMap;
 import java.util.TreeSet;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
@@ -51,6 +52,8 @@ public final class Prefetcher implements AutoCloseable {
     private static final double PACE_DECAY_PER_SECOND = 0.9;
     /** How soon to look again at a block beyond the first slots while the pace is unmeasured. */
     private static final long UNMEASURED_RECHECK_NANOS = 50_000_000L;
+    /** How long past its last report a consumer is taken to keep its pace. */
+    private static final long MAX_EXTRAPOLATION_NANOS = 1_000_000_000L;
 
     /** Where blocks are fetched to: the local tier. */
     public interface Target {
@@ -128,6 +131,8 @@ public final class Prefetcher implements AutoCloseable {
     private int cursor;
     private double pace; // positions per second, peak-held
     private long paceSince;
+    /** When the consumer last reported a new position: between reports it is taken to move on at its pace. */
+    private long advancedAt;
     private int paceFrom;
     private double fetchNanos;
     private boolean closed;
@@ -146,6 +151,7 @@ public final class Prefetcher implements AutoCloseable {
         this.fetchers = Executors.newThreadPerTaskExecutor(Thread.ofVirtual().name("ferry-prefetch-" + name + "-", 0).factory());
         this.fetchNanos = settings.initialFetchNanos();
         this.paceSince = clock.nanoTime();
+        this.advancedAt = paceSince;
         this.driver = Thread.ofVirtual().name("ferry-prefetch-" + name).unstarted(this::drive);
     }
 
@@ -167,6 +173,7 @@ public final class Prefetcher implements AutoCloseable {
             ahead.headSet(position).clear();
             refusedAt.headMap(position).clear();
             this.position = position;
+            this.advancedAt = now;
             long elapsed = now - paceSince;
             if (elapsed >= PACE_WINDOW_NANOS) {
                 double observed = (position - paceFrom) / (elapsed / 1e9);
@@ -211,8 +218,21 @@ public final class Prefetcher implements AutoCloseable {
                 }
                 BlockId block = future.get(next);
                 slots.acquire();
+                synchronized (lock) {
+                    if (next < position || closed) { // passed (or closed) while waiting for a slot: nothing to fetch
+                        ahead.remove(next);
+                        running.remove(next);
+                        slots.release();
+                        continue;
+                    }
+                }
                 started.incrementAndGet();
-                fetchers.execute(() -> fetch(next, block));
+                try {
+                    fetchers.execute(() -> fetch(next, block));
+                } catch (RejectedExecutionException e) {
+                    slots.release();
+                    return; // closed
+                }
             }
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
@@ -223,7 +243,9 @@ public final class Prefetcher implements AutoCloseable {
     private int nextLocked() throws InterruptedException {
         while (!closed) {
             cursor = Math.max(cursor, position);
-            while (cursor < future.size() && (target.residentOrInFlight(future.get(cursor)) || ahead.contains(cursor))) {
+            // a resident block is passed over only once it is due: one resident now may be evicted before then
+            while (cursor < future.size() && (ahead.contains(cursor)
+                    || (dueInNanosLocked(cursor) <= 0 && target.residentOrInFlight(future.get(cursor))))) {
                 cursor++;
             }
             boolean room = ahead.size() < settings.maxAheadBlocks();
@@ -270,7 +292,9 @@ public final class Prefetcher implements AutoCloseable {
             // further off, when the cache's choices are better made closer to them
             return index - position < settings.slots() ? 0 : UNMEASURED_RECHECK_NANOS;
         }
-        double timeToNeed = (index - position) / pace * 1e9;
+        // between reports the consumer is taken to move on at its pace (for at most a second)
+        long sinceReport = Math.min(MAX_EXTRAPOLATION_NANOS, clock.nanoTime() - advancedAt);
+        double timeToNeed = (index - position) / pace * 1e9 - sinceReport;
         return (long) (timeToNeed - horizonNanosLocked());
     }
 
@@ -296,6 +320,12 @@ public final class Prefetcher implements AutoCloseable {
         } catch (IOException | RuntimeException e) {
             failed.incrementAndGet();
             LOG.debug("prefetch of {} block {} failed: {}", block.key(), block.index(), e.toString());
+            synchronized (lock) {
+                ahead.remove(index); // asked for again once the consumer has moved on, like a refusal
+                if (index >= position) {
+                    refusedAt.put(index, position);
+                }
+            }
         } finally {
             slots.release();
             synchronized (lock) {
@@ -312,6 +342,7 @@ public final class Prefetcher implements AutoCloseable {
             lock.notifyAll();
         }
         driver.interrupt();
-        fetchers.shutdownNow();
+        // fetches already running finish: interrupting one would fail the readers waiting on its block
+        fetchers.shutdown();
     }
 }

@@ -122,19 +122,21 @@ class PrefetcherTest {
         List<BlockId> future = origin(store);
         ManualClock clock = new ManualClock();
         try (CachingStore cache = new CachingStore(store, CacheConfig.of(tmp.resolve("cache"), 64L * BLOCK).withBlockSize(BLOCK));
-                Prefetcher p = new Prefetcher("t", future, target(cache), new Prefetcher.Settings(1, 64, 4, 100_000_000L), clock)) {
+                Prefetcher p = new Prefetcher("t", future, target(cache), new Prefetcher.Settings(1, 64, 20, 100_000_000L), clock)) {
+            // fetches measure 0 ns on this clock, so the fetch time only falls from 100 ms: a margin of 20 keeps the
+            // horizon between 20 x 100 ms x 2 (4 s) at the start and, after the 11 fetches, 20 x 8.6 ms (172 ms)
             clock.advanceMillis(10_000);
             p.advance(2); // a slow consumer: 2 blocks in 10 s
             assertThat(p.stats().pace()).isEqualTo(0.2);
             p.start();
-            // a fetch takes at most 100 ms, the next block is 5 s away, the one after 10 s: only the next is due
+            // the next block is 5 s away, the one after 10 s, the horizon at most 4 s: only the next is due
             await(() -> cache.residentOrInFlight(future.get(2)) && p.stats().started() == 1);
             quiet();
             assertThat(p.stats().started()).isEqualTo(1);
             assertThat(cache.residentOrInFlight(future.get(3))).isFalse();
 
             clock.advanceMillis(100);
-            p.advance(20); // it sped up: 18 blocks in 100 ms; every block left is within reach of a fetch
+            p.advance(20); // it sped up: 18 blocks in 100 ms; the last block is 50 ms away, within the horizon
             await(() -> p.stats().started() == 11);
             for (int i = 20; i < future.size(); i++) {
                 int index = i;
@@ -206,6 +208,34 @@ class PrefetcherTest {
             for (int i = 0; i < 16; i++) {
                 assertThat(cache.residentOrInFlight(future.get(i))).as("block %d, kept by MIN", i).isTrue();
             }
+        }
+    }
+
+    @Test
+    void aRefusedBlockIsAskedForAgainOnceTheReaderHasMovedOn() throws Exception {
+        FileObjectStore store = new FileObjectStore(tmp.resolve("origin"));
+        List<BlockId> all = origin(store);
+        BlockId a = all.get(0);
+        BlockId e = all.get(4);
+        List<BlockId> future = all.subList(0, 5); // A B C D E
+        // A B C D E B C D E A: at E's read, demand MIN evicts A (next read last) for E (read again before A)
+        List<BlockId> accesses = new ArrayList<>(future);
+        accesses.addAll(all.subList(1, 5));
+        accesses.add(a);
+        CacheConfig config = CacheConfig.of(tmp.resolve("cache"), 4L * BLOCK).withBlockSize(BLOCK).withWatermarks(1.0, 1.0);
+        try (CachingStore cache = new CachingStore(store, config, new MinPolicy<>(accesses), Clock.system());
+                Prefetcher p = new Prefetcher("t", future, target(cache), new Prefetcher.Settings(4, 64, 4, 100_000_000L), new ManualClock())) {
+            p.start();
+            await(() -> p.stats().bytes() == 4L * BLOCK);
+            p.advance(1); // E is due; A is still to be read at position 0, so evicting it now would be wrong
+            await(() -> p.stats().refused() == 1);
+            assertThat(cache.residentOrInFlight(e)).isFalse();
+            assertThat(cache.readBytes(a.key(), ByteRange.of(0, BLOCK))).hasSize(BLOCK); // A's read
+            p.advance(2); // the reader moved on: asked again, E now takes A's place, as demand MIN would at E's read
+            await(() -> p.stats().bytes() == 5L * BLOCK);
+            assertThat(cache.residentOrInFlight(e)).isTrue();
+            assertThat(cache.residentOrInFlight(a)).isFalse();
+            assertThat(p.stats().refused()).isEqualTo(1);
         }
     }
 }
