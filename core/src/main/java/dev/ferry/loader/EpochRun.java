@@ -31,6 +31,7 @@ import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.LongAdder;
+import java.util.function.Consumer;
 import org.HdrHistogram.Histogram;
 
 /**
@@ -70,6 +71,8 @@ public final class EpochRun<T> implements Iterator<Batch<T>>, AutoCloseable {
     private final ArrayDeque<CompletableFuture<T>> window = new ArrayDeque<>();
     private final ArrayDeque<Long> windowBytes = new ArrayDeque<>();
     private final ReadAheadBudget budget;
+    /** Told the prefetcher's last measurements when the run closes, for the next epoch's to start from. */
+    private final Consumer<Prefetcher.Stats> prefetchMemory;
     private long wastedSamples;
     private long wastedBytes;
     private int target;
@@ -88,8 +91,9 @@ public final class EpochRun<T> implements Iterator<Batch<T>>, AutoCloseable {
     private boolean closed;
 
     EpochRun(ObjectStore store, EpochPlan plan, long seed, World world, int rank, long start, LoaderConfig config, Decoder<T> decoder,
-            ReadAheadBudget budget) {
+            ReadAheadBudget budget, Prefetcher.Stats lastPrefetch, Consumer<Prefetcher.Stats> prefetchMemory) {
         this.budget = budget;
+        this.prefetchMemory = prefetchMemory;
         this.store = store;
         this.plan = plan;
         this.seed = seed;
@@ -113,7 +117,7 @@ public final class EpochRun<T> implements Iterator<Batch<T>>, AutoCloseable {
         this.target = config.adaptive() ? Math.min(config.aheadSamples(), 2 * config.batchSize()) : config.aheadSamples();
         if (store instanceof CachingStore cache && !cache.isPassThrough()) {
             this.prefetchPosition = new int[samples.length];
-            this.prefetcher = prefetcher(cache, rank);
+            this.prefetcher = prefetcher(cache, rank, lastPrefetch);
         } else {
             this.prefetchPosition = null;
             this.prefetcher = null;
@@ -125,7 +129,7 @@ public final class EpochRun<T> implements Iterator<Batch<T>>, AutoCloseable {
      * The rank's planned blocks in read order (a block read by consecutive samples once), and where each
      * sample's first block is in that sequence; the prefetcher holds at most a quarter of the tier ahead.
      */
-    private Prefetcher prefetcher(CachingStore cache, int rank) {
+    private Prefetcher prefetcher(CachingStore cache, int rank, Prefetcher.Stats last) {
         int blockSize = cache.config().blockSize();
         List<BlockId> future = new ArrayList<>();
         for (int k = 0; k < samples.length; k++) {
@@ -143,7 +147,8 @@ public final class EpochRun<T> implements Iterator<Batch<T>>, AutoCloseable {
         int quarter = (int) Math.max(1, Math.min(Integer.MAX_VALUE, cache.config().capacity() / 4 / blockSize));
         Prefetcher.Settings settings = Prefetcher.Settings.DEFAULT
                 .withMaxAheadBlocks(Math.min(Prefetcher.Settings.DEFAULT.maxAheadBlocks(), quarter));
-        return new Prefetcher("epoch" + plan.epoch() + "-rank" + rank, future, Prefetcher.Target.over(cache), settings, Clock.system()).start();
+        return new Prefetcher("epoch" + plan.epoch() + "-rank" + rank, future, Prefetcher.Target.over(cache), settings, Clock.system())
+                .resumingFrom(last).start();
     }
 
     /** A decode, ordered by its sample's place in the plan: the worker that frees up decodes the earliest one. */
@@ -362,6 +367,9 @@ public final class EpochRun<T> implements Iterator<Batch<T>>, AutoCloseable {
         window.clear();
         if (prefetcher != null) {
             prefetcher.close();
+            if (prefetchMemory != null) {
+                prefetchMemory.accept(prefetcher.stats());
+            }
         }
         fetchers.shutdownNow();
         workers.shutdownNow();

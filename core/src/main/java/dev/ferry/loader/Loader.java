@@ -3,6 +3,7 @@ package dev.ferry.loader;
 import dev.ferry.plan.EpochPlan;
 import dev.ferry.plan.Manifest;
 import dev.ferry.plan.PlanConfig;
+import dev.ferry.plan.Prefetcher;
 import dev.ferry.plan.World;
 import dev.ferry.store.ObjectStore;
 import java.util.Objects;
@@ -22,6 +23,8 @@ public final class Loader<T> {
     private final LoaderConfig config;
     private final Decoder<T> decoder;
     private final ReadAheadBudget budget;
+    /** What the last epoch's prefetcher measured (pace, fetch time), for the next one to start from. */
+    private volatile Prefetcher.Stats lastPrefetch;
 
     public Loader(ObjectStore store, Manifest manifest, PlanConfig plan, World world, int rank, LoaderConfig config, Decoder<T> decoder) {
         this(store, manifest, plan, world, rank, config, decoder, null);
@@ -80,6 +83,7 @@ public final class Loader<T> {
             throw new IllegalArgumentException("checkpoint position " + state.consumed() + " is past the end of epoch "
                     + state.epoch() + " (" + epochPlan.size() + " samples)");
         }
-        return new EpochRun<>(store, epochPlan, plan.seed(), world, rank, state.consumed(), config, decoder, budget);
+        return new EpochRun<>(store, epochPlan, plan.seed(), world, rank, state.consumed(), config, decoder, budget, lastPrefetch,
+                stats -> lastPrefetch = stats);
     }
 }

@@ -155,6 +155,24 @@ public final class Prefetcher implements AutoCloseable {
         this.driver = Thread.ofVirtual().name("ferry-prefetch-" + name).unstarted(this::drive);
     }
 
+    /**
+     * Starts from what a previous prefetcher of the same consumer measured (its pace and fetch time: the
+     * consumer's last epoch), so a new epoch does not begin as if nothing were known. Before {@link #start}.
+     */
+    public Prefetcher resumingFrom(Stats previous) {
+        if (previous != null) {
+            synchronized (lock) {
+                if (previous.pace() > 0) {
+                    pace = previous.pace();
+                }
+                if (previous.fetchSeconds() > 0) {
+                    fetchNanos = previous.fetchSeconds() * 1e9;
+                }
+            }
+        }
+        return this;
+    }
+
     /** Starts prefetching from position 0 (or where {@link #advance} put the consumer). */
     public Prefetcher start() {
         driver.start();

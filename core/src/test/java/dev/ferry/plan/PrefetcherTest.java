@@ -238,4 +238,20 @@ class PrefetcherTest {
             assertThat(p.stats().refused()).isEqualTo(1);
         }
     }
+
+    @Test
+    void aNewEpochsPrefetcher_startsFromWhatTheLastOneMeasured() throws Exception {
+        FileObjectStore store = new FileObjectStore(tmp.resolve("origin"));
+        List<BlockId> future = origin(store);
+        ManualClock clock = new ManualClock();
+        // last epoch: 0.2 blocks/s, fetches of 100 ms; unmeasured, the prefetcher would start one block per slot (8)
+        Prefetcher.Stats last = new Prefetcher.Stats(30, 30L * BLOCK, 0, 0, 0, 0.2, 0.1, 0.4);
+        try (CachingStore cache = new CachingStore(store, CacheConfig.of(tmp.resolve("cache"), 64L * BLOCK).withBlockSize(BLOCK));
+                Prefetcher p = new Prefetcher("t", future, target(cache), new Prefetcher.Settings(8, 64, 4, 100_000_000L), clock)) {
+            p.resumingFrom(last).start();
+            await(() -> p.stats().started() == 1 && cache.residentOrInFlight(future.get(0)));
+            quiet();
+            assertThat(p.stats().started()).as("the next block is 5 s away at that pace").isEqualTo(1);
+        }
+    }
 }
