@@ -23,12 +23,12 @@ import org.slf4j.LoggerFactory;
  * the {@link EvictionPolicy} (a pure data structure), so the policy sees exactly what the index holds.
  *
  * <p>A prefetched block the policy would not keep (MIN streams it through at its read) is still fetched ahead
- * and held for that read, outside the capacity and outside the policy, within {@code transitCapacity} (a
- * sixteenth of the capacity): the reader finds it on disk. Held blocks leave when room is needed for the next
- * one: by the policy's planned use, farthest first (a block's reads come together in a plan, so one whose
- * reads are done is next used an epoch later), and any not read after many later holds (a reader that never
- * came). So prefetching takes the wait off such a read without
- * evicting anything the policy keeps.
+ * and held for its reads, outside the capacity and outside the policy, within {@code transitCapacity} (an
+ * eighth of the capacity): the reader finds it on disk. A held block whose reads are done leaves once the
+ * policy's next planned use of it is more than a tier's worth of reads away (the held room is for reads about
+ * to happen, not a second cache); when room is needed for the next one, held blocks leave by planned use,
+ * farthest first, and any not read after many later holds (a reader that never came). So prefetching takes
+ * the wait off such a read without evicting anything the policy keeps.
  *
  * <p>Files are deleted right after the bookkeeping, outside the lock (an evicted block is never pinned, and a
  * stale or corrupt one may still be open by a reader, which POSIX allows); {@code onDelete} is told of each
@@ -79,7 +79,7 @@ final class BlockIndex {
         this.policy = policy;
         this.counters = counters;
         this.onDelete = onDelete;
-        this.transitCapacity = config.capacity() / 16;
+        this.transitCapacity = config.capacity() / 8;
     }
 
     /** Resident blocks and the bytes they hold, read together. */
@@ -340,6 +340,18 @@ final class BlockIndex {
     private BlockEntry holdForOneReadLocked(BlockId id, long length, List<Path> deletions) {
         long patience = 4 * Math.max(1, transitCapacity / Math.max(1, length));
         long mine = policy.plannedUse(id);
+        if (mine >= 0) {
+            // a held block whose reads are done and whose next use is further off than a tier's worth of reads
+            // leaves now: the held room is for reads about to happen, not a second cache beside the policy's
+            long soon = mine + Math.max(1, config.capacity() / Math.max(1, length));
+            for (var it = transit.entrySet().iterator(); it.hasNext(); ) {
+                BlockEntry r = index.get(it.next().getKey());
+                if (r != null && r.ready && r.read && r.pins == 0 && !heldBySupersededPin(r.id) && policy.plannedUse(r.id) > soon) {
+                    it.remove();
+                    deletions.add(removeLocked(r.id, Cause.READ));
+                }
+            }
+        }
         while (transitUsed + length > transitCapacity) {
             BlockEntry out = null;
             long outUse = -1;
