@@ -97,10 +97,18 @@ public final class LoopbackCluster {
             manifest = SyntheticDataset.write(origin, "data", "train", setup.shards(), setup.samplesPerShard(), setup.sampleBytes(),
                     setup.seed());
         }
+        // every member's port at once: each socket stays open until all are chosen, so no port comes twice
         List<Integer> ports = new ArrayList<>();
-        for (int i = 0; i < setup.nodes(); i++) {
-            try (ServerSocket s = new ServerSocket(0)) {
+        List<ServerSocket> held = new ArrayList<>();
+        try {
+            for (int i = 0; i < setup.nodes(); i++) {
+                ServerSocket s = new ServerSocket(0);
+                held.add(s);
                 ports.add(s.getLocalPort());
+            }
+        } finally {
+            for (ServerSocket s : held) {
+                s.close();
             }
         }
         String group = String.join(",", ports.stream().map(p -> "http://127.0.0.1:" + p).toList());
