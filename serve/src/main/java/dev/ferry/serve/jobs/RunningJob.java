@@ -102,18 +102,15 @@ public final class RunningJob {
         // (a member serves the others the blocks it owns), this epoch's and then the next one's.
         boolean group = node.hintsApply(job.nodes(), job.node());
         evictionFuture = group ? job.groupFuture(epoch, blockSize) : future;
-        List<BlockId> ids = new ArrayList<>(evictionFuture.blocks().size() * 2);
-        evictionFuture.blocks().forEach(b -> ids.add(b.block()));
         // a job that said how many epochs it runs reads no epoch after its last: planning one would keep
         // its blocks from the other jobs (an evaluation pass registered with "epochs": 1 plans that pass only)
-        if (job.plannedEpochs() == 0 || epoch < job.plannedEpochs()) {
-            (group ? job.groupFuture(epoch + 1, blockSize) : job.nodeFuture(epoch + 1, blockSize)).blocks().forEach(b -> ids.add(b.block()));
-        }
-        planned = ids;
+        boolean another = job.plannedEpochs() == 0 || epoch < job.plannedEpochs();
+        Job.NodeFuture nextMine = another ? job.nodeFuture(epoch + 1, blockSize) : null;
+        planned = blocks(evictionFuture, another ? (group ? job.groupFuture(epoch + 1, blockSize) : nextMine) : null);
         blockPosition = 0;
         node.follow(job.name, planned, 0, true);
         holders = Map.of();
-        if (epoch >= 2 && node.hintsApply(job.nodes(), job.node())) {
+        if (epoch >= 2 && group) {
             Job.NodeFuture mine = future;
             Thread.ofVirtual().name("ferry-hints-" + job.name).start(() -> holders = lastReaders(epoch - 1, mine, blockSize));
         }
@@ -121,14 +118,19 @@ public final class RunningJob {
             prefetcher.close();
         }
         if (!stopped) {
-            // this epoch's blocks, then the next epoch's: its first blocks are fetched before its first report
-            List<BlockId> mine = new ArrayList<>(future.blocks().size() * 2);
-            future.blocks().forEach(b -> mine.add(b.block()));
-            if (job.plannedEpochs() == 0 || epoch < job.plannedEpochs()) {
-                job.nodeFuture(epoch + 1, blockSize).blocks().forEach(b -> mine.add(b.block()));
-            }
-            prefetcher = node.prefetcher(job.name + "-epoch" + epoch, mine);
+            // this node's blocks of this epoch, then of the next: its first blocks are fetched before its first report
+            prefetcher = node.prefetcher(job.name + "-epoch" + epoch, group ? blocks(future, nextMine) : planned);
         }
+    }
+
+    /** The blocks of {@code first}, then those of {@code then} (null: none). */
+    private static List<BlockId> blocks(Job.NodeFuture first, Job.NodeFuture then) {
+        List<BlockId> ids = new ArrayList<>(first.blocks().size() * 2);
+        first.blocks().forEach(b -> ids.add(b.block()));
+        if (then != null) {
+            then.blocks().forEach(b -> ids.add(b.block()));
+        }
+        return ids;
     }
 
     /** What this epoch's prefetcher has done (null when prefetch is off). */
