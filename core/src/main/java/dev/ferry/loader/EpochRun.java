@@ -2,6 +2,7 @@ package dev.ferry.loader;
 
 import dev.ferry.cache.BlockId;
 import dev.ferry.cache.CachingStore;
+import dev.ferry.plan.BlockRead;
 import dev.ferry.plan.EpochPlan;
 import dev.ferry.plan.Prefetcher;
 import dev.ferry.plan.Shard;
@@ -132,15 +133,16 @@ public final class EpochRun<T> implements Iterator<Batch<T>>, AutoCloseable {
     private Prefetcher prefetcher(CachingStore cache, int rank, Prefetcher.Stats last) {
         int blockSize = cache.config().blockSize();
         List<BlockId> future = new ArrayList<>();
+        List<BlockRead> reads = new ArrayList<>(2);
         for (int k = 0; k < samples.length; k++) {
+            reads.clear();
+            plan.addBlocks(samples[k], blockSize, reads);
             prefetchPosition[k] = future.size();
-            Span span = span(samples[k]);
-            for (long b = span.from() / blockSize; span.to() > span.from() && b <= (span.to() - 1) / blockSize; b++) {
-                BlockId id = new BlockId(span.shard().key(), span.shard().etag(), b);
-                if (future.isEmpty() || !future.get(future.size() - 1).equals(id)) {
-                    future.add(id);
-                } else if (b == span.from() / blockSize) {
-                    prefetchPosition[k] = future.size() - 1;
+            for (BlockRead r : reads) {
+                if (future.isEmpty() || !future.get(future.size() - 1).equals(r.block())) {
+                    future.add(r.block());
+                } else if (r == reads.get(0)) {
+                    prefetchPosition[k] = future.size() - 1; // it starts in the block the sample before ended in
                 }
             }
         }

@@ -327,8 +327,8 @@ public final class EpochPlan {
         return seen.stream().mapToInt(Integer::intValue).toArray();
     }
 
-    /** Appends the blocks one sample covers. */
-    void addBlocks(int sample, int blockSize, List<BlockRead> out) {
+    /** Appends the blocks one sample covers, in order, each with the bytes the sample wants of it. */
+    public void addBlocks(int sample, int blockSize, List<BlockRead> out) {
         Shard shard = manifest.shards().get(shardOf(sample));
         long from = shard.sampleOffset(indexInShard(sample));
         long to = shard.sampleOffset(indexInShard(sample) + 1);
