@@ -5,8 +5,8 @@ import dev.ferry.cache.CachingStore;
 import dev.ferry.time.Clock;
 import java.io.IOException;
 import java.util.List;
-import java.util.Objects;
 import java.util.Map;
+import java.util.Objects;
 import java.util.TreeMap;
 import java.util.TreeSet;
 import java.util.concurrent.ExecutorService;
@@ -38,9 +38,9 @@ import org.slf4j.LoggerFactory;
  * <p>Bounded: blocks started ahead of the consumer and not yet reached are at most {@code maxAheadBlocks} (the
  * disk the prefetch may hold ahead), fetches at most {@code slots} at a time; and the local tier's policy
  * decides what a prefetched block may evict ({@code admitAhead}: MIN keeps it only where demand MIN would keep it
- * at its read, with the victim it would choose then). A refused block is asked for again each time the
- * consumer has moved on (the policy's answer may change), until the consumer reaches it. Before the pace is measured (the first 50 ms of
- * reports) it keeps one block per slot ahead.
+ * at its read, with the victim it would choose then). A refused block (or a failed fetch) is asked for again
+ * each time the consumer has moved on (the policy's answer may change), until the consumer reaches it. Before
+ * the pace is measured (the first 50 ms of reports) it keeps one block per slot ahead.
  *
  * <p>Thread-safe: the consumer calls {@link #advance}; one driver thread starts fetches on virtual threads.
  */
@@ -204,13 +204,6 @@ public final class Prefetcher implements AutoCloseable {
         }
     }
 
-    /** The current position of the consumer in the future. */
-    public int position() {
-        synchronized (lock) {
-            return position;
-        }
-    }
-
     public Stats stats() {
         synchronized (lock) {
             return new Stats(started.get(), bytes.get(), refused.get(), late.get(), failed.get(), pace, fetchNanos / 1e9, horizonNanosLocked() / 1e9);
@@ -328,27 +321,27 @@ public final class Prefetcher implements AutoCloseable {
                 }
             } else if (!target.residentOrInFlight(block)) {
                 refused.incrementAndGet();
-                synchronized (lock) {
-                    ahead.remove(index); // holds no room
-                    if (index >= position) {
-                        refusedAt.put(index, position);
-                    }
-                }
+                askAgainLater(index);
             }
         } catch (IOException | RuntimeException e) {
             failed.incrementAndGet();
             LOG.debug("prefetch of {} block {} failed: {}", block.key(), block.index(), e.toString());
-            synchronized (lock) {
-                ahead.remove(index); // asked for again once the consumer has moved on, like a refusal
-                if (index >= position) {
-                    refusedAt.put(index, position);
-                }
-            }
+            askAgainLater(index);
         } finally {
             slots.release();
             synchronized (lock) {
                 running.remove(index);
                 lock.notifyAll();
+            }
+        }
+    }
+
+    /** A block that did not come (refused, or failed) holds no room, and is asked for once the consumer moves on. */
+    private void askAgainLater(int index) {
+        synchronized (lock) {
+            ahead.remove(index);
+            if (index >= position) {
+                refusedAt.put(index, position);
             }
         }
     }
