@@ -7,9 +7,9 @@ import java.nio.file.Path;
  * A reservation is an entry that is not {@code ready} yet (its bytes are on the way; only {@code id},
  * {@code path} and {@code dataLength} mean anything); publishing a block replaces it with a ready entry.
  *
- * <p>Thread-safety: the final fields are safe to read anywhere; {@code ready}, {@code removed},
- * {@code pins}, {@code transit} and {@code read} are guarded by the {@link BlockIndex}'s lock; {@code verified} is volatile (set by whichever
- * reader checked the block first).
+ * <p>Thread-safety: the final fields are safe to read anywhere; {@code ready}, {@code removed}, {@code pins},
+ * {@code transit} and {@code read} are guarded by the {@link BlockIndex}'s lock; {@code verified} is volatile
+ * (set by whichever reader checked the block first).
  */
 final class BlockEntry {
     final BlockId id;
@@ -24,8 +24,8 @@ final class BlockEntry {
     volatile boolean verified;
     int pins;
     /**
-     * Held for one read: prefetched although the policy would not keep it, outside the capacity; dropped once
-     * read ({@code read}).
+     * Held for its reads: prefetched although the policy would not keep it, outside the capacity and the
+     * policy (see {@link BlockIndex}); {@code read}: a reader has used it.
      */
     boolean transit;
     boolean read;

@@ -9,6 +9,7 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HashSet;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -34,8 +35,8 @@ import org.slf4j.LoggerFactory;
  * stale or corrupt one may still be open by a reader, which POSIX allows); {@code onDelete} is told of each
  * first, so open channels and pending fsyncs forget it.
  *
- * <p>Thread-safe: one lock guards the maps, {@code used}, every entry's {@code ready}, {@code removed} and
- * {@code pins}, and the policy; it is held only for bookkeeping, never for I/O.
+ * <p>Thread-safe: one lock guards the maps, {@code used} and {@code transitUsed}, every entry's state, and the
+ * policy; it is held only for bookkeeping, never for I/O.
  */
 final class BlockIndex {
     private static final Logger LOG = LoggerFactory.getLogger(BlockIndex.class);
@@ -68,7 +69,7 @@ final class BlockIndex {
     private long transitUsed;
     private final long transitCapacity;
     /** The blocks held for one read, in the order they were held, with the sequence number of each hold. */
-    private final java.util.LinkedHashMap<BlockId, Long> transit = new java.util.LinkedHashMap<>();
+    private final LinkedHashMap<BlockId, Long> transit = new LinkedHashMap<>();
     private long holds;
     /** Pinned versions by key, then ETag. */
     private final Map<ObjectKey, Map<String, VersionPin>> pinnedVersions = new HashMap<>();
@@ -322,11 +323,17 @@ final class BlockIndex {
             counters.bypassed.increment();
             return null;
         }
+        BlockEntry e = reservationLocked(id, length);
+        used += length;
+        policy.onAdd(id, length);
+        return e;
+    }
+
+    /** A reservation for {@code id}, in the index (its bytes are the caller's to count). */
+    private BlockEntry reservationLocked(BlockId id, long length) {
         BlockEntry e = new BlockEntry(id, BlockFile.pathFor(blocksDir, id), 0, (int) length, 0, 0, false);
         index.put(id, e);
         byObject.computeIfAbsent(id.key(), k -> new HashSet<>()).add(id);
-        used += length;
-        policy.onAdd(id, length);
         return e;
     }
 
@@ -344,13 +351,14 @@ final class BlockIndex {
             // a held block whose reads are done and whose next use is further off than a tier's worth of reads
             // leaves now: the held room is for reads about to happen, not a second cache beside the policy's
             long soon = mine + Math.max(1, config.capacity() / Math.max(1, length));
-            for (var it = transit.entrySet().iterator(); it.hasNext(); ) {
-                BlockEntry r = index.get(it.next().getKey());
-                if (r != null && r.ready && r.read && r.pins == 0 && !heldBySupersededPin(r.id) && policy.plannedUse(r.id) > soon) {
-                    it.remove();
-                    deletions.add(removeLocked(r.id, Cause.READ));
+            List<BlockId> done = new ArrayList<>();
+            for (BlockId held : transit.keySet()) {
+                BlockEntry r = index.get(held);
+                if (r != null && r.ready && r.read && r.pins == 0 && !heldBySupersededPin(held) && policy.plannedUse(held) > soon) {
+                    done.add(held);
                 }
             }
+            done.forEach(held -> deletions.add(removeLocked(held, Cause.READ)));
         }
         while (transitUsed + length > transitCapacity) {
             BlockEntry out = null;
@@ -375,10 +383,8 @@ final class BlockIndex {
             }
             deletions.add(removeLocked(out.id, Cause.READ));
         }
-        BlockEntry e = new BlockEntry(id, BlockFile.pathFor(blocksDir, id), 0, (int) length, 0, 0, false);
+        BlockEntry e = reservationLocked(id, length);
         e.transit = true;
-        index.put(id, e);
-        byObject.computeIfAbsent(id.key(), k -> new HashSet<>()).add(id);
         transitUsed += length;
         transit.put(id, holds++);
         return e;
