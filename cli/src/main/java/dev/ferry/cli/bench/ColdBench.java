@@ -13,18 +13,15 @@ import dev.ferry.store.ObjectKey;
 import dev.ferry.store.ObjectStore;
 import dev.ferry.store.chain.ChainConfig;
 import dev.ferry.store.chain.StoreChain;
-import dev.ferry.store.file.FileObjectStore;
 import java.io.InputStream;
 import java.io.OutputStream;
 import java.net.URI;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
-import java.util.Random;
 import java.util.concurrent.Callable;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -102,7 +99,7 @@ final class ColdBench implements Callable<Integer> {
             Path work = workDirectory.path();
             Path root = work.resolve("store");
             System.out.printf("writing %d objects of %d MiB under %s ...%n", objects, sizeMib, root);
-            writeObjects(root, size);
+            GetBench.writeObjects(root, objects, size);
             List<Double> direct = new ArrayList<>();
             List<Double> cold = new ArrayList<>();
             List<Double> warm = new ArrayList<>();
@@ -188,23 +185,6 @@ final class ColdBench implements Callable<Integer> {
                 pool.awaitTermination(1, TimeUnit.MINUTES);
             }
             return objects * (double) size / ((System.nanoTime() - start) / 1e9) / (1 << 20);
-        }
-    }
-
-    private void writeObjects(Path root, long size) throws Exception {
-        FileObjectStore files = new FileObjectStore(root);
-        files.createBucket("bench");
-        byte[] block = new byte[1 << 20];
-        Random random = new Random(1);
-        for (int i = 0; i < objects; i++) {
-            Path file = root.resolve("bench/objects/" + String.format("%04d.bin", i));
-            Files.createDirectories(file.getParent());
-            try (OutputStream out = Files.newOutputStream(file)) {
-                for (long written = 0; written < size; written += block.length) {
-                    random.nextBytes(block);
-                    out.write(block, 0, (int) Math.min(block.length, size - written));
-                }
-            }
         }
     }
 }

@@ -92,7 +92,7 @@ final class GetBench implements Callable<Integer> {
             Path work = workDirectory.path();
             Path root = work.resolve("store");
             System.out.printf("writing %d objects of %d MiB under %s ...%n", objects, sizeMib, root);
-            writeObjects(root, size);
+            writeObjects(root, objects, size);
             try (EmbeddedStore server = EmbeddedStore.start(root, 0, cloud);
                     StoreChain s3 = StoreChain.over(new S3ObjectStore(S3StoreConfig.endpoint(server.endpoint(), "bench", "bench")),
                             ChainConfig.DEFAULT.withParallelRead(new ParallelReadConfig((long) partMib << 20, readConcurrency)))) {
@@ -140,7 +140,8 @@ final class GetBench implements Callable<Integer> {
         return 0;
     }
 
-    private void writeObjects(Path root, long size) throws IOException {
+    /** {@code objects} objects of {@code size} random bytes, written into the folder store at {@code root}, bucket "bench". */
+    static void writeObjects(Path root, int objects, long size) throws IOException {
         FileObjectStore files = new FileObjectStore(root);
         files.createBucket("bench");
         byte[] block = new byte[1 << 20];
