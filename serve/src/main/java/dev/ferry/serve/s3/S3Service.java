@@ -410,7 +410,7 @@ public final class S3Service {
         }
         GetRequest get = new GetRequest(key, range, meta.etag());
         if ((writeBack == null || !writeBack.holdsLocally(key)) && !isScratch(key.bucket())) {
-            CachingStore.ResidentRead resident = cache.openResident(get);
+            CachingStore.ResidentRead resident = cache.openResident(get, mayBlock); // a block to check first: null on the event loop
             if (resident != null) {
                 return new Reply.Files(status, h, resident);
             }
