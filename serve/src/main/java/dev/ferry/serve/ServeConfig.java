@@ -3,6 +3,7 @@ package dev.ferry.serve;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.dataformat.yaml.YAMLFactory;
+import dev.ferry.cache.VerifyMode;
 import dev.ferry.serve.node.NodeConfig;
 import dev.ferry.serve.protocol.VirtualHosts;
 import dev.ferry.store.ObjectKey;
@@ -74,6 +75,10 @@ public final class ServeConfig implements NodeConfig {
             "Local tier capacity, e.g. 500GiB (default 10GiB).");
     private static final Setting<Integer> BLOCK_SIZE = flag("block-size", "SIZE", Codec.INT_SIZE, "4MiB",
             "Cache block size (default 4MiB).");
+    private static final Setting<VerifyMode> VERIFY = flag("verify", "WHEN", Codec.VERIFY, "on-load",
+            "When a cached block is checked against its CRC32C before its bytes leave: on-load (default: unless they are "
+                    + "provably the bytes last checked), always (every reply from a checked copy, no sendfile), or the opt-outs "
+                    + "first-read and never, which serve a block corrupted on disk while the daemon runs.");
     private static final Setting<Long> PREFETCH_BYTES = flag("prefetch-bytes", "SIZE", Codec.SIZE, "256MiB",
             "At most this much prefetched ahead of a job's position; the depth follows time to need (default 256MiB).");
     private static final Setting<String> ACCESS_KEY = flag("access-key", "KEY", Codec.OPTIONAL_TEXT, "",
@@ -184,6 +189,11 @@ public final class ServeConfig implements NodeConfig {
 
     public int blockSize() {
         return get(BLOCK_SIZE);
+    }
+
+    /** When cached blocks are checked before their bytes leave. */
+    public VerifyMode verify() {
+        return get(VERIFY);
     }
 
     public long prefetchBytes() {
@@ -527,6 +537,7 @@ public final class ServeConfig implements NodeConfig {
         static final Codec<URI> URL = new Codec<>((k, v) -> v.isBlank() ? null : upstreamUri(v.trim()), URI::toString);
         static final Codec<List<URI>> URLS = new Codec<>((k, v) -> urls(v), l -> String.join(",", l.stream().map(URI::toString).toList()));
         static final Codec<List<String>> DOMAINS = new Codec<>((k, v) -> VirtualHosts.parse(v), l -> String.join(",", l));
+        static final Codec<VerifyMode> VERIFY = new Codec<>((k, v) -> VerifyMode.parse(v), VerifyMode::settingName);
     }
 
     private static List<URI> urls(String v) {

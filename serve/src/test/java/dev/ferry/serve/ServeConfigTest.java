@@ -20,7 +20,7 @@ class ServeConfigTest {
         Map<String, String> d = ServeConfig.defaults().describe();
         assertThat(d).containsEntry("bind", "127.0.0.1").containsEntry("port", "9099").containsEntry("upstream", "")
                 .containsEntry("store-root", "").containsEntry("profile", "cloud").containsEntry("cache-size", "10.0 GiB")
-                .containsEntry("block-size", "4.0 MiB").containsEntry("prefetch-bytes", "256.0 MiB").containsEntry("insecure", "false")
+                .containsEntry("block-size", "4.0 MiB").containsEntry("verify", "on-load").containsEntry("prefetch-bytes", "256.0 MiB").containsEntry("insecure", "false")
                 .containsEntry("write-back", "false").containsEntry("write-back-quota", "8.0 GiB").containsEntry("max-header-bytes", "16384")
                 .containsEntry("max-xml-bytes", "1.0 MiB").containsEntry("max-object-bytes", "5.0 GiB").containsEntry("group", "")
                 .containsEntry("self", "").containsEntry("shared-tier", "").containsEntry("first-byte-timeout", "10s")

@@ -431,7 +431,7 @@ public final class ControlApi {
                 .put("hit_rate", round(c.hitRate(), 4)).put("hit_rate_bytes", round(c.byteHitRate(), 4))
                 .put("bytes_from_cache", c.bytesFromCache()).put("bytes_from_upstream", c.bytesFromUpstream())
                 .put("prefetched_bytes", c.prefetchedBytes()).put("evicted_capacity", c.evictedCapacity())
-                .put("evicted_corrupt", c.evictedCorrupt()).put("write_failures", c.writeFailures()).put("pass_through", c.passThrough());
+                .put("evicted_corrupt", c.evictedCorrupt()).put("verified_blocks", c.verifiedBlocks()).put("write_failures", c.writeFailures()).put("pass_through", c.passThrough());
         tiers.putObject("origin").put("egress_bytes", m.egressBytes()).put("requests", m.totalRequests())
                 .put("throttled", m.failures(StoreException.Kind.THROTTLED))
                 .put("cost_usd", round(m.estimatedCostUsd(), 6)).put("first_byte_ms_p50", round(m.firstByteP50Micros() / 1000.0, 2));

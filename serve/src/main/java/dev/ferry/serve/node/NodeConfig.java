@@ -1,5 +1,6 @@
 package dev.ferry.serve.node;
 
+import dev.ferry.cache.VerifyMode;
 import java.net.URI;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -35,6 +36,9 @@ public interface NodeConfig {
 
     /** The block size of the local tier and of plans. */
     int blockSize();
+
+    /** When the local tier checks a block against its CRC32C before its bytes leave. */
+    VerifyMode verify();
 
     /** How far ahead of its consumers a job's prefetcher keeps blocks, in bytes. */
     long prefetchBytes();
