@@ -111,8 +111,9 @@ final class BlockCheck {
     }
 
     /**
-     * True when the bytes {@code [from, from + length)} of the data of {@code e} (pinned, open as {@code file})
-     * may be used as they are on disk now, without a check.
+     * True when the bytes {@code [from, from + length)} of the data of {@code e} (pinned, open as {@code file};
+     * only {@link VerifyMode#ON_LOAD} looks at the file, the other modes take null) may be used as they are on
+     * disk now, without a check.
      */
     boolean trusted(BlockEntry e, OpenFiles.Handle file, long from, long length) {
         return switch (mode) {
