@@ -130,4 +130,23 @@ class CorruptBlockDaemonTest {
         assertThat(cache().evictedCorrupt()).isEqualTo(BLOCKS);
         assertThat(daemon.stats().cutStreams()).isZero();
     }
+
+    @Test
+    void aPeerAskingForCachedBlocksOnly_getsThemChecked_andNotCachedOnceTheyAreBad() throws Exception {
+        assertThat(sdkGet(null)).isEqualTo(bytes);
+        // at once: the blocks were never checked since they were written, so this reply checks them (not on the event loop)
+        HttpRequest cachedOnly = HttpRequest.newBuilder(URI.create(daemon.endpoint() + "/data/obj.bin"))
+                .header(dev.ferry.serve.node.Node.CACHED_ONLY, "1").build();
+        HttpResponse<byte[]> sound = http.send(cachedOnly, HttpResponse.BodyHandlers.ofByteArray());
+        assertThat(sound.statusCode()).isEqualTo(200);
+        assertThat(sound.body()).isEqualTo(bytes);
+        assertThat(cache().verifiedBlocks()).isEqualTo(BLOCKS);
+
+        CorruptBlocks.flip16InEach(tmp.resolve("cache"));
+        CorruptBlocks.dropPageCache();
+        HttpResponse<byte[]> bad = http.send(cachedOnly, HttpResponse.BodyHandlers.ofByteArray());
+        assertThat(bad.statusCode()).as("the peer reads it elsewhere").isEqualTo(404);
+        assertThat(cache().evictedCorrupt()).isEqualTo(1);
+        assertThat(sdkGet(null)).isEqualTo(bytes);
+    }
 }

@@ -371,7 +371,7 @@ public final class S3Service {
         if (meta == null) {
             return null;
         }
-        return getObject(r, key, head, meta, false);
+        return getObject(r, key, head, meta, false, false);
     }
 
     /** The header a daemon sends another to read only what that one holds on disk (never fetching). */
@@ -381,17 +381,21 @@ public final class S3Service {
         if (r.headers().contains(CACHED_ONLY)) {
             String ifMatch = r.headers().get("If-Match");
             ObjectMeta known = ifMatch == null ? cache.freshMeta(key) : cache.knownMeta(key, ObjectMeta.stripQuotes(ifMatch.trim()));
-            Reply reply = known == null || (writeBack != null && writeBack.holdsLocally(key)) ? null : getObject(r, key, head, known, false);
+            Reply reply = known == null || (writeBack != null && writeBack.holdsLocally(key)) ? null : getObject(r, key, head, known, true, false);
             if (reply == null) {
                 throw new S3Error(404, "NotCached", key + " is not on this daemon's disk (asked for cached blocks only)");
             }
             return reply;
         }
-        return getObject(r, key, head, frontFor(key.bucket()).head(key), true);
+        return getObject(r, key, head, frontFor(key.bucket()).head(key), true, true);
     }
 
-    /** GET or HEAD of {@code meta}; null when the read would need upstream and {@code mayBlock} is false. */
-    private Reply getObject(Request r, ObjectKey key, boolean head, ObjectMeta meta, boolean mayBlock) throws S3Error, IOException {
+    /**
+     * GET or HEAD of {@code meta}; null when the read would need upstream and {@code mayFetch} is false, or a
+     * cached block would need a check (reading it from disk) and {@code mayCheck} is false (on the event loop).
+     */
+    private Reply getObject(Request r, ObjectKey key, boolean head, ObjectMeta meta, boolean mayCheck, boolean mayFetch)
+            throws S3Error, IOException {
         HttpHeaders h = objectHeaders(meta);
         if (Preconditions.notModified(r.headers(), meta, key)) {
             return new Reply.Full(HttpResponseStatus.NOT_MODIFIED, h, new byte[0], true);
@@ -410,13 +414,13 @@ public final class S3Service {
         }
         GetRequest get = new GetRequest(key, range, meta.etag());
         if ((writeBack == null || !writeBack.holdsLocally(key)) && !isScratch(key.bucket())) {
-            CachingStore.ResidentRead resident = cache.openResident(get, mayBlock); // a block to check first: null on the event loop
+            CachingStore.ResidentRead resident = cache.openResident(get, mayCheck);
             if (resident != null) {
                 return new Reply.Files(status, h, resident);
             }
         }
-        if (!mayBlock) {
-            return null; // on the event loop (tryFast): a miss must not block it
+        if (!mayFetch) {
+            return null; // on the event loop (tryFast), or a peer asking for cached blocks only: not from upstream
         }
         ObjectContent content = frontFor(key.bucket()).get(get);
         return new Reply.Streamed(status, h, content);
