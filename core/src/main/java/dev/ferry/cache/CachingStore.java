@@ -87,7 +87,7 @@ import org.slf4j.LoggerFactory;
  * composes them: {@link CacheRecovery} (what is on disk at open, the snapshot at close), {@link BlockIndex}
  * (entries, pins, reservations, eviction under its lock, the policy calls), {@link BlockRuns} (single flight,
  * runs of misses, publishing, prefetch) and {@link BlockStream} (one reader's range, block by block, from its
- * sources). Here remain the directory lock, the metadata TTL cache, the sendfile path ({@link #openResident})
+ * sources). Here remain the directory lock, the metadata TTL cache, the sendfile path ({@link #openResident(GetRequest, boolean)})
  * and write invalidation.
  *
  * <p>Thread-safe: the index and the policy are guarded by the {@link BlockIndex}'s one lock, held only for
@@ -445,11 +445,6 @@ public final class CachingStore extends ForwardingObjectStore {
             observer.onRead(meta, firstIndex, lastIndex);
         }
         return new ResidentRead(meta, range, regions);
-    }
-
-    /** {@link #openResident(GetRequest, boolean)} where the caller may block. */
-    public ResidentRead openResident(GetRequest request) throws IOException {
-        return openResident(request, true);
     }
 
     private boolean trusted(BlockEntry e, long from, long length) throws IOException {
