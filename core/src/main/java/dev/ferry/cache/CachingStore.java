@@ -432,9 +432,20 @@ public final class CachingStore extends ForwardingObjectStore {
         }
     }
 
+    /**
+     * The store's answer becomes the key's metadata. A write that failed may still have replaced the object
+     * (a store that kept other bytes, a connection lost after the store took the body): what was known of the
+     * key is forgotten, so the next read asks the store, never promising a size from before.
+     */
     @Override
     public ObjectMeta put(ObjectKey key, PutBody body) throws IOException {
-        ObjectMeta meta = delegate.put(key, body);
+        ObjectMeta meta;
+        try {
+            meta = delegate.put(key, body);
+        } catch (IOException | RuntimeException e) {
+            invalidate(key, null);
+            throw e;
+        }
         invalidate(key, meta);
         return meta;
     }
@@ -447,7 +458,13 @@ public final class CachingStore extends ForwardingObjectStore {
 
     @Override
     public ObjectMeta completeMultipart(MultipartUpload upload, List<CompletedPart> parts) throws IOException {
-        ObjectMeta meta = multipart().completeMultipart(upload, parts);
+        ObjectMeta meta;
+        try {
+            meta = multipart().completeMultipart(upload, parts);
+        } catch (IOException | RuntimeException e) {
+            invalidate(upload.key(), null);
+            throw e;
+        }
         invalidate(upload.key(), meta);
         return meta;
     }

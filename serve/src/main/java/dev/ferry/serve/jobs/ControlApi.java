@@ -407,8 +407,11 @@ public final class ControlApi {
         out.put("complete", r.complete()).put("write_back", true).put("first_error", r.firstError());
         ArrayNode writes = out.putArray("writes");
         for (WriteStatus s : r.writes()) {
-            writes.addObject().put("bucket", s.key().bucket()).put("key", s.key().key()).put("size", s.size())
+            ObjectNode w = writes.addObject().put("bucket", s.key().bucket()).put("key", s.key().key()).put("size", s.size())
                     .put("durability", s.durability().name().toLowerCase(Locale.ROOT)).put("error", s.error());
+            if (s.delete()) {
+                w.put("delete", true);
+            }
         }
         // 200 when everything before the fence is durable; 504 on timeout, 502 when an upload was refused
         HttpResponseStatus status = r.firstError() != null ? HttpResponseStatus.BAD_GATEWAY
@@ -460,7 +463,7 @@ public final class ControlApi {
             root.putObject("write_back").put("pending_bytes", w.pendingBytes()).put("pending_objects", w.pendingObjects())
                     .put("oldest_pending_s", round(w.oldestPendingSeconds(), 1)).put("uploaded_bytes", w.uploadedBytes())
                     .put("upload_bytes_per_s", round(w.uploadBytesPerSecond(), 0)).put("write_throughs", w.writeThroughs())
-                    .put("failed", w.failed());
+                    .put("failed", w.failed()).put("first_failure", w.firstFailure());
         }
         if (node.scratch() != null) {
             Scratch.Stats sc = node.scratch().stats();

@@ -18,6 +18,7 @@ import dev.ferry.store.ObjectKey;
 import dev.ferry.store.ObjectStore;
 import dev.ferry.store.PendingUploads;
 import dev.ferry.store.chain.ChainConfig;
+import dev.ferry.store.chain.CheckedWrites;
 import dev.ferry.store.chain.FirstByteTimeoutStore;
 import dev.ferry.store.chain.StoreChain;
 import dev.ferry.store.file.FileObjectStore;
@@ -57,6 +58,7 @@ import org.slf4j.LoggerFactory;
  * <pre>
  * origin (S3, a folder, or the embedded store)
  *   -> chain (parallel read, retry, governor, meter), bounded by first-byte-timeout
+ *   -> checked writes (a PUT's answer against the bytes sent)   over S3 and the embedded store
  *   -> shared tier (a shared file system)        when shared-tier is set
  *   -> regional group -> hints (last epoch's reader first)   when group is set
  *   -> local tier (CachingStore, the plan-aware policy; sequential read-ahead)
@@ -132,6 +134,10 @@ public final class Node implements AutoCloseable {
                 cc.metadataTtl(), cc.maxRunBlocks(), "planned");
         // an origin that accepts connections and never answers costs a reader first-byte-timeout, retries included
         ObjectStore bounded = new FirstByteTimeoutStore(chain, config.firstByteTimeout());
+        if (!(origin instanceof FileObjectStore)) {
+            // an S3 server's PUT answer is checked against the bytes sent before the cache or write-back believes it
+            bounded = new CheckedWrites(bounded);
+        }
         this.shared = config.sharedTier() == null ? null
                 : new SharedTierStore(bounded, config.sharedTier(), Duration.ofSeconds(60));
         ObjectStore below = shared != null ? shared : bounded; // local tier -> regional group -> shared file system -> origin
@@ -273,6 +279,14 @@ public final class Node implements AutoCloseable {
     /** The group with hints, or null outside a group. */
     public HintedStore hinted() {
         return hinted;
+    }
+
+    /**
+     * True when the origin is the embedded store, which keeps a key ending in {@code /} as a folder: such a key
+     * holds no bytes there (s3proxy's file-system backend), so a write of bytes to one would be lost.
+     */
+    public boolean originKeepsSlashKeysAsFolders() {
+        return embedded != null;
     }
 
     /** The store right under the local tier: the group with hints, the shared tier, or the bounded chain. */
