@@ -367,7 +367,7 @@ public final class WriteBackStore extends ForwardingObjectStore {
                             e.durability = Durability.FAILED;
                             lock.notifyAll();
                         }
-                        LOG.error("the object store refused {} ({}); it stays on local disk at {}", e.key, failure.getMessage(),
+                        LOG.error("the upload of {} failed for good ({}); it stays on local disk at {}", e.key, failure.getMessage(),
                                 e.delete ? "(a delete)" : e.data());
                         break;
                     }
@@ -499,7 +499,8 @@ public final class WriteBackStore extends ForwardingObjectStore {
             }
         }
         List<WriteStatus> statuses = fence.stream().map(Entry::status).toList();
-        String firstError = statuses.stream().filter(s -> s.error() != null).map(s -> s.key() + ": " + s.error()).findFirst().orElse(null);
+        String firstError = statuses.stream().filter(s -> s.durability() == Durability.FAILED).map(s -> s.key() + ": " + s.error())
+                .findFirst().orElse(null);
         boolean complete = statuses.stream().allMatch(s -> s.durability() == Durability.DURABLE || s.durability() == Durability.SUPERSEDED);
         return new FlushResult(complete, statuses, firstError);
     }
