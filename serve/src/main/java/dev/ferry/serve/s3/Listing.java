@@ -251,7 +251,8 @@ final class Listing {
         String end = null;
         for (ObjectMeta o : page.objects()) {
             String key = o.key().key();
-            String name = ferryGroups ? roll(key, prefix, delimiter) : key;
+            int cut = ferryGroups ? cut(key, prefix, delimiter) : -1;
+            String name = cut < 0 ? key : key.substring(0, cut);
             end = end == null || name.compareTo(end) > 0 ? name : end;
             if (local.byKey.containsKey(key)) {
                 o = local.byKey.get(key);
@@ -259,7 +260,7 @@ final class Listing {
                     continue; // deleted, the store not told yet
                 }
             }
-            out.put(name, new Named(name, name.equals(key) ? o : null));
+            out.put(name, new Named(name, cut < 0 ? o : null));
         }
         for (String p : page.commonPrefixes()) {
             end = end == null || p.compareTo(end) > 0 ? p : end;
@@ -289,13 +290,13 @@ final class Listing {
         }
     }
 
-    /** {@code key} rolled up at the first {@code delimiter} after {@code prefix}, as S3 groups common prefixes. */
-    private static String roll(String key, String prefix, String delimiter) {
-        if (delimiter == null) {
-            return key;
-        }
-        int d = key.indexOf(delimiter, prefix.length());
-        return d < 0 ? key : key.substring(0, d + delimiter.length());
+    /**
+     * Where S3 cuts {@code key} into a common prefix: after the first {@code delimiter} that follows {@code prefix};
+     * -1 when it lists the key as an object.
+     */
+    private static int cut(String key, String prefix, String delimiter) {
+        int d = delimiter == null ? -1 : key.indexOf(delimiter, prefix.length());
+        return d < 0 ? -1 : d + delimiter.length();
     }
 
     /** The pending writes and deletes of a listing's prefix, by key and as the names they list as. */
@@ -310,10 +311,11 @@ final class Listing {
         Local(List<WriteBackStore.Pending> pending, String prefix, String delimiter) {
             for (WriteBackStore.Pending p : pending) {
                 byKey.put(p.key(), p.meta());
-                String name = roll(p.key(), prefix, delimiter);
+                int cut = cut(p.key(), prefix, delimiter);
+                String name = cut < 0 ? p.key() : p.key().substring(0, cut);
                 if (p.meta() != null) {
-                    names.put(name, new Named(name, name.equals(p.key()) ? p.meta() : null));
-                } else if (!name.equals(p.key())) {
+                    names.put(name, new Named(name, cut < 0 ? p.meta() : null));
+                } else if (cut >= 0) {
                     deletesUnder.computeIfAbsent(name, n -> new java.util.HashSet<>()).add(p.key());
                 }
             }
