@@ -113,6 +113,9 @@ final class StatusCommand implements Callable<Integer> {
             out.printf(Locale.ROOT, "  write-back    %s pending in %d objects, oldest %.1f s, uploading %s/s, %d failed%n",
                     Sizes.format(w.path("pending_bytes").asLong()), w.path("pending_objects").asLong(), w.path("oldest_pending_s").asDouble(),
                     Sizes.format(w.path("upload_bytes_per_s").asLong()), w.path("failed").asLong());
+            if (w.hasNonNull("first_failure")) {
+                out.printf(Locale.ROOT, "                first failed: %s%n", w.path("first_failure").asText());
+            }
         }
         if (s.path("jobs").size() > 0) {
             out.println();
