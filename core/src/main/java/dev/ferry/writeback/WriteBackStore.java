@@ -608,6 +608,12 @@ public final class WriteBackStore extends ForwardingObjectStore {
         }
     }
 
+    /** True when the latest of {@code key} is a delete waiting behind pending writes (the store still holds the key). */
+    public boolean deletePending(ObjectKey key) {
+        Entry e = localCopy(key);
+        return e != null && e.delete;
+    }
+
     /** True when a delete in {@code bucket} waits behind pending writes (its store still holds the key). */
     public boolean deletesPendingIn(String bucket) {
         synchronized (lock) {
@@ -640,16 +646,16 @@ public final class WriteBackStore extends ForwardingObjectStore {
     }
 
     /**
-     * A write still only local that a folder store could not hold beside {@code key}: one whose key is a
-     * folder of {@code key} ({@code a} for {@code a/b}) or has {@code key} as a folder ({@code a/b} for
-     * {@code a}). Null when there is none.
+     * A write (or a delete) still only local that a folder store could not hold beside {@code key}: one whose key
+     * is a folder of {@code key} ({@code a} for {@code a/b}) or has {@code key} as a folder ({@code a/b} for
+     * {@code a}); a pending delete counts, since the store holds its key until it is made. Null when there is none.
      */
     public ObjectKey localFolderConflict(ObjectKey key) {
         String k = key.key();
         synchronized (lock) {
             for (Entry e : latestLocal.values()) {
                 ObjectKey local = e.key;
-                if (!e.delete && local.bucket().equals(key.bucket()) && !local.key().equals(k)
+                if (local.bucket().equals(key.bucket()) && !local.key().equals(k)
                         && (k.startsWith(local.key() + "/") || local.key().startsWith(k + "/"))) {
                     return local;
                 }

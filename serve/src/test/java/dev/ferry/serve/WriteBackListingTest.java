@@ -178,6 +178,32 @@ class WriteBackListingTest {
     }
 
     @Test
+    void aWriteBesideAPendingDelete_inAFolderStore_waitsForTheDelete_ratherThanFailingLater(@TempDir Path dir) throws Exception {
+        try (DaemonFixture ferry = new DaemonFixture(dir, Map.of("write-back", "true")); S3Client s3 = ferry.sdk("a", "b")) {
+            Path staging = ferry.root.resolve(".ferry-tmp");
+            Files.delete(staging);
+            Files.writeString(staging, "not a folder"); // uploads wait
+            s3.putObject(b -> b.bucket("data").key("run/ckpt"), RequestBody.fromString("pending"));
+            s3.deleteObject(b -> b.bucket("data").key("run/ckpt"));
+            Thread healer = Thread.ofVirtual().start(() -> {
+                try {
+                    Thread.sleep(1000);
+                    Files.delete(staging);
+                    Files.createDirectory(staging);
+                } catch (Exception e) {
+                    throw new IllegalStateException(e);
+                }
+            });
+            // "run" is an object only once "run/ckpt" is gone from the folder: the write waits for the delete
+            s3.putObject(b -> b.bucket("data").key("run"), RequestBody.fromString("a file now"));
+            healer.join();
+            flush(ferry);
+            assertThat(Files.readString(ferry.root.resolve("data/run"))).isEqualTo("a file now");
+            assertThat(ferry.daemon.node().writeBack().stats().failed()).isZero();
+        }
+    }
+
+    @Test
     void listing_rightAfterAcknowledgedPuts_andAMultipartUpload_showsThemAll_inEveryRound(@TempDir Path dir) throws Exception {
         // the embedded store with S3's first-byte latency: uploads lag behind the acknowledgements, as over S3
         try (DaemonFixture ferry = DaemonFixture.overS3(dir, Map.of("write-back", "true", "profile", "cloud"));
