@@ -433,6 +433,12 @@ public final class S3Service {
             return null; // on the event loop (tryFast): a miss must not block it
         }
         ObjectContent content = frontFor(key.bucket()).get(get);
+        if (content.length() != length) {
+            // the read would not keep the promise of the headers, which have not left yet: say so instead
+            content.close();
+            throw new S3Error(503, "ServiceUnavailable", "the store has " + content.length() + " bytes to send of " + key + " where "
+                    + length + " were announced; nothing was sent, ask again");
+        }
         return new Reply.Streamed(status, h, content);
     }
 
