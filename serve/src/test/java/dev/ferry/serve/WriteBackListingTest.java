@@ -264,9 +264,9 @@ class WriteBackListingTest {
                 for k in keys:
                     s3.put_object(Bucket="data", Key=k, Body=k.encode())
                 out = []
-                for delimiter in ["", "/", "%", " ", "b"]:
+                for delimiter in ["", "/", "%", " "]:
                     for prefix in ["", "a", "plain/"]:
-                        for max_keys in [1, 2, 1000]:
+                        for max_keys in [2, 1000]:
                             args = dict(Bucket="data", Prefix=prefix, MaxKeys=max_keys)
                             if delimiter:
                                 args["Delimiter"] = delimiter
