@@ -140,7 +140,8 @@ class WriteBackListingTest {
             put(s3, state, "a/3", 33); // under a prefix the store has
             put(s3, state, "c/new", 9); // a prefix only pending writes have
             put(s3, state, "k08", 888);
-            s3.deleteObject(b -> b.bucket("data").key("k08")); // the store still holds k08: hidden
+            assertThat(s3.deleteObject(b -> b.bucket("data").key("k08")).sdkHttpResponse().firstMatchingHeader("x-ferry-durability"))
+                    .as("the store still holds k08: hidden until the delete is made").hasValue("local");
             state.remove("k08");
             s3.deleteObject(b -> b.bucket("data").key("k11")); // written, never uploaded, deleted
             state.remove("k11");
@@ -183,6 +184,8 @@ class WriteBackListingTest {
             Path staging = ferry.root.resolve(".ferry-tmp");
             Files.delete(staging);
             Files.writeString(staging, "not a folder"); // uploads wait
+            assertThat(s3.deleteObject(b -> b.bucket("data").key("top")).sdkHttpResponse().firstMatchingHeader("x-ferry-durability"))
+                    .as("nothing pending: deleted in the store").hasValue("durable");
             s3.putObject(b -> b.bucket("data").key("run/ckpt"), RequestBody.fromString("pending"));
             s3.deleteObject(b -> b.bucket("data").key("run/ckpt"));
             Thread healer = Thread.ofVirtual().start(() -> {

@@ -231,7 +231,12 @@ public final class S3Service {
                 frontFor(key.bucket()).delete(key);
                 return null;
             });
-            return Reply.empty(HttpResponseStatus.NO_CONTENT);
+            Reply.Full deleted = Reply.empty(HttpResponseStatus.NO_CONTENT);
+            if (writeBack != null && !isScratch(key.bucket())) {
+                // journaled behind a write not uploaded yet, or made in the store
+                deleted.headers().set("x-ferry-durability", writeBack.deletePending(key) ? "local" : "durable");
+            }
+            return deleted;
         }
         throw S3Error.notImplemented(m + " object");
     }
