@@ -24,6 +24,7 @@ import dev.ferry.store.ObjectKey;
 import dev.ferry.store.ObjectMeta;
 import dev.ferry.store.StoreException;
 import dev.ferry.store.chain.MeterSnapshot;
+import dev.ferry.store.chain.MeteredStore;
 import dev.ferry.writeback.FlushResult;
 import dev.ferry.writeback.Scratch;
 import dev.ferry.writeback.WriteBackStats;
@@ -432,9 +433,14 @@ public final class ControlApi {
                 .put("bytes_from_cache", c.bytesFromCache()).put("bytes_from_upstream", c.bytesFromUpstream())
                 .put("prefetched_bytes", c.prefetchedBytes()).put("evicted_capacity", c.evictedCapacity())
                 .put("evicted_corrupt", c.evictedCorrupt()).put("write_failures", c.writeFailures()).put("pass_through", c.passThrough());
-        tiers.putObject("origin").put("egress_bytes", m.egressBytes()).put("requests", m.totalRequests())
+        ObjectNode origin = tiers.putObject("origin");
+        origin.put("egress_bytes", m.egressBytes()).put("requests", m.totalRequests())
                 .put("throttled", m.failures(StoreException.Kind.THROTTLED))
                 .put("cost_usd", round(m.estimatedCostUsd(), 6)).put("first_byte_ms_p50", round(m.firstByteP50Micros() / 1000.0, 2));
+        ObjectNode byOp = origin.putObject("requests_by_op"); // HEADs and GETs are billed alike: each is shown
+        for (MeteredStore.Op op : MeteredStore.Op.values()) {
+            byOp.put(op.name().toLowerCase(java.util.Locale.ROOT), m.requests(op));
+        }
         if (now.peers() != null) {
             ObjectNode peer = tiers.putObject("peer");
             peer.put("bytes", now.peers().peerBytes()).put("requests", now.peers().peerRequests())
