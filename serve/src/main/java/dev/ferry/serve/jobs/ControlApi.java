@@ -230,7 +230,7 @@ public final class ControlApi {
             }
             int node = (int) number(req, "node", 0, 0, world.nodes() - 1);
             JobLimits.check(manifest, this.node.config().blockSize());
-            job = Job.planned(name, manifest, planOf(req), world, node, batch).withPlannedEpochs((int) number(req, "epochs", 0, 0, 1_000_000));
+            job = Job.planned(name, manifest, planOf(req, manifest, world, this.node.config().cacheSize()), world, node, batch).withPlannedEpochs((int) number(req, "epochs", 0, 0, 1_000_000));
         }
         RunningJob run = jobs.register(job);
         ObjectNode out = JSON.createObjectNode();
@@ -248,12 +248,15 @@ public final class ControlApi {
     /**
      * The plan's settings from a registration: {@code seed}, {@code partition} (node, global or auto: node for
      * more than one node), {@code canonical_nodes} (0: the world's nodes; give the count the job started
-     * with when it resumes on another world), {@code mix_fraction} and {@code shuffle_block_shards}.
+     * with when it resumes on another world), {@code mix_fraction} and {@code shuffle_block_shards} (default: what
+     * this node's tier can serve, {@link PlanConfig#shuffleBlockFittingTier}).
      */
-    private static PlanConfig planOf(JsonNode req) throws S3Error {
+    private static PlanConfig planOf(JsonNode req, Manifest manifest, World world, long tierBytes) throws S3Error {
         try {
+            long meanShard = manifest.shards().isEmpty() ? 0 : manifest.totalBytes() / manifest.shards().size();
+            int fitting = PlanConfig.shuffleBlockFittingTier(tierBytes, manifest.totalBytes() / Math.max(1, world.nodes()), meanShard);
             PlanConfig plan = PlanConfig.DEFAULT.withSeed(number(req, "seed", 0, Long.MIN_VALUE + 1, Long.MAX_VALUE))
-                    .withShuffleBlockShards((int) number(req, "shuffle_block_shards", 4, 1, 1 << 20));
+                    .withShuffleBlockShards((int) number(req, "shuffle_block_shards", fitting, 1, 1 << 20));
             if (req.has("partition")) {
                 plan = plan.withPartition(PlanConfig.Partition.parse(req.get("partition").asText("")));
             }
@@ -284,6 +287,7 @@ public final class ControlApi {
             return;
         }
         out.put("partition", plan.partition().label()).put("canonical_nodes", plan.canonical()).put("mix_fraction", plan.mixFraction())
+                .put("shuffle_block_shards", plan.shuffleBlockShards())
                 .put("global_batch_shard_mix", round(job.shardMix(epoch), 4));
     }
 
