@@ -193,7 +193,7 @@ public final class S3Service {
                 dev.ferry.store.ObjectAttributes attributes = ObjectHeaders.from(r.headers());
                 MultipartUpload u;
                 if (writesBack(r) && localMultipart != null) {
-                    checks.check(key); // refused now, not after the parts are in
+                    checks.check(key, attributes); // refused now, not after the parts are in
                     u = localMultipart.start(key, attributes);
                 } else {
                     u = multipart.startMultipart(key, attributes);
@@ -486,7 +486,7 @@ public final class S3Service {
             h.set("ETag", quote(scratch.put(key, data).etag()));
             h.set("x-ferry-durability", "local"); // and never more: scratch is not uploaded
         } else if (writesBack(r)) {
-            checks.check(key); // what would fail forever is refused now, not acknowledged
+            checks.check(key, data.attributes()); // what would fail forever is refused now, not acknowledged
             WriteStatus w = writeBack.write(key, data);
             h.set("ETag", quote(w.etag()));
             h.set("x-ferry-durability", w.durability() == Durability.DURABLE ? "durable" : "local");

@@ -16,10 +16,11 @@ import org.junit.jupiter.api.io.TempDir;
 /**
  * A body sent with {@code Content-Type: application/x-www-form-urlencoded} (curl's {@code --data-binary},
  * urllib) is object data like any other: the embedded store keeps it byte for byte, and a write-back daemon
- * in front of it uploads what it acknowledged (issue 20 item 5). Raw sockets send what curl sends; boto3 and
- * awscli are the real clients.
+ * in front of it uploads what it acknowledged; and what a write-back daemon can know its upload would be
+ * refused for is refused before it is acknowledged (issue 20 item 5). Raw sockets send what curl sends; boto3
+ * and awscli are the real clients.
  */
-class FormContentTypeTest {
+class UploadableWritesTest {
     private static final String FORM = "application/x-www-form-urlencoded";
     private static final String BODY = "a=1&b=2&c=%41";
 
@@ -67,16 +68,50 @@ class FormContentTypeTest {
             int port = ferry.endpoint().getPort();
             RawHttp.Answer put = curlPut(port, "/data/form", BODY);
             assertThat(put.status()).as(put.body()).isEqualTo(200);
-            try (HttpClient http = HttpClient.newHttpClient()) {
-                HttpResponse<String> fence = http.send(HttpRequest.newBuilder(ferry.endpoint().resolve("/_ferry/v1/flush?timeout_ms=60000"))
-                        .POST(HttpRequest.BodyPublishers.noBody()).build(), HttpResponse.BodyHandlers.ofString());
-                assertThat(fence.statusCode()).as(fence.body()).isEqualTo(200);
-            }
+            assertThat(flush(ferry)).startsWith("200 ");
             // the store holds what was acknowledged (the embedded store keeps an object as a file)
             assertThat(Files.readString(dir.resolve("upstream/data/form"))).isEqualTo(BODY);
             RawHttp.Answer got = get(port, "/data/form");
             assertThat(got.body()).isEqualTo(BODY);
             assertThat(got.header("Content-Type")).isEqualTo(FORM);
+        }
+    }
+
+    private static String flush(DaemonFixture ferry) throws Exception {
+        try (HttpClient http = HttpClient.newHttpClient()) {
+            HttpResponse<String> fence = http.send(HttpRequest.newBuilder(ferry.endpoint().resolve("/_ferry/v1/flush?timeout_ms=60000"))
+                    .POST(HttpRequest.BodyPublishers.noBody()).build(), HttpResponse.BodyHandlers.ofString());
+            return fence.statusCode() + " " + fence.body();
+        }
+    }
+
+    private static RawHttp.Answer putWith(int port, String path, String header) throws Exception {
+        return RawHttp.exchange(port, "PUT " + path + " HTTP/1.1\r\nHost: 127.0.0.1\r\n" + header
+                + "\r\nContent-Length: 3\r\nConnection: close\r\n\r\nabc");
+    }
+
+    @Test
+    void writeBack_refusesHeadersTheUploadCouldNotCarry_beforeAcknowledging(@TempDir Path dir) throws Exception {
+        try (DaemonFixture ferry = DaemonFixture.overS3(dir, Map.of("write-back", "true"))) {
+            int port = ferry.endpoint().getPort();
+            // within the daemon's 16 KiB header limit, but the upload to an S3 store would be over S3's 8 KiB
+            RawHttp.Answer big = putWith(port, "/data/big", "Cache-Control: " + "x".repeat(7000));
+            assertThat(big.status()).as(big.body()).isEqualTo(400);
+            assertThat(big.body()).contains("<Code>RequestHeaderSectionTooLarge</Code>");
+            RawHttp.Answer bigUpload = RawHttp.exchange(port, "POST /data/big?uploads HTTP/1.1\r\nHost: 127.0.0.1\r\nx-amz-meta-a: "
+                    + "m".repeat(1000) + "\r\nContent-Disposition: " + "d".repeat(6000) + "\r\nConnection: close\r\n\r\n");
+            assertThat(bigUpload.status()).as(bigUpload.body()).isEqualTo(400);
+            assertThat(bigUpload.body()).contains("<Code>RequestHeaderSectionTooLarge</Code>");
+            // S3 keeps any Expires, s3proxy (the embedded store) refuses one that is not a date
+            RawHttp.Answer expires = putWith(port, "/data/expires", "Expires: next tuesday");
+            assertThat(expires.status()).as(expires.body()).isEqualTo(400);
+            assertThat(expires.body()).contains("<Code>InvalidArgument</Code>");
+            // what can be uploaded still is, and nothing acknowledged fails
+            assertThat(putWith(port, "/data/fine", "Expires: Wed, 21 Oct 2015 07:28:00 GMT\r\nCache-Control: " + "y".repeat(5000))
+                    .status()).isEqualTo(200);
+            assertThat(flush(ferry)).startsWith("200 ");
+            assertThat(get(port, "/data/fine").header("Expires")).isEqualTo("Wed, 21 Oct 2015 07:28:00 GMT");
+            assertThat(get(port, "/data/big").status()).isEqualTo(404);
         }
     }
 }
