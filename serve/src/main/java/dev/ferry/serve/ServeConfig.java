@@ -101,7 +101,8 @@ public final class ServeConfig implements NodeConfig {
             "A shared file system's folder, a tier between the group and the origin.");
     private static final Setting<Duration> FIRST_BYTE_TIMEOUT = flag("first-byte-timeout", "DURATION", Codec.DURATION, "10s",
             "How long a read waits for the object store to start answering, retries included, before the client gets "
-                    + "503 ServiceUnavailable, e.g. 10s (default) or 500ms.");
+                    + "503 ServiceUnavailable, e.g. 10s (default) or 500ms. Writes too: a DELETE's answer, a PUT's once the "
+                    + "store stops taking its body.");
     private static final Setting<Duration> HEADER_TIMEOUT = flag("header-timeout", "DURATION", Codec.DURATION, "30s",
             "How long a request's line and headers may take to arrive, from their first byte, before the connection is "
                     + "closed (default: 30s).");
