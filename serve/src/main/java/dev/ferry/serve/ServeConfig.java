@@ -101,7 +101,8 @@ public final class ServeConfig implements NodeConfig {
             "A shared file system's folder, a tier between the group and the origin.");
     private static final Setting<Duration> FIRST_BYTE_TIMEOUT = flag("first-byte-timeout", "DURATION", Codec.DURATION, "10s",
             "How long a read waits for the object store to start answering, retries included, before the client gets "
-                    + "503 ServiceUnavailable, e.g. 10s (default) or 500ms.");
+                    + "503 ServiceUnavailable, e.g. 10s (default) or 500ms. Writes too: a DELETE's answer, a PUT's once the "
+                    + "store stops taking its body.");
     private static final Setting<Duration> METADATA_TTL = flag("metadata-ttl", "DURATION", Codec.DURATION, "60s",
             "How long an object's size and ETag are trusted before a read asks the object store again (default 60s; 0: "
                     + "every read asks). A registered job's manifest versions are trusted while it is registered.");
