@@ -8,7 +8,8 @@ as the Java loader does (``dev.ferry.plan.Placement``; the same cases are tested
    else ``NODE_RANK``, else ``RANK // LOCAL_WORLD_SIZE``.
 2. ``PET_NNODES``: a Kubeflow PyTorchJob's pod outside torchrun (the training operator sets ``PET_NNODES``,
    ``PET_NPROC_PER_NODE``, ``PET_NODE_RANK`` for torchrun, and ``RANK`` to the pod's index). The rank is known
-   only with one process per node, or from ``LOCAL_RANK``.
+   only with one process per node, or from ``LOCAL_RANK``. ``PET_NPROC_PER_NODE=auto`` (the operator's default)
+   counts as the operator counts it in ``WORLD_SIZE``: one process per pod.
 3. ``WORLD_SIZE`` alone: one rank per node (a PyTorchJob without ``nprocPerNode``: ``RANK`` is the pod's index).
 4. ``JOB_COMPLETION_INDEX`` alone (an Indexed Job's or a JobSet's pod: they say no world size): refused, since
    guessing one node would have every node read the whole corpus.
@@ -111,8 +112,12 @@ def placement(environ=None):
             try:
                 per_node = int(nproc.strip())
             except ValueError:
-                raise ValueError(f"PET_NPROC_PER_NODE is {nproc.strip()!r}: the ranks per node are known only inside "
-                                 "torchrun; register from the processes torchrun starts.") from None
+                # "auto" (the operator's default) or "gpu": the operator counted one process per pod in WORLD_SIZE,
+                # which a process started in the pod without torchrun is
+                if world_size is None or nodes == 0 or world_size % nodes:
+                    raise ValueError(f"PET_NPROC_PER_NODE is {nproc.strip()!r}: the ranks per node are known only inside "
+                                     "torchrun; register from the processes torchrun starts.") from None
+                per_node = world_size // nodes
         node = _first(env, "PET_NODE_RANK", "NODE_RANK", "GROUP_RANK", "RANK")
         if node is None:
             raise ValueError("PET_NNODES is set but neither PET_NODE_RANK nor RANK says which node this is.")

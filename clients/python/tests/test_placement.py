@@ -68,6 +68,10 @@ class PlacementTest(unittest.TestCase):
         p = placement({"WORLD_SIZE": "3", "RANK": "1", "PET_NPROC_PER_NODE": "1", "PET_NODE_RANK": "1", "PET_NNODES": "3"})
         self.assertEqual((p.nodes, p.ranks_per_node, p.rank), (3, 1, 1))
 
+    def test_kubeflow_pod_with_the_default_nproc_auto_is_one_process_per_pod(self):
+        p = placement({"WORLD_SIZE": "4", "RANK": "3", "PET_NPROC_PER_NODE": "auto", "PET_NODE_RANK": "3", "PET_NNODES": "4"})
+        self.assertEqual((p.nodes, p.ranks_per_node, p.node, p.rank), (4, 1, 3, 3))
+
     def test_older_kubeflow_pod_world_size_and_rank_are_nodes(self):
         p = placement({"MASTER_ADDR": "j-master-0", "MASTER_PORT": "23456", "WORLD_SIZE": "4", "RANK": "3"})
         self.assertEqual((p.nodes, p.ranks_per_node, p.node, p.rank), (4, 1, 3, 3))

@@ -13,7 +13,9 @@ import java.util.Objects;
  *       The node is {@code GROUP_RANK}, else {@code NODE_RANK}, else {@code RANK / LOCAL_WORLD_SIZE}.
  *   <li>{@code PET_NNODES}: a Kubeflow PyTorchJob's pod outside torchrun (the training operator sets
  *       {@code PET_NNODES}, {@code PET_NPROC_PER_NODE} and {@code PET_NODE_RANK} for torchrun to read, and
- *       {@code RANK} to the pod's index). The rank is known only with one process per node or {@code LOCAL_RANK}.
+ *       {@code RANK} to the pod's index). The rank is known only with one process per node or {@code LOCAL_RANK}. A
+ *       {@code PET_NPROC_PER_NODE} of {@code auto} (the operator's default) counts as the operator counts it in
+ *       {@code WORLD_SIZE}: one process per pod.
  *   <li>{@code WORLD_SIZE} alone: one rank per node (a PyTorchJob without {@code nprocPerNode}: {@code RANK} is the
  *       pod's index).
  *   <li>{@code JOB_COMPLETION_INDEX} alone (an Indexed Job's or a JobSet's pod, which say no world size): refused,
@@ -100,8 +102,13 @@ public record Placement(World world, int node, int rank, int localRank, String s
                 try {
                     perNode = Integer.parseInt(nproc.trim());
                 } catch (NumberFormatException e) {
-                    throw new IllegalArgumentException("PET_NPROC_PER_NODE is '" + nproc.trim() + "': the ranks per node are known only "
-                            + "inside torchrun; register from the processes torchrun starts");
+                    // "auto" (the operator's default) or "gpu": the operator counted one process per pod in WORLD_SIZE,
+                    // which a process started in the pod without torchrun is
+                    if (worldSize == null || nodes == 0 || worldSize % nodes != 0) {
+                        throw new IllegalArgumentException("PET_NPROC_PER_NODE is '" + nproc.trim() + "': the ranks per node are known "
+                                + "only inside torchrun; register from the processes torchrun starts");
+                    }
+                    perNode = worldSize / nodes;
                 }
             }
             Integer node = first(env, "PET_NODE_RANK", "NODE_RANK", "GROUP_RANK", "RANK");

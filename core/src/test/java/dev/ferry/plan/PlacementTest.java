@@ -89,6 +89,16 @@ public class PlacementTest {
     }
 
     @Test
+    void kubeflowPodWithTheDefaultNprocAuto_isOneProcessPerPod_asTheOperatorCountsIt() {
+        // training operator >= 1.7 without nprocPerNode: "auto", and WORLD_SIZE = pods x 1
+        Map<String, String> env = Map.of("WORLD_SIZE", "4", "RANK", "3", "PET_NPROC_PER_NODE", "auto", "PET_NODE_RANK", "3", "PET_NNODES", "4");
+        Placement p = Placement.fromEnvironment(env, 1);
+        assertThat(p.world()).isEqualTo(new World(4, 1, 1));
+        assertThat(p.node()).isEqualTo(3);
+        assertThat(p.rank()).isEqualTo(3);
+    }
+
+    @Test
     void olderKubeflowPod_worldSizeAndRankAreNodes() {
         Placement p = Placement.fromEnvironment(Map.of("MASTER_ADDR", "j-master-0", "MASTER_PORT", "23456", "WORLD_SIZE", "4", "RANK", "3"), 1);
         assertThat(p.world()).isEqualTo(new World(4, 1, 1));
