@@ -232,9 +232,20 @@ public final class ControlApi {
             JobLimits.check(manifest, this.node.config().blockSize());
             job = Job.planned(name, manifest, planOf(req, manifest, world, this.node.config().cacheSize()), world, node, batch).withPlannedEpochs((int) number(req, "epochs", 0, 0, 1_000_000));
         }
-        RunningJob run = jobs.register(job);
+        JsonNode replace = req.get("replace");
+        if (replace != null && !replace.isNull() && !replace.isBoolean()) {
+            throw S3Error.badRequest("InvalidArgument", "replace must be true or false, not " + replace);
+        }
+        JobRegistry.Registration registration;
+        try {
+            registration = jobs.register(job, replace != null && replace.asBoolean());
+        } catch (JobRegistry.ConflictException e) {
+            throw new S3Error(409, "JobConflict", e.getMessage());
+        }
+        RunningJob run = registration.run();
+        job = run.job;
         ObjectNode out = JSON.createObjectNode();
-        out.put("job", name).put("samples", job.samplesPerEpoch()).put("ranks", job.ranks()).put("batch_size", batch)
+        out.put("job", name).put("registration", registration.outcome().label()).put("samples", job.samplesPerEpoch()).put("ranks", job.ranks()).put("batch_size", batch)
                 .put("steps_per_epoch", ((job.samplesPerEpoch() + job.ranks() - 1) / job.ranks() + batch - 1) / batch)
                 .put("planned_blocks", run.plannedBlocks());
         planFields(out, job, 1);
