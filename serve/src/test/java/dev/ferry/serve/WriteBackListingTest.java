@@ -217,7 +217,12 @@ class WriteBackListingTest {
                     int n = i;
                     s3.putObject(b -> b.bucket("data").key(prefix + n), RequestBody.fromBytes(new byte[n + 1]));
                 }
-                assertThat(s3.listObjectsV2(b -> b.bucket("data").prefix(prefix)).contents()).as("round %d", round).hasSize(30);
+                List<String> expected = new ArrayList<>();
+                for (int i = 0; i < 30; i++) {
+                    expected.add(prefix + i + "=" + (i + 1));
+                }
+                assertThat(withoutUploadsInFlight(s3.listObjectsV2(b -> b.bucket("data").prefix(prefix)).contents()))
+                        .as("round %d", round).containsExactlyInAnyOrderElementsOf(expected);
             }
             String id = s3.createMultipartUpload(b -> b.bucket("data").key("ckpt/model.pt")).uploadId();
             String etag = s3.uploadPart(b -> b.bucket("data").key("ckpt/model.pt").uploadId(id).partNumber(1),
@@ -227,8 +232,27 @@ class WriteBackListingTest {
             assertThat(s3.listObjectsV2(b -> b.bucket("data").prefix("ckpt/")).contents()).extracting(S3Object::key, S3Object::size)
                     .containsExactly(org.assertj.core.groups.Tuple.tuple("ckpt/model.pt", 1000L));
             flush(ferry);
-            assertThat(s3.listObjectsV2(b -> b.bucket("data").prefix("round")).contents()).hasSize(90);
+            assertThat(withoutUploadsInFlight(s3.listObjectsV2(b -> b.bucket("data").prefix("round")).contents())).hasSize(90);
         }
+    }
+
+    /**
+     * A listing as "key=size", less the files s3proxy's file-system backend writes beside a key while a PUT of it
+     * is in flight ({@code key-<uuid>}, renamed over the key when done): it lists them as objects, a fault of that
+     * store that ferry passes on (the daemon cannot tell one from an object named so).
+     */
+    private static List<String> withoutUploadsInFlight(List<S3Object> listed) {
+        java.util.Set<String> keys = new java.util.HashSet<>();
+        listed.forEach(o -> keys.add(o.key()));
+        List<String> out = new ArrayList<>();
+        for (S3Object o : listed) {
+            java.util.regex.Matcher m = java.util.regex.Pattern.compile("(.*)-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
+                    .matcher(o.key());
+            if (!(m.matches() && keys.contains(m.group(1)))) {
+                out.add(o.key() + "=" + o.size());
+            }
+        }
+        return out;
     }
 
     @Test
@@ -241,6 +265,9 @@ class WriteBackListingTest {
             try (DaemonFixture ferry = DaemonFixture.overS3(dir.resolve("wb-" + writeBack), Map.of("write-back", writeBack));
                     S3Client s3 = ferry.sdk("a", "b")) {
                 state.forEach((k, size) -> s3.putObject(b -> b.bucket("data").key(k), RequestBody.fromBytes(new byte[size.intValue()])));
+                if (writeBack.equals("true")) {
+                    flush(ferry); // s3proxy lists the files of uploads in flight (see withoutUploadsInFlight)
+                }
                 for (String delimiter : List.of("%", " ", "b", "/", "%/")) {
                     for (int maxKeys : new int[] {1, 2, 1000}) {
                         assertThat(listV2(s3, "", delimiter, null, maxKeys)).as("write-back %s delimiter '%s' max-keys %d", writeBack, delimiter, maxKeys)
@@ -259,13 +286,15 @@ class WriteBackListingTest {
         Assumptions.assumeTrue(new ProcessBuilder("python3", "-c", "import boto3, moto").start().waitFor() == 0, "python3 with boto3 and moto");
         Path script = dir.resolve("list.py");
         Files.writeString(script, """
-                import sys, json, boto3
+                import sys, json, boto3, urllib.request
                 s3 = boto3.client("s3", endpoint_url=sys.argv[1], aws_access_key_id="a", aws_secret_access_key="b", region_name="us-east-1")
                 if sys.argv[2] == "create":
                     s3.create_bucket(Bucket="data")
                 keys = ["100%/a", "100%/b", "50% off", "a b/c", "a b/d", "ab", "x%y%z", "plain/k", "plain/l/m", "z"]
                 for k in keys:
                     s3.put_object(Bucket="data", Key=k, Body=k.encode())
+                if len(sys.argv) > 3:  # ferry with write-back: s3proxy lists the files of uploads in flight
+                    urllib.request.urlopen(urllib.request.Request(sys.argv[3], method="POST")).read()
                 out = []
                 for delimiter in ["", "/", "%", " "]:
                     for prefix in ["", "a", "plain/"]:
@@ -296,7 +325,8 @@ class WriteBackListingTest {
             String reference = run(script, motoUrl, "create");
             for (String writeBack : List.of("false", "true")) {
                 try (DaemonFixture ferry = DaemonFixture.overS3(dir.resolve("wb-" + writeBack), Map.of("write-back", writeBack))) {
-                    assertThat(run(script, ferry.endpoint().toString(), "exists")).as("write-back " + writeBack).isEqualTo(reference);
+                    assertThat(run(script, ferry.endpoint().toString(), "exists", ferry.endpoint().resolve("/_ferry/v1/flush?timeout_ms=60000").toString()))
+                            .as("write-back " + writeBack).isEqualTo(reference);
                 }
             }
         } finally {
@@ -314,8 +344,10 @@ class WriteBackListingTest {
         }
     }
 
-    private static String run(Path script, String endpoint, String mode) throws Exception {
-        Process p = new ProcessBuilder("python3", script.toString(), endpoint, mode).redirectErrorStream(true).start();
+    private static String run(Path script, String... args) throws Exception {
+        List<String> command = new ArrayList<>(List.of("python3", script.toString()));
+        command.addAll(List.of(args));
+        Process p = new ProcessBuilder(command).redirectErrorStream(true).start();
         assertThat(p.waitFor(120, TimeUnit.SECONDS)).isTrue();
         String out = new String(p.getInputStream().readAllBytes());
         assertThat(p.exitValue()).as(out).isZero();
