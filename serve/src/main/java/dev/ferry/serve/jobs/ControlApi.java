@@ -42,6 +42,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.concurrent.CancellationException;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
@@ -84,6 +85,14 @@ public final class ControlApi {
                 && (path.equals("/_ferry") || path.equals("/_ferry/") || path.equals("/_ferry/metrics") || path.equals("/_ferry/v1/status"));
     }
 
+    /**
+     * Requests whose work may take seconds (a job registration) and stops when its client goes: the front
+     * watches their connection while they run. A client that half-closes its side there loses the answer.
+     */
+    public boolean watchesClient(HttpMethod method, String path) {
+        return method.equals(HttpMethod.POST) && path.equals("/_ferry/v1/jobs");
+    }
+
     public static Reply.Full error(S3Error e) {
         ObjectNode root = JSON.createObjectNode();
         root.putObject("error").put("code", e.code()).put("message", e.getMessage());
@@ -92,14 +101,21 @@ public final class ControlApi {
 
     public Reply handle(HttpMethod method, String path, Map<String, List<String>> query, HttpHeaders headers, byte[] body)
             throws S3Error, IOException {
+        return handle(method, path, query, headers, body, ClientGone.NEVER);
+    }
+
+    /** As {@link #handle(HttpMethod, String, Map, HttpHeaders, byte[])}; work for a client that has {@code gone} stops. */
+    public Reply handle(HttpMethod method, String path, Map<String, List<String>> query, HttpHeaders headers, byte[] body,
+            ClientGone gone) throws S3Error, IOException {
         try {
-            return route(method, path, query, body);
+            return route(method, path, query, body, gone);
         } catch (IllegalArgumentException e) {
             throw S3Error.badRequest("InvalidArgument", e.getMessage());
         }
     }
 
-    private Reply route(HttpMethod method, String path, Map<String, List<String>> query, byte[] body) throws S3Error, IOException {
+    private Reply route(HttpMethod method, String path, Map<String, List<String>> query, byte[] body, ClientGone gone)
+            throws S3Error, IOException {
         boolean get = method.equals(HttpMethod.GET);
         boolean post = method.equals(HttpMethod.POST);
         if (get && (path.equals("/_ferry") || path.equals("/_ferry/"))) {
@@ -116,7 +132,11 @@ public final class ControlApi {
             return Reply.json(HttpResponseStatus.OK, status().toString());
         }
         if (post && path.equals("/_ferry/v1/jobs")) {
-            return Reply.json(HttpResponseStatus.OK, register(parse(body)).toString());
+            try {
+                return Reply.json(HttpResponseStatus.OK, register(parse(body), gone).toString());
+            } catch (CancellationException e) {
+                throw new S3Error(499, "ClientClosedRequest", e.getMessage()); // answers nobody: the connection is closed
+            }
         }
         if (post && path.equals("/_ferry/v1/flush")) {
             return flush(query);
@@ -167,14 +187,11 @@ public final class ControlApi {
             }
             return fallback;
         }
-        if (!v.canConvertToLong()) {
-            throw S3Error.badRequest("InvalidArgument", field + " must be a whole number, not " + v);
+        try {
+            return ManifestJson.wholeNumber(v, field, min, max);
+        } catch (IllegalArgumentException e) {
+            throw S3Error.badRequest("InvalidArgument", e.getMessage());
         }
-        long x = v.asLong();
-        if (x < min || x > max) {
-            throw S3Error.badRequest("InvalidArgument", field + " must be " + min + " to " + max + ": " + x);
-        }
-        return x;
     }
 
     private static long param(Map<String, List<String>> query, String name, long fallback, long min, long max) throws S3Error {
@@ -196,7 +213,12 @@ public final class ControlApi {
         }
     }
 
-    private ObjectNode register(JsonNode req) throws S3Error, IOException {
+    /**
+     * Registers a job. Everything a plan will cost is bounded ({@link JobLimits}) from the request alone, before
+     * any plan is built; then the plans and the prediction are built, checking between steps that the client
+     * still waits.
+     */
+    private ObjectNode register(JsonNode req, ClientGone gone) throws S3Error, IOException {
         String name = req.path("job").asText("");
         if (!JOB_NAME.matcher(name).matches()) {
             throw S3Error.badRequest("InvalidArgument", "job must be 1 to 128 letters, digits, '.', '_' or '-': '" + name + "'");
@@ -207,18 +229,24 @@ public final class ControlApi {
             job = Job.explicit(name, explicitRanks(req.get("ranks")), batch);
         } else {
             Manifest manifest;
-            if (req.has("manifest")) {
-                manifest = ManifestJson.parse(req.get("manifest"), "manifest");
-            } else if (req.has("manifest_key")) {
-                ObjectKey key = objectKey(req.get("manifest_key").asText(""), "manifest_key");
-                long size = node.reads().head(key).size();
-                if (size > JobLimits.MAX_MANIFEST_BYTES) {
-                    throw S3Error.badRequest("InvalidArgument", "manifest_key " + key + " is " + size + " bytes: a manifest may be at most "
-                            + JobLimits.MAX_MANIFEST_BYTES + " bytes");
+            try {
+                if (req.has("manifest")) {
+                    manifest = ManifestJson.parse(req.get("manifest"), "manifest");
+                } else if (req.has("manifest_key")) {
+                    ObjectKey key = objectKey(req.get("manifest_key").asText(""), "manifest_key");
+                    long size = node.reads().head(key).size();
+                    if (size > JobLimits.MAX_MANIFEST_BYTES) {
+                        throw S3Error.badRequest("InvalidArgument", "manifest_key " + key + " is " + size
+                                + " bytes: a manifest may be at most " + JobLimits.MAX_MANIFEST_BYTES + " bytes");
+                    }
+                    byte[] bytes = node.reads().readBytes(key, null);
+                    gone.check();
+                    manifest = ManifestJson.read(bytes, key.toString());
+                } else {
+                    throw S3Error.badRequest("InvalidArgument", "a job needs manifest, manifest_key or ranks");
                 }
-                manifest = ManifestJson.read(node.reads().readBytes(key, null), key.toString());
-            } else {
-                throw S3Error.badRequest("InvalidArgument", "a job needs manifest, manifest_key or ranks");
+            } catch (ManifestJson.BadManifestException e) {
+                throw S3Error.badRequest("InvalidArgument", e.getMessage()); // the client's manifest, not the daemon, is at fault
             }
             JsonNode w = req.path("world");
             World world;
@@ -229,8 +257,11 @@ public final class ControlApi {
                 throw S3Error.badRequest("InvalidArgument", "world: " + e.getMessage());
             }
             int node = (int) number(req, "node", 0, 0, world.nodes() - 1);
-            JobLimits.check(manifest, this.node.config().blockSize());
-            job = Job.planned(name, manifest, planOf(req, manifest, world, this.node.config().cacheSize()), world, node, batch).withPlannedEpochs((int) number(req, "epochs", 0, 0, 1_000_000));
+            // bounded before anything is built or summed (the tier-fitting shuffle block below adds the sizes)
+            JobLimits.check(manifest, world, PlanConfig.DEFAULT.uneven(), this.node.config().blockSize());
+            int epochs = (int) number(req, "epochs", 0, 0, 1_000_000);
+            job = Job.planned(name, manifest, planOf(req, manifest, world, this.node.config().cacheSize()), world, node, batch)
+                    .withPlannedEpochs(epochs);
         }
         JsonNode replace = req.get("replace");
         if (replace != null && !replace.isNull() && !replace.isBoolean()) {
@@ -238,7 +269,7 @@ public final class ControlApi {
         }
         JobRegistry.Registration registration;
         try {
-            registration = jobs.register(job, replace != null && replace.asBoolean());
+            registration = jobs.register(job, replace != null && replace.asBoolean(), gone);
         } catch (JobRegistry.ConflictException e) {
             throw new S3Error(409, "JobConflict", e.getMessage());
         }
