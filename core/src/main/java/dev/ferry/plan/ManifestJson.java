@@ -163,6 +163,9 @@ public final class ManifestJson {
         if (value.isIntegralNumber()) {
             whole = value.bigIntegerValue();
         } else if (value.isNumber()) {
+            if (!Double.isFinite(value.doubleValue())) { // 1e999 reads as an infinite double
+                throw new IllegalArgumentException(field + " must be " + min + " to " + max + ": " + value);
+            }
             BigDecimal d = value.decimalValue();
             if (d.signum() != 0 && d.precision() - d.scale() > 19) {
                 // past every long, and not expanded: 1e999999999 would be a billion digits
