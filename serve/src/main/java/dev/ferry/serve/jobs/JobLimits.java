@@ -30,8 +30,9 @@ final class JobLimits {
     static final long MAX_SAMPLES = 1L << 21;
     /**
      * Block reads a plan may name per epoch (a sample read spanning k blocks counts k). The costliest plan is
-     * one of distinct blocks (one huge shard): at this bound, about 450 MB of heap while it is planned and
-     * 200 MB kept; one of 3.8 million did not fit in a daemon run with -Xmx1g, one of 2.1 million did.
+     * one of distinct blocks (one huge shard): at this bound (2.07 million, an 8.7 TB shard of 4 MiB blocks)
+     * a daemon run with -Xmx768m planned it and one with -Xmx512m did not; it keeps about 340 MB while
+     * registered. A plan of 3.8 million did not fit in -Xmx1g.
      */
     static final long MAX_BLOCK_READS = 1L << 21;
     /** A manifest read from the store (manifest_key) is read whole: at most this size. */
