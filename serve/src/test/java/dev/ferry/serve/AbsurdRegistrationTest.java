@@ -114,6 +114,15 @@ class AbsurdRegistrationTest {
     }
 
     @Test
+    void aWorldThatRereadsAHugeSampleOnEveryRank_isRefusedByItsBlockReads() throws Exception {
+        // a million ranks each read the one sample of a 4 GiB shard (1,024 blocks): a billion block reads
+        assertRefused(register("{\"job\":\"pad\",\"manifest\":" + manifest(4L << 30, "1")
+                        + ",\"world\":{\"nodes\":1000,\"ranks_per_node\":1000}}"),
+                "a world of 1,000,000 ranks reads 999,999 samples again (padding), each up to 1,024 blocks of 4,194,304 bytes",
+                "2,097,152 block reads per epoch");
+    }
+
+    @Test
     void a100000CanonicalNodes_with4MiSamples_isRefusedByTheSamples() throws Exception {
         assertRefused(register("{\"job\":\"canon\",\"manifest\":" + manifest(419_430_400, "4194304") + ",\"partition\":\"node\",\"canonical_nodes\":100000}"),
                 "the manifest declares more than 2,097,152 samples per epoch", "a job may have at most 2,097,152");
