@@ -78,10 +78,11 @@ class AbsurdRegistrationTest {
                 + ",\"etag\":\"e\",\"samples\":" + samples + "}]}";
     }
 
+    /** Waits for the answer up to 2 minutes: a registration within the limits is planned for seconds on a loaded machine. */
     static RawHttp.Answer register(String body) throws IOException {
         byte[] bytes = body.getBytes(StandardCharsets.UTF_8);
         return RawHttp.exchange(port, "POST /_ferry/v1/jobs HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nConnection: close\r\n"
-                + "Content-Length: " + bytes.length + "\r\n\r\n" + new String(bytes, StandardCharsets.ISO_8859_1));
+                + "Content-Length: " + bytes.length + "\r\n\r\n" + new String(bytes, StandardCharsets.ISO_8859_1), false, 120_000);
     }
 
     private static void assertRefused(RawHttp.Answer a, String... sentence) {
