@@ -41,13 +41,18 @@ class GroupStoreMembershipTest {
     final List<ObjectKey> keys = new ArrayList<>();
 
     @BeforeEach
-    void writeObjects() throws IOException {
+    void keys() throws IOException {
         origin = new FileObjectStore(dir);
         origin.createBucket("data");
         for (int i = 0; i < KEYS; i++) {
-            ObjectKey k = ObjectKey.of("data", "train/shard-" + i + ".tar");
-            origin.put(k, PutBody.ofBytes(("object " + i).getBytes(StandardCharsets.UTF_8)));
-            keys.add(k);
+            keys.add(ObjectKey.of("data", "train/shard-" + i + ".tar"));
+        }
+    }
+
+    /** Writes the first {@code n} keys' objects (each write is synced: a few hundred keep the test short). */
+    void write(int n) throws IOException {
+        for (ObjectKey k : keys.subList(0, n)) {
+            origin.put(k, PutBody.ofBytes(("object " + k.key()).getBytes(StandardCharsets.UTF_8)));
         }
     }
 
@@ -124,7 +129,8 @@ class GroupStoreMembershipTest {
         GroupStore g = group(m, null);
         String victim = m.get(1);
         dead.add(victim);
-        for (ObjectKey k : keys) {
+        write(200);
+        for (ObjectKey k : keys.subList(0, 200)) {
             try (ObjectContent c = g.get(GetRequest.range(k, dev.ferry.store.ByteRange.of(0, 6)))) {
                 assertThat(c.stream().readAllBytes()).hasSize(6);
             }
@@ -147,6 +153,7 @@ class GroupStoreMembershipTest {
     @Test
     void anEmptyGroup_readsTheOrigin() throws IOException {
         GroupStore g = new GroupStore(origin, this::member, Duration.ofSeconds(5));
+        write(1);
         try (ObjectContent c = g.get(GetRequest.range(keys.get(0), dev.ferry.store.ByteRange.of(0, 6)))) {
             assertThat(c.stream().readAllBytes()).hasSize(6);
         }
