@@ -13,8 +13,9 @@ import java.util.List;
 import java.util.Set;
 
 /**
- * Which member is this daemon when {@code --self} is not given: the one on this daemon's port whose host is
- * one of this machine's addresses (for a {@code dns:} group, the record that is this pod); and what URL it
+ * Which member is this daemon when {@code --self} is not given: the one on this daemon's port at the address it
+ * binds, or with a wildcard bind at one of this machine's addresses (for a {@code dns:} group, the record that
+ * is this pod); and what URL it
  * registers where members register themselves (etcd): its bind address, or with a wildcard bind the first
  * address of an interface that is up and not loopback (a pod has one). Stateless.
  */
@@ -22,12 +23,25 @@ public final class SelfAddress {
     private SelfAddress() {
     }
 
-    /** The member of {@code members} that is this daemon: {@code explicit} when given (null when not listed), else as above; null: none. */
-    public static URI among(List<URI> members, URI explicit, int port) {
+    /**
+     * The member of {@code members} that is this daemon: {@code explicit} when given (null when not listed);
+     * else the member on {@code port} whose host is the address the daemon binds, or with a wildcard bind one
+     * of this machine's addresses; null: none (a client of the group).
+     */
+    public static URI among(List<URI> members, URI explicit, String bind, int port) {
         if (explicit != null) {
             return members.contains(explicit) ? explicit : null;
         }
-        Set<InetAddress> local = local();
+        Set<InetAddress> mine;
+        if (isWildcard(bind)) {
+            mine = local();
+        } else {
+            try {
+                mine = Set.of(InetAddress.getAllByName(bind.startsWith("[") ? bind.substring(1, bind.length() - 1) : bind));
+            } catch (UnknownHostException e) {
+                return null;
+            }
+        }
         for (URI m : members) {
             int p = m.getPort() >= 0 ? m.getPort() : m.getScheme().equals("https") ? 443 : 80;
             if (p != port) {
@@ -35,7 +49,7 @@ public final class SelfAddress {
             }
             try {
                 for (InetAddress a : InetAddress.getAllByName(m.getHost())) {
-                    if (local.contains(a)) {
+                    if (mine.contains(a)) {
                         return m;
                     }
                 }
@@ -46,13 +60,17 @@ public final class SelfAddress {
         return null;
     }
 
+    static boolean isWildcard(String bind) {
+        return bind.equals("0.0.0.0") || bind.equals("::") || bind.equals("[::]");
+    }
+
     /** The URL this daemon registers in a group: {@code explicit}, else {@code http://BIND:PORT}, else with a wildcard bind this host's address. */
     public static URI advertised(URI explicit, String bind, int port) {
         if (explicit != null) {
             return explicit;
         }
         String host = bind;
-        if (bind.equals("0.0.0.0") || bind.equals("::") || bind.equals("[::]")) {
+        if (isWildcard(bind)) {
             host = primary().getHostAddress();
         }
         if (host.contains(":") && !host.startsWith("[")) {

@@ -214,7 +214,7 @@ public final class Node implements AutoCloseable {
     }
 
     private void applyMembers(List<URI> members, int port) {
-        URI self = SelfAddress.among(members, config.self(), port);
+        URI self = SelfAddress.among(members, config.self(), config.bind(), port);
         List<ObjectStore> retired = group.update(members.stream().map(URI::toString).toList(), self == null ? null : self.toString());
         if (!retired.isEmpty()) {
             // a member that left may still be serving a stream this node reads: its client goes a minute later
