@@ -63,6 +63,8 @@ class ClusterNetnsTest {
     static final int PORT = 9099;
     static final int NODES = 4;
     static final int SHARDS = 512;
+    /** Reader threads per node, as a DataLoader's workers: each reads every WORKERS-th step of its node's share. */
+    static final int WORKERS = 4;
     static final long SEED = 11;
     static final ObjectMapper JSON = new ObjectMapper();
     static final HttpClient HTTP = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build();
@@ -347,18 +349,27 @@ class ClusterNetnsTest {
         readEpoch(manifest, plan, world, 3, 3, () -> {
             try {
                 Process victim = daemons.get(3);
-                long killedAt = System.nanoTime();
+                java.time.Instant killedAt = java.time.Instant.now();
                 victim.destroyForcibly(); // SIGKILL
                 String dead = daemon(3).toString();
+                long latest = 0;
                 for (int n : survivors) {
-                    while (!members(status(n), "down").contains(dead) && members(status(n), null).contains(dead)) {
-                        if (System.nanoTime() - killedAt > 10_000_000_000L) {
+                    // when the member went down, by this daemon's own clock (the hosts share this machine's clock)
+                    java.time.Instant since = null;
+                    while (since == null) {
+                        for (JsonNode m : status(n).path("group").path("members")) {
+                            if (m.path("url").asText().equals(dead) && m.path("state").asText().equals("down")) {
+                                since = java.time.Instant.parse(m.path("since").asText());
+                            }
+                        }
+                        if (since == null && Duration.between(killedAt, java.time.Instant.now()).toSeconds() > 10) {
                             throw new AssertionError("node " + n + " still lists " + dead + " up 10 s after its kill");
                         }
-                        Thread.sleep(10);
+                        Thread.sleep(20);
                     }
+                    latest = Math.max(latest, Duration.between(killedAt, since).toMillis());
                 }
-                skip[0] = (System.nanoTime() - killedAt) / 1_000_000;
+                skip[0] = latest;
             } catch (Exception e) {
                 throw new AssertionError(e);
             }
@@ -393,56 +404,59 @@ class ClusterNetnsTest {
             AtomicLong failovers, List<String> failures) throws Exception {
         EpochPlan p = EpochPlan.of(manifest, plan, epoch);
         Deal deal = p.deal(world, 0);
-        CountDownLatch halfway = new CountDownLatch(atHalfway == null ? 0 : 1);
+        CountDownLatch halfway = new CountDownLatch(atHalfway == null ? 0 : WORKERS);
         CountDownLatch killed = new CountDownLatch(atHalfway == null ? 0 : 1);
         List<Thread> consumers = new ArrayList<>();
         for (int node = 1; node <= world.nodes(); node++) {
-            int n = node;
-            consumers.add(Thread.ofPlatform().name("consumer-n" + n).start(() -> {
-                URI endpoint = n == kill && atHalfway == null ? daemon(kill + 1) : daemon(n);
-                try (HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build()) {
-                    for (int t = 0; t < deal.steps(); t++) {
-                        if (n == kill && atHalfway != null && t == deal.steps() / 2) {
-                            halfway.countDown();
-                            killed.await(); // a consumer whose daemon dies while it reads: it sees the next read fail
-                        }
-                        int sample = deal.sample(n - 1, t);
-                        Shard shard = manifest.shards().get(p.shardOf(sample));
-                        long lo = shard.sampleOffset(p.indexInShard(sample));
-                        long hi = shard.sampleOffset(p.indexInShard(sample) + 1);
-                        HttpRequest req = HttpRequest.newBuilder(endpoint.resolve("/data/" + shard.key().key()))
-                                .header("Range", "bytes=" + lo + "-" + (hi - 1)).header("If-Match", "\"" + shard.etag() + "\"")
-                                .timeout(Duration.ofSeconds(30)).build();
-                        HttpResponse<byte[]> r;
-                        try {
-                            r = http.send(req, HttpResponse.BodyHandlers.ofByteArray());
-                        } catch (IOException e) {
-                            if (n != kill || endpoint.equals(daemon(kill + 1))) {
-                                failed.incrementAndGet();
-                                failures.add("node " + n + ": " + shard.key() + ": " + e);
-                                continue;
+            for (int worker = 0; worker < WORKERS; worker++) {
+                int n = node;
+                int w = worker;
+                consumers.add(Thread.ofPlatform().name("consumer-n" + n + "-" + w).start(() -> {
+                    URI endpoint = n == kill && atHalfway == null ? daemon(kill + 1) : daemon(n);
+                    boolean paused = false;
+                    try (HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build()) {
+                        for (int t = w; t < deal.steps(); t += WORKERS) {
+                            if (n == kill && atHalfway != null && !paused && t >= deal.steps() / 2) {
+                                paused = true;
+                                halfway.countDown();
+                                killed.await(); // its daemon dies while it reads: the next read fails
                             }
-                            failovers.incrementAndGet(); // its own daemon is gone: the next node's
-                            endpoint = daemon(kill + 1);
+                            int sample = deal.sample(n - 1, t);
+                            Shard shard = manifest.shards().get(p.shardOf(sample));
+                            long lo = shard.sampleOffset(p.indexInShard(sample));
+                            long hi = shard.sampleOffset(p.indexInShard(sample) + 1);
+                            HttpResponse<byte[]> r;
                             try {
-                                r = http.send(HttpRequest.newBuilder(endpoint.resolve("/data/" + shard.key().key()))
-                                        .header("Range", "bytes=" + lo + "-" + (hi - 1)).header("If-Match", "\"" + shard.etag() + "\"")
-                                        .timeout(Duration.ofSeconds(30)).build(), HttpResponse.BodyHandlers.ofByteArray());
-                            } catch (IOException again) {
+                                r = http.send(sampleRequest(endpoint, shard, lo, hi), HttpResponse.BodyHandlers.ofByteArray());
+                            } catch (IOException e) {
+                                if (n != kill || endpoint.equals(daemon(kill + 1))) {
+                                    failed.incrementAndGet();
+                                    failures.add("node " + n + ": " + shard.key() + ": " + e);
+                                    continue;
+                                }
+                                failovers.incrementAndGet(); // its own daemon is gone: the next node's
+                                endpoint = daemon(kill + 1);
+                                try {
+                                    r = http.send(sampleRequest(endpoint, shard, lo, hi), HttpResponse.BodyHandlers.ofByteArray());
+                                } catch (IOException again) {
+                                    failed.incrementAndGet();
+                                    failures.add("node " + n + " (through node " + (kill + 1) + "): " + shard.key() + ": " + again);
+                                    continue;
+                                }
+                            }
+                            if (r.statusCode() != 206 || r.body().length != hi - lo) {
                                 failed.incrementAndGet();
-                                failures.add("node " + n + " (through node " + (kill + 1) + "): " + shard.key() + ": " + again);
-                                continue;
+                                failures.add("node " + n + ": " + shard.key() + " [" + lo + ", " + hi + ") answered " + r.statusCode());
                             }
                         }
-                        if (r.statusCode() != 206 || r.body().length != hi - lo) {
-                            failed.incrementAndGet();
-                            failures.add("node " + n + ": " + shard.key() + " [" + lo + ", " + hi + ") answered " + r.statusCode());
+                        if (n == kill && atHalfway != null && !paused) {
+                            halfway.countDown();
                         }
+                    } catch (InterruptedException e) {
+                        Thread.currentThread().interrupt();
                     }
-                } catch (InterruptedException e) {
-                    Thread.currentThread().interrupt();
-                }
-            }));
+                }));
+            }
         }
         if (atHalfway != null) {
             halfway.await();
@@ -454,6 +468,11 @@ class ClusterNetnsTest {
         }
     }
 
+    static HttpRequest sampleRequest(URI endpoint, Shard shard, long lo, long hi) {
+        return HttpRequest.newBuilder(endpoint.resolve("/data/" + shard.key().key())).header("Range", "bytes=" + lo + "-" + (hi - 1))
+                .header("If-Match", "\"" + shard.etag() + "\"").timeout(Duration.ofSeconds(30)).build();
+    }
+
     static void report(Figures f) {
         StringBuilder b = new StringBuilder();
         b.append(String.format(Locale.ROOT, "cluster (%s), corpus %d bytes in %d objects:%n", f.source(), f.dataset(), SHARDS));
@@ -463,7 +482,7 @@ class ClusterNetnsTest {
                     what[i], f.egressByEpoch().get(i), (double) f.egressByEpoch().get(i) / f.dataset(), 100 * f.hitRateByEpoch().get(i),
                     f.secondsByEpoch().get(i)));
         }
-        b.append(String.format(Locale.ROOT, "  kill -9: skipped by every other member after %d ms; extra egress %d bytes = %.3fx the dead "
+        b.append(String.format(Locale.ROOT, "  kill -9: every other member marked it down (skipped) within %d ms; extra egress %d bytes = %.3fx the dead "
                 + "member's share (%d bytes); failed reads %d; its consumer's failovers to the next node %d%n", f.deathSkipMillis(),
                 f.extraEgress(), (double) f.extraEgress() / f.deadShare(), f.deadShare(), f.failedReads(), f.clientFailovers()));
         b.append(String.format(Locale.ROOT, "  a fifth member joined: every member listed it after %d ms; objects that changed owner: "

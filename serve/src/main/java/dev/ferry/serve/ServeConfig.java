@@ -101,8 +101,8 @@ public final class ServeConfig implements NodeConfig {
             "This daemon's URL in the group (default: the member on this daemon's port at one of this host's addresses; "
                     + "in an etcd group, the URL it registers: http://BIND:PORT, or this host's address with a wildcard bind).");
     private static final Setting<Duration> GROUP_REFRESH = flag("group-refresh", "DURATION", Codec.DURATION, "2s",
-            "How often a dns: group's name is looked up again and an etcd: group's lease renewed (its TTL is three "
-                    + "times this), e.g. 2s (default).");
+            "How often a dns: group's name is looked up again and an etcd: group's lease renewed (its TTL is five "
+                    + "times this, at least 5 s), e.g. 2s (default).");
     private static final Setting<Duration> GROUP_PROBE = flag("group-probe", "DURATION", Codec.DURATION, "500ms",
             "How often every other group member is asked whether it answers; one that does not is skipped for the next "
                     + "owner of its objects (default: 500ms; 0 turns probing off).");

@@ -25,8 +25,8 @@ import org.slf4j.LoggerFactory;
 
 /**
  * The members are the daemons registered under a key prefix in etcd, as Alluxio registers its workers: each
- * daemon keeps the key {@code PREFIX<its URL>} (value: the URL) on a lease of three {@code refresh}es that
- * it renews every {@code refresh}, and watches the prefix. A daemon that stops renewing (killed, cut off)
+ * daemon keeps the key {@code PREFIX<its URL>} (value: the URL) on a lease of five {@code refresh}es (at
+ * least 5 s: a busy machine must not lose its place) that it renews every {@code refresh}, and watches the prefix. A daemon that stops renewing (killed, cut off)
  * leaves when its lease expires; one that closes revokes its lease and leaves at once. The members are the
  * sorted URLs.
  *
@@ -63,7 +63,7 @@ final class EtcdMembership implements Membership {
     EtcdMembership(GroupSpec.Etcd spec, Duration refresh) {
         this.spec = spec;
         this.refresh = refresh;
-        this.ttlSeconds = Math.max(2, (refresh.toMillis() * 3 + 999) / 1000);
+        this.ttlSeconds = Math.max(5, (refresh.toMillis() * 5 + 999) / 1000);
         this.http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build();
     }
 

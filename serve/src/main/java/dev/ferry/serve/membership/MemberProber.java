@@ -17,16 +17,19 @@ import java.util.concurrent.TimeUnit;
 
 /**
  * Asks every other member of the group, every {@code interval}, whether it answers ({@code GET /_ferry/},
- * the status page: public, static, served by the daemon's own front), giving each ask {@code interval} to
+ * the status page: public, static, served by the daemon's own front), giving each ask two intervals to
  * answer. A member that does not answer is marked down in the {@link GroupStore}, so reads skip it for the
  * next owner in their ranking even before one of them fails on it; one that answers again is marked up. A
  * killed daemon (its port refuses connections) is seen within one interval; one that hangs, or whose host is
- * gone, after two asks in a row go unanswered (within three intervals), so one slow answer on a busy machine
- * does not move a member's share. The cost is one small request per member per interval. Thread-safe.
+ * gone, after two asks in a row go unanswered (within about six intervals: 3 s by default), so one slow answer
+ * on a busy machine does not move a member's share. Reads find a dead member sooner: the first read that fails
+ * on it marks it down. The cost is one small request per member per interval. Thread-safe.
  */
 public final class MemberProber implements AutoCloseable {
     private final GroupStore group;
     private final Duration interval;
+    /** How long one ask may take: two intervals, so a busy machine's slow answer is not taken for a dead member. */
+    private final Duration timeout;
     private final HttpClient http;
     private final Set<String> asking = ConcurrentHashMap.newKeySet();
     /** Unanswered asks in a row, per member: a refused connection marks it down at once, a timeout the second time. */
@@ -40,7 +43,8 @@ public final class MemberProber implements AutoCloseable {
     private MemberProber(GroupStore group, Duration interval) {
         this.group = group;
         this.interval = interval;
-        this.http = HttpClient.newBuilder().connectTimeout(interval).executor(Executors.newVirtualThreadPerTaskExecutor()).build();
+        this.timeout = interval.multipliedBy(2);
+        this.http = HttpClient.newBuilder().connectTimeout(timeout).executor(Executors.newVirtualThreadPerTaskExecutor()).build();
     }
 
     /** Starts probing {@code group}'s members every {@code interval}. */
@@ -56,7 +60,7 @@ public final class MemberProber implements AutoCloseable {
             if (url.equals(self) || !asking.add(url)) {
                 continue; // this node, or still waiting on the last ask
             }
-            HttpRequest req = HttpRequest.newBuilder(URI.create(url).resolve("/_ferry/")).timeout(interval).GET().build();
+            HttpRequest req = HttpRequest.newBuilder(URI.create(url).resolve("/_ferry/")).timeout(timeout).GET().build();
             http.sendAsync(req, HttpResponse.BodyHandlers.discarding()).whenComplete((r, e) -> {
                 asking.remove(url);
                 if (e == null && r.statusCode() < 500) {
