@@ -127,6 +127,9 @@ class ClusterNetnsTest {
                 p.destroyForcibly();
             }
             Servers.run(Duration.ofSeconds(60), Map.of(), script.toString(), "down");
+            try (Stream<Path> files = Files.walk(work)) {
+                files.sorted(Collections.reverseOrder()).forEach(p -> p.toFile().delete());
+            }
         }
     }
 
