@@ -344,6 +344,11 @@ class ClusterNetnsTest {
         long moved = manifest.shards().stream().filter(s -> !before.members().get(before.owner(Rendezvous.keyOf(s.key())))
                 .equals(after.members().get(after.owner(Rendezvous.keyOf(s.key()))))).count();
         double share = (double) moved / manifest.shards().size();
+        for (Shard s : manifest.shards()) {
+            String was = before.members().get(before.owner(Rendezvous.keyOf(s.key())));
+            String now = after.members().get(after.owner(Rendezvous.keyOf(s.key())));
+            assertThat(now).as("an object that changed owner went to the new member").isIn(was, daemon(5).toString());
+        }
         // (b) kill -9 of node 3 halfway through epoch 3; its consumer goes on through node 4's daemon; then epoch 4
         List<Integer> survivors = List.of(1, 2, 4, 5);
         long[] beforeKill = counters(survivors);
