@@ -123,6 +123,43 @@ class GroupDaemonsTest {
     }
 
     @Test
+    void aMemberThatAcceptsConnectionsButNeverAnswers_isSkippedAfterTwoUnansweredProbes() throws Exception {
+        store();
+        try (java.net.ServerSocket hung = new java.net.ServerSocket(0, 50, java.net.InetAddress.getLoopbackAddress())) {
+            List<java.net.Socket> held = java.util.Collections.synchronizedList(new ArrayList<>());
+            Thread acceptor = Thread.ofPlatform().daemon().start(() -> {
+                try {
+                    while (true) {
+                        held.add(hung.accept()); // accepted, never answered: a daemon that hangs
+                    }
+                } catch (java.io.IOException e) {
+                    // closed
+                }
+            });
+            int port = RealServers.freePort();
+            String silent = "http://127.0.0.1:" + hung.getLocalPort();
+            String group = "http://127.0.0.1:" + port + "," + silent;
+            long start = System.nanoTime();
+            try (Daemon d = start(0, Map.of("group", group, "port", Integer.toString(port)))) {
+                Duration t = await(d, g -> urls(g, "down").equals(List.of(silent)), Duration.ofSeconds(5));
+                long millis = Duration.ofNanos(System.nanoTime() - start).toMillis();
+                System.out.printf("a member that never answers was marked down %d ms after the daemon started (seen %d ms into polling)%n",
+                        millis, t.toMillis());
+                readAll(d); // its objects come from the origin: no read waits on it
+            } finally {
+                acceptor.interrupt();
+                held.forEach(s -> {
+                    try {
+                        s.close();
+                    } catch (java.io.IOException ignored) {
+                        // closing
+                    }
+                });
+            }
+        }
+    }
+
+    @Test
     void aDnsGroup_followsTheRecords_aMemberJoinsWithNoRestart() throws Exception {
         store();
         int port = RealServers.freePort();
