@@ -74,6 +74,8 @@ class ClusterNetnsTest {
     final Map<Integer, Process> daemons = new HashMap<>();
     Path work;
     Path script;
+    /** The run got as far as its figures: its folder can go (else its logs are kept). */
+    boolean passed;
     boolean netem;
 
     static String host(int n) {
@@ -109,6 +111,7 @@ class ClusterNetnsTest {
             for (Figures f : List.of(dns, etcd)) {
                 report(f);
             }
+            passed = true;
             for (Figures f : List.of(dns, etcd)) {
                 assertThat(f.failures()).as(f.source() + ": reads that failed").isEmpty();
                 assertThat(f.failedReads()).as(f.source()).isZero();
@@ -127,8 +130,12 @@ class ClusterNetnsTest {
                 p.destroyForcibly();
             }
             Servers.run(Duration.ofSeconds(60), Map.of(), script.toString(), "down");
-            try (Stream<Path> files = Files.walk(work)) {
-                files.sorted(Collections.reverseOrder()).forEach(p -> p.toFile().delete());
+            if (passed) {
+                try (Stream<Path> files = Files.walk(work)) {
+                    files.sorted(Collections.reverseOrder()).forEach(p -> p.toFile().delete());
+                }
+            } else {
+                System.out.println("ClusterNetnsTest: the hosts' logs are kept in " + work);
             }
         }
     }
@@ -169,7 +176,7 @@ class ClusterNetnsTest {
         Manifest written;
         try (FileObjectStore folder = new FileObjectStore(staging)) {
             folder.createBucket("data");
-            written = SyntheticDataset.write(folder, "data", "train", SHARDS, 4, 4096, SEED);
+            written = SyntheticDataset.write(folder, "data", "train", SHARDS, 2, 4096, SEED);
         }
         Files.createDirectories(root.resolve("data/train"));
         for (Shard s : written.shards()) {
@@ -214,6 +221,26 @@ class ClusterNetnsTest {
             } catch (IOException e) {
                 if (System.nanoTime() > deadline) {
                     throw new AssertionError("nothing answers at " + uri + " after " + within, e);
+                }
+                Thread.sleep(100);
+            }
+        }
+    }
+
+    /** Waits for daemon {@code n} to answer; if it exits first, fails with the end of its log. */
+    void awaitDaemon(int n, String run) throws Exception {
+        long deadline = System.nanoTime() + Duration.ofSeconds(90).toNanos();
+        while (true) {
+            try {
+                HTTP.send(HttpRequest.newBuilder(daemon(n).resolve("/_ferry/")).timeout(Duration.ofSeconds(2)).build(),
+                        HttpResponse.BodyHandlers.discarding());
+                return;
+            } catch (IOException e) {
+                Process p = daemons.get(n);
+                if (!p.isAlive() || System.nanoTime() > deadline) {
+                    List<String> log = Files.readAllLines(work.resolve(run).resolve("n" + n + ".log"));
+                    throw new AssertionError("daemon n" + n + (p.isAlive() ? " does not answer after 90 s" : " exited " + p.exitValue())
+                            + "; its log ends:\n" + String.join("\n", log.subList(Math.max(0, log.size() - 30), log.size())));
                 }
                 Thread.sleep(100);
             }
@@ -293,7 +320,7 @@ class ClusterNetnsTest {
             startDaemon(group, run, n);
         }
         for (int n : four) {
-            awaitHttp(daemon(n).resolve("/_ferry/"), Duration.ofSeconds(60));
+            awaitDaemon(n, run);
         }
         awaitMembers(four, fourUrls, Duration.ofSeconds(20));
         String job = "train-" + run;
@@ -330,7 +357,7 @@ class ClusterNetnsTest {
         }
         // (c) a fifth member joins
         startDaemon(group, run, 5);
-        awaitHttp(daemon(5).resolve("/_ferry/"), Duration.ofSeconds(60));
+        awaitDaemon(5, run);
         long joinStart = System.nanoTime();
         List<Integer> five = List.of(1, 2, 3, 4, 5);
         if (group.startsWith("dns:")) {
