@@ -24,7 +24,10 @@ import picocli.CommandLine.Option;
 @Command(name = "status", mixinStandardHelpOptions = true,
         description = "Show a running daemon's four numbers, tiers, jobs and write-back, as its status page does.")
 final class StatusCommand implements Callable<Integer> {
-    @Option(names = "--url", paramLabel = "URL", defaultValue = "http://127.0.0.1:9099", description = "The daemon (default ${DEFAULT-VALUE}).")
+    /** The node's daemon, where a client given no URL looks (as the Python client's {@code FerryClient()}). */
+    static final String DEFAULT_URL = "http://127.0.0.1:9099";
+
+    @Option(names = "--url", paramLabel = "URL", description = "The daemon (default: FERRY_ENDPOINT, else " + DEFAULT_URL + ").")
     String url;
 
     @Option(names = "--json", description = "Print the daemon's status JSON as it is.")
@@ -32,26 +35,23 @@ final class StatusCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
-        URI base;
-        try {
-            base = URI.create(url.endsWith("/") ? url : url + "/");
-        } catch (IllegalArgumentException e) {
-            throw new UserError("--url is not a URL: '" + url + "'");
-        }
+        URI base = daemonUrl(url);
+        String where = base.toString();
+        base = URI.create(where + "/");
         String body;
         try (HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(3)).build()) {
             HttpResponse<String> r = http.send(HttpRequest.newBuilder(base.resolve("_ferry/v1/status")).timeout(Duration.ofSeconds(10)).build(),
                     HttpResponse.BodyHandlers.ofString());
             if (r.statusCode() != 200) {
-                throw new UserError("the daemon at " + url + " answered " + r.statusCode() + ": " + r.body());
+                throw new UserError("the daemon at " + where + " answered " + r.statusCode() + ": " + r.body());
             }
             body = r.body();
         } catch (ConnectException | HttpConnectTimeoutException e) {
-            throw new UserError("no ferry daemon answers at " + url + ": start one with ferry serve", 1);
+            throw new UserError("no ferry daemon answers at " + where + ": start one with ferry serve", 1);
         } catch (HttpTimeoutException e) {
-            throw new UserError("the ferry daemon at " + url + " accepted the connection but sent no status within 10 s", 1);
+            throw new UserError("the ferry daemon at " + where + " accepted the connection but sent no status within 10 s", 1);
         } catch (IOException e) {
-            throw new UserError("cannot read the status of the ferry daemon at " + url + ": " + Errors.oneSentence(e), 1);
+            throw new UserError("cannot read the status of the ferry daemon at " + where + ": " + Errors.oneSentence(e), 1);
         }
         if (json) {
             System.out.println(body);
@@ -59,6 +59,30 @@ final class StatusCommand implements Callable<Integer> {
         }
         print(new ObjectMapper().readTree(body), System.out);
         return 0;
+    }
+
+    /**
+     * The daemon's base URL ({@code http://host:port}, no trailing slash): {@code given}, else {@code FERRY_ENDPOINT},
+     * else {@link #DEFAULT_URL}.
+     */
+    static URI daemonUrl(String given) {
+        String from = given != null ? "--url" : "FERRY_ENDPOINT";
+        String text = given;
+        if (text == null) {
+            String env = System.getenv("FERRY_ENDPOINT");
+            text = env == null || env.isBlank() ? DEFAULT_URL : env.trim();
+        }
+        URI u;
+        try {
+            u = URI.create(text.endsWith("/") ? text.substring(0, text.length() - 1) : text);
+        } catch (IllegalArgumentException e) {
+            throw new UserError(from + " must look like http://host:port, not '" + text + "'");
+        }
+        if (u.getScheme() == null || !(u.getScheme().equals("http") || u.getScheme().equals("https")) || u.getHost() == null
+                || (u.getRawPath() != null && !u.getRawPath().isEmpty())) {
+            throw new UserError(from + " must look like http://host:port, not '" + text + "'");
+        }
+        return u;
     }
 
     static void print(JsonNode s, PrintStream out) {

@@ -1,15 +1,22 @@
 package dev.ferry.embedded;
 
 import java.io.IOException;
+import java.lang.reflect.Field;
+import java.lang.reflect.Modifier;
 import java.net.URI;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Objects;
 import java.util.Properties;
+import java.util.Set;
 import org.gaul.s3proxy.BlobStores;
 import org.gaul.s3proxy.S3Proxy;
 import org.gaul.s3proxy.auth.AuthenticationType;
 import org.gaul.s3proxy.blobstore.BlobStore;
+import org.gaul.shaded.org.eclipse.jetty.server.ConnectionFactory;
+import org.gaul.shaded.org.eclipse.jetty.server.Connector;
+import org.gaul.shaded.org.eclipse.jetty.server.HttpConfiguration;
+import org.gaul.shaded.org.eclipse.jetty.server.Server;
 
 /**
  * A real S3-compatible server on 127.0.0.1 serving a directory: each top-level folder is a bucket. It is
@@ -70,6 +77,7 @@ public final class EmbeddedStore implements AutoCloseable {
                 .jettyMaxThreads(256)
                 .build();
         try {
+            parseNoFormBodies(proxy);
             proxy.start();
             for (int i = 0; i < 500 && !"STARTED".equals(proxy.getState()); i++) {
                 Thread.sleep(10);
@@ -91,6 +99,42 @@ public final class EmbeddedStore implements AutoCloseable {
 
     private static String hostPart(String host) {
         return host.contains(":") && !host.startsWith("[") ? "[" + host + "]" : host;
+    }
+
+    /**
+     * Stops Jetty from reading a request body as HTML form fields. s3proxy asks for every query parameter
+     * with {@code getParameter}, and a servlet container answers that, for a PUT or POST whose
+     * {@code Content-Type} is {@code application/x-www-form-urlencoded} (what {@code curl --data-binary} and
+     * urllib send), by consuming the body as form fields: the object was stored empty, or refused as
+     * {@code BadDigest} or {@code IncompleteBody}. S3 stores any Content-Type as it is and never reads a body
+     * as a form, so no method is a form-encoded one here. s3proxy keeps its Jetty server to itself, hence
+     * the reflection; a test ({@code EmbeddedFormContentTypeTest}) fails if a new s3proxy moves it.
+     */
+    private static void parseNoFormBodies(S3Proxy proxy) throws IOException {
+        int configured = 0;
+        for (Field f : S3Proxy.class.getDeclaredFields()) {
+            if (f.getType() != Server.class || Modifier.isStatic(f.getModifiers())) {
+                continue; // the S3 server, and the metrics server when there is one
+            }
+            Server server;
+            try {
+                f.setAccessible(true);
+                server = (Server) f.get(proxy);
+            } catch (ReflectiveOperationException | RuntimeException e) {
+                throw new IOException("cannot reach s3proxy's Jetty server to turn off form parsing: " + e, e);
+            }
+            for (Connector connector : server == null ? new Connector[0] : server.getConnectors()) {
+                for (ConnectionFactory factory : connector.getConnectionFactories()) {
+                    if (factory instanceof HttpConfiguration.ConnectionFactory http) {
+                        http.getHttpConfiguration().setFormEncodedMethods(Set.of());
+                        configured++;
+                    }
+                }
+            }
+        }
+        if (configured == 0) {
+            throw new IOException("cannot find s3proxy's Jetty connectors to turn off form parsing (s3proxy changed)");
+        }
     }
 
     /** The endpoint URL clients use, e.g. {@code http://127.0.0.1:9000}. */

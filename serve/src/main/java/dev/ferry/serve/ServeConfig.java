@@ -110,7 +110,11 @@ public final class ServeConfig implements NodeConfig {
             "A shared file system's folder, a tier between the group and the origin.");
     private static final Setting<Duration> FIRST_BYTE_TIMEOUT = flag("first-byte-timeout", "DURATION", Codec.DURATION, "10s",
             "How long a read waits for the object store to start answering, retries included, before the client gets "
-                    + "503 ServiceUnavailable, e.g. 10s (default) or 500ms.");
+                    + "503 ServiceUnavailable, e.g. 10s (default) or 500ms. Writes too: a DELETE's answer, a PUT's once the "
+                    + "store stops taking its body.");
+    private static final Setting<Duration> METADATA_TTL = flag("metadata-ttl", "DURATION", Codec.DURATION, "60s",
+            "How long an object's size and ETag are trusted before a read asks the object store again (default 60s; 0: "
+                    + "every read asks). A registered job's manifest versions are trusted while it is registered.");
     private static final Setting<Duration> HEADER_TIMEOUT = flag("header-timeout", "DURATION", Codec.DURATION, "30s",
             "How long a request's line and headers may take to arrive, from their first byte, before the connection is "
                     + "closed (default: 30s).");
@@ -259,6 +263,11 @@ public final class ServeConfig implements NodeConfig {
         return get(FIRST_BYTE_TIMEOUT);
     }
 
+    @Override
+    public Duration metadataTtl() {
+        return get(METADATA_TTL);
+    }
+
     public Duration headerTimeout() {
         return get(HEADER_TIMEOUT);
     }
@@ -316,6 +325,9 @@ public final class ServeConfig implements NodeConfig {
         if (groupRefresh().toMillis() < 100 || groupProbe().isNegative()) {
             throw new IllegalArgumentException("group-refresh must be at least 100ms and group-probe not negative: " + groupRefresh()
                     + ", " + groupProbe());
+        }
+        if (metadataTtl().isNegative()) {
+            throw new IllegalArgumentException("metadata-ttl must not be negative: " + metadataTtl());
         }
         if (firstByteTimeout().isNegative() || firstByteTimeout().isZero()) {
             throw new IllegalArgumentException("first-byte-timeout must be positive: " + firstByteTimeout());

@@ -24,6 +24,7 @@ class ServeConfigTest {
                 .containsEntry("write-back", "false").containsEntry("write-back-quota", "8.0 GiB").containsEntry("max-header-bytes", "16384")
                 .containsEntry("max-xml-bytes", "1.0 MiB").containsEntry("max-object-bytes", "5.0 GiB").containsEntry("group", "")
                 .containsEntry("self", "").containsEntry("shared-tier", "").containsEntry("first-byte-timeout", "10s")
+                .containsEntry("metadata-ttl", "60s")
                 .containsEntry("header-timeout", "30s").containsEntry("multipart-ttl", "7d")
                 .containsEntry("virtual-host", "localhost")
                 .containsEntry("eviction-follows", "all-jobs").containsEntry("scratch-bucket", "").containsEntry("scratch-quota", "10.0 GiB")

@@ -498,11 +498,21 @@ final class S3Handler extends ChannelInboundHandlerAdapter {
         String rawPath = q < 0 ? target : target.substring(0, q);
         String rawQuery = q < 0 ? null : target.substring(q + 1);
         Map<String, List<String>> query = Uris.query(rawQuery);
+        boolean api = hostBucket == null && (rawPath.equals("/_ferry") || rawPath.startsWith("/_ferry/"));
+        if (!api) {
+            // S3 takes each parameter once: with two, which one is meant (?versionId=null&versionId=abc)?
+            for (Map.Entry<String, List<String>> p : query.entrySet()) {
+                if (p.getValue().size() > 1) {
+                    throw S3Error.invalidArgument("the query gives " + Uris.abbreviate(p.getKey()) + " " + p.getValue().size()
+                            + " times; each parameter may be given once");
+                }
+            }
+        }
         if (hostBucket != null) {
             String key = rawPath.length() <= 1 ? null : Keys.check(Uris.decode(rawPath.substring(1)));
             return new Route(false, rawPath, rawQuery, query, hostBucket, key);
         }
-        if (rawPath.equals("/_ferry") || rawPath.startsWith("/_ferry/")) {
+        if (api) {
             return new Route(true, rawPath, rawQuery, query, null, null);
         }
         String path = rawPath.substring(1);

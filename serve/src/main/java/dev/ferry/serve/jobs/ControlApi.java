@@ -24,6 +24,7 @@ import dev.ferry.store.ObjectKey;
 import dev.ferry.store.ObjectMeta;
 import dev.ferry.store.StoreException;
 import dev.ferry.store.chain.MeterSnapshot;
+import dev.ferry.store.chain.MeteredStore;
 import dev.ferry.store.tier.GroupStore;
 import dev.ferry.writeback.FlushResult;
 import dev.ferry.writeback.Scratch;
@@ -230,11 +231,22 @@ public final class ControlApi {
             }
             int node = (int) number(req, "node", 0, 0, world.nodes() - 1);
             JobLimits.check(manifest, this.node.config().blockSize());
-            job = Job.planned(name, manifest, planOf(req), world, node, batch).withPlannedEpochs((int) number(req, "epochs", 0, 0, 1_000_000));
+            job = Job.planned(name, manifest, planOf(req, manifest, world, this.node.config().cacheSize()), world, node, batch).withPlannedEpochs((int) number(req, "epochs", 0, 0, 1_000_000));
         }
-        RunningJob run = jobs.register(job);
+        JsonNode replace = req.get("replace");
+        if (replace != null && !replace.isNull() && !replace.isBoolean()) {
+            throw S3Error.badRequest("InvalidArgument", "replace must be true or false, not " + replace);
+        }
+        JobRegistry.Registration registration;
+        try {
+            registration = jobs.register(job, replace != null && replace.asBoolean());
+        } catch (JobRegistry.ConflictException e) {
+            throw new S3Error(409, "JobConflict", e.getMessage());
+        }
+        RunningJob run = registration.run();
+        job = run.job;
         ObjectNode out = JSON.createObjectNode();
-        out.put("job", name).put("samples", job.samplesPerEpoch()).put("ranks", job.ranks()).put("batch_size", batch)
+        out.put("job", name).put("registration", registration.outcome().label()).put("samples", job.samplesPerEpoch()).put("ranks", job.ranks()).put("batch_size", batch)
                 .put("steps_per_epoch", ((job.samplesPerEpoch() + job.ranks() - 1) / job.ranks() + batch - 1) / batch)
                 .put("planned_blocks", run.plannedBlocks());
         planFields(out, job, 1);
@@ -248,12 +260,15 @@ public final class ControlApi {
     /**
      * The plan's settings from a registration: {@code seed}, {@code partition} (node, global or auto: node for
      * more than one node), {@code canonical_nodes} (0: the world's nodes; give the count the job started
-     * with when it resumes on another world), {@code mix_fraction} and {@code shuffle_block_shards}.
+     * with when it resumes on another world), {@code mix_fraction} and {@code shuffle_block_shards} (default: what
+     * this node's tier can serve, {@link PlanConfig#shuffleBlockFittingTier}).
      */
-    private static PlanConfig planOf(JsonNode req) throws S3Error {
+    private static PlanConfig planOf(JsonNode req, Manifest manifest, World world, long tierBytes) throws S3Error {
         try {
+            long meanShard = manifest.shards().isEmpty() ? 0 : manifest.totalBytes() / manifest.shards().size();
+            int fitting = PlanConfig.shuffleBlockFittingTier(tierBytes, manifest.totalBytes() / Math.max(1, world.nodes()), meanShard);
             PlanConfig plan = PlanConfig.DEFAULT.withSeed(number(req, "seed", 0, Long.MIN_VALUE + 1, Long.MAX_VALUE))
-                    .withShuffleBlockShards((int) number(req, "shuffle_block_shards", 4, 1, 1 << 20));
+                    .withShuffleBlockShards((int) number(req, "shuffle_block_shards", fitting, 1, 1 << 20));
             if (req.has("partition")) {
                 plan = plan.withPartition(PlanConfig.Partition.parse(req.get("partition").asText("")));
             }
@@ -284,6 +299,7 @@ public final class ControlApi {
             return;
         }
         out.put("partition", plan.partition().label()).put("canonical_nodes", plan.canonical()).put("mix_fraction", plan.mixFraction())
+                .put("shuffle_block_shards", plan.shuffleBlockShards())
                 .put("global_batch_shard_mix", round(job.shardMix(epoch), 4));
     }
 
@@ -433,9 +449,14 @@ public final class ControlApi {
                 .put("bytes_from_cache", c.bytesFromCache()).put("bytes_from_upstream", c.bytesFromUpstream())
                 .put("prefetched_bytes", c.prefetchedBytes()).put("evicted_capacity", c.evictedCapacity())
                 .put("evicted_corrupt", c.evictedCorrupt()).put("write_failures", c.writeFailures()).put("pass_through", c.passThrough());
-        tiers.putObject("origin").put("egress_bytes", m.egressBytes()).put("requests", m.totalRequests())
+        ObjectNode origin = tiers.putObject("origin");
+        origin.put("egress_bytes", m.egressBytes()).put("requests", m.totalRequests())
                 .put("throttled", m.failures(StoreException.Kind.THROTTLED))
                 .put("cost_usd", round(m.estimatedCostUsd(), 6)).put("first_byte_ms_p50", round(m.firstByteP50Micros() / 1000.0, 2));
+        ObjectNode byOp = origin.putObject("requests_by_op"); // HEADs and GETs are billed alike: each is shown
+        for (MeteredStore.Op op : MeteredStore.Op.values()) {
+            byOp.put(op.name().toLowerCase(java.util.Locale.ROOT), m.requests(op));
+        }
         if (now.peers() != null) {
             ObjectNode peer = tiers.putObject("peer");
             peer.put("bytes", now.peers().peerBytes()).put("requests", now.peers().peerRequests())

@@ -155,6 +155,67 @@ public final class Job {
 
     private final Map<Integer, Double> mixes = new HashMap<>();
 
+    /**
+     * What makes {@code other}, registered under this job's name, a different job: one phrase per field that
+     * differs ({@code "seed 7 here, 8 asked"}), empty when every rank asked for the same plan. The manifest and
+     * an explicit job's objects are compared whole, ETags included (an object rewritten in between makes
+     * another job). Compares definitions only: what the consumers reported is not part of a job's identity.
+     */
+    List<String> differences(Job other) {
+        List<String> out = new ArrayList<>();
+        if ((manifest == null) != (other.manifest == null)) {
+            out.add(manifest == null ? "an explicit list of objects per rank here, a manifest asked"
+                    : "a manifest here, an explicit list of objects per rank asked");
+            return out;
+        }
+        if (manifest != null) {
+            if (!manifest.equals(other.manifest)) {
+                out.add(manifest.shards().size() == other.manifest.shards().size() && manifest.totalSamples() == other.manifest.totalSamples()
+                        ? "manifest (as many shards and samples, but other keys, sizes, ETags or sample offsets)"
+                        : "manifest (" + manifest.shards().size() + " shards of " + manifest.totalSamples() + " samples here, "
+                                + other.manifest.shards().size() + " of " + other.manifest.totalSamples() + " asked)");
+            }
+            if (plan.seed() != other.plan.seed()) {
+                out.add("seed " + plan.seed() + " here, " + other.plan.seed() + " asked");
+            }
+            if (plan.partition() != other.plan.partition()) {
+                out.add("partition " + plan.partition().label() + " here, " + other.plan.partition().label() + " asked");
+            }
+            if (plan.canonical() != other.plan.canonical()) {
+                out.add("canonical_nodes " + plan.canonical() + " here, " + other.plan.canonical() + " asked");
+            }
+            if (plan.mixFraction() != other.plan.mixFraction()) {
+                out.add("mix_fraction " + plan.mixFraction() + " here, " + other.plan.mixFraction() + " asked");
+            }
+            if (plan.shuffleBlockShards() != other.plan.shuffleBlockShards()) {
+                out.add("shuffle_block_shards " + plan.shuffleBlockShards() + " here, " + other.plan.shuffleBlockShards() + " asked");
+            }
+            if (!plan.equals(other.plan) && out.isEmpty()) {
+                out.add("plan settings (" + plan + " here, " + other.plan + " asked)");
+            }
+            if (!world.equals(other.world)) {
+                out.add("world " + shape(world) + " here, " + shape(other.world) + " asked");
+            }
+            if (node != other.node) {
+                out.add("node " + node + " here, " + other.node + " asked (each node's ranks register with their own node's daemon)");
+            }
+        } else if (!explicit.equals(other.explicit)) {
+            out.add("ranks (other objects, order or ETags)");
+        }
+        if (batchSize != other.batchSize) {
+            out.add("batch_size " + batchSize + " here, " + other.batchSize + " asked");
+        }
+        if (plannedEpochs != other.plannedEpochs) {
+            out.add("epochs " + plannedEpochs + " here, " + other.plannedEpochs + " asked");
+        }
+        return out;
+    }
+
+    /** A world as {@code nodes x ranks_per_node x workers_per_rank}. */
+    private static String shape(World w) {
+        return w.nodes() + "x" + w.ranksPerNode() + "x" + w.workersPerRank() + " (nodes x ranks_per_node x workers_per_rank)";
+    }
+
     /** A job reading whole objects in a given order per rank, every epoch alike. */
     static Job explicit(String name, List<List<Sample>> ranks, int batchSize) {
         return new Job(name, null, null, new World(1, ranks.size(), 1), 0, batchSize, ranks);

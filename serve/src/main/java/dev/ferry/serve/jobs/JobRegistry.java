@@ -7,6 +7,7 @@ import io.micrometer.core.instrument.Gauge;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
@@ -33,10 +34,56 @@ public final class JobRegistry {
         node.holders(this::holderOf);
     }
 
-    /** Registers (or replaces) a job; eviction follows its plan along with the other jobs'. */
-    public RunningJob register(Job job) {
+    /** What a registration did: started a job, found the same one registered, or replaced another. */
+    public enum Outcome {
+        NEW, EXISTING, REPLACED;
+
+        /** As the API answers it: {@code new}, {@code existing} or {@code replaced}. */
+        public String label() {
+            return name().toLowerCase(Locale.ROOT);
+        }
+    }
+
+    /** The job now registered under the name, and how it got there. */
+    public record Registration(RunningJob run, Outcome outcome) {
+    }
+
+    /** A registration under a name already taken by a different job, refused: {@link #differences()} say how they differ. */
+    public static final class ConflictException extends Exception {
+        private final List<String> differences;
+
+        ConflictException(String job, List<String> differences) {
+            super("job '" + job + "' is already registered on this daemon with other arguments: " + String.join("; ", differences)
+                    + ". Every rank must register the same plan; register a new job under another name, or pass replace "
+                    + "to replace this one (e.g. a job resumed on another world)");
+            this.differences = List.copyOf(differences);
+        }
+
+        public List<String> differences() {
+            return differences;
+        }
+    }
+
+    /**
+     * Registers a job, idempotently: every rank of a job may register it, with the same arguments, and the job
+     * runs once (the first registration starts its prefetcher and its epoch 1; the others find it). A job that
+     * differs from the one registered under its name is refused ({@link ConflictException}) unless
+     * {@code replace}, which stops the old one and starts this one.
+     */
+    public synchronized Registration register(Job job, boolean replace) throws ConflictException {
+        RunningJob old = jobs.get(job.name);
+        if (old != null) {
+            List<String> differences = old.job.differences(job);
+            if (differences.isEmpty()) {
+                return new Registration(old, Outcome.EXISTING);
+            }
+            if (!replace) {
+                throw new ConflictException(job.name, differences);
+            }
+            LOG.info("job {} replaced: {}", job.name, String.join("; ", differences));
+        }
         RunningJob run = new RunningJob(job, node, history);
-        RunningJob old = jobs.put(job.name, run);
+        jobs.put(job.name, run);
         if (old != null) {
             old.stop();
         }
@@ -45,7 +92,16 @@ public final class JobRegistry {
         }
         run.startEpoch(1);
         jobGauges(run);
-        return run;
+        return new Registration(run, old == null ? Outcome.NEW : Outcome.REPLACED);
+    }
+
+    /** Registers {@code job}, replacing a different job of the same name (an identical one is kept running). */
+    public RunningJob register(Job job) {
+        try {
+            return register(job, true).run();
+        } catch (ConflictException e) {
+            throw new AssertionError("replace never conflicts", e);
+        }
     }
 
     /** The registered jobs by name (a read-only view). */

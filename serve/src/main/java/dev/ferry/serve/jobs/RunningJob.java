@@ -1,9 +1,12 @@
 package dev.ferry.serve.jobs;
 
 import dev.ferry.cache.BlockId;
+import dev.ferry.cache.CachingStore;
+import dev.ferry.plan.Manifest;
 import dev.ferry.plan.Prefetcher;
 import dev.ferry.serve.node.Counters;
 import dev.ferry.serve.node.Node;
+import dev.ferry.store.ObjectKey;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HashSet;
@@ -36,12 +39,22 @@ public final class RunningJob {
     private Prefetcher prefetcher;
 
     final JobAdvice advice;
+    /** The manifest's versions, read with no revalidation while the job is registered (null: an explicit job). */
+    private final CachingStore.TrustedVersions trusted;
 
     RunningJob(Job job, Node node, History history) {
         this.job = job;
         this.node = node;
         this.history = history;
         this.advice = new JobAdvice(job, node.config().cacheSize(), node.config().blockSize());
+        Manifest manifest = job.manifest();
+        if (manifest == null) {
+            this.trusted = null;
+        } else {
+            Map<ObjectKey, String> versions = new HashMap<>();
+            manifest.shards().forEach(s -> versions.put(s.key(), s.etag()));
+            this.trusted = node.cache().trustVersions(versions);
+        }
     }
 
     /**
@@ -187,6 +200,9 @@ public final class RunningJob {
 
     synchronized void stop() {
         stopped = true;
+        if (trusted != null) {
+            trusted.close();
+        }
         if (prefetcher != null) {
             prefetcher.close();
             prefetcher = null;

@@ -133,7 +133,7 @@ public final class Node implements AutoCloseable {
         this.chain = StoreChain.over(origin, ChainConfig.DEFAULT);
         CacheConfig cc = CacheConfig.of(config.cacheDir(), config.cacheSize());
         cc = new CacheConfig(cc.dir(), cc.capacity(), config.blockSize(), cc.highWatermark(), cc.lowWatermark(), cc.verify(),
-                cc.metadataTtl(), cc.maxRunBlocks(), "planned");
+                config.metadataTtl(), cc.maxRunBlocks(), "planned");
         // an origin that accepts connections and never answers costs a reader first-byte-timeout, retries included
         ObjectStore bounded = new FirstByteTimeoutStore(chain, config.firstByteTimeout());
         this.shared = config.sharedTier() == null ? null

@@ -72,6 +72,9 @@ public interface NodeConfig {
     /** How long a read waits for the origin's first byte, retries included. */
     Duration firstByteTimeout();
 
+    /** How long an object's size and ETag are trusted before a read asks the origin again. */
+    Duration metadataTtl();
+
     /** Multipart uploads older than this are aborted. */
     Duration multipartTtl();
 

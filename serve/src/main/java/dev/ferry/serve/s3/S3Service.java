@@ -193,7 +193,7 @@ public final class S3Service {
                 dev.ferry.store.ObjectAttributes attributes = ObjectHeaders.from(r.headers());
                 MultipartUpload u;
                 if (writesBack(r) && localMultipart != null) {
-                    checks.check(key); // refused now, not after the parts are in
+                    checks.check(key, attributes); // refused now, not after the parts are in
                     u = localMultipart.start(key, attributes);
                 } else {
                     u = multipart.startMultipart(key, attributes);
@@ -315,6 +315,11 @@ public final class S3Service {
         return Reply.empty(HttpResponseStatus.NO_CONTENT);
     }
 
+    /**
+     * DeleteObjects. The whole request is read before anything is deleted, so that a malformed or ambiguous
+     * one (an {@code <Object>} with two {@code <Key>}s or {@code <VersionId>}s) deletes nothing. A version
+     * id is taken as sent: {@code " null"} is not the null version.
+     */
     private Reply deleteObjects(Request r) throws S3Error, IOException {
         Element root = Xml.parse(r.body().bytes(), "Delete");
         boolean quiet = "true".equalsIgnoreCase(Xml.text(root, "Quiet"));
@@ -322,14 +327,21 @@ public final class S3Service {
         if (objects.size() > 1000) {
             throw S3Error.badRequest("MalformedXML", "a Delete request may name at most 1000 objects, not " + objects.size());
         }
-        Xml x = new Xml().openRoot("DeleteResult");
+        record Named(String key, String version) {
+        }
+        List<Named> named = new ArrayList<>(objects.size());
         for (Element o : objects) {
             String k = Xml.rawText(o, "Key"); // keys are bytes: a key of spaces is a key
             if (k == null || k.isEmpty()) {
                 throw S3Error.badRequest("MalformedXML", "an Object in a Delete request has no Key");
             }
+            named.add(new Named(k, Xml.rawText(o, "VersionId")));
+        }
+        Xml x = new Xml().openRoot("DeleteResult");
+        for (Named o : named) {
+            String k = o.key();
             try {
-                String version = Xml.text(o, "VersionId");
+                String version = o.version();
                 if (version != null && !version.equals(NULL_VERSION)) {
                     throw S3Error.notImplemented("VersionId other than 'null' (ferry serves the current version only)");
                 }
@@ -486,7 +498,7 @@ public final class S3Service {
             h.set("ETag", quote(scratch.put(key, data).etag()));
             h.set("x-ferry-durability", "local"); // and never more: scratch is not uploaded
         } else if (writesBack(r)) {
-            checks.check(key); // what would fail forever is refused now, not acknowledged
+            checks.check(key, data.attributes()); // what would fail forever is refused now, not acknowledged
             WriteStatus w = writeBack.write(key, data);
             h.set("ETag", quote(w.etag()));
             h.set("x-ferry-durability", w.durability() == Durability.DURABLE ? "durable" : "local");
