@@ -15,7 +15,6 @@ import dev.ferry.plan.World;
 import dev.ferry.s3.S3ObjectStore;
 import dev.ferry.s3.S3StoreConfig;
 import dev.ferry.store.ListRequest;
-import dev.ferry.store.ObjectKey;
 import dev.ferry.store.ObjectMeta;
 import dev.ferry.store.file.FileObjectStore;
 import dev.ferry.store.tier.Rendezvous;

@@ -10,7 +10,6 @@ import dev.ferry.store.ObjectStore;
 import dev.ferry.store.ResumingStream;
 import dev.ferry.store.StoreException;
 import java.io.IOException;
-import java.io.InputStream;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
