@@ -165,6 +165,7 @@ class ClusterNetnsTest {
         List<String> c = new ArrayList<>(Servers.javaCommand("dev.ferry.cli.Main", args));
         c.add(1, "-Xmx384m");
         c.add(1, "-XX:+UseSerialGC");
+        c.add(1, "-XX:TieredStopAtLevel=1"); // eleven JVMs on a small machine: quick to start, little compiling
         return c;
     }
 
