@@ -125,13 +125,13 @@ public sealed interface GroupSpec {
 
     /** An http:// or https:// URL with a host. */
     static URI url(String v) {
-        URI u;
+        URI u = null;
         try {
             u = URI.create(v);
         } catch (IllegalArgumentException e) {
-            throw new IllegalArgumentException("group members are http:// or https:// URLs, not '" + v + "'");
+            // said below
         }
-        if (u.getScheme() == null || !(u.getScheme().equals("http") || u.getScheme().equals("https")) || u.getHost() == null) {
+        if (u == null || u.getScheme() == null || !(u.getScheme().equals("http") || u.getScheme().equals("https")) || u.getHost() == null) {
             throw new IllegalArgumentException("group members are http:// or https:// URLs, not '" + v + "' (or dns:NAME:PORT, "
                     + "or etcd:http://HOST:2379/PREFIX)");
         }
