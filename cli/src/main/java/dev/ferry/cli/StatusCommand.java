@@ -127,6 +127,19 @@ final class StatusCommand implements Callable<Integer> {
             out.printf(Locale.ROOT, "  peers         %s from %d requests, %d failovers, %d resumed streams%n", Sizes.format(p.path("bytes").asLong()),
                     p.path("requests").asLong(), p.path("failovers").asLong(), p.path("resumes").asLong());
         }
+        JsonNode g = s.path("group");
+        if (!g.isMissingNode()) {
+            long up = 0;
+            for (JsonNode m : g.path("members")) {
+                up += m.path("state").asText().equals("up") ? 1 : 0;
+            }
+            out.printf(Locale.ROOT, "  group         %s: %d of %d members up, %d changes%n", g.path("source").asText(), up,
+                    g.path("members").size(), g.path("changes").asLong());
+            for (JsonNode m : g.path("members")) {
+                out.printf(Locale.ROOT, "                  %-5s %s since %s%s%n", m.path("state").asText(), m.path("url").asText(),
+                        m.path("since").asText(), m.path("self").asBoolean() ? "  (this node)" : "");
+            }
+        }
         JsonNode sh = s.path("tiers").path("shared");
         if (!sh.isMissingNode()) {
             out.printf(Locale.ROOT, "  shared tier   %s read in %d hits, %s filled, %d damaged copies replaced%n", Sizes.format(sh.path("bytes").asLong()),

@@ -73,7 +73,7 @@ class ServeConfigTest {
                 .hasMessageContaining("given together");
         assertThatThrownBy(() -> ServeConfig.defaults().with(Map.of("upstream", "ftp://x"))).hasMessageContaining("http:// or https://");
         ServeConfig grouped = ServeConfig.defaults().with(Map.of("group", "http://10.0.0.1:9099, http://10.0.0.2:9099"));
-        assertThat(grouped.group()).hasSize(2);
+        assertThat(((dev.ferry.serve.membership.GroupSpec.Static) grouped.group()).members()).hasSize(2);
         grouped.with(Map.of("self", "http://10.0.0.2:9099")).validate();
         assertThatThrownBy(() -> grouped.with(Map.of("self", "http://10.0.0.3:9099")).validate()).hasMessageContaining("must be one of");
     }

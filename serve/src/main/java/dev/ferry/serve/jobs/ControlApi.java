@@ -25,6 +25,7 @@ import dev.ferry.store.ObjectMeta;
 import dev.ferry.store.StoreException;
 import dev.ferry.store.chain.MeterSnapshot;
 import dev.ferry.store.chain.MeteredStore;
+import dev.ferry.store.tier.GroupStore;
 import dev.ferry.writeback.FlushResult;
 import dev.ferry.writeback.Scratch;
 import dev.ferry.writeback.WriteBackStats;
@@ -497,9 +498,18 @@ public final class ControlApi {
             HintedStore.HintStats hints = node.hinted().stats();
             peer.put("hinted_bytes", hints.bytes()).put("hinted_reads", hints.reads()).put("hint_misses", hints.misses());
             ArrayNode members = peer.putArray("members");
-            for (int i = 0; i < now.peers().bytesByMember().size(); i++) {
-                members.addObject().put("url", node.group().ring().members().get(i)).put("bytes_served_to_us", now.peers().bytesByMember().get(i));
+            for (GroupStore.MemberState ms : now.peers().members()) {
+                members.addObject().put("url", ms.url()).put("bytes_served_to_us", ms.bytesServed());
             }
+            // who is in the group, from where, and how each member looks from here
+            ObjectNode group = root.putObject("group");
+            group.put("source", node.groupSource()).put("self", node.group().self());
+            ArrayNode list = group.putArray("members");
+            for (GroupStore.MemberState ms : now.peers().members()) {
+                list.addObject().put("url", ms.url()).put("state", ms.up() ? "up" : "down").put("since", ms.since().toString())
+                        .put("self", ms.self());
+            }
+            group.put("changes", now.peers().changes());
         }
         if (now.shared() != null) {
             tiers.putObject("shared").put("hits", now.shared().hits()).put("bytes", now.shared().bytesFromTier())

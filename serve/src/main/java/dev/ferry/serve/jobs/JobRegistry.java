@@ -149,15 +149,15 @@ public final class JobRegistry {
         return history;
     }
 
-    /** The group member that read {@code block} last epoch by a registered job's plan, or -1. */
-    int holderOf(BlockId block) {
+    /** The URL of the group member that read {@code block} last epoch by a registered job's plan, or null. */
+    String holderOf(BlockId block) {
         for (RunningJob run : jobs.values()) {
-            int m = run.holderOf(block);
-            if (m >= 0) {
+            String m = run.holderOf(block);
+            if (m != null) {
                 return m;
             }
         }
-        return -1;
+        return null;
     }
 
     /** One point of history, and each job's advice and gauges refreshed: what the node's status thread runs each second. */

@@ -31,8 +31,10 @@ public final class RunningJob {
     private List<BlockId> planned = List.of();
     private long blockPosition;
     private volatile boolean stopped;
-    /** For this epoch's blocks: the group member (by node number) that read each one last epoch. */
+    /** For this epoch's blocks: the node number of the job that read each one last epoch. */
     private volatile Map<BlockId, Integer> holders = Map.of();
+    /** The group's members when this epoch started, in the job's node order (null: hints do not apply). */
+    private volatile List<String> hintMembers;
     /** This epoch's prefetcher (null: prefetch is off, or the job has stopped). */
     private Prefetcher prefetcher;
 
@@ -85,10 +87,11 @@ public final class RunningJob {
         return holders.size();
     }
 
-    /** The node that read {@code block} last epoch, or -1. */
-    int holderOf(BlockId block) {
+    /** The URL of the group member that read {@code block} last epoch, or null. */
+    String holderOf(BlockId block) {
         Integer m = holders.get(block);
-        return m == null ? -1 : m;
+        List<String> members = hintMembers;
+        return m == null || members == null ? null : members.get(m);
     }
 
     synchronized Job.Epoch current() {
@@ -118,7 +121,8 @@ public final class RunningJob {
         Job.NodeFuture mine = job.nodeFuture(epoch, blockSize);
         // Eviction follows what will be read here: this node's reads, or in a regional group every node's
         // (a member serves the others the blocks it owns), this epoch's and then the next one's.
-        boolean group = node.hintsApply(job.nodes(), job.node());
+        List<String> members = node.hintMembers(job.nodes(), job.node());
+        boolean group = members != null;
         gone.check();
         Job.NodeFuture eviction = group ? job.groupFuture(epoch, blockSize) : mine;
         // a job that said how many epochs it runs reads no epoch after its last: planning one would keep
@@ -140,6 +144,7 @@ public final class RunningJob {
         future = mine;
         evictionFuture = eviction;
         planned = next;
+        hintMembers = members;
         blockPosition = 0;
         node.follow(job.name, planned, 0, true);
         holders = Map.of();
