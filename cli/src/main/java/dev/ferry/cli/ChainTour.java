@@ -58,6 +58,7 @@ import picocli.CommandLine.Option;
  * the loader and the four numbers are shown by {@code ferry demo} itself ({@link DemoCommand}).
  */
 @Command(name = "chain", mixinStandardHelpOptions = true,
+        header = "Tour the chain of stores against an S3-like store.",
         description = {"A tour of the chain of stores against the embedded store with the cloud profile: parallel ranged GETs",
                 "vs one stream per object, the per-prefix governor vs a SlowDown storm, and two epochs through the local tier."})
 final class ChainTour implements Callable<Integer> {

@@ -20,6 +20,7 @@ import picocli.CommandLine.Parameters;
 
 /** {@code ferry index}: writes the manifest of a dataset: the version a run pins. */
 @Command(name = "index", mixinStandardHelpOptions = true,
+        header = "Write the manifest of a dataset in object storage.",
         description = {"List a dataset in object storage and write its manifest: every object with size and ETag,",
                 "tar shards indexed by sample (they are read once). The manifest is the dataset version a run pins."})
 final class IndexCommand implements Callable<Integer> {

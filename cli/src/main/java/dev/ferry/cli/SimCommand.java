@@ -108,9 +108,9 @@ final class SimCommand implements Callable<Integer> {
     @Option(names = "--canonical-nodes", defaultValue = "0", description = "Cluster, node partition: canonical nodes (default: the node count).")
     int canonicalNodes;
 
-    @Option(names = "--shuffle-block-shards", defaultValue = "4", description = "Cluster: shards whose samples are shuffled together "
-            + "(default: ${DEFAULT-VALUE}).")
-    int shuffleBlockShards;
+    @Option(names = "--shuffle-block-shards", description = "Cluster: shards whose samples are shuffled together (default: 4, or "
+            + "what a quarter of a node's tier holds when its share of the corpus outgrows the tier).")
+    Integer shuffleBlockShards;
 
     @Option(names = "--mix-fraction", defaultValue = "0", description = "Cluster, node partition: share of each node's shards read elsewhere "
             + "each epoch (default: ${DEFAULT-VALUE}).")
@@ -226,7 +226,8 @@ final class SimCommand implements Callable<Integer> {
         PlanConfig planConfig;
         try {
             planConfig = PlanConfig.DEFAULT.withSeed(seed).withPartition(PlanConfig.Partition.parse(partition)).withMixFraction(mixFraction)
-                    .withShuffleBlockShards(shuffleBlockShards);
+                    .withShuffleBlockShards(shuffleBlockShards != null ? shuffleBlockShards
+                            : PlanConfig.shuffleBlockFittingTier(cache, dataset / Math.max(1, nodes), shard));
             if (canonicalNodes > 0) {
                 planConfig = planConfig.withCanonicalNodes(canonicalNodes);
             }

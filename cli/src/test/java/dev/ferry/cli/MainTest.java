@@ -24,6 +24,35 @@ class MainTest {
         assertThat(r.out()).contains("Usage: ferry").contains("store").contains("demo").contains("bench").contains("sim").contains("verify");
     }
 
+    /**
+     * Every command in a listing ({@code ferry --help}, {@code ferry bench --help}, {@code ferry demo --help}) has
+     * a summary that stands alone: its entry, continuation lines joined, is one or more whole sentences.
+     */
+    @Test
+    void help_everyCommandSummaryIsWholeSentences() {
+        for (String[] args : new String[][] {{"--help"}, {"bench", "--help"}, {"demo", "--help"}}) {
+            Run r = run(args);
+            assertThat(r.exit()).isZero();
+            String listing = r.out().substring(r.out().indexOf("Commands:") + "Commands:".length());
+            java.util.Map<String, String> entries = new java.util.LinkedHashMap<>();
+            String current = null;
+            for (String line : listing.split("\\R")) {
+                java.util.regex.Matcher m = java.util.regex.Pattern.compile("^  (\\S+)\\s+(.*)$").matcher(line);
+                if (m.matches()) {
+                    current = m.group(1);
+                    entries.put(current, m.group(2).strip());
+                } else if (current != null && !line.isBlank()) {
+                    entries.merge(current, line.strip(), (a, b) -> a + " " + b);
+                }
+            }
+            assertThat(entries).as(r.out()).isNotEmpty();
+            entries.forEach((name, summary) -> assertThat(summary).as("'%s' in ferry %s", name, String.join(" ", args))
+                    .matches("[A-Z].*[.)]").doesNotEndWith(",").doesNotEndWith(":"));
+        }
+        assertThat(run("--help").out()).contains("demo").contains("serve").contains("mount").contains("status").contains("store")
+                .contains("index").contains("sim").contains("verify").contains("bench");
+    }
+
     @Test
     void version_namesFerryAndJava() {
         Run r = run("--version");

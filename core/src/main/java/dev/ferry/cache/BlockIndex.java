@@ -341,7 +341,8 @@ final class BlockIndex {
      * Reserves a prefetched block the policy would not keep, to be held for its reads (see the class comment),
      * making room among the held blocks as MIN would: with a policy that knows the future, the held blocks
      * used after this one leave, farthest first (never one needed sooner); without, those read leave, oldest
-     * first. Unread blocks held through many later holds leave either way (their reader never came). Null
+     * first. Without such a policy, unread blocks held through many later holds leave too (their reader never
+     * came); with one, an unread block leaves only when its planned read is later than this one's. Null
      * when no room can be made.
      */
     private BlockEntry holdForOneReadLocked(BlockId id, long length, List<Path> deletions) {
@@ -368,7 +369,9 @@ final class BlockIndex {
                 if (r == null || !r.ready || r.pins > 0 || heldBySupersededPin(r.id)) {
                     continue;
                 }
-                if (!r.read && holds - held.getValue() > patience) {
+                // an unread block held through many later holds: its reader never came. A policy that knows the
+                // future says when it comes (NEVER: not at all, taken below as the farthest), so it decides alone
+                if (!r.read && mine < 0 && holds - held.getValue() > patience) {
                     out = r;
                     break;
                 }

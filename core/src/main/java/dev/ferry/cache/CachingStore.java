@@ -26,7 +26,9 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.ConcurrentHashMap;
 import org.slf4j.Logger;
@@ -123,6 +125,8 @@ public final class CachingStore extends ForwardingObjectStore {
     private final OpenFiles openFiles = new OpenFiles(OPEN_FILES);
     private final BlockCheck check;
     private final ConcurrentHashMap<ObjectKey, MetaEntry> metadata = new ConcurrentHashMap<>();
+    /** Versions a reader vouches for ({@link #trustVersions}): per key, each ETag with its number of vouchers. */
+    private final ConcurrentHashMap<ObjectKey, Map<String, Integer>> trusted = new ConcurrentHashMap<>();
 
     /** A cache with the policy its config names (lru, pin or sieve). */
     public CachingStore(ObjectStore upstream, CacheConfig config) {
@@ -210,7 +214,61 @@ public final class CachingStore extends ForwardingObjectStore {
      */
     public ObjectMeta freshMeta(ObjectKey key) {
         MetaEntry m = metadata.get(key);
-        return m != null && !passThrough && clock.nanoTime() - m.fetchedAt() < config.metadataTtl().toNanos() ? m.meta() : null;
+        return m != null && !passThrough && fresh(key, m, clock.nanoTime()) ? m.meta() : null;
+    }
+
+    /** Within the metadata TTL, or a version a reader vouches for: no need to ask upstream. */
+    private boolean fresh(ObjectKey key, MetaEntry m, long now) {
+        if (now - m.fetchedAt() < config.metadataTtl().toNanos()) {
+            return true;
+        }
+        Map<String, Integer> etags = trusted.get(key);
+        return etags != null && etags.containsKey(m.meta().etag());
+    }
+
+    /** Versions trusted without asking upstream until {@link #close}d ({@link #trustVersions}). */
+    public final class TrustedVersions implements AutoCloseable {
+        private final Map<ObjectKey, String> versions;
+        private boolean released;
+
+        private TrustedVersions(Map<ObjectKey, String> versions) {
+            this.versions = versions;
+        }
+
+        /** How many objects this vouches for. */
+        public int size() {
+            return versions.size();
+        }
+
+        @Override
+        public synchronized void close() {
+            if (released) {
+                return;
+            }
+            released = true;
+            versions.forEach((key, etag) -> trusted.computeIfPresent(key, (k, etags) -> {
+                Map<String, Integer> left = new HashMap<>(etags);
+                left.computeIfPresent(etag, (e, n) -> n == 1 ? null : n - 1);
+                return left.isEmpty() ? null : Map.copyOf(left);
+            }));
+        }
+    }
+
+    /**
+     * Trusts these versions (key to ETag) without revalidation until the handle is closed: once the cache has
+     * seen a key at its vouched ETag, reads of it are answered from the cache's metadata however old, with no
+     * request upstream. For a registered job, whose manifest pins the version of everything it reads: a change
+     * made upstream behind ferry's back is seen by readers only when no job vouches for the old version any
+     * more. A write or delete through ferry replaces the cache's metadata, so it is seen at once, as ever.
+     */
+    public TrustedVersions trustVersions(Map<ObjectKey, String> versions) {
+        Map<ObjectKey, String> copy = Map.copyOf(versions);
+        copy.forEach((key, etag) -> trusted.compute(key, (k, etags) -> {
+            Map<String, Integer> more = etags == null ? new HashMap<>() : new HashMap<>(etags);
+            more.merge(etag, 1, Integer::sum);
+            return Map.copyOf(more);
+        }));
+        return new TrustedVersions(copy);
     }
 
     /** The metadata the cache holds for {@code key} when it is version {@code etag}, however old; null otherwise. */
@@ -226,7 +284,7 @@ public final class CachingStore extends ForwardingObjectStore {
             if (ifMatch != null && ifMatch.equals(m.meta().etag())) {
                 return m.meta();
             }
-            if (ifMatch == null && now - m.fetchedAt() < config.metadataTtl().toNanos()) {
+            if (ifMatch == null && fresh(key, m, now)) {
                 return m.meta();
             }
         }
@@ -471,9 +529,20 @@ public final class CachingStore extends ForwardingObjectStore {
         }
     }
 
+    /**
+     * The store's answer becomes the key's metadata. A write that failed may still have replaced the object
+     * (a store that kept other bytes, a connection lost after the store took the body): what was known of the
+     * key is forgotten, so the next read asks the store, never promising a size from before.
+     */
     @Override
     public ObjectMeta put(ObjectKey key, PutBody body) throws IOException {
-        ObjectMeta meta = delegate.put(key, body);
+        ObjectMeta meta;
+        try {
+            meta = delegate.put(key, body);
+        } catch (IOException | RuntimeException e) {
+            invalidate(key, null);
+            throw e;
+        }
         invalidate(key, meta);
         return meta;
     }
@@ -486,7 +555,13 @@ public final class CachingStore extends ForwardingObjectStore {
 
     @Override
     public ObjectMeta completeMultipart(MultipartUpload upload, List<CompletedPart> parts) throws IOException {
-        ObjectMeta meta = multipart().completeMultipart(upload, parts);
+        ObjectMeta meta;
+        try {
+            meta = multipart().completeMultipart(upload, parts);
+        } catch (IOException | RuntimeException e) {
+            invalidate(upload.key(), null);
+            throw e;
+        }
         invalidate(upload.key(), meta);
         return meta;
     }

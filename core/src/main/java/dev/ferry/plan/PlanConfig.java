@@ -52,6 +52,27 @@ public record PlanConfig(long seed, int shuffleBlockShards, Uneven uneven, Parti
 
     public static final PlanConfig DEFAULT = new PlanConfig(0, 4, Uneven.PAD, Partition.AUTO, 0, 0);
 
+    /**
+     * The shuffle block a node's local tier can serve without evicting a shard before its last read in the
+     * epoch: the default's 4 shards when the node's share of the corpus fits in its tier (nothing is evicted
+     * anyway), else as many shards as a quarter of the tier holds, at least 1 (the block being read, the next
+     * one arriving ahead of the reader, and the rest for what MIN keeps from epoch to epoch). A node whose share
+     * outgrew its tier otherwise interleaves a block as big as the tier and re-reads part of it within the
+     * epoch: at 8 nodes x 4 GiB over 64 GiB in 1 GiB shards, 1.62x the corpus in epoch 1 instead of 1.00x
+     * (docs/plans.md). A smaller block mixes fewer shards per batch ({@code global_batch_shard_mix}).
+     *
+     * @param tierBytes the node's local tier (0 or less: unknown, the default is kept)
+     * @param shareBytes the bytes this node reads each epoch (its shards under the node partition)
+     * @param meanShardBytes the corpus's mean shard size
+     */
+    public static int shuffleBlockFittingTier(long tierBytes, long shareBytes, long meanShardBytes) {
+        int standard = DEFAULT.shuffleBlockShards();
+        if (tierBytes <= 0 || meanShardBytes <= 0 || shareBytes <= tierBytes) {
+            return standard;
+        }
+        return (int) Math.clamp(tierBytes / 4 / meanShardBytes, 1, standard);
+    }
+
     public PlanConfig {
         if (shuffleBlockShards < 1) {
             throw new IllegalArgumentException("shuffleBlockShards must be at least 1: " + shuffleBlockShards);

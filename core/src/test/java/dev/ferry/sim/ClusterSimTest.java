@@ -53,6 +53,41 @@ class ClusterSimTest {
         }
     }
 
+    /**
+     * Issue 24's case scaled down: 8 nodes x 4 shards of tier over 64 shards, so each node's share (8 shards) is
+     * twice its tier. The default block of 4 shards is the whole tier: blocks are evicted before their last
+     * read. The block that fits the tier reads the corpus once in epoch 1 and the dataset less the tiers later.
+     */
+    @Test
+    void aShareLargerThanTheTier_theFittingShuffleBlock_egressesTheFloor() {
+        long shard = 16L << 20;
+        long tier = 4 * shard;
+        Manifest corpus = ClusterSim.syntheticSample(64 * shard, shard, 1024, 1);
+        long floor = corpus.totalBytes() - 8 * tier;
+        int fitting = PlanConfig.shuffleBlockFittingTier(tier, corpus.totalBytes() / 8, shard);
+        assertThat(fitting).isEqualTo(1);
+        List<ClusterSim.Epoch> fitted = ClusterSim.run(corpus, config(8, tier, false, 1, NODE.withShuffleBlockShards(fitting), "min"));
+        List<ClusterSim.Epoch> standard = ClusterSim.run(corpus, config(8, tier, false, 1, NODE, "min"));
+        assertThat((double) fitted.get(0).egressBytes()).isLessThanOrEqualTo(1.02 * corpus.totalBytes());
+        assertThat((double) standard.get(0).egressBytes()).as("the block of the whole tier").isGreaterThan(1.1 * corpus.totalBytes());
+        for (int e = 1; e < 3; e++) {
+            assertThat((double) fitted.get(e).egressBytes()).as("epoch %d against the floor %d", e + 1, floor).isLessThanOrEqualTo(1.1 * floor);
+        }
+        // fewer shards per batch is the price, and still more than the global plan mixes at the same settings
+        double global = ClusterSim.run(corpus, config(8, tier, false, 1, GLOBAL, "min")).get(0).globalBatchShardMix();
+        assertThat(fitted.get(0).globalBatchShardMix()).isLessThan(standard.get(0).globalBatchShardMix()).isGreaterThanOrEqualTo(global);
+    }
+
+    @Test
+    void theFittingShuffleBlock_keepsTheDefault_whenTheShareFits() {
+        assertThat(PlanConfig.shuffleBlockFittingTier(16L << 30, 8L << 30, 1L << 30)).isEqualTo(4);
+        assertThat(PlanConfig.shuffleBlockFittingTier(0, 8L << 30, 1L << 30)).as("tier unknown").isEqualTo(4);
+        assertThat(PlanConfig.shuffleBlockFittingTier(4L << 30, 8L << 30, 1L << 30)).isEqualTo(1);
+        assertThat(PlanConfig.shuffleBlockFittingTier(8L << 30, 16L << 30, 1L << 30)).isEqualTo(2);
+        assertThat(PlanConfig.shuffleBlockFittingTier(2L << 40, 4L << 40, 1L << 30)).as("at most the default").isEqualTo(4);
+        assertThat(PlanConfig.shuffleBlockFittingTier(1L << 30, 8L << 30, 4L << 30)).as("at least one shard").isEqualTo(1);
+    }
+
     @Test
     void theNodePartition_mixesMoreShardsPerGlobalBatchThanTheGlobalPlan() {
         Manifest corpus = ClusterSim.syntheticSample(1L << 30, 4L << 20, 64, 1);

@@ -1,15 +1,22 @@
 package dev.ferry.embedded;
 
 import java.io.IOException;
+import java.lang.reflect.Field;
+import java.lang.reflect.Modifier;
 import java.net.URI;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Objects;
 import java.util.Properties;
+import java.util.Set;
 import org.gaul.s3proxy.BlobStores;
 import org.gaul.s3proxy.S3Proxy;
 import org.gaul.s3proxy.auth.AuthenticationType;
 import org.gaul.s3proxy.blobstore.BlobStore;
+import org.gaul.shaded.org.eclipse.jetty.server.ConnectionFactory;
+import org.gaul.shaded.org.eclipse.jetty.server.Connector;
+import org.gaul.shaded.org.eclipse.jetty.server.HttpConfiguration;
+import org.gaul.shaded.org.eclipse.jetty.server.Server;
 
 /**
  * A real S3-compatible server on 127.0.0.1 serving a directory: each top-level folder is a bucket. It is
@@ -28,8 +35,10 @@ public final class EmbeddedStore implements AutoCloseable {
     private final S3Proxy proxy;
     private final CloudProfileBlobStore blobStore;
     private final Path root;
+    private final String host;
 
-    private EmbeddedStore(Path root, S3Proxy proxy, CloudProfileBlobStore blobStore) {
+    private EmbeddedStore(Path root, S3Proxy proxy, CloudProfileBlobStore blobStore, String host) {
+        this.host = host;
         this.root = root;
         this.proxy = proxy;
         this.blobStore = blobStore;
@@ -41,7 +50,16 @@ public final class EmbeddedStore implements AutoCloseable {
      * @throws IOException when the folder cannot be created or the port cannot be bound
      */
     public static EmbeddedStore start(Path root, int port, CloudProfile profile) throws IOException {
+        return start(root, "127.0.0.1", port, profile);
+    }
+
+    /**
+     * As {@link #start(Path, int, CloudProfile)}, listening on {@code host} (an address of this machine) instead
+     * of loopback: a store other hosts reach, as the cluster tests' store in its own network namespace.
+     */
+    public static EmbeddedStore start(Path root, String host, int port, CloudProfile profile) throws IOException {
         Objects.requireNonNull(root, "root is null");
+        Objects.requireNonNull(host, "host is null");
         Objects.requireNonNull(profile, "profile is null");
         if (port < 0 || port > 65535) {
             throw new IllegalArgumentException("port must be 0 to 65535: " + port);
@@ -53,12 +71,13 @@ public final class EmbeddedStore implements AutoCloseable {
         CloudProfileBlobStore profiled = new CloudProfileBlobStore(new EtagFillingBlobStore(backend), profile);
         S3Proxy proxy = S3Proxy.builder()
                 .blobStore(profiled)
-                .endpoint(URI.create("http://127.0.0.1:" + port))
+                .endpoint(URI.create("http://" + hostPart(host) + ":" + port))
                 .awsAuthentication(AuthenticationType.NONE, null, null)
                 .ignoreUnknownHeaders(true)
                 .jettyMaxThreads(256)
                 .build();
         try {
+            parseNoFormBodies(proxy);
             proxy.start();
             for (int i = 0; i < 500 && !"STARTED".equals(proxy.getState()); i++) {
                 Thread.sleep(10);
@@ -70,17 +89,57 @@ public final class EmbeddedStore implements AutoCloseable {
                 e.addSuppressed(suppressed);
             }
             String why = e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage();
-            throw new IOException("cannot start the embedded store on 127.0.0.1:" + port + ": " + why, e);
+            throw new IOException("cannot start the embedded store on " + host + ":" + port + ": " + why, e);
         }
         if (!"STARTED".equals(proxy.getState())) {
-            throw new IOException("the embedded store did not start on 127.0.0.1:" + port + " (state " + proxy.getState() + ")");
+            throw new IOException("the embedded store did not start on " + host + ":" + port + " (state " + proxy.getState() + ")");
         }
-        return new EmbeddedStore(dir, proxy, profiled);
+        return new EmbeddedStore(dir, proxy, profiled, hostPart(host));
+    }
+
+    private static String hostPart(String host) {
+        return host.contains(":") && !host.startsWith("[") ? "[" + host + "]" : host;
+    }
+
+    /**
+     * Stops Jetty from reading a request body as HTML form fields. s3proxy asks for every query parameter
+     * with {@code getParameter}, and a servlet container answers that, for a PUT or POST whose
+     * {@code Content-Type} is {@code application/x-www-form-urlencoded} (what {@code curl --data-binary} and
+     * urllib send), by consuming the body as form fields: the object was stored empty, or refused as
+     * {@code BadDigest} or {@code IncompleteBody}. S3 stores any Content-Type as it is and never reads a body
+     * as a form, so no method is a form-encoded one here. s3proxy keeps its Jetty server to itself, hence
+     * the reflection; a test ({@code EmbeddedFormContentTypeTest}) fails if a new s3proxy moves it.
+     */
+    private static void parseNoFormBodies(S3Proxy proxy) throws IOException {
+        int configured = 0;
+        for (Field f : S3Proxy.class.getDeclaredFields()) {
+            if (f.getType() != Server.class || Modifier.isStatic(f.getModifiers())) {
+                continue; // the S3 server, and the metrics server when there is one
+            }
+            Server server;
+            try {
+                f.setAccessible(true);
+                server = (Server) f.get(proxy);
+            } catch (ReflectiveOperationException | RuntimeException e) {
+                throw new IOException("cannot reach s3proxy's Jetty server to turn off form parsing: " + e, e);
+            }
+            for (Connector connector : server == null ? new Connector[0] : server.getConnectors()) {
+                for (ConnectionFactory factory : connector.getConnectionFactories()) {
+                    if (factory instanceof HttpConfiguration.ConnectionFactory http) {
+                        http.getHttpConfiguration().setFormEncodedMethods(Set.of());
+                        configured++;
+                    }
+                }
+            }
+        }
+        if (configured == 0) {
+            throw new IOException("cannot find s3proxy's Jetty connectors to turn off form parsing (s3proxy changed)");
+        }
     }
 
     /** The endpoint URL clients use, e.g. {@code http://127.0.0.1:9000}. */
     public URI endpoint() {
-        return URI.create("http://127.0.0.1:" + proxy.getPort());
+        return URI.create("http://" + host + ":" + proxy.getPort());
     }
 
     public int port() {

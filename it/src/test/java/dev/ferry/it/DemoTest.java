@@ -47,13 +47,21 @@ class DemoTest {
         List<Epoch> ferry = epochs(json.substring(split));
         assertThat(direct).hasSize(3);
         assertThat(ferry).hasSize(3);
+        Matcher held = Pattern.compile("\"ferry_predicted_egress_bytes_with_held_room\":\\[([0-9, ]+)]").matcher(json);
+        assertThat(held.find()).as(json).isTrue();
+        long[] withHeldRoom = Pattern.compile(",\\s*").splitAsStream(held.group(1).trim()).mapToLong(Long::parseLong).toArray();
+        assertThat(withHeldRoom).hasSize(3);
         for (int e = 1; e < 3; e++) {
+            // a relation, not a speed: the plain loader waits on the store's first byte every batch, ferry on its disk
             assertThat(ferry.get(e).waitP50()).as("epoch %d wait p50, ferry vs direct; %s", e + 1, out)
-                    .isLessThan(direct.get(e).waitP50() / 3);
-            // the loader's 16 fetchers reorder block reads against the plan, the more so on a loaded machine: a quiet
-            // run lands within 0-4% of the prediction, a loaded 2-core runner was seen at 5.8%
-            assertThat((double) ferry.get(e).egress()).as("epoch %d egress vs prediction", e + 1)
-                    .isCloseTo(ferry.get(e).predicted(), org.assertj.core.data.Percentage.withPercentage(10));
+                    .isLessThan(direct.get(e).waitP50());
+            // the tier is MIN at its capacity plus room for prefetched blocks held for their reads (an eighth of
+            // the capacity), so the epoch lands between MIN with that room and MIN without it, at any machine
+            // speed; the slack is for the loader's 16 fetchers, which reorder block reads against the plan
+            long egress = ferry.get(e).egress();
+            assertThat(egress).as("epoch %d egress: at least MIN with the held room (%d), at most MIN at the capacity (%d)", e + 1,
+                    withHeldRoom[e], ferry.get(e).predicted())
+                    .isBetween((long) (withHeldRoom[e] * 0.95), (long) (ferry.get(e).predicted() * 1.08));
         }
     }
 

@@ -17,6 +17,7 @@ import java.util.Random;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import software.amazon.awssdk.auth.credentials.AnonymousCredentialsProvider;
@@ -54,6 +55,7 @@ class ServeWriteBackKillTest {
         Map<Integer, Long> acked = new ConcurrentHashMap<>();
         Map<Integer, Long> attempted = new ConcurrentHashMap<>();
         long[] version = {1};
+        int acknowledgements = 0;
         for (int iteration = 0; iteration < ITERATIONS; iteration++) {
             int port = Servers.freePort();
             Process ferry = Servers.ferry(dir.resolve("serve-" + iteration + ".log"), "serve", "--write-back", "--store-root",
@@ -61,6 +63,7 @@ class ServeWriteBackKillTest {
             Servers.awaitPort(port, Duration.ofSeconds(90), ferry);
             URI endpoint = URI.create("http://127.0.0.1:" + port);
             AtomicBoolean stop = new AtomicBoolean();
+            AtomicInteger ackedThisRound = new AtomicInteger();
             try (S3Client s3 = S3Client.builder().endpointOverride(endpoint).forcePathStyle(true).region(Region.US_EAST_1)
                     .credentialsProvider(AnonymousCredentialsProvider.create()).build()) {
                 Thread writer = Thread.ofPlatform().start(() -> {
@@ -90,19 +93,30 @@ class ServeWriteBackKillTest {
                                 s3.putObject(b -> b.bucket("ckpt").key("k" + k), RequestBody.fromBytes(data));
                             }
                             acked.merge(k, v, Math::max);
+                            ackedThisRound.incrementAndGet();
                         } catch (RuntimeException e) {
                             return; // the daemon died under us: this write was not acknowledged
                         }
                     }
                 });
-                Thread.sleep(400 + random.nextInt(1600));
+                // kill after the Nth acknowledgement of this round, then a little later: a point in the write stream,
+                // not a time, so a slow machine kills as far into the stream as a fast one
+                int killAfter = 1 + random.nextInt(5);
+                long deadline = System.nanoTime() + TimeUnit.MINUTES.toNanos(3);
+                while (ackedThisRound.get() < killAfter && writer.isAlive() && System.nanoTime() < deadline) {
+                    Thread.sleep(5);
+                }
+                assertThat(ackedThisRound.get()).as("round %d: acknowledged writes before the kill", iteration)
+                        .isGreaterThanOrEqualTo(killAfter);
+                Thread.sleep(random.nextInt(300));
+                acknowledgements += ackedThisRound.get();
                 ferry.destroyForcibly(); // SIGKILL
                 assertThat(ferry.waitFor(30, TimeUnit.SECONDS)).isTrue();
                 stop.set(true);
                 writer.join(30_000);
             }
         }
-        assertThat(acked).as("the daemons acknowledged writes").hasSizeGreaterThan(2);
+        assertThat(acknowledgements).as("the daemons acknowledged writes").isGreaterThanOrEqualTo(ITERATIONS);
 
         // restart once more: pending uploads resume by themselves; the fence says when they are all durable
         int port = Servers.freePort();

@@ -33,7 +33,8 @@ import java.util.regex.Pattern;
  *       journaling it locally and uploading in the background (write-back, the default).
  *   <li>{@code write-back-quota} (10GiB): bytes of written files kept locally awaiting upload.
  *   <li>{@code flush-timeout} (60s): at unmount, how long to wait for pending uploads.
- *   <li>{@code first-byte-timeout} (10s): as {@code ferry serve}: a read waits this long for the store to answer.
+ *   <li>{@code first-byte-timeout} (10s): as {@code ferry serve}: a read waits this long for the store to answer,
+ *       a write for its answer or for the store to take more of its body.
  *   <li>{@code verify} (on-load): as {@code ferry serve}: when a cached block is checked against its CRC32C before a
  *       read returns its bytes ({@link VerifyMode}); {@code first-read} and {@code never} are opt-outs.
  * </ul>

@@ -25,7 +25,9 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * An origin that accepts connections and never answers: the daemon answers a miss with 503 once
- * first-byte-timeout has passed (retries included), and keeps serving what it has on disk meanwhile.
+ * first-byte-timeout has passed (retries included), and keeps serving what it has on disk meanwhile. Writes
+ * without write-back (PUT, DELETE) are bounded the same way (issue 20 item 7): a PUT by the time the origin
+ * goes without taking a byte or answering.
  */
 class FirstByteTimeoutTest {
     /** The daemon signs its upstream requests with the standard AWS chain; the embedded store takes any key. */
@@ -89,6 +91,27 @@ class FirstByteTimeoutTest {
             double seconds = (System.nanoTime() - t0) / 1e9;
             assertThat(answer.statusCode()).as(answer.body()).isEqualTo(503);
             assertThat(seconds).as("seconds to the miss's answer").isBetween(2.9, 8.0);
+        }
+    }
+
+    @Test
+    void writesToAnOriginThatNeverAnswers_get503_afterTheTimeout(@TempDir Path dir) throws Exception {
+        try (StallingRelay silent = new StallingRelay(null); Daemon ferry = daemon(dir, silent.endpoint(), "1s");
+                HttpClient http = HttpClient.newHttpClient()) {
+            // 8 MiB: more than the sockets' buffers hold, so the origin stops taking the body before it would answer
+            for (HttpRequest write : new HttpRequest[] {
+                    HttpRequest.newBuilder(ferry.endpoint().resolve("/data/written.tar")).timeout(Duration.ofSeconds(25))
+                            .PUT(HttpRequest.BodyPublishers.ofByteArray(new byte[8 << 20])).build(),
+                    HttpRequest.newBuilder(ferry.endpoint().resolve("/data/small.txt")).timeout(Duration.ofSeconds(25))
+                            .PUT(HttpRequest.BodyPublishers.ofString("hello")).build(),
+                    HttpRequest.newBuilder(ferry.endpoint().resolve("/data/gone.tar")).timeout(Duration.ofSeconds(25)).DELETE().build()}) {
+                long t0 = System.nanoTime();
+                HttpResponse<String> r = http.send(write, HttpResponse.BodyHandlers.ofString());
+                double seconds = (System.nanoTime() - t0) / 1e9;
+                assertThat(r.statusCode()).as(write.method() + " " + r.body()).isEqualTo(503);
+                assertThat(r.body()).contains("<Code>ServiceUnavailable</Code>").contains("first-byte timeout");
+                assertThat(seconds).as("seconds to the answer of " + write.method() + " " + write.uri()).isBetween(0.9, 5.0);
+            }
         }
     }
 }

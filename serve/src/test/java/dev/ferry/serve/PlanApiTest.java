@@ -187,4 +187,26 @@ class PlanApiTest {
         order.get("samples").forEach(s -> out.add(s.get("index").asInt()));
         return out;
     }
+
+    /** A node whose share outgrows its tier gets the shuffle block the tier can serve, unless the job names one. */
+    @Test
+    void theShuffleBlock_fitsTheTier_unlessTheJobNamesOne(@TempDir Path dir) throws Exception {
+        // 8 shards of 1 MiB on one node with a 4 MiB tier: the share (8 MiB) outgrows it, a quarter holds 1 shard
+        try (DaemonFixture ferry = new DaemonFixture(dir, Map.of("cache-size", "4MiB", "prefetch-bytes", "0"));
+                HttpClient http = HttpClient.newHttpClient()) {
+            List<Shard> shards = new ArrayList<>();
+            for (int i = 0; i < 8; i++) {
+                Files.write(ferry.root.resolve("data/s-" + i), new byte[1 << 20]);
+                ObjectKey key = ObjectKey.of("data", "s-" + i);
+                shards.add(new Shard(key, 1 << 20, ferry.daemon.node().cache().head(key).etag(), 16));
+            }
+            ManifestJson.write(new Manifest(shards), "test", ferry.root.resolve("data/manifest.json"));
+            URI jobs = ferry.endpoint().resolve("/_ferry/v1/jobs");
+            JsonNode fitted = call(http, jobs, "POST", "{\"job\":\"a\",\"manifest_key\":\"data/manifest.json\",\"batch_size\":4}");
+            assertThat(fitted.get("shuffle_block_shards").asInt()).as(fitted.toString()).isEqualTo(1);
+            JsonNode named = call(http, jobs, "POST", "{\"job\":\"b\",\"manifest_key\":\"data/manifest.json\",\"batch_size\":4,"
+                    + "\"shuffle_block_shards\":4}");
+            assertThat(named.get("shuffle_block_shards").asInt()).isEqualTo(4);
+        }
+    }
 }

@@ -8,7 +8,17 @@ import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.file.Path;
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.time.Clock;
 import java.time.Duration;
+import java.time.Instant;
+import java.time.ZoneOffset;
+import java.time.format.DateTimeFormatter;
+import java.util.HexFormat;
+import java.util.TreeMap;
+import javax.crypto.Mac;
+import javax.crypto.spec.SecretKeySpec;
 import java.util.Map;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -25,7 +35,8 @@ import software.amazon.awssdk.services.s3.presigner.S3Presigner;
 /**
  * With credentials configured, every request must carry a valid AWS Signature V4: the SDK's signed requests
  * (signed chunks for uploads over plain HTTP) and presigned URLs pass; a wrong secret, an unsigned request
- * or a tampered body does not.
+ * or a tampered body does not. Time is checked as S3 checks it (issue 20 item 8): a presigned URL lives at
+ * most a week and not before its date, a header-signed request must be within 15 minutes of the clock.
  */
 class SignatureTest {
     @TempDir
@@ -91,6 +102,25 @@ class SignatureTest {
     }
 
     @Test
+    void ferrysOwnPresignedFlush_passes_andWithAnotherSecretIsRefused() throws Exception {
+        String host = ferry.endpoint().getHost() + ":" + ferry.endpoint().getPort();
+        try (HttpClient http = HttpClient.newHttpClient()) {
+            String query = new dev.ferry.serve.protocol.SigV4("AKFERRYTEST", "s3cr3t/key+value").presignedQuery("POST", "/_ferry/v1/flush",
+                    "timeout_ms=5000", host, "us-east-1", java.time.Instant.now(), Duration.ofMinutes(1));
+            HttpResponse<String> ok = http.send(HttpRequest.newBuilder(ferry.endpoint().resolve("/_ferry/v1/flush?" + query))
+                    .POST(HttpRequest.BodyPublishers.noBody()).build(), HttpResponse.BodyHandlers.ofString());
+            assertThat(ok.statusCode()).as(ok.body()).isEqualTo(200);
+            assertThat(ok.body()).contains("\"complete\":true");
+            String forged = new dev.ferry.serve.protocol.SigV4("AKFERRYTEST", "guess").presignedQuery("POST", "/_ferry/v1/flush",
+                    "timeout_ms=5000", host, "us-east-1", java.time.Instant.now(), Duration.ofMinutes(1));
+            HttpResponse<String> refused = http.send(HttpRequest.newBuilder(ferry.endpoint().resolve("/_ferry/v1/flush?" + forged))
+                    .POST(HttpRequest.BodyPublishers.noBody()).build(), HttpResponse.BodyHandlers.ofString());
+            assertThat(refused.statusCode()).isEqualTo(403);
+            assertThat(refused.body()).contains("SignatureDoesNotMatch");
+        }
+    }
+
+    @Test
     void presignedUrlsWorkUntilTheyExpire() throws Exception {
         try (S3Client s3 = ferry.sdk("AKFERRYTEST", "s3cr3t/key+value")) {
             s3.putObject(b -> b.bucket("data").key("shared.txt"), RequestBody.fromString("presigned hello"));
@@ -134,6 +164,111 @@ class SignatureTest {
             HttpResponse<String> good = http.send(b.copy().PUT(HttpRequest.BodyPublishers.ofString("hello")).build(),
                     HttpResponse.BodyHandlers.ofString());
             assertThat(good.statusCode()).isEqualTo(200);
+        }
+    }
+
+    /**
+     * A presigned GET of {@code path} dated {@code signedAt}, valid for {@code expires} seconds, signed by the
+     * SigV4 query-string algorithm as published: SDKs refuse to make most of the URLs these tests need (a
+     * lifetime over a week, a date far from the clock).
+     */
+    static URI presign(URI endpoint, String path, Instant signedAt, long expires) throws Exception {
+        String date = DateTimeFormatter.ofPattern("yyyyMMdd'T'HHmmss'Z'").withZone(ZoneOffset.UTC).format(signedAt);
+        String day = date.substring(0, 8);
+        TreeMap<String, String> query = new TreeMap<>();
+        query.put("X-Amz-Algorithm", "AWS4-HMAC-SHA256");
+        query.put("X-Amz-Credential", "AKFERRYTEST/" + day + "/us-east-1/s3/aws4_request");
+        query.put("X-Amz-Date", date);
+        query.put("X-Amz-Expires", Long.toString(expires));
+        query.put("X-Amz-SignedHeaders", "host");
+        StringBuilder canonicalQuery = new StringBuilder();
+        query.forEach((k, v) -> canonicalQuery.append(canonicalQuery.isEmpty() ? "" : "&").append(awsEncode(k)).append('=').append(awsEncode(v)));
+        String canonical = "GET\n" + path + "\n" + canonicalQuery + "\nhost:" + endpoint.getHost() + ":" + endpoint.getPort() + "\n\nhost\n"
+                + "UNSIGNED-PAYLOAD";
+        String toSign = "AWS4-HMAC-SHA256\n" + date + "\n" + day + "/us-east-1/s3/aws4_request\n"
+                + HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256").digest(canonical.getBytes(StandardCharsets.UTF_8)));
+        byte[] key = hmac(("AWS4" + "s3cr3t/key+value").getBytes(StandardCharsets.UTF_8), day);
+        for (String part : new String[] {"us-east-1", "s3", "aws4_request"}) {
+            key = hmac(key, part);
+        }
+        return URI.create(endpoint + path + "?" + canonicalQuery + "&X-Amz-Signature=" + HexFormat.of().formatHex(hmac(key, toSign)));
+    }
+
+    private static byte[] hmac(byte[] key, String data) throws Exception {
+        Mac mac = Mac.getInstance("HmacSHA256");
+        mac.init(new SecretKeySpec(key, "HmacSHA256"));
+        return mac.doFinal(data.getBytes(StandardCharsets.UTF_8));
+    }
+
+    private static String awsEncode(String s) {
+        StringBuilder out = new StringBuilder();
+        for (byte b : s.getBytes(StandardCharsets.UTF_8)) {
+            char c = (char) (b & 0xff);
+            if (Character.isLetterOrDigit(c) && c < 128 || c == '-' || c == '_' || c == '.' || c == '~') {
+                out.append(c);
+            } else {
+                out.append(String.format("%%%02X", b & 0xff));
+            }
+        }
+        return out.toString();
+    }
+
+    private static HttpResponse<String> get(HttpClient http, URI url) throws Exception {
+        return http.send(HttpRequest.newBuilder(url).build(), HttpResponse.BodyHandlers.ofString());
+    }
+
+    @Test
+    void presignedUrls_areRefusedOverAWeek_beforeTheirDate_andAfterTheyExpire() throws Exception {
+        try (S3Client s3 = ferry.sdk("AKFERRYTEST", "s3cr3t/key+value")) {
+            s3.putObject(b -> b.bucket("data").key("lifetime.txt"), RequestBody.fromString("lifetime"));
+        }
+        URI at = ferry.endpoint();
+        String path = "/data/lifetime.txt";
+        Instant now = Instant.now();
+        try (HttpClient http = HttpClient.newHttpClient()) {
+            // the helper signs as S3 does: these pass
+            assertThat(get(http, presign(at, path, now, 300)).body()).isEqualTo("lifetime");
+            assertThat(get(http, presign(at, path, now, 604800)).statusCode()).isEqualTo(200);
+            assertThat(get(http, presign(at, path, now.plusSeconds(300), 300)).statusCode()).as("within the clock skew S3 allows")
+                    .isEqualTo(200);
+            for (long expires : new long[] {604801, 31536000, 1L << 31, -1}) {
+                HttpResponse<String> r = get(http, presign(at, path, now, expires));
+                assertThat(r.statusCode()).as("X-Amz-Expires=" + expires).isEqualTo(400);
+                assertThat(r.body()).contains("<Code>AuthorizationQueryParametersError</Code>").contains("X-Amz-Expires");
+            }
+            for (Instant signedAt : new Instant[] {now.minus(Duration.ofDays(400)), now.minus(Duration.ofDays(8)), now.minusSeconds(600)}) {
+                HttpResponse<String> r = get(http, presign(at, path, signedAt, signedAt.isBefore(now.minus(Duration.ofDays(1))) ? 604800 : 300));
+                assertThat(r.statusCode()).as("signed at " + signedAt).isEqualTo(403);
+                assertThat(r.body()).contains("<Code>AccessDenied</Code>").contains("Request has expired");
+            }
+            HttpResponse<String> ahead = get(http, presign(at, path, now.plus(Duration.ofDays(2)), 300));
+            assertThat(ahead.statusCode()).isEqualTo(403);
+            assertThat(ahead.body()).contains("<Code>AccessDenied</Code>").contains("Request is not yet valid");
+        }
+    }
+
+    @Test
+    void aHeaderSignedRequestFarFromTheClock_isRequestTimeTooSkewed() throws Exception {
+        for (Duration skew : new Duration[] {Duration.ofMinutes(20), Duration.ofMinutes(-20), Duration.ofDays(2)}) {
+            var signer = software.amazon.awssdk.http.auth.aws.signer.AwsV4HttpSigner.create();
+            var request = software.amazon.awssdk.http.SdkHttpFullRequest.builder().method(software.amazon.awssdk.http.SdkHttpMethod.GET)
+                    .uri(ferry.endpoint().resolve("/data/skewed.txt")).build();
+            var signed = signer.sign(r -> r.request(request).identity(AwsBasicCredentials.create("AKFERRYTEST", "s3cr3t/key+value"))
+                    .putProperty(software.amazon.awssdk.http.auth.aws.signer.AwsV4HttpSigner.SERVICE_SIGNING_NAME, "s3")
+                    .putProperty(software.amazon.awssdk.http.auth.aws.signer.AwsV4HttpSigner.REGION_NAME, "us-east-1")
+                    .putProperty(software.amazon.awssdk.http.auth.spi.signer.HttpSigner.SIGNING_CLOCK,
+                            Clock.offset(Clock.systemUTC(), skew)));
+            HttpRequest.Builder b = HttpRequest.newBuilder(ferry.endpoint().resolve("/data/skewed.txt"));
+            signed.request().headers().forEach((k, v) -> {
+                if (!k.equalsIgnoreCase("Host")) {
+                    v.forEach(x -> b.header(k, x));
+                }
+            });
+            try (HttpClient http = HttpClient.newHttpClient()) {
+                HttpResponse<String> r = http.send(b.build(), HttpResponse.BodyHandlers.ofString());
+                assertThat(r.statusCode()).as("skew " + skew).isEqualTo(403);
+                assertThat(r.body()).contains("<Code>RequestTimeTooSkewed</Code>");
+            }
         }
     }
 }

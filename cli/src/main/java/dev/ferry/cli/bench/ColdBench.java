@@ -43,6 +43,7 @@ import picocli.CommandLine.Option;
  * </pre>
  */
 @Command(name = "cold", mixinStandardHelpOptions = true,
+        header = "Time cold reads: direct from the store vs through ferry serve.",
         description = {"Cold reads: the same client reading the same objects from the store directly, through 'ferry serve' with "
                 + "an empty local tier, and again warm."})
 final class ColdBench implements Callable<Integer> {

@@ -14,6 +14,7 @@ import picocli.CommandLine.Option;
 
 /** {@code ferry bench group}: a regional group of daemons on loopback, measured, next to the simulator's prediction of it. */
 @Command(name = "group", mixinStandardHelpOptions = true,
+        header = "Run a regional group of daemons on loopback beside its simulation.",
         description = {"Run N ferry daemons on loopback ports as one regional group over one origin folder, one consumer per node",
                 "reading its share of each epoch through its own daemon; print what the daemons measured next to what",
                 "`ferry sim --nodes` predicts for the same dataset, plan and caches."})

@@ -1,15 +1,21 @@
 package dev.ferry.store.chain;
 
+import dev.ferry.store.CompletedPart;
 import dev.ferry.store.ForwardingObjectStore;
 import dev.ferry.store.GetRequest;
 import dev.ferry.store.ListPage;
 import dev.ferry.store.ListRequest;
+import dev.ferry.store.MultipartUpload;
+import dev.ferry.store.ObjectAttributes;
 import dev.ferry.store.ObjectContent;
 import dev.ferry.store.ObjectKey;
 import dev.ferry.store.ObjectMeta;
 import dev.ferry.store.ObjectStore;
+import dev.ferry.store.PutBody;
 import dev.ferry.store.StoreException;
+import java.io.FilterInputStream;
 import java.io.IOException;
+import java.io.InputStream;
 import java.io.InterruptedIOException;
 import java.time.Duration;
 import java.util.Objects;
@@ -19,14 +25,18 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicLong;
 
 /**
- * Bounds how long a reader waits for the store to start answering: the metadata of a HEAD, a LIST page, the
- * first byte of a GET (whose stream then flows at the store's pace). Past the limit the reader gets a
+ * Bounds how long a caller waits on a store that does not answer: the metadata of a HEAD, a LIST page, the
+ * first byte of a GET (whose stream then flows at the store's pace), the answer to a DELETE, to starting or
+ * aborting a multipart upload, to a bucket operation. A PUT or an UploadPart is bounded by the time the store
+ * goes without taking a byte of the body or, once it has them all, without answering: a large body sent at
+ * any pace is never cut, a store that stops reading (or never answers) is. Past the limit the caller gets a
  * retryable {@link StoreException} and the call below is interrupted; an answer that still arrives is closed.
  * Above {@link StoreChain}, the limit covers every retry: an origin that accepts connections and never
- * answers costs a reader the limit, not the retry budget of socket timeouts. Writes pass through unbounded:
- * their answer comes only after their last byte.
+ * answers costs a caller the limit, not the retry budget of socket timeouts. Completing a multipart upload
+ * is not bounded here: S3 may take minutes over a large one (it answers with whitespace meanwhile).
  *
  * <p>Each bounded call runs on a thread of its own from {@code threads}; the default makes virtual threads,
  * whose blocking socket reads end when they are interrupted (the socket is closed), so a call given up on
@@ -68,6 +78,111 @@ public final class FirstByteTimeoutStore extends ForwardingObjectStore {
         return within("LIST s3://" + request.bucket() + "/" + request.prefix(), () -> delegate.list(request), page -> { });
     }
 
+    @Override
+    public ObjectMeta put(ObjectKey key, PutBody body) throws IOException {
+        Progress progress = new Progress();
+        return within("PUT " + key, () -> delegate.put(key, progress.watch(body)), meta -> { }, progress);
+    }
+
+    @Override
+    public CompletedPart uploadPart(MultipartUpload upload, int partNumber, PutBody body) throws IOException {
+        Progress progress = new Progress();
+        return within("upload part " + partNumber + " of " + upload.key(), () -> multipart().uploadPart(upload, partNumber,
+                progress.watch(body)), part -> { }, progress);
+    }
+
+    @Override
+    public void delete(ObjectKey key) throws IOException {
+        within("DELETE " + key, () -> {
+            delegate.delete(key);
+            return Boolean.TRUE;
+        }, done -> { });
+    }
+
+    @Override
+    public MultipartUpload startMultipart(ObjectKey key, ObjectAttributes attributes) throws IOException {
+        // an upload started after the caller gave up is left to the store's expiry of incomplete uploads
+        return within("create multipart upload of " + key, () -> multipart().startMultipart(key, attributes), upload -> { });
+    }
+
+    @Override
+    public void abortMultipart(MultipartUpload upload) throws IOException {
+        within("abort multipart upload of " + upload.key(), () -> {
+            multipart().abortMultipart(upload);
+            return Boolean.TRUE;
+        }, done -> { });
+    }
+
+    @Override
+    public void createBucket(String bucket) throws IOException {
+        within("create bucket " + bucket, () -> {
+            super.createBucket(bucket);
+            return Boolean.TRUE;
+        }, done -> { });
+    }
+
+    @Override
+    public void deleteBucket(String bucket) throws IOException {
+        within("delete bucket " + bucket, () -> {
+            super.deleteBucket(bucket);
+            return Boolean.TRUE;
+        }, done -> { });
+    }
+
+    /**
+     * When a write last made progress: the store took bytes of its body. Its body is read through
+     * {@link #watch}, as a stream (not a file handed to the adapter whole), so that every read is seen.
+     */
+    private static final class Progress {
+        private final AtomicLong lastNanos = new AtomicLong(System.nanoTime());
+
+        long lastNanos() {
+            return lastNanos.get();
+        }
+
+        void touch() {
+            lastNanos.set(System.nanoTime());
+        }
+
+        PutBody watch(PutBody body) {
+            return new PutBody() {
+                @Override
+                public long length() {
+                    return body.length();
+                }
+
+                @Override
+                public InputStream open() throws IOException {
+                    touch();
+                    return new FilterInputStream(body.open()) {
+                        @Override
+                        public int read() throws IOException {
+                            touch();
+                            return super.read();
+                        }
+
+                        @Override
+                        public int read(byte[] b, int off, int len) throws IOException {
+                            touch();
+                            return super.read(b, off, len);
+                        }
+
+                        @Override
+                        public long skip(long n) throws IOException {
+                            touch();
+                            return super.skip(n);
+                        }
+                    };
+                }
+
+                @Override
+                public ObjectAttributes attributes() {
+                    return body.attributes();
+                }
+            };
+        }
+    }
+
     @FunctionalInterface
     private interface Call<T> {
         T run() throws IOException;
@@ -79,6 +194,12 @@ public final class FirstByteTimeoutStore extends ForwardingObjectStore {
     }
 
     private <T> T within(String what, Call<T> call, Discard<T> discard) throws IOException {
+        return within(what, call, discard, null);
+    }
+
+    /** Runs {@code call}, waiting at most the limit past the start or, with {@code progress}, past its last progress. */
+    private <T> T within(String what, Call<T> call, Discard<T> discard, Progress progress) throws IOException {
+        long start = System.nanoTime();
         CompletableFuture<T> answer = new CompletableFuture<>();
         Thread worker = threads.newThread(() -> {
             try {
@@ -92,11 +213,22 @@ public final class FirstByteTimeoutStore extends ForwardingObjectStore {
         });
         worker.start();
         try {
-            answer.get(limit.toNanos(), TimeUnit.NANOSECONDS);
-        } catch (TimeoutException e) {
-            if (answer.completeExceptionally(new StoreException(StoreException.Kind.RETRYABLE, 0,
-                    what + ": no answer within " + describe(limit) + " (first-byte timeout)", null))) {
-                worker.interrupt();
+            while (!answer.isDone()) {
+                long wait = (progress == null ? start : progress.lastNanos()) + limit.toNanos() - System.nanoTime();
+                if (wait <= 0) {
+                    String why = progress == null ? ": no answer within " + describe(limit)
+                            : ": the store took no bytes and gave no answer for " + describe(limit);
+                    if (answer.completeExceptionally(new StoreException(StoreException.Kind.RETRYABLE, 0,
+                            what + why + " (first-byte timeout)", null))) {
+                        worker.interrupt();
+                    }
+                    break;
+                }
+                try {
+                    answer.get(wait, TimeUnit.NANOSECONDS);
+                } catch (TimeoutException e) {
+                    // the limit is counted from the last progress: look again
+                }
             }
         } catch (InterruptedException e) {
             if (answer.completeExceptionally(new InterruptedIOException("interrupted while waiting for " + what))) {

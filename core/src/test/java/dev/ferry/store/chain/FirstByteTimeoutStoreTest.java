@@ -8,13 +8,16 @@ import dev.ferry.store.GetRequest;
 import dev.ferry.store.LatencyStore;
 import dev.ferry.store.ObjectContent;
 import dev.ferry.store.ObjectKey;
+import dev.ferry.store.ObjectMeta;
 import dev.ferry.store.ObjectNotFoundException;
 import dev.ferry.store.ObjectStore;
 import dev.ferry.store.PutBody;
 import dev.ferry.store.StoreException;
 import dev.ferry.store.file.FileObjectStore;
+import java.io.ByteArrayOutputStream;
 import java.io.FilterInputStream;
 import java.io.IOException;
+import java.io.InputStream;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
@@ -100,5 +103,66 @@ class FirstByteTimeoutStoreTest {
         assertThatThrownBy(() -> store.get(new GetRequest(key, null, null))).isInstanceOf(StoreException.class);
         started.get(0).join(Duration.ofSeconds(5));
         assertThat(closed).as("the late answer's stream").isTrue();
+    }
+
+    /** A store that reads a PUT's body {@code chunk} bytes at a time, {@code pauseMillis} apart, then waits {@code answerMillis}. */
+    private ObjectStore slowWriter(int chunk, long pauseMillis, long answerMillis) {
+        return new ForwardingObjectStore(folder) {
+            @Override
+            public ObjectMeta put(ObjectKey k, PutBody body) throws IOException {
+                try (InputStream in = body.open()) {
+                    ByteArrayOutputStream copy = new ByteArrayOutputStream();
+                    byte[] buffer = new byte[chunk];
+                    for (int n; (n = in.read(buffer)) >= 0; ) {
+                        copy.write(buffer, 0, n);
+                        sleep(pauseMillis);
+                    }
+                    sleep(answerMillis);
+                    return delegate.put(k, PutBody.ofBytes(copy.toByteArray()));
+                }
+            }
+
+            @Override
+            public void delete(ObjectKey k) throws IOException {
+                sleep(answerMillis);
+                delegate.delete(k);
+            }
+        };
+    }
+
+    private static void sleep(long millis) throws IOException {
+        try {
+            Thread.sleep(millis);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new java.io.InterruptedIOException("interrupted");
+        }
+    }
+
+    @Test
+    void aPutThatKeepsSendingItsBody_isNotCut_howeverLongItTakes() throws IOException {
+        // 10 chunks 100 ms apart: 1 s in all, five times the limit, never 200 ms without progress
+        FirstByteTimeoutStore store = new FirstByteTimeoutStore(slowWriter(100, 100, 0), Duration.ofMillis(200), threads);
+        store.put(ObjectKey.of("bkt", "slow"), PutBody.ofBytes(new byte[1000]));
+        assertThat(folder.head(ObjectKey.of("bkt", "slow")).size()).isEqualTo(1000);
+    }
+
+    @Test
+    void aPutOrDeleteTheStoreDoesNotAnswer_failsRetryably_atTheLimit() throws Exception {
+        FirstByteTimeoutStore store = new FirstByteTimeoutStore(slowWriter(1 << 16, 0, 60_000), Duration.ofMillis(200), threads);
+        long t0 = System.nanoTime();
+        assertThatThrownBy(() -> store.put(ObjectKey.of("bkt", "hung"), PutBody.ofBytes(new byte[1000])))
+                .isInstanceOf(StoreException.class)
+                .hasMessage("PUT s3://bkt/hung: the store took no bytes and gave no answer for 200 ms (first-byte timeout)")
+                .satisfies(e -> assertThat(((StoreException) e).kind()).isEqualTo(StoreException.Kind.RETRYABLE));
+        assertThat((System.nanoTime() - t0) / 1e6).isBetween(190.0, 2_000.0);
+        t0 = System.nanoTime();
+        assertThatThrownBy(() -> store.delete(key)).isInstanceOf(StoreException.class)
+                .hasMessage("DELETE s3://bkt/k: no answer within 200 ms (first-byte timeout)");
+        assertThat((System.nanoTime() - t0) / 1e6).isBetween(190.0, 2_000.0);
+        for (Thread t : started) {
+            t.join(Duration.ofSeconds(2));
+            assertThat(t.isAlive()).as("the call below was interrupted, not left waiting 60 s").isFalse();
+        }
     }
 }

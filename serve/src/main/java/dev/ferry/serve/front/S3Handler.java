@@ -251,6 +251,12 @@ final class S3Handler extends ChannelInboundHandlerAdapter {
             }
         }
         context.executor().execute(() -> serve(ctx, r, rt, b));
+        if (rt.api() && context.api().watchesClient(r.method(), rt.rawPath())) {
+            // With reading off while a request is served, a client that closes is noticed only at the reply:
+            // one read lets the close through (a pipelined request is queued), so a long API request (a job
+            // registration) sees its client go and stops (ClientGone).
+            ctx.read();
+        }
     }
 
     /** Runs on a virtual thread: the operation may block on the store. */
@@ -260,7 +266,9 @@ final class S3Handler extends ChannelInboundHandlerAdapter {
             if (rt.api() && rt.rawPath().equals("/_ferry") && (r.method().equals(HttpMethod.GET) || r.method().equals(HttpMethod.HEAD))) {
                 reply = toStatusPage(rt); // the page asks for its data relative to its own address
             } else if (rt.api()) {
-                reply = context.api().handle(r.method(), rt.rawPath(), rt.query(), r.headers(), b == null ? new byte[0] : b.bytes());
+                Channel ch = ctx.channel();
+                reply = context.api().handle(r.method(), rt.rawPath(), rt.query(), r.headers(), b == null ? new byte[0] : b.bytes(),
+                        () -> !ch.isActive());
             } else {
                 S3Service.Request s3 = new S3Service.Request(r.method(), rt.bucket(), rt.key(), rt.query(), r.headers(), b);
                 reply = context.s3().handle(s3);
@@ -498,11 +506,21 @@ final class S3Handler extends ChannelInboundHandlerAdapter {
         String rawPath = q < 0 ? target : target.substring(0, q);
         String rawQuery = q < 0 ? null : target.substring(q + 1);
         Map<String, List<String>> query = Uris.query(rawQuery);
+        boolean api = hostBucket == null && (rawPath.equals("/_ferry") || rawPath.startsWith("/_ferry/"));
+        if (!api) {
+            // S3 takes each parameter once: with two, which one is meant (?versionId=null&versionId=abc)?
+            for (Map.Entry<String, List<String>> p : query.entrySet()) {
+                if (p.getValue().size() > 1) {
+                    throw S3Error.invalidArgument("the query gives " + Uris.abbreviate(p.getKey()) + " " + p.getValue().size()
+                            + " times; each parameter may be given once");
+                }
+            }
+        }
         if (hostBucket != null) {
             String key = rawPath.length() <= 1 ? null : Keys.check(Uris.decode(rawPath.substring(1)));
             return new Route(false, rawPath, rawQuery, query, hostBucket, key);
         }
-        if (rawPath.equals("/_ferry") || rawPath.startsWith("/_ferry/")) {
+        if (api) {
             return new Route(true, rawPath, rawQuery, query, null, null);
         }
         String path = rawPath.substring(1);

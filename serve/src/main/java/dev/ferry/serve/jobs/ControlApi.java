@@ -24,6 +24,8 @@ import dev.ferry.store.ObjectKey;
 import dev.ferry.store.ObjectMeta;
 import dev.ferry.store.StoreException;
 import dev.ferry.store.chain.MeterSnapshot;
+import dev.ferry.store.chain.MeteredStore;
+import dev.ferry.store.tier.GroupStore;
 import dev.ferry.writeback.FlushResult;
 import dev.ferry.writeback.Scratch;
 import dev.ferry.writeback.WriteBackStats;
@@ -41,6 +43,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.concurrent.CancellationException;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
@@ -83,6 +86,14 @@ public final class ControlApi {
                 && (path.equals("/_ferry") || path.equals("/_ferry/") || path.equals("/_ferry/metrics") || path.equals("/_ferry/v1/status"));
     }
 
+    /**
+     * Requests whose work may take seconds (a job registration) and stops when its client goes: the front
+     * watches their connection while they run. A client that half-closes its side there loses the answer.
+     */
+    public boolean watchesClient(HttpMethod method, String path) {
+        return method.equals(HttpMethod.POST) && path.equals("/_ferry/v1/jobs");
+    }
+
     public static Reply.Full error(S3Error e) {
         ObjectNode root = JSON.createObjectNode();
         root.putObject("error").put("code", e.code()).put("message", e.getMessage());
@@ -91,14 +102,21 @@ public final class ControlApi {
 
     public Reply handle(HttpMethod method, String path, Map<String, List<String>> query, HttpHeaders headers, byte[] body)
             throws S3Error, IOException {
+        return handle(method, path, query, headers, body, ClientGone.NEVER);
+    }
+
+    /** As {@link #handle(HttpMethod, String, Map, HttpHeaders, byte[])}; work for a client that has {@code gone} stops. */
+    public Reply handle(HttpMethod method, String path, Map<String, List<String>> query, HttpHeaders headers, byte[] body,
+            ClientGone gone) throws S3Error, IOException {
         try {
-            return route(method, path, query, body);
+            return route(method, path, query, body, gone);
         } catch (IllegalArgumentException e) {
             throw S3Error.badRequest("InvalidArgument", e.getMessage());
         }
     }
 
-    private Reply route(HttpMethod method, String path, Map<String, List<String>> query, byte[] body) throws S3Error, IOException {
+    private Reply route(HttpMethod method, String path, Map<String, List<String>> query, byte[] body, ClientGone gone)
+            throws S3Error, IOException {
         boolean get = method.equals(HttpMethod.GET);
         boolean post = method.equals(HttpMethod.POST);
         if (get && (path.equals("/_ferry") || path.equals("/_ferry/"))) {
@@ -115,7 +133,11 @@ public final class ControlApi {
             return Reply.json(HttpResponseStatus.OK, status().toString());
         }
         if (post && path.equals("/_ferry/v1/jobs")) {
-            return Reply.json(HttpResponseStatus.OK, register(parse(body)).toString());
+            try {
+                return Reply.json(HttpResponseStatus.OK, register(parse(body), gone).toString());
+            } catch (CancellationException e) {
+                throw new S3Error(499, "ClientClosedRequest", e.getMessage()); // answers nobody: the connection is closed
+            }
         }
         if (post && path.equals("/_ferry/v1/flush")) {
             return flush(query);
@@ -166,14 +188,11 @@ public final class ControlApi {
             }
             return fallback;
         }
-        if (!v.canConvertToLong()) {
-            throw S3Error.badRequest("InvalidArgument", field + " must be a whole number, not " + v);
+        try {
+            return ManifestJson.wholeNumber(v, field, min, max);
+        } catch (IllegalArgumentException e) {
+            throw S3Error.badRequest("InvalidArgument", e.getMessage());
         }
-        long x = v.asLong();
-        if (x < min || x > max) {
-            throw S3Error.badRequest("InvalidArgument", field + " must be " + min + " to " + max + ": " + x);
-        }
-        return x;
     }
 
     private static long param(Map<String, List<String>> query, String name, long fallback, long min, long max) throws S3Error {
@@ -195,7 +214,12 @@ public final class ControlApi {
         }
     }
 
-    private ObjectNode register(JsonNode req) throws S3Error, IOException {
+    /**
+     * Registers a job. Everything a plan will cost is bounded ({@link JobLimits}) from the request alone, before
+     * any plan is built; then the plans and the prediction are built, checking between steps that the client
+     * still waits.
+     */
+    private ObjectNode register(JsonNode req, ClientGone gone) throws S3Error, IOException {
         String name = req.path("job").asText("");
         if (!JOB_NAME.matcher(name).matches()) {
             throw S3Error.badRequest("InvalidArgument", "job must be 1 to 128 letters, digits, '.', '_' or '-': '" + name + "'");
@@ -206,18 +230,24 @@ public final class ControlApi {
             job = Job.explicit(name, explicitRanks(req.get("ranks")), batch);
         } else {
             Manifest manifest;
-            if (req.has("manifest")) {
-                manifest = ManifestJson.parse(req.get("manifest"), "manifest");
-            } else if (req.has("manifest_key")) {
-                ObjectKey key = objectKey(req.get("manifest_key").asText(""), "manifest_key");
-                long size = node.reads().head(key).size();
-                if (size > JobLimits.MAX_MANIFEST_BYTES) {
-                    throw S3Error.badRequest("InvalidArgument", "manifest_key " + key + " is " + size + " bytes: a manifest may be at most "
-                            + JobLimits.MAX_MANIFEST_BYTES + " bytes");
+            try {
+                if (req.has("manifest")) {
+                    manifest = ManifestJson.parse(req.get("manifest"), "manifest");
+                } else if (req.has("manifest_key")) {
+                    ObjectKey key = objectKey(req.get("manifest_key").asText(""), "manifest_key");
+                    long size = node.reads().head(key).size();
+                    if (size > JobLimits.MAX_MANIFEST_BYTES) {
+                        throw S3Error.badRequest("InvalidArgument", "manifest_key " + key + " is " + size
+                                + " bytes: a manifest may be at most " + JobLimits.MAX_MANIFEST_BYTES + " bytes");
+                    }
+                    byte[] bytes = node.reads().readBytes(key, null);
+                    gone.check();
+                    manifest = ManifestJson.read(bytes, key.toString());
+                } else {
+                    throw S3Error.badRequest("InvalidArgument", "a job needs manifest, manifest_key or ranks");
                 }
-                manifest = ManifestJson.read(node.reads().readBytes(key, null), key.toString());
-            } else {
-                throw S3Error.badRequest("InvalidArgument", "a job needs manifest, manifest_key or ranks");
+            } catch (ManifestJson.BadManifestException e) {
+                throw S3Error.badRequest("InvalidArgument", e.getMessage()); // the client's manifest, not the daemon, is at fault
             }
             JsonNode w = req.path("world");
             World world;
@@ -228,12 +258,26 @@ public final class ControlApi {
                 throw S3Error.badRequest("InvalidArgument", "world: " + e.getMessage());
             }
             int node = (int) number(req, "node", 0, 0, world.nodes() - 1);
-            JobLimits.check(manifest, this.node.config().blockSize());
-            job = Job.planned(name, manifest, planOf(req), world, node, batch).withPlannedEpochs((int) number(req, "epochs", 0, 0, 1_000_000));
+            // bounded before anything is built or summed (the tier-fitting shuffle block below adds the sizes)
+            JobLimits.check(manifest, world, PlanConfig.DEFAULT.uneven(), this.node.config().blockSize());
+            int epochs = (int) number(req, "epochs", 0, 0, 1_000_000);
+            job = Job.planned(name, manifest, planOf(req, manifest, world, this.node.config().cacheSize()), world, node, batch)
+                    .withPlannedEpochs(epochs);
         }
-        RunningJob run = jobs.register(job);
+        JsonNode replace = req.get("replace");
+        if (replace != null && !replace.isNull() && !replace.isBoolean()) {
+            throw S3Error.badRequest("InvalidArgument", "replace must be true or false, not " + replace);
+        }
+        JobRegistry.Registration registration;
+        try {
+            registration = jobs.register(job, replace != null && replace.asBoolean(), gone);
+        } catch (JobRegistry.ConflictException e) {
+            throw new S3Error(409, "JobConflict", e.getMessage());
+        }
+        RunningJob run = registration.run();
+        job = run.job;
         ObjectNode out = JSON.createObjectNode();
-        out.put("job", name).put("samples", job.samplesPerEpoch()).put("ranks", job.ranks()).put("batch_size", batch)
+        out.put("job", name).put("registration", registration.outcome().label()).put("samples", job.samplesPerEpoch()).put("ranks", job.ranks()).put("batch_size", batch)
                 .put("steps_per_epoch", ((job.samplesPerEpoch() + job.ranks() - 1) / job.ranks() + batch - 1) / batch)
                 .put("planned_blocks", run.plannedBlocks());
         planFields(out, job, 1);
@@ -247,12 +291,15 @@ public final class ControlApi {
     /**
      * The plan's settings from a registration: {@code seed}, {@code partition} (node, global or auto: node for
      * more than one node), {@code canonical_nodes} (0: the world's nodes; give the count the job started
-     * with when it resumes on another world), {@code mix_fraction} and {@code shuffle_block_shards}.
+     * with when it resumes on another world), {@code mix_fraction} and {@code shuffle_block_shards} (default: what
+     * this node's tier can serve, {@link PlanConfig#shuffleBlockFittingTier}).
      */
-    private static PlanConfig planOf(JsonNode req) throws S3Error {
+    private static PlanConfig planOf(JsonNode req, Manifest manifest, World world, long tierBytes) throws S3Error {
         try {
+            long meanShard = manifest.shards().isEmpty() ? 0 : manifest.totalBytes() / manifest.shards().size();
+            int fitting = PlanConfig.shuffleBlockFittingTier(tierBytes, manifest.totalBytes() / Math.max(1, world.nodes()), meanShard);
             PlanConfig plan = PlanConfig.DEFAULT.withSeed(number(req, "seed", 0, Long.MIN_VALUE + 1, Long.MAX_VALUE))
-                    .withShuffleBlockShards((int) number(req, "shuffle_block_shards", 4, 1, 1 << 20));
+                    .withShuffleBlockShards((int) number(req, "shuffle_block_shards", fitting, 1, 1 << 20));
             if (req.has("partition")) {
                 plan = plan.withPartition(PlanConfig.Partition.parse(req.get("partition").asText("")));
             }
@@ -283,6 +330,7 @@ public final class ControlApi {
             return;
         }
         out.put("partition", plan.partition().label()).put("canonical_nodes", plan.canonical()).put("mix_fraction", plan.mixFraction())
+                .put("shuffle_block_shards", plan.shuffleBlockShards())
                 .put("global_batch_shard_mix", round(job.shardMix(epoch), 4));
     }
 
@@ -407,8 +455,11 @@ public final class ControlApi {
         out.put("complete", r.complete()).put("write_back", true).put("first_error", r.firstError());
         ArrayNode writes = out.putArray("writes");
         for (WriteStatus s : r.writes()) {
-            writes.addObject().put("bucket", s.key().bucket()).put("key", s.key().key()).put("size", s.size())
+            ObjectNode w = writes.addObject().put("bucket", s.key().bucket()).put("key", s.key().key()).put("size", s.size())
                     .put("durability", s.durability().name().toLowerCase(Locale.ROOT)).put("error", s.error());
+            if (s.delete()) {
+                w.put("delete", true);
+            }
         }
         // 200 when everything before the fence is durable; 504 on timeout, 502 when an upload was refused
         HttpResponseStatus status = r.firstError() != null ? HttpResponseStatus.BAD_GATEWAY
@@ -432,9 +483,14 @@ public final class ControlApi {
                 .put("bytes_from_cache", c.bytesFromCache()).put("bytes_from_upstream", c.bytesFromUpstream())
                 .put("prefetched_bytes", c.prefetchedBytes()).put("evicted_capacity", c.evictedCapacity())
                 .put("evicted_corrupt", c.evictedCorrupt()).put("verified_blocks", c.verifiedBlocks()).put("write_failures", c.writeFailures()).put("pass_through", c.passThrough());
-        tiers.putObject("origin").put("egress_bytes", m.egressBytes()).put("requests", m.totalRequests())
+        ObjectNode origin = tiers.putObject("origin");
+        origin.put("egress_bytes", m.egressBytes()).put("requests", m.totalRequests())
                 .put("throttled", m.failures(StoreException.Kind.THROTTLED))
                 .put("cost_usd", round(m.estimatedCostUsd(), 6)).put("first_byte_ms_p50", round(m.firstByteP50Micros() / 1000.0, 2));
+        ObjectNode byOp = origin.putObject("requests_by_op"); // HEADs and GETs are billed alike: each is shown
+        for (MeteredStore.Op op : MeteredStore.Op.values()) {
+            byOp.put(op.name().toLowerCase(java.util.Locale.ROOT), m.requests(op));
+        }
         if (now.peers() != null) {
             ObjectNode peer = tiers.putObject("peer");
             peer.put("bytes", now.peers().peerBytes()).put("requests", now.peers().peerRequests())
@@ -442,9 +498,18 @@ public final class ControlApi {
             HintedStore.HintStats hints = node.hinted().stats();
             peer.put("hinted_bytes", hints.bytes()).put("hinted_reads", hints.reads()).put("hint_misses", hints.misses());
             ArrayNode members = peer.putArray("members");
-            for (int i = 0; i < now.peers().bytesByMember().size(); i++) {
-                members.addObject().put("url", node.group().ring().members().get(i)).put("bytes_served_to_us", now.peers().bytesByMember().get(i));
+            for (GroupStore.MemberState ms : now.peers().members()) {
+                members.addObject().put("url", ms.url()).put("bytes_served_to_us", ms.bytesServed());
             }
+            // who is in the group, from where, and how each member looks from here
+            ObjectNode group = root.putObject("group");
+            group.put("source", node.groupSource()).put("self", node.group().self());
+            ArrayNode list = group.putArray("members");
+            for (GroupStore.MemberState ms : now.peers().members()) {
+                list.addObject().put("url", ms.url()).put("state", ms.up() ? "up" : "down").put("since", ms.since().toString())
+                        .put("self", ms.self());
+            }
+            group.put("changes", now.peers().changes());
         }
         if (now.shared() != null) {
             tiers.putObject("shared").put("hits", now.shared().hits()).put("bytes", now.shared().bytesFromTier())
@@ -460,7 +525,7 @@ public final class ControlApi {
             root.putObject("write_back").put("pending_bytes", w.pendingBytes()).put("pending_objects", w.pendingObjects())
                     .put("oldest_pending_s", round(w.oldestPendingSeconds(), 1)).put("uploaded_bytes", w.uploadedBytes())
                     .put("upload_bytes_per_s", round(w.uploadBytesPerSecond(), 0)).put("write_throughs", w.writeThroughs())
-                    .put("failed", w.failed());
+                    .put("failed", w.failed()).put("first_failure", w.firstFailure());
         }
         if (node.scratch() != null) {
             Scratch.Stats sc = node.scratch().stats();

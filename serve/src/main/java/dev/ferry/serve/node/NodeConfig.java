@@ -1,10 +1,10 @@
 package dev.ferry.serve.node;
 
 import dev.ferry.cache.VerifyMode;
+import dev.ferry.serve.membership.GroupSpec;
 import java.net.URI;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.List;
 
 /**
  * What a {@link Node} reads of the daemon's config ({@code dev.ferry.serve.ServeConfig} implements it, and
@@ -55,17 +55,29 @@ public interface NodeConfig {
     /** Write-back's local quota in bytes. */
     long writeBackQuota();
 
-    /** The regional group's members, in order (empty: no group). */
-    List<URI> group();
+    /** The address the daemon listens on (its URL in a group when {@link #self()} is not given). */
+    String bind();
 
-    /** This daemon's own address among {@link #group()}, or null. */
+    /** Where the regional group's members come from (null: no group). */
+    GroupSpec group();
+
+    /** This daemon's URL in the group, or null: the member on this daemon's port at one of this host's addresses. */
     URI self();
+
+    /** How often a dns: group is looked up again, and an etcd: group's lease renewed. */
+    Duration groupRefresh();
+
+    /** How often the other members are asked whether they answer (zero: never; reads alone find a member down). */
+    Duration groupProbe();
 
     /** A shared file system used as a tier, or null. */
     Path sharedTier();
 
     /** How long a read waits for the origin's first byte, retries included. */
     Duration firstByteTimeout();
+
+    /** How long an object's size and ETag are trusted before a read asks the origin again. */
+    Duration metadataTtl();
 
     /** Multipart uploads older than this are aborted. */
     Duration multipartTtl();

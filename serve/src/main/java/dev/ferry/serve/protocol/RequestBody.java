@@ -59,8 +59,18 @@ public final class RequestBody implements AutoCloseable {
         } catch (NumberFormatException e) {
             throw S3Error.invalidArgument("x-amz-decoded-content-length is not a number: " + decoded);
         }
-        if (declaredDecodedLength > limit) {
-            throw new S3Error(400, "EntityTooLarge", "the body (" + declaredDecodedLength + " bytes) is over the limit of " + limit);
+        // refused from the headers, before 100 Continue: nothing of a body that cannot be taken is read
+        long declared = declaredDecodedLength;
+        if (!isChunked && headers.contains("Content-Length")) {
+            try {
+                declared = Long.parseLong(headers.get("Content-Length").trim());
+            } catch (NumberFormatException e) {
+                throw S3Error.badRequest("BadRequest", "Content-Length is not a number: " + Uris.abbreviate(headers.get("Content-Length")));
+            }
+        }
+        if (declared > limit) {
+            throw S3Error.badRequest("EntityTooLarge", "the body declares " + declared + " bytes, over the limit of " + limit
+                    + (spoolDir != null ? " for one PUT or part; upload larger objects in parts" : ""));
         }
         String sha = signed != null ? signed.bodySha256() : null;
         if (sha == null && !isChunked && contentSha.length() == 64) {

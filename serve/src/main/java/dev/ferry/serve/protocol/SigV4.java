@@ -23,13 +23,21 @@ import javax.crypto.spec.SecretKeySpec;
  * then the payload, as the request's {@code x-amz-content-sha256} says it was signed: a hex SHA-256 of the
  * body, signed chunks ({@code STREAMING-AWS4-HMAC-SHA256-PAYLOAD}, each chunk's signature chained to the
  * previous one), or {@code UNSIGNED-PAYLOAD}. The region in the credential scope is the client's: ferry is
- * not regional. Thread-safe.
+ * not regional.
+ *
+ * <p>Time, as S3 checks it: a header-signed request dated more than 15 minutes from the daemon's clock is
+ * {@code 403 RequestTimeTooSkewed}; a presigned URL's {@code X-Amz-Expires} must be 0 to 604800 seconds (a
+ * week) or it is {@code 400 AuthorizationQueryParametersError}; one dated more than 15 minutes ahead is
+ * {@code 403 AccessDenied} (Request is not yet valid), and one past its date plus its lifetime is
+ * {@code 403 AccessDenied} (Request has expired). Thread-safe.
  */
 public final class SigV4 {
     static final String ALGORITHM = "AWS4-HMAC-SHA256";
     static final String EMPTY_SHA256 = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855";
     private static final DateTimeFormatter AMZ_DATE = DateTimeFormatter.ofPattern("yyyyMMdd'T'HHmmss'Z'").withZone(ZoneOffset.UTC);
     private static final Duration MAX_SKEW = Duration.ofMinutes(15);
+    /** The longest a presigned URL may be valid: S3 refuses an {@code X-Amz-Expires} over a week. */
+    static final long MAX_PRESIGNED_SECONDS = 7 * 24 * 3600;
     private static final HexFormat HEX = HexFormat.of();
 
     private final String accessKey;
@@ -80,8 +88,19 @@ public final class SigV4 {
             } catch (NumberFormatException e) {
                 throw S3Error.badRequest("AuthorizationQueryParametersError", "X-Amz-Expires is not a number of seconds");
             }
+            if (expires < 0) {
+                throw S3Error.badRequest("AuthorizationQueryParametersError", "X-Amz-Expires must be non-negative, not " + expires);
+            }
+            if (expires > MAX_PRESIGNED_SECONDS) {
+                throw S3Error.badRequest("AuthorizationQueryParametersError", "X-Amz-Expires must be at most a week ("
+                        + MAX_PRESIGNED_SECONDS + " seconds), not " + expires);
+            }
+            if (signedAt.isAfter(now.plus(MAX_SKEW))) {
+                throw new S3Error(403, "AccessDenied", "Request is not yet valid: the presigned URL is dated " + signedAt
+                        + ", more than 15 minutes ahead of the daemon's clock (" + now + ")");
+            }
             if (now.isAfter(signedAt.plusSeconds(expires))) {
-                throw new S3Error(403, "AccessDenied", "the presigned URL expired at " + signedAt.plusSeconds(expires));
+                throw new S3Error(403, "AccessDenied", "Request has expired: the presigned URL expired at " + signedAt.plusSeconds(expires));
             }
             payloadHash = "UNSIGNED-PAYLOAD";
         } else {
@@ -190,6 +209,29 @@ public final class SigV4 {
                 }
             }
         };
+    }
+
+    /**
+     * A presigned request's query, for ferry's own clients ({@code ferry flush}): {@code query} (raw, already
+     * URL-encoded, or empty) with the {@code X-Amz-*} parameters that {@link #verify} checks, signing the
+     * {@code host} header only and an unsigned payload (what a presigned URL signs), valid {@code expires} from
+     * {@code now}.
+     */
+    public String presignedQuery(String method, String rawPath, String rawQuery, String host, String region, Instant now, Duration expires)
+            throws S3Error {
+        String amzDate = formatDate(now);
+        String scope = amzDate.substring(0, 8) + "/" + region + "/s3/aws4_request";
+        Map<String, List<String>> query = new java.util.LinkedHashMap<>(Uris.query(rawQuery == null ? "" : rawQuery));
+        query.put("X-Amz-Algorithm", List.of(ALGORITHM));
+        query.put("X-Amz-Credential", List.of(accessKey + "/" + scope));
+        query.put("X-Amz-Date", List.of(amzDate));
+        query.put("X-Amz-Expires", List.of(Long.toString(expires.toSeconds())));
+        query.put("X-Amz-SignedHeaders", List.of("host"));
+        String canonicalQuery = canonicalQuery(query);
+        String canonical = method + "\n" + canonicalUri(rawPath) + "\n" + canonicalQuery + "\nhost:" + host.trim() + "\n\nhost\nUNSIGNED-PAYLOAD";
+        String stringToSign = ALGORITHM + "\n" + amzDate + "\n" + scope + "\n" + sha256Hex(canonical.getBytes(StandardCharsets.UTF_8));
+        String signature = HEX.formatHex(hmac(signingKey(amzDate.substring(0, 8), region), stringToSign));
+        return canonicalQuery + "&X-Amz-Signature=" + signature;
     }
 
     private static String one(Map<String, List<String>> query, String name) throws S3Error {

@@ -106,15 +106,22 @@ public final class Xml {
         return out;
     }
 
-    /** The text of the one child named {@code name}, trimmed (numbers, ETags, flags), or null. */
-    public static String text(Element parent, String name) {
+    /** The text of the one child named {@code name}, trimmed (numbers, ETags, flags), or null; see {@link #rawText}. */
+    public static String text(Element parent, String name) throws S3Error {
         String t = rawText(parent, name);
         return t == null ? null : t.trim();
     }
 
-    /** The text of the one child named {@code name} exactly as sent, whitespace included (object keys), or null. */
-    public static String rawText(Element parent, String name) {
+    /**
+     * The text of the one child named {@code name} exactly as sent, whitespace included (object keys, version
+     * ids), or null. Two such children make the request ambiguous (which one would it act on?): 400 MalformedXML.
+     */
+    public static String rawText(Element parent, String name) throws S3Error {
         List<Element> c = children(parent, name);
+        if (c.size() > 1) {
+            throw S3Error.badRequest("MalformedXML", "<" + parent.getLocalName() + "> holds " + c.size() + " <" + name
+                    + "> elements; it takes one");
+        }
         return c.isEmpty() ? null : c.get(0).getTextContent();
     }
 }

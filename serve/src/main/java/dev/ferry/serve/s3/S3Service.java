@@ -79,6 +79,8 @@ public final class S3Service {
     private final Listing listing;
     private final CopyOperations copies;
     private final dev.ferry.writeback.Scratch scratch;
+    /** The origin keeps a key ending in '/' as a folder, which holds no bytes (the embedded store). */
+    private final boolean slashKeysHoldNoBytes;
 
     /**
      * @param below     the store under the local tier: conditional writes check the object there, not in the
@@ -90,11 +92,14 @@ public final class S3Service {
      * @param spoolDir  where a copy's source bytes are kept while they are written
      * @param maxCopyBytes the largest object (or part) one copy request may copy
      * @param scratch   the node-local scratch bucket, kept on local disk and never uploaded, or null
+     * @param slashKeysHoldNoBytes the origin keeps a key ending in '/' as a folder (the embedded store): a write
+     *                  of bytes to one is refused, as it would be lost
      */
     S3Service(CachingStore cache, ObjectStore below, BucketOperations buckets, WriteBackStore writeBack, LocalMultipart localMultipart,
             WriteChecks checks, dev.ferry.store.PendingUploads originUploads, Path spoolDir, long maxCopyBytes,
-            dev.ferry.writeback.Scratch scratch) {
+            dev.ferry.writeback.Scratch scratch, boolean slashKeysHoldNoBytes) {
         this.scratch = scratch;
+        this.slashKeysHoldNoBytes = slashKeysHoldNoBytes;
         this.cache = cache;
         this.below = below;
         this.buckets = buckets;
@@ -111,7 +116,8 @@ public final class S3Service {
             sources.add(originUploads::listUploads);
         }
         this.uploadSources = List.copyOf(sources);
-        this.listing = new Listing(this::frontFor);
+        this.listing = new Listing(this::frontFor, writeBack == null ? (bucket, prefix) -> List.of()
+                : (bucket, prefix) -> isScratch(bucket) ? List.of() : writeBack.pendingIn(bucket, prefix));
         this.copies = new CopyOperations(this::frontFor, spoolDir, maxCopyBytes);
     }
 
@@ -125,7 +131,8 @@ public final class S3Service {
                 : new WriteChecks(node.belowCache(), node.folderOrigin(), writeBack, Duration.ofSeconds(30));
         // under write-back the origin's uploads in progress are write-back's own: clients list the uploads they started
         return new S3Service(node.cache(), node.belowCache(), node.buckets(), writeBack, node.localMultipart(), checks,
-                writeBack == null ? node.originUploads() : null, node.spool(), maxCopyBytes, node.scratch());
+                writeBack == null ? node.originUploads() : null, node.spool(), maxCopyBytes, node.scratch(),
+                node.originKeepsSlashKeysAsFolders());
     }
 
     /** True for the scratch bucket: served from local disk only, never from or to the object store. */
@@ -192,8 +199,11 @@ public final class S3Service {
             if (r.has("uploads")) {
                 dev.ferry.store.ObjectAttributes attributes = ObjectHeaders.from(r.headers());
                 MultipartUpload u;
+                if (!isScratch(key.bucket())) {
+                    refuseFolderKey(key, 1, "a multipart upload"); // it has bytes, or nothing to complete
+                }
                 if (writesBack(r) && localMultipart != null) {
-                    checks.check(key); // refused now, not after the parts are in
+                    checks.check(key, attributes); // refused now, not after the parts are in
                     u = localMultipart.start(key, attributes);
                 } else {
                     u = multipart.startMultipart(key, attributes);
@@ -221,7 +231,12 @@ public final class S3Service {
                 frontFor(key.bucket()).delete(key);
                 return null;
             });
-            return Reply.empty(HttpResponseStatus.NO_CONTENT);
+            Reply.Full deleted = Reply.empty(HttpResponseStatus.NO_CONTENT);
+            if (writeBack != null && !isScratch(key.bucket())) {
+                // journaled behind a write not uploaded yet, or made in the store
+                deleted.headers().set("x-ferry-durability", writeBack.deletePending(key) ? "local" : "durable");
+            }
+            return deleted;
         }
         throw S3Error.notImplemented(m + " object");
     }
@@ -308,6 +323,10 @@ public final class S3Service {
         if (writeBack != null && writeBack.holdsLocallyIn(bucket)) {
             throw new S3Error(409, "BucketNotEmpty", "bucket " + bucket + " is not empty: it holds writes not uploaded yet");
         }
+        if (writeBack != null && writeBack.deletesPendingIn(bucket)) {
+            // deletes waiting behind uploads: the store still holds their keys until they are made
+            writeBack.flush(k -> k.bucket().equals(bucket), Duration.ofSeconds(30));
+        }
         buckets.deleteBucket(bucket);
         if (checks != null) {
             checks.forget(bucket); // a write arriving now must find the bucket gone, not a cached "it exists"
@@ -315,6 +334,11 @@ public final class S3Service {
         return Reply.empty(HttpResponseStatus.NO_CONTENT);
     }
 
+    /**
+     * DeleteObjects. The whole request is read before anything is deleted, so that a malformed or ambiguous
+     * one (an {@code <Object>} with two {@code <Key>}s or {@code <VersionId>}s) deletes nothing. A version
+     * id is taken as sent: {@code " null"} is not the null version.
+     */
     private Reply deleteObjects(Request r) throws S3Error, IOException {
         Element root = Xml.parse(r.body().bytes(), "Delete");
         boolean quiet = "true".equalsIgnoreCase(Xml.text(root, "Quiet"));
@@ -322,14 +346,21 @@ public final class S3Service {
         if (objects.size() > 1000) {
             throw S3Error.badRequest("MalformedXML", "a Delete request may name at most 1000 objects, not " + objects.size());
         }
-        Xml x = new Xml().openRoot("DeleteResult");
+        record Named(String key, String version) {
+        }
+        List<Named> named = new ArrayList<>(objects.size());
         for (Element o : objects) {
             String k = Xml.rawText(o, "Key"); // keys are bytes: a key of spaces is a key
             if (k == null || k.isEmpty()) {
                 throw S3Error.badRequest("MalformedXML", "an Object in a Delete request has no Key");
             }
+            named.add(new Named(k, Xml.rawText(o, "VersionId")));
+        }
+        Xml x = new Xml().openRoot("DeleteResult");
+        for (Named o : named) {
+            String k = o.key();
             try {
-                String version = Xml.text(o, "VersionId");
+                String version = o.version();
                 if (version != null && !version.equals(NULL_VERSION)) {
                     throw S3Error.notImplemented("VersionId other than 'null' (ferry serves the current version only)");
                 }
@@ -423,6 +454,12 @@ public final class S3Service {
             return null; // on the event loop (tryFast), or a peer asking for cached blocks only: not from upstream
         }
         ObjectContent content = frontFor(key.bucket()).get(get);
+        if (content.length() != length) {
+            // the read would not keep the promise of the headers, which have not left yet: say so instead
+            content.close();
+            throw new S3Error(503, "ServiceUnavailable", "the store has " + content.length() + " bytes to send of " + key + " where "
+                    + length + " were announced; nothing was sent, ask again");
+        }
         return new Reply.Streamed(status, h, content);
     }
 
@@ -484,13 +521,28 @@ public final class S3Service {
         }
     }
 
+    /**
+     * Refuses, before anything is written or acknowledged, bytes for a key the origin would keep as an empty
+     * folder (a key ending in '/' in the embedded store). S3 takes such keys, and so does ferry over S3; empty
+     * ones ("folder markers") are taken everywhere but a folder store.
+     */
+    private void refuseFolderKey(ObjectKey key, long length, String what) throws S3Error {
+        if (slashKeysHoldNoBytes && length > 0 && key.key().endsWith("/")) {
+            throw S3Error.badRequest("InvalidRequest", "the embedded store keeps a key ending in '/' as a folder, which holds no bytes: "
+                    + what + " to " + key + " would be lost, so nothing was written (such a key may only be written empty)");
+        }
+    }
+
     private Reply.Full put(Request r, ObjectKey key, PutBody data) throws S3Error, IOException {
         HttpHeaders h = new DefaultHttpHeaders();
+        if (!isScratch(key.bucket())) {
+            refuseFolderKey(key, data.length(), data.length() + " bytes");
+        }
         if (isScratch(key.bucket())) {
             h.set("ETag", quote(scratch.put(key, data).etag()));
             h.set("x-ferry-durability", "local"); // and never more: scratch is not uploaded
         } else if (writesBack(r)) {
-            checks.check(key); // what would fail forever is refused now, not acknowledged
+            checks.check(key, data.attributes()); // what would fail forever is refused now, not acknowledged
             WriteStatus w = writeBack.write(key, data);
             h.set("ETag", quote(w.etag()));
             h.set("x-ferry-durability", w.durability() == Durability.DURABLE ? "durable" : "local");
