@@ -431,26 +431,26 @@ public final class WriteBackStore extends ForwardingObjectStore {
         Files.deleteIfExists(e.record());
         List<Entry> replaced = new ArrayList<>();
         synchronized (lock) {
+            // the write and the failed ones it replaces leave the pending writes together: a fence taken in
+            // between would otherwise find a failed write whose replacement is already gone, and say incomplete
             drop(e);
             for (Entry earlier : entries.headMap(e.sequence).values()) {
                 if (earlier.key.equals(e.key) && earlier.durability == Durability.FAILED) {
                     replaced.add(earlier);
                 }
             }
+            for (Entry old : replaced) {
+                drop(old);
+                old.durability = Durability.SUPERSEDED;
+            }
         }
         Files.deleteIfExists(e.data()); // a reader that still holds the entry falls back to upstream
         for (Entry old : replaced) {
             Files.deleteIfExists(old.record());
-            synchronized (lock) {
-                drop(old);
-            }
             Files.deleteIfExists(old.data());
             LOG.info("the failed write {} of {} is replaced by a later one, now durable", old.sequence, old.key);
         }
         synchronized (lock) {
-            for (Entry old : replaced) {
-                old.durability = Durability.SUPERSEDED;
-            }
             e.durability = Durability.DURABLE; // only now: a fence that returns leaves nothing of it behind
             lock.notifyAll();
         }
