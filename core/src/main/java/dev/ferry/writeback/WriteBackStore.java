@@ -308,11 +308,7 @@ public final class WriteBackStore extends ForwardingObjectStore {
             throw new StoreException(StoreException.Kind.FATAL, 507, "cannot keep " + key + " on local disk ("
                     + failure.getMessage() + "); nothing was acknowledged", failure);
         }
-        synchronized (lock) {
-            entries.put(sequence, e);
-            latestLocal.put(key, e);
-        }
-        lane(key).add(e);
+        enqueue(e);
         return e.status();
     }
 
@@ -456,6 +452,15 @@ public final class WriteBackStore extends ForwardingObjectStore {
         }
     }
 
+    /** Makes a journaled write (or delete) pending: the latest of its key, queued on its key's lane for upload. */
+    private void enqueue(Entry e) {
+        synchronized (lock) {
+            entries.put(e.sequence, e);
+            latestLocal.put(e.key, e);
+        }
+        lane(e.key).add(e);
+    }
+
     /** Takes {@code e} out of the pending writes, once. Call under {@code lock}. */
     private void drop(Entry e) {
         if (!e.dropped) {
@@ -576,11 +581,7 @@ public final class WriteBackStore extends ForwardingObjectStore {
             throw new StoreException(StoreException.Kind.FATAL, 507, "cannot journal the delete of " + key + " on local disk ("
                     + failure.getMessage() + "); nothing was deleted", failure);
         }
-        synchronized (lock) {
-            entries.put(sequence, e);
-            latestLocal.put(key, e);
-        }
-        lane(key).add(e);
+        enqueue(e);
     }
 
     public WriteBackStats stats() {
