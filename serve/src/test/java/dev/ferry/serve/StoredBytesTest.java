@@ -143,8 +143,11 @@ class StoredBytesTest {
 
             HttpResponse<String> fence = post(http, ferry.endpoint(), "/_ferry/v1/flush?timeout_ms=60000");
             assertThat(fence.statusCode()).as(fence.body()).isEqualTo(502);
+            // the fence lists the writes still pending when it was taken: the failed one always; the plain one
+            // unless its upload had already finished (a fast machine), which the store's copy shows below
             JsonNode writes = JSON.readTree(fence.body()).path("writes");
-            assertThat(writes).hasSize(2);
+            assertThat(writes).as(fence.body()).isNotEmpty().hasSizeLessThanOrEqualTo(2)
+                    .anySatisfy(w -> assertThat(w.path("key").asText()).isEqualTo("model.bin"));
             for (JsonNode w : writes) {
                 if (w.path("key").asText().equals("model.bin")) {
                     assertThat(w.path("durability").asText()).isEqualTo("failed");
@@ -153,6 +156,8 @@ class StoredBytesTest {
                     assertThat(w.path("durability").asText()).as("a write the store kept as sent").isEqualTo("durable");
                 }
             }
+            assertThat(direct.getObjectAsBytes(b -> b.bucket("data").key("plain.bin")).asUtf8String())
+                    .as("the write the store kept as sent is durable").isEqualTo("nothing to change here");
             String stored = new String(direct.getObjectAsBytes(b -> b.bucket("data").key("model.bin")).asByteArray(), StandardCharsets.ISO_8859_1);
             assertThat(stored).as("the store really changed it").contains("CHANGED");
 
