@@ -14,7 +14,9 @@ import java.util.TreeMap;
  * What a client said about an object besides its bytes, kept with it and returned on every read: the
  * standard headers ({@code Content-Type}, {@code Content-Encoding}, {@code Cache-Control},
  * {@code Content-Disposition}, {@code Content-Language}, {@code Expires}) and user metadata
- * ({@code x-amz-meta-*}), by lower-case header name. S3 keeps the same set.
+ * ({@code x-amz-meta-*}), by lower-case header name. S3 keeps the same set. An object's additional checksum
+ * ({@link Checksum}) is kept here too, under its {@code x-amz-checksum-*} names: not a header the object is
+ * served with, but what S3 answers when asked for it.
  *
  * <p>User metadata is limited to 2 KiB (names and values), as in S3.
  */
@@ -51,7 +53,8 @@ public record ObjectAttributes(Map<String, String> headers) {
     /** Whether a header (any case) is one an object keeps. */
     public static boolean isKept(String header) {
         String name = header.toLowerCase(Locale.ROOT);
-        return STANDARD.contains(name) || (name.startsWith(USER_PREFIX) && name.length() > USER_PREFIX.length());
+        return STANDARD.contains(name) || (name.startsWith(USER_PREFIX) && name.length() > USER_PREFIX.length())
+                || Checksum.isChecksumHeader(name);
     }
 
     public boolean isEmpty() {

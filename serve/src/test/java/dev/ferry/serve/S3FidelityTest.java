@@ -151,9 +151,9 @@ class S3FidelityTest {
 
     @Test
     void unsupportedOperations_are501NotImplemented_andNotRetried() {
-        s3.putObject(b -> b.bucket("data").key("acl"), RequestBody.fromString("x"));
+        s3.putObject(b -> b.bucket("data").key("tagged"), RequestBody.fromString("x"));
         long before = ferry.stats().requests();
-        assertThatThrownBy(() -> s3.getObjectAcl(b -> b.bucket("data").key("acl")))
+        assertThatThrownBy(() -> s3.getObjectTagging(b -> b.bucket("data").key("tagged")))
                 .satisfies(e -> assertThat(status(e)).isEqualTo(501)).satisfies(e -> assertThat(code(e)).isEqualTo("NotImplemented"));
         assertThat(ferry.stats().requests() - before).as("the SDK does not retry a 501").isEqualTo(1);
         assertThatThrownBy(() -> s3.putBucketVersioning(b -> b.bucket("data").versioningConfiguration(v -> v.status("Enabled"))))

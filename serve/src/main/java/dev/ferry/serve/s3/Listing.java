@@ -5,6 +5,7 @@ import dev.ferry.serve.protocol.Reply;
 import dev.ferry.serve.protocol.S3Error;
 import dev.ferry.serve.protocol.Uris;
 import dev.ferry.serve.protocol.Xml;
+import dev.ferry.store.Checksum;
 import dev.ferry.store.ListPage;
 import dev.ferry.store.ListRequest;
 import dev.ferry.store.ObjectMeta;
@@ -57,11 +58,11 @@ final class Listing {
         boolean url = urlEncoded(r);
         String token = v2 ? r.param("continuation-token") : null;
         String after = v2 ? r.param("start-after") : r.param("marker");
-        if (token != null && token.isEmpty()) {
-            throw S3Error.invalidArgument("continuation-token must not be empty");
-        }
-        String storeToken = token;
-        String resumeAfter = ContinuationTokens.parse(token);
+        // an empty token is no token (S3 lists from the start and echoes it): what a paginator's first call may send
+        String storeToken = token == null || token.isEmpty() ? null : token;
+        // v1 names each object's owner; v2 only when asked (fetch-owner=true)
+        boolean owner = !v2 || "true".equals(r.param("fetch-owner"));
+        String resumeAfter = ContinuationTokens.parse(storeToken);
         if (resumeAfter != null) {
             storeToken = null;
             after = after == null || resumeAfter.compareTo(after) > 0 ? resumeAfter : after;
@@ -87,8 +88,13 @@ final class Listing {
         }
         for (ObjectMeta o : page.objects()) {
             x.open("Contents").element("Key", enc(o.key().key(), url)).element("LastModified", ISO.format(o.lastModified()))
-                    .element("ETag", S3Service.quote(o.etag())).element("Size", o.size()).element("StorageClass", "STANDARD")
-                    .close("Contents");
+                    .element("ETag", S3Service.quote(o.etag()));
+            checksumAlgorithm(x, o);
+            x.element("Size", o.size()).element("StorageClass", "STANDARD");
+            if (owner) {
+                S3Service.owner(x, "Owner");
+            }
+            x.close("Contents");
         }
         prefixes(x, page, url);
         return Reply.xml(HttpResponseStatus.OK, x.close("ListBucketResult"));
@@ -131,9 +137,11 @@ final class Listing {
         }
         for (ObjectMeta o : page.objects()) {
             x.open("Version").element("Key", enc(o.key().key(), url)).element("VersionId", "null").element("IsLatest", true)
-                    .element("LastModified", ISO.format(o.lastModified())).element("ETag", S3Service.quote(o.etag()))
-                    .element("Size", o.size()).element("StorageClass", "STANDARD")
-                    .open("Owner").element("ID", "ferry").element("DisplayName", "ferry").close("Owner").close("Version");
+                    .element("LastModified", ISO.format(o.lastModified())).element("ETag", S3Service.quote(o.etag()));
+            checksumAlgorithm(x, o);
+            x.element("Size", o.size()).element("StorageClass", "STANDARD");
+            S3Service.owner(x, "Owner");
+            x.close("Version");
         }
         prefixes(x, page, url);
         return Reply.xml(HttpResponseStatus.OK, x.close("ListVersionsResult"));
@@ -191,6 +199,17 @@ final class Listing {
             }
         }
         return new Page(objects, prefixes, truncated, truncated ? next : null, lastSeen);
+    }
+
+    /** {@code <ChecksumAlgorithm>} and {@code <ChecksumType>} of an object that keeps a checksum (as S3 lists them). */
+    private static void checksumAlgorithm(Xml x, ObjectMeta o) {
+        Checksum c = Checksum.of(o.attributes());
+        if (c == null) {
+            c = Checksum.declaredIn(o.attributes()); // a store that lists only the algorithm (S3)
+        }
+        if (c != null) {
+            x.element("ChecksumAlgorithm", c.algorithm().name()).element("ChecksumType", c.type().name());
+        }
     }
 
     private static void prefixes(Xml x, Page page, boolean url) {

@@ -12,11 +12,13 @@ import dev.ferry.serve.protocol.S3Error;
 import dev.ferry.serve.protocol.Xml;
 import dev.ferry.store.BucketOperations;
 import dev.ferry.store.ByteRange;
+import dev.ferry.store.Checksum;
 import dev.ferry.store.CompletedPart;
 import dev.ferry.store.GetRequest;
 import dev.ferry.store.ListRequest;
 import dev.ferry.store.MultipartOperations;
 import dev.ferry.store.MultipartUpload;
+import dev.ferry.store.ObjectAttributes;
 import dev.ferry.store.ObjectContent;
 import dev.ferry.store.ObjectKey;
 import dev.ferry.store.ObjectMeta;
@@ -51,6 +53,13 @@ public final class S3Service {
     /** The version id of every object: the stores behind ferry keep one version, as an unversioned S3 bucket. */
     static final String NULL_VERSION = "null";
     private static final DateTimeFormatter HTTP_DATE = DateTimeFormatter.RFC_1123_DATE_TIME.withZone(ZoneOffset.UTC);
+    /** The one owner ferry answers for every bucket and object (it has no accounts): ID and display name. */
+    static final String OWNER = "ferry";
+
+    /** {@code <element><ID>ferry</ID><DisplayName>ferry</DisplayName></element>}. */
+    static Xml owner(Xml x, String element) {
+        return x.open(element).element("ID", OWNER).element("DisplayName", OWNER).close(element);
+    }
 
     /** A request the daemon has parsed: bucket and key decoded and checked, query decoded. */
     public record Request(HttpMethod method, String bucket, String key, Map<String, List<String>> query, HttpHeaders headers,
@@ -148,7 +157,7 @@ public final class S3Service {
         HttpMethod m = r.method();
         if (r.bucket() == null) {
             if (m.equals(HttpMethod.GET)) {
-                return listBuckets();
+                return listBuckets(r);
             }
             throw S3Error.notImplemented(m + " /");
         }
@@ -162,6 +171,18 @@ public final class S3Service {
         // "null" is the one version ListObjectVersions names (an unversioned bucket's): it is the current one
         if (r.has("versionId") && !NULL_VERSION.equals(r.param("versionId")) && !m.equals(HttpMethod.PUT) && !m.equals(HttpMethod.POST)) {
             throw S3Error.notImplemented("versionId other than 'null' (ferry serves the current version only)");
+        }
+        if (m.equals(HttpMethod.GET) && r.has("acl")) {
+            frontFor(key.bucket()).head(key); // NoSuchKey as S3 answers it
+            return Acls.policy();
+        }
+        if (m.equals(HttpMethod.GET) && r.has("attributes")) {
+            return ObjectAttributesReply.of(r, frontFor(key.bucket()).head(key));
+        }
+        if (m.equals(HttpMethod.PUT) && r.has("acl") && !r.headers().contains(CopyOperations.SOURCE)) {
+            Acls.checkPut(r.headers(), r.body() == null ? new byte[0] : r.body().bytes());
+            frontFor(key.bucket()).head(key);
+            return Reply.empty(HttpResponseStatus.OK);
         }
         if (m.equals(HttpMethod.GET) || m.equals(HttpMethod.HEAD)) {
             for (String unsupported : List.of("acl", "tagging", "attributes", "legal-hold", "retention", "torrent", "uploadId")) {
@@ -190,7 +211,11 @@ public final class S3Service {
         }
         if (m.equals(HttpMethod.POST)) {
             if (r.has("uploads")) {
-                dev.ferry.store.ObjectAttributes attributes = ObjectHeaders.from(r.headers());
+                ObjectAttributes attributes = ObjectHeaders.from(r.headers());
+                Checksum declared = declaredChecksum(r.headers());
+                if (declared != null) {
+                    attributes = declared.applyTo(attributes);
+                }
                 MultipartUpload u;
                 if (writesBack(r) && localMultipart != null) {
                     checks.check(key, attributes); // refused now, not after the parts are in
@@ -198,9 +223,14 @@ public final class S3Service {
                 } else {
                     u = multipart.startMultipart(key, attributes);
                 }
-                return Reply.xml(HttpResponseStatus.OK, new Xml().openRoot("InitiateMultipartUploadResult")
+                Reply.Full reply = Reply.xml(HttpResponseStatus.OK, new Xml().openRoot("InitiateMultipartUploadResult")
                         .element("Bucket", key.bucket()).element("Key", key.key()).element("UploadId", u.uploadId())
                         .close("InitiateMultipartUploadResult"));
+                if (declared != null) {
+                    reply.headers().set(Checksum.ALGORITHM_HEADER, declared.algorithm().name());
+                    reply.headers().set(Checksum.TYPE_HEADER, declared.type().name());
+                }
+                return reply;
             }
             if (r.has("uploadId")) {
                 return completeMultipart(r, key);
@@ -228,21 +258,58 @@ public final class S3Service {
 
     // ---- buckets -----------------------------------------------------------------------------------
 
-    private Reply listBuckets() throws S3Error, IOException {
+    /** The most buckets one ListBuckets page holds, and its default with {@code max-buckets} given (S3's). */
+    static final int MAX_BUCKETS = 10_000;
+
+    /**
+     * ListBuckets: by name; {@code prefix}, and pages of {@code max-buckets} (1 to 10,000) with a
+     * {@code ContinuationToken} to resume after the page's last bucket. Without {@code max-buckets}, all buckets.
+     */
+    private Reply listBuckets(Request r) throws S3Error, IOException {
         if (buckets == null) {
             throw S3Error.notImplemented("ListBuckets on this upstream");
         }
-        Xml x = new Xml().openRoot("ListAllMyBucketsResult").open("Owner").element("ID", "ferry").element("DisplayName", "ferry")
-                .close("Owner").open("Buckets");
+        String prefix = r.param("prefix");
+        int max = Integer.MAX_VALUE;
+        if (r.has("max-buckets")) {
+            try {
+                max = Integer.parseInt(r.param("max-buckets") == null ? "" : r.param("max-buckets"));
+            } catch (NumberFormatException e) {
+                max = 0;
+            }
+            if (max < 1 || max > MAX_BUCKETS) {
+                throw S3Error.invalidArgument("max-buckets must be an integer from 1 to " + MAX_BUCKETS + ", not '"
+                        + dev.ferry.serve.protocol.Uris.abbreviate(String.valueOf(r.param("max-buckets"))) + "'");
+            }
+        }
+        String token = r.param("continuation-token");
+        String after = token == null || token.isEmpty() ? null : dev.ferry.serve.protocol.ContinuationTokens.parse(token);
+        if (token != null && !token.isEmpty() && after == null) {
+            throw S3Error.invalidArgument("The continuation token provided is incorrect");
+        }
         List<BucketOperations.Bucket> list = new ArrayList<>(buckets.listBuckets());
         if (scratch != null && list.stream().noneMatch(b -> b.name().equals(scratch.bucket()))) {
             list.add(new BucketOperations.Bucket(scratch.bucket(), java.time.Instant.EPOCH)); // local only: no creation date kept
-            list.sort(java.util.Comparator.comparing(BucketOperations.Bucket::name));
         }
+        list.sort(java.util.Comparator.comparing(BucketOperations.Bucket::name));
+        Xml x = owner(new Xml().openRoot("ListAllMyBucketsResult"), "Owner").open("Buckets");
+        int listed = 0;
+        String last = null;
+        String next = null;
         for (BucketOperations.Bucket b : list) {
+            if ((prefix != null && !b.name().startsWith(prefix)) || (after != null && b.name().compareTo(after) <= 0)) {
+                continue;
+            }
+            if (listed == max) {
+                next = dev.ferry.serve.protocol.ContinuationTokens.after(last);
+                break;
+            }
             x.open("Bucket").element("Name", b.name()).element("CreationDate", Listing.ISO.format(b.created())).close("Bucket");
+            listed++;
+            last = b.name();
         }
-        return Reply.xml(HttpResponseStatus.OK, x.close("Buckets").close("ListAllMyBucketsResult"));
+        x.close("Buckets").element("ContinuationToken", next).element("Prefix", prefix);
+        return Reply.xml(HttpResponseStatus.OK, x.close("ListAllMyBucketsResult"));
     }
 
     private Reply bucketOperation(Request r) throws S3Error, IOException {
@@ -280,6 +347,10 @@ public final class S3Service {
             if (r.has("versions")) {
                 return listing.listVersions(r);
             }
+            if (r.has("acl")) {
+                frontFor(r.bucket()).list(new ListRequest(r.bucket(), "", null, null, 1)); // NoSuchBucket as S3 answers it
+                return Acls.policy();
+            }
             for (String unsupported : List.of("acl", "policy", "versioning", "lifecycle", "cors", "tagging",
                     "website", "logging", "notification", "replication", "encryption", "object-lock")) {
                 if (r.has(unsupported)) {
@@ -290,6 +361,11 @@ public final class S3Service {
         }
         if (m.equals(HttpMethod.POST) && r.has("delete")) {
             return deleteObjects(r);
+        }
+        if (m.equals(HttpMethod.PUT) && r.has("acl") && r.query().size() == 1) {
+            Acls.checkPut(r.headers(), r.body() == null ? new byte[0] : r.body().bytes());
+            frontFor(r.bucket()).list(new ListRequest(r.bucket(), "", null, null, 1));
+            return Reply.empty(HttpResponseStatus.OK);
         }
         if (m.equals(HttpMethod.DELETE) && r.query().isEmpty()) {
             return deleteBucket(r.bucket());
@@ -337,6 +413,7 @@ public final class S3Service {
             }
             named.add(new Named(k, Xml.rawText(o, "VersionId")));
         }
+        frontFor(r.bucket()).list(new ListRequest(r.bucket(), "", null, null, 1)); // a missing bucket fails it whole: NoSuchBucket
         Xml x = new Xml().openRoot("DeleteResult");
         for (Named o : named) {
             String k = o.key();
@@ -399,7 +476,17 @@ public final class S3Service {
             }
             return reply;
         }
-        return getObject(r, key, head, frontFor(key.bucket()).head(key), true);
+        ObjectMeta meta;
+        try {
+            meta = frontFor(key.bucket()).head(key);
+        } catch (ObjectNotFoundException e) {
+            if (!head) {
+                // a HEAD's 404 has no body: an upstream cannot say whether the key or its bucket is missing; a GET names which
+                frontFor(key.bucket()).list(new ListRequest(key.bucket(), "", null, null, 1));
+            }
+            throw e;
+        }
+        return getObject(r, key, head, meta, true);
     }
 
     /** GET or HEAD of {@code meta}; null when the read would need upstream and {@code mayBlock} is false. */
@@ -417,6 +504,9 @@ public final class S3Service {
         }
         long length = range != null ? range.length() : meta.size();
         h.set("Content-Length", length);
+        if (range == null && ObjectHeaders.checksumWanted(r.headers())) { // a whole object's: a range has none
+            ObjectHeaders.applyChecksum(meta.attributes(), h);
+        }
         if (head || length == 0) {
             return new Reply.Full(status, h, new byte[0], true);
         }
@@ -472,24 +562,60 @@ public final class S3Service {
 
     private Reply putObject(Request r, ObjectKey key) throws S3Error, IOException {
         RequestBody body = requireBody(r);
-        PutBody data = PutBody.ofFile(body.file()).withAttributes(ObjectHeaders.from(r.headers()));
-        return locks.with(key, () -> {
+        ObjectAttributes attributes = ObjectHeaders.from(r.headers());
+        if (body.checksum() != null) { // verified: kept with the object, as S3 keeps it
+            attributes = body.checksum().applyTo(attributes);
+        }
+        PutBody data = PutBody.ofFile(body.file()).withAttributes(attributes);
+        Reply.Full reply = locks.with(key, () -> {
             checkWrite(r, key);
             return put(r, key, data);
         });
+        ObjectHeaders.applyChecksum(attributes, reply.headers());
+        return reply;
     }
 
     /** CopyObject: the source's bytes written as a PUT's body would be (conditions, lock, write-back included). */
     private Reply copyObject(Request r, ObjectKey key) throws S3Error, IOException {
         try (CopyOperations.Source source = copies.read(r, key, false)) {
             // COPY (the default) keeps the source's headers and metadata; REPLACE takes the request's
-            PutBody data = PutBody.ofFile(source.file()).withAttributes("REPLACE".equals(r.headers().get("x-amz-metadata-directive"))
-                    ? ObjectHeaders.from(r.headers()) : source.meta().attributes());
+            ObjectAttributes attributes = "REPLACE".equals(r.headers().get("x-amz-metadata-directive"))
+                    ? ObjectHeaders.from(r.headers()) : Checksum.strip(source.meta().attributes());
+            Checksum checksum = copyChecksum(r.headers(), source);
+            if (checksum != null) {
+                attributes = checksum.applyTo(attributes);
+            }
+            PutBody data = PutBody.ofFile(source.file()).withAttributes(attributes);
             return CopyOperations.copied(locks.with(key, () -> {
                 checkWrite(r, key);
                 return put(r, key, data);
-            }));
+            }), checksum);
         }
+    }
+
+    /**
+     * The checksum a copy keeps: of the algorithm the request names ({@code x-amz-checksum-algorithm}), else of
+     * the source's, over the bytes copied (a one-part object: a composite source's becomes a FULL_OBJECT one, as
+     * a copy is one PUT); the source's own value when it already is that. Null when neither names one.
+     */
+    private static Checksum copyChecksum(HttpHeaders headers, CopyOperations.Source source) throws S3Error, IOException {
+        Checksum had = Checksum.of(source.meta().attributes());
+        Checksum.Algorithm algorithm = had == null ? null : had.algorithm();
+        String asked = headers.get(Checksum.ALGORITHM_HEADER);
+        if (asked != null) {
+            algorithm = Checksum.Algorithm.named(asked);
+            if (algorithm == null) {
+                throw S3Error.badRequest("InvalidRequest", "Checksum algorithm provided is unsupported. Please try again with any of the "
+                        + "valid types: [CRC32, CRC32C, CRC64NVME, SHA1, SHA256]");
+            }
+        }
+        if (algorithm == null) {
+            return null;
+        }
+        if (had != null && had.algorithm() == algorithm && had.type() == Checksum.Type.FULL_OBJECT) {
+            return had;
+        }
+        return Checksum.ofFile(algorithm, source.file());
     }
 
     private Reply.Full put(Request r, ObjectKey key, PutBody data) throws S3Error, IOException {
@@ -544,9 +670,16 @@ public final class S3Service {
     private Reply uploadPart(Request r, ObjectKey key) throws S3Error, IOException {
         String id = uploadId(r);
         int part = partNumber(r.param("partNumber"));
-        CompletedPart done = storePart(new MultipartUpload(key, id), part, PutBody.ofFile(requireBody(r).file()));
+        RequestBody body = requireBody(r);
+        Checksum checksum = body.checksum(); // goes with the part to a store that keeps it (S3); the folder store computes its own
+        PutBody data = PutBody.ofFile(body.file());
+        CompletedPart done = storePart(new MultipartUpload(key, id), part,
+                checksum == null ? data : data.withAttributes(checksum.applyTo(ObjectAttributes.NONE)));
         HttpHeaders h = new DefaultHttpHeaders();
         h.set("ETag", quote(done.etag()));
+        if (checksum != null) {
+            h.set(checksum.algorithm().header(), checksum.value());
+        }
         return new Reply.Full(HttpResponseStatus.OK, h, new byte[0], false);
     }
 
@@ -580,7 +713,8 @@ public final class S3Service {
 
     private Reply completeMultipart(Request r, ObjectKey key) throws S3Error, IOException {
         String id = uploadId(r);
-        Element root = Xml.parse(requireBody(r).bytes(), "CompleteMultipartUpload");
+        // no body at all is malformed XML too, as S3 answers it (not 411: a Complete's body is XML, not data)
+        Element root = Xml.parse(r.body() == null ? new byte[0] : r.body().bytes(), "CompleteMultipartUpload");
         List<Element> partElements = Xml.children(root, "Part");
         if (partElements.isEmpty()) {
             throw S3Error.badRequest("MalformedXML", "CompleteMultipartUpload names no parts");
@@ -600,7 +734,17 @@ public final class S3Service {
                 throw S3Error.badRequest("InvalidPartOrder", "parts must be listed in ascending order: " + n + " after " + previous);
             }
             previous = n;
-            parts.add(new CompletedPart(n, ObjectMeta.stripQuotes(etag)));
+            Checksum partChecksum = null;
+            for (Checksum.Algorithm a : Checksum.Algorithm.values()) {
+                String v = Xml.text(p, a.element());
+                if (v != null && !v.isBlank()) {
+                    if (partChecksum != null) {
+                        throw S3Error.badRequest("InvalidRequest", "part " + n + " names more than one checksum");
+                    }
+                    partChecksum = new Checksum(a, Checksum.Type.FULL_OBJECT, v.trim());
+                }
+            }
+            parts.add(new CompletedPart(n, ObjectMeta.stripQuotes(etag), partChecksum));
         }
         MultipartUpload upload = new MultipartUpload(key, id);
         return locks.with(key, () -> {
@@ -614,11 +758,13 @@ public final class S3Service {
         String id = upload.uploadId();
         String etag;
         String durability = "durable";
+        Checksum checksum = null;
         if (LocalMultipart.owns(id) && localMultipart != null) {
             String again = localMultipart.completedEtag(upload);
             if (again != null) { // a retried Complete of an upload already completed: S3 answers it the same
                 etag = again;
                 durability = writeBack.holdsLocally(key) ? "local" : "durable";
+                checksum = checksumIfStill(key, etag);
             } else {
                 checks.check(key);
                 LocalMultipart.Assembled whole = localMultipart.assemble(upload, parts);
@@ -627,15 +773,64 @@ public final class S3Service {
                 localMultipart.finish(upload, w.etag());
                 durability = w.durability() == Durability.DURABLE ? "durable" : "local";
                 etag = w.etag();
+                checksum = Checksum.of(whole.body().attributes());
             }
         } else {
-            etag = multipart.completeMultipart(upload, parts).etag();
+            ObjectMeta meta = multipart.completeMultipart(upload, parts);
+            etag = meta.etag();
+            checksum = Checksum.of(meta.attributes());
         }
-        Reply.Full reply = Reply.xml(HttpResponseStatus.OK, new Xml().openRoot("CompleteMultipartUploadResult")
+        Xml x = new Xml().openRoot("CompleteMultipartUploadResult")
                 .element("Location", "/" + key.bucket() + "/" + key.key()).element("Bucket", key.bucket()).element("Key", key.key())
-                .element("ETag", quote(etag)).close("CompleteMultipartUploadResult"));
+                .element("ETag", quote(etag));
+        if (checksum != null) {
+            x.element(checksum.algorithm().element(), checksum.value()).element("ChecksumType", checksum.type().name());
+        }
+        Reply.Full reply = Reply.xml(HttpResponseStatus.OK, x.close("CompleteMultipartUploadResult"));
         reply.headers().set("x-ferry-durability", durability);
         return reply;
+    }
+
+    /** The checksum of the object at {@code key} while it still has {@code etag}, else null. */
+    private Checksum checksumIfStill(ObjectKey key, String etag) throws IOException {
+        try {
+            ObjectMeta now = front.head(key);
+            return now.etag().equals(etag) ? Checksum.of(now.attributes()) : null;
+        } catch (ObjectNotFoundException e) {
+            return null;
+        }
+    }
+
+    /**
+     * The checksum a CreateMultipartUpload declares ({@code x-amz-checksum-algorithm}, {@code x-amz-checksum-type}),
+     * or null; S3's refusals for what it cannot keep.
+     */
+    static Checksum declaredChecksum(HttpHeaders headers) throws S3Error {
+        String algorithmName = headers.get(Checksum.ALGORITHM_HEADER);
+        String typeName = headers.get(Checksum.TYPE_HEADER);
+        if (algorithmName == null) {
+            if (typeName != null) {
+                throw S3Error.badRequest("InvalidRequest", "The x-amz-checksum-type header can only be used with the x-amz-checksum-algorithm header.");
+            }
+            return null;
+        }
+        Checksum.Algorithm algorithm = Checksum.Algorithm.named(algorithmName);
+        if (algorithm == null) {
+            throw S3Error.badRequest("InvalidRequest", "Checksum algorithm provided is unsupported. Please try again with any of the valid types: "
+                    + "[CRC32, CRC32C, CRC64NVME, SHA1, SHA256]");
+        }
+        Checksum.Type type = typeName == null ? Checksum.defaultType(algorithm) : Checksum.Type.named(typeName);
+        if (type == null) {
+            throw S3Error.badRequest("InvalidRequest", "Value for x-amz-checksum-type header is invalid.");
+        }
+        if (type == Checksum.Type.FULL_OBJECT && !algorithm.combines()) {
+            throw S3Error.badRequest("InvalidRequest", "The FULL_OBJECT checksum type cannot be used with the "
+                    + algorithm.name().toLowerCase(java.util.Locale.ROOT) + " checksum algorithm.");
+        }
+        if (type == Checksum.Type.COMPOSITE && algorithm == Checksum.Algorithm.CRC64NVME) {
+            throw S3Error.badRequest("InvalidRequest", "The COMPOSITE checksum type cannot be used with the crc64nvme checksum algorithm.");
+        }
+        return Checksum.declared(algorithm, type);
     }
 
     public static byte[] utf8(String s) {
