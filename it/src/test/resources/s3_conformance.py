@@ -184,6 +184,20 @@ check(error(s3.create_multipart_upload, Bucket=bucket, Key="sum/x", ChecksumAlgo
       == (400, "InvalidRequest"), "a FULL_OBJECT SHA-256 upload, which S3 cannot make")
 done()
 
+point("GET ?partNumber=N reads part N (Content-Range, PartsCount); part 1 of an object PUT whole is all of it")
+whole = s3.get_object(Bucket=bucket, Key="sum/sha", PartNumber=1)
+check(whole["Body"].read() == b"hello" and "PartsCount" not in whole, "part 1 of a one-part object")
+check(error(s3.get_object, Bucket=bucket, Key="sum/sha", PartNumber=2) == (400, "InvalidPart"), "part 2 of a one-part object")
+if mode == "s3":  # s3proxy, the embedded store, does not say where its parts lie
+    check(error(s3.get_object, Bucket=bucket, Key="sum/mp", PartNumber=2)[0] == 501, "a part over the embedded store")
+else:
+    for n, p in enumerate(parts):
+        got = s3.get_object(Bucket=bucket, Key="sum/mp", PartNumber=n + 1)
+        check(got["Body"].read() == p and got["PartsCount"] == 2, f"part {n + 1}")
+        check(s3.head_object(Bucket=bucket, Key="sum/mp", PartNumber=n + 1)["ContentLength"] == len(p), f"HEAD of part {n + 1}")
+    check(error(s3.get_object, Bucket=bucket, Key="sum/mp", PartNumber=3) == (400, "InvalidPart"), "part 3 of two")
+done()
+
 point("GetObjectAttributes: ETag, Checksum, ObjectParts, StorageClass, ObjectSize")
 every = ["ETag", "Checksum", "ObjectParts", "StorageClass", "ObjectSize"]
 one = s3.get_object_attributes(Bucket=bucket, Key="sum/sha", ObjectAttributes=every)

@@ -30,10 +30,6 @@ class ServeConformanceTest {
     String endpoint;
     Map<String, String> env;
 
-    void start(String... extra) throws Exception {
-        start("folder", extra);
-    }
-
     /**
      * {@code ferry serve} over {@code upstream}: a folder store ({@code folder}, {@code write-back}) or an S3
      * endpoint ({@code s3}: the embedded store, as {@code ferry serve} runs by default, without its latency profile).

@@ -15,6 +15,7 @@ import dev.ferry.store.ObjectKey;
 import dev.ferry.store.ObjectMeta;
 import dev.ferry.store.ObjectNotFoundException;
 import dev.ferry.store.ObjectStore;
+import dev.ferry.store.PartRanges;
 import dev.ferry.store.PendingUploads;
 import dev.ferry.store.PutBody;
 import dev.ferry.store.StoreException;
@@ -75,7 +76,7 @@ import software.amazon.awssdk.services.s3.model.UploadPartRequest;
  *
  * <p>Thread-safe.
  */
-public final class S3ObjectStore implements ObjectStore, BucketOperations, MultipartOperations, PendingUploads {
+public final class S3ObjectStore implements ObjectStore, BucketOperations, MultipartOperations, PendingUploads, PartRanges {
     /** The most uploads one listing gathers (100 pages of S3's 1000): the rest are not seen. */
     static final int MAX_LISTED_UPLOADS = 100_000;
 
@@ -289,6 +290,30 @@ public final class S3ObjectStore implements ObjectStore, BucketOperations, Multi
         ObjectKey key = upload.key();
         call("abort multipart upload of " + key, key, () -> s3.abortMultipartUpload(AbortMultipartUploadRequest.builder()
                 .bucket(key.bucket()).key(key.key()).uploadId(upload.uploadId()).build()));
+    }
+
+    /** A HEAD of the part, pinned to the ETag; null when the store does not serve parts (s3proxy: 501). */
+    @Override
+    public ByteRange partRange(ObjectKey key, String etag, int partNumber) throws IOException {
+        HeadObjectResponse r;
+        try {
+            r = call("HEAD " + key + " part " + partNumber, key, () -> s3.headObject(HeadObjectRequest.builder().bucket(key.bucket())
+                    .key(key.key()).partNumber(partNumber).ifMatch("\"" + etag + "\"").build()));
+        } catch (StoreException e) {
+            if (e.httpStatus() == 501) {
+                return null;
+            }
+            throw e;
+        }
+        String range = r.contentRange();
+        if (range == null || !range.startsWith("bytes ")) {
+            return r.contentLength() == null || r.contentLength() == 0 ? null : ByteRange.of(0, r.contentLength());
+        }
+        String span = range.substring("bytes ".length(), range.indexOf('/') < 0 ? range.length() : range.indexOf('/'));
+        int dash = span.indexOf('-');
+        long first = Long.parseLong(span.substring(0, dash).trim());
+        long last = Long.parseLong(span.substring(dash + 1).trim());
+        return ByteRange.of(first, last - first + 1);
     }
 
     /** The bucket's multipart uploads in progress under {@code prefix}, every page of them (at most {@value #MAX_LISTED_UPLOADS}). */

@@ -17,6 +17,7 @@ import dev.ferry.store.ObjectKey;
 import dev.ferry.store.ObjectMeta;
 import dev.ferry.store.ObjectNotFoundException;
 import dev.ferry.store.ObjectStore;
+import dev.ferry.store.PartSizes;
 import dev.ferry.store.PendingUploads;
 import dev.ferry.store.PutBody;
 import dev.ferry.store.StoreException;
@@ -372,6 +373,7 @@ public final class FileObjectStore implements ObjectStore, BucketOperations, Mul
         if (checksum != null) {
             attributes = checksum.applyTo(attributes);
         }
+        attributes = PartSizes.applyTo(attributes, sizes); // for a read of one part (GET ?partNumber=N)
         Path temp = tmp.resolve(UUID.randomUUID() + ".part");
         try (FileChannel out = FileChannel.open(temp, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE)) {
             for (CompletedPart p : parts) {

@@ -20,7 +20,7 @@ public final class ObjectHeaders {
         Map<String, String> kept = new TreeMap<>();
         for (Map.Entry<String, String> h : headers) {
             String name = h.getKey().toLowerCase(Locale.ROOT);
-            if (!ObjectAttributes.isKept(name) || Checksum.isChecksumHeader(name)) { // a checksum is kept once verified
+            if (!ObjectAttributes.isObjectHeader(name)) { // a checksum is kept once verified, not as sent
                 continue;
             }
             String value = h.getValue();
@@ -47,7 +47,7 @@ public final class ObjectHeaders {
     public static void apply(ObjectAttributes attributes, HttpHeaders h) {
         h.set("Content-Type", "application/octet-stream");
         attributes.headers().forEach((name, value) -> {
-            if (!Checksum.isChecksumHeader(name)) {
+            if (ObjectAttributes.isObjectHeader(name)) {
                 h.set(name, value);
             }
         });

@@ -24,6 +24,7 @@ import dev.ferry.store.ObjectKey;
 import dev.ferry.store.ObjectMeta;
 import dev.ferry.store.ObjectNotFoundException;
 import dev.ferry.store.ObjectStore;
+import dev.ferry.store.PartSizes;
 import dev.ferry.store.PutBody;
 import dev.ferry.store.StoreException;
 import dev.ferry.writeback.Durability;
@@ -88,6 +89,8 @@ public final class S3Service {
     private final Listing listing;
     private final CopyOperations copies;
     private final dev.ferry.writeback.Scratch scratch;
+    /** Where the origin's parts lie, for a part's read of an object the local stores did not assemble (S3), or null. */
+    private final dev.ferry.store.PartRanges originParts;
 
     /**
      * @param below     the store under the local tier: conditional writes check the object there, not in the
@@ -102,8 +105,9 @@ public final class S3Service {
      */
     S3Service(CachingStore cache, ObjectStore below, BucketOperations buckets, WriteBackStore writeBack, LocalMultipart localMultipart,
             WriteChecks checks, dev.ferry.store.PendingUploads originUploads, Path spoolDir, long maxCopyBytes,
-            dev.ferry.writeback.Scratch scratch) {
+            dev.ferry.writeback.Scratch scratch, dev.ferry.store.PartRanges originParts) {
         this.scratch = scratch;
+        this.originParts = originParts;
         this.cache = cache;
         this.below = below;
         this.buckets = buckets;
@@ -134,7 +138,7 @@ public final class S3Service {
                 : new WriteChecks(node.belowCache(), node.folderOrigin(), writeBack, Duration.ofSeconds(30));
         // under write-back the origin's uploads in progress are write-back's own: clients list the uploads they started
         return new S3Service(node.cache(), node.belowCache(), node.buckets(), writeBack, node.localMultipart(), checks,
-                writeBack == null ? node.originUploads() : null, node.spool(), maxCopyBytes, node.scratch());
+                writeBack == null ? node.originUploads() : null, node.spool(), maxCopyBytes, node.scratch(), node.originParts());
     }
 
     /** True for the scratch bucket: served from local disk only, never from or to the object store. */
@@ -191,7 +195,7 @@ public final class S3Service {
                 }
             }
             if (r.has("partNumber")) {
-                throw S3Error.notImplemented(m + " object ?partNumber (read a part with a Range instead)");
+                return getPart(r, key, m.equals(HttpMethod.HEAD));
             }
             return getObject(r, key, m.equals(HttpMethod.HEAD));
         }
@@ -489,14 +493,60 @@ public final class S3Service {
         return getObject(r, key, head, meta, true);
     }
 
+    /**
+     * GET or HEAD {@code ?partNumber=N}: the bytes of part N of an object a multipart upload made (206, its
+     * {@code Content-Range}, {@code x-amz-mp-parts-count}), as a ranged read; part 1 of any other object is all of
+     * it. A part that is not there is 400 InvalidPart. Where the part lies comes from the sizes the local stores
+     * keep, else from the origin (S3); an origin that cannot tell (s3proxy) makes it 501.
+     */
+    private Reply getPart(Request r, ObjectKey key, boolean head) throws S3Error, IOException {
+        int n = partNumber(r.param("partNumber"));
+        if (r.headers().contains("Range")) {
+            throw S3Error.badRequest("InvalidRequest", "Cannot specify both Range header and partNumber query parameter");
+        }
+        ObjectMeta meta = frontFor(key.bucket()).head(key);
+        int count = ObjectAttributesReply.partsCount(meta.etag());
+        if (n > Math.max(count, 1)) {
+            throw S3Error.badRequest("InvalidPart", "The requested partnumber is not satisfiable: " + key + " has "
+                    + Math.max(count, 1) + (count > 1 ? " parts" : " part") + ", not " + n);
+        }
+        if (count == 0) {
+            return getObject(r, key, head, meta, true, null);
+        }
+        java.util.List<Long> sizes = PartSizes.of(meta.attributes());
+        ByteRange part = sizes != null && sizes.size() == count ? PartSizes.range(sizes, n)
+                : originParts != null && !isScratch(key.bucket()) && (writeBack == null || !writeBack.holdsLocally(key))
+                        ? originParts.partRange(key, meta.etag(), n) : null;
+        if (part == null) {
+            throw S3Error.notImplemented("GET ?partNumber of " + key + " (its store does not tell where its parts lie; read the part with a Range)");
+        }
+        Reply reply = getObject(r, key, head, meta, true, part);
+        headers(reply).set("x-amz-mp-parts-count", count);
+        return reply;
+    }
+
+    private static HttpHeaders headers(Reply reply) {
+        return switch (reply) {
+            case Reply.Full f -> f.headers();
+            case Reply.Files f -> f.headers();
+            case Reply.Streamed s -> s.headers();
+        };
+    }
+
     /** GET or HEAD of {@code meta}; null when the read would need upstream and {@code mayBlock} is false. */
     private Reply getObject(Request r, ObjectKey key, boolean head, ObjectMeta meta, boolean mayBlock) throws S3Error, IOException {
+        return getObject(r, key, head, meta, mayBlock, null);
+    }
+
+    /** ... of {@code part} of it, when not null (a part's read: its range, whatever the request's Range). */
+    private Reply getObject(Request r, ObjectKey key, boolean head, ObjectMeta meta, boolean mayBlock, ByteRange part)
+            throws S3Error, IOException {
         HttpHeaders h = objectHeaders(meta);
         if (Preconditions.notModified(r.headers(), meta, key)) {
             return new Reply.Full(HttpResponseStatus.NOT_MODIFIED, h, new byte[0], true);
         }
         ResponseOverrides.apply(r, h);
-        ByteRange range = Ranges.parse(r.headers().get("Range"), meta.size(), key);
+        ByteRange range = part != null ? part : Ranges.parse(r.headers().get("Range"), meta.size(), key);
         HttpResponseStatus status = HttpResponseStatus.OK;
         if (range != null) {
             status = HttpResponseStatus.PARTIAL_CONTENT;
@@ -580,7 +630,7 @@ public final class S3Service {
         try (CopyOperations.Source source = copies.read(r, key, false)) {
             // COPY (the default) keeps the source's headers and metadata; REPLACE takes the request's
             ObjectAttributes attributes = "REPLACE".equals(r.headers().get("x-amz-metadata-directive"))
-                    ? ObjectHeaders.from(r.headers()) : Checksum.strip(source.meta().attributes());
+                    ? ObjectHeaders.from(r.headers()) : PartSizes.strip(Checksum.strip(source.meta().attributes())); // one part
             Checksum checksum = copyChecksum(r.headers(), source);
             if (checksum != null) {
                 attributes = checksum.applyTo(attributes);
