@@ -122,7 +122,7 @@ public final class S3ObjectStore implements ObjectStore, BucketOperations, Multi
         ObjectAttributes a = S3Attributes.of(r.contentType(), r.contentEncoding(), r.cacheControl(), r.contentDisposition(),
                 r.contentLanguage(), r.expiresString(), r.metadata());
         a = S3Attributes.withChecksum(a, r.checksumCRC32(), r.checksumCRC32C(), r.checksumCRC64NVME(), r.checksumSHA1(), r.checksumSHA256(),
-                r.checksumTypeAsString());
+                r.checksumTypeAsString(), r.eTag());
         return new ObjectMeta(key, r.contentLength(), r.eTag(), r.versionId(), lastModified(r.lastModified()), a);
     }
 
@@ -292,7 +292,11 @@ public final class S3ObjectStore implements ObjectStore, BucketOperations, Multi
                 .bucket(key.bucket()).key(key.key()).uploadId(upload.uploadId()).build()));
     }
 
-    /** A HEAD of the part, pinned to the ETag; null when the store does not serve parts (s3proxy: 501). */
+    /**
+     * A HEAD of the part, pinned to the object's ETag: S3 (and MinIO) answer it with the part's {@code Content-Range}.
+     * Null when the store does not say where the part lies: it does not serve parts (s3proxy: 501), answers no
+     * {@code Content-Range} (moto), or holds the pin against the part's own ETag (moto: 412).
+     */
     @Override
     public ByteRange partRange(ObjectKey key, String etag, int partNumber) throws IOException {
         HeadObjectResponse r;
@@ -300,14 +304,14 @@ public final class S3ObjectStore implements ObjectStore, BucketOperations, Multi
             r = call("HEAD " + key + " part " + partNumber, key, () -> s3.headObject(HeadObjectRequest.builder().bucket(key.bucket())
                     .key(key.key()).partNumber(partNumber).ifMatch("\"" + etag + "\"").build()));
         } catch (StoreException e) {
-            if (e.httpStatus() == 501) {
+            if (e.httpStatus() == 501 || e.kind() == StoreException.Kind.PRECONDITION_FAILED) {
                 return null;
             }
             throw e;
         }
         String range = r.contentRange();
         if (range == null || !range.startsWith("bytes ")) {
-            return r.contentLength() == null || r.contentLength() == 0 ? null : ByteRange.of(0, r.contentLength());
+            return null; // a length without an offset cannot place the part
         }
         String span = range.substring("bytes ".length(), range.indexOf('/') < 0 ? range.length() : range.indexOf('/'));
         int dash = span.indexOf('-');

@@ -3,12 +3,14 @@ package dev.ferry.serve.s3;
 import dev.ferry.cache.CachingStore;
 import dev.ferry.serve.node.LocalMultipart;
 import dev.ferry.serve.node.Node;
+import dev.ferry.serve.protocol.ContinuationTokens;
 import dev.ferry.serve.protocol.Keys;
 import dev.ferry.serve.protocol.ObjectHeaders;
 import dev.ferry.serve.protocol.Ranges;
 import dev.ferry.serve.protocol.Reply;
 import dev.ferry.serve.protocol.RequestBody;
 import dev.ferry.serve.protocol.S3Error;
+import dev.ferry.serve.protocol.Uris;
 import dev.ferry.serve.protocol.Xml;
 import dev.ferry.store.BucketOperations;
 import dev.ferry.store.ByteRange;
@@ -24,6 +26,7 @@ import dev.ferry.store.ObjectKey;
 import dev.ferry.store.ObjectMeta;
 import dev.ferry.store.ObjectNotFoundException;
 import dev.ferry.store.ObjectStore;
+import dev.ferry.store.PartRanges;
 import dev.ferry.store.PartSizes;
 import dev.ferry.store.PutBody;
 import dev.ferry.store.StoreException;
@@ -90,7 +93,7 @@ public final class S3Service {
     private final CopyOperations copies;
     private final dev.ferry.writeback.Scratch scratch;
     /** Where the origin's parts lie, for a part's read of an object the local stores did not assemble (S3), or null. */
-    private final dev.ferry.store.PartRanges originParts;
+    private final PartRanges originParts;
 
     /**
      * @param below     the store under the local tier: conditional writes check the object there, not in the
@@ -105,7 +108,7 @@ public final class S3Service {
      */
     S3Service(CachingStore cache, ObjectStore below, BucketOperations buckets, WriteBackStore writeBack, LocalMultipart localMultipart,
             WriteChecks checks, dev.ferry.store.PendingUploads originUploads, Path spoolDir, long maxCopyBytes,
-            dev.ferry.writeback.Scratch scratch, dev.ferry.store.PartRanges originParts) {
+            dev.ferry.writeback.Scratch scratch, PartRanges originParts) {
         this.scratch = scratch;
         this.originParts = originParts;
         this.cache = cache;
@@ -283,11 +286,11 @@ public final class S3Service {
             }
             if (max < 1 || max > MAX_BUCKETS) {
                 throw S3Error.invalidArgument("max-buckets must be an integer from 1 to " + MAX_BUCKETS + ", not '"
-                        + dev.ferry.serve.protocol.Uris.abbreviate(String.valueOf(r.param("max-buckets"))) + "'");
+                        + Uris.abbreviate(String.valueOf(r.param("max-buckets"))) + "'");
             }
         }
         String token = r.param("continuation-token");
-        String after = token == null || token.isEmpty() ? null : dev.ferry.serve.protocol.ContinuationTokens.parse(token);
+        String after = token == null || token.isEmpty() ? null : ContinuationTokens.parse(token);
         if (token != null && !token.isEmpty() && after == null) {
             throw S3Error.invalidArgument("The continuation token provided is incorrect");
         }
@@ -305,7 +308,7 @@ public final class S3Service {
                 continue;
             }
             if (listed == max) {
-                next = dev.ferry.serve.protocol.ContinuationTokens.after(last);
+                next = ContinuationTokens.after(last);
                 break;
             }
             x.open("Bucket").element("Name", b.name()).element("CreationDate", Listing.ISO.format(b.created())).close("Bucket");
@@ -496,7 +499,7 @@ public final class S3Service {
     /**
      * GET or HEAD {@code ?partNumber=N}: the bytes of part N of an object a multipart upload made (206, its
      * {@code Content-Range}, {@code x-amz-mp-parts-count}), as a ranged read; part 1 of any other object is all of
-     * it. A part that is not there is 400 InvalidPart. Where the part lies comes from the sizes the local stores
+     * it (206 too, without a part count). A part that is not there is 400 InvalidPart. Where the part lies comes from the sizes the local stores
      * keep, else from the origin (S3); an origin that cannot tell (s3proxy) makes it 501.
      */
     private Reply getPart(Request r, ObjectKey key, boolean head) throws S3Error, IOException {
@@ -510,10 +513,10 @@ public final class S3Service {
             throw S3Error.badRequest("InvalidPart", "The requested partnumber is not satisfiable: " + key + " has "
                     + Math.max(count, 1) + (count > 1 ? " parts" : " part") + ", not " + n);
         }
-        if (count == 0) {
-            return getObject(r, key, head, meta, true, null);
+        if (count == 0) { // the one part is the whole object, answered as a range of all of it (206), as S3 does
+            return getObject(r, key, head, meta, true, meta.size() == 0 ? null : ByteRange.of(0, meta.size()));
         }
-        java.util.List<Long> sizes = PartSizes.of(meta.attributes());
+        List<Long> sizes = PartSizes.of(meta.attributes());
         ByteRange part = sizes != null && sizes.size() == count ? PartSizes.range(sizes, n)
                 : originParts != null && !isScratch(key.bucket()) && (writeBack == null || !writeBack.holdsLocally(key))
                         ? originParts.partRange(key, meta.etag(), n) : null;
