@@ -17,7 +17,7 @@ import java.util.TreeMap;
  * ({@code x-amz-meta-*}), by lower-case header name. S3 keeps the same set. An object's additional checksum
  * ({@link Checksum}) is kept here too, under its {@code x-amz-checksum-*} names: not a header the object is
  * served with, but what S3 answers when asked for it; and so are the sizes of the parts the object was uploaded
- * in, where a store knows them ({@link PartSizes}).
+ * in, where a store knows them ({@link Parts}).
  *
  * <p>User metadata is limited to 2 KiB (names and values), as in S3.
  */
@@ -54,12 +54,12 @@ public record ObjectAttributes(Map<String, String> headers) {
     /** Whether a header (any case) is one an object keeps. */
     public static boolean isKept(String header) {
         String name = header.toLowerCase(Locale.ROOT);
-        return isObjectHeader(name) || Checksum.isChecksumHeader(name) || name.equals(PartSizes.ATTRIBUTE);
+        return isObjectHeader(name) || Checksum.isChecksumHeader(name) || Parts.isPartsAttribute(name);
     }
 
     /**
      * Whether a kept attribute (lower case) is one of the object's own headers, taken from a write and sent with
-     * every read: not its checksum (sent when asked for), not what ferry keeps for itself ({@link PartSizes}).
+     * every read: not its checksum (sent when asked for), not what ferry keeps for itself ({@link Parts}).
      */
     public static boolean isObjectHeader(String name) {
         return STANDARD.contains(name) || (name.startsWith(USER_PREFIX) && name.length() > USER_PREFIX.length());

@@ -71,19 +71,24 @@ class ChecksumValuesTest {
             for (int i = 0; i < n; i++) {
                 sizes.add(random.nextInt(3) == 0 ? 1L + random.nextInt(1000) : 5L << 20);
             }
-            ObjectAttributes kept = PartSizes.applyTo(ObjectAttributes.NONE, sizes);
-            assertThat(PartSizes.of(kept)).isEqualTo(sizes);
+            ObjectAttributes kept = Parts.applyTo(ObjectAttributes.NONE, sizes, null);
+            assertThat(Parts.sizes(kept)).isEqualTo(sizes);
             long offset = 0;
             for (int p = 1; p <= n; p++) {
-                ByteRange r = PartSizes.range(sizes, p);
+                ByteRange r = Parts.range(sizes, p);
                 assertThat(r.offset()).isEqualTo(offset);
                 assertThat(r.length()).isEqualTo(sizes.get(p - 1));
                 offset += sizes.get(p - 1);
             }
-            assertThat(PartSizes.range(sizes, n + 1)).isNull();
+            assertThat(Parts.range(sizes, n + 1)).isNull();
         }
-        assertThat(PartSizes.applyTo(ObjectAttributes.NONE, List.of(5L << 20, 5L << 20, 5L << 20, 7L)).get(PartSizes.ATTRIBUTE))
+        assertThat(Parts.applyTo(ObjectAttributes.NONE, List.of(5L << 20, 5L << 20, 5L << 20, 7L), null).get(Parts.SIZES))
                 .isEqualTo("5242880*3,7");
-        assertThat(PartSizes.strip(PartSizes.applyTo(ObjectAttributes.NONE, List.of(1L)))).isEqualTo(ObjectAttributes.NONE);
+        Checksum one = of(Checksum.Algorithm.CRC32, filled(1, 'a'));
+        Checksum two = of(Checksum.Algorithm.CRC32, filled(1, 'b'));
+        ObjectAttributes withSums = Parts.applyTo(Checksum.composite(Checksum.Algorithm.CRC32, List.of(one, two)).applyTo(ObjectAttributes.NONE),
+                List.of(1L, 1L), List.of(one, two));
+        assertThat(Parts.checksums(withSums)).containsExactly(one, two);
+        assertThat(Parts.strip(withSums)).isEqualTo(Checksum.composite(Checksum.Algorithm.CRC32, List.of(one, two)).applyTo(ObjectAttributes.NONE));
     }
 }

@@ -17,7 +17,7 @@ import dev.ferry.store.ObjectKey;
 import dev.ferry.store.ObjectMeta;
 import dev.ferry.store.ObjectNotFoundException;
 import dev.ferry.store.ObjectStore;
-import dev.ferry.store.PartSizes;
+import dev.ferry.store.Parts;
 import dev.ferry.store.PendingUploads;
 import dev.ferry.store.PutBody;
 import dev.ferry.store.StoreException;
@@ -369,11 +369,12 @@ public final class FileObjectStore implements ObjectStore, BucketOperations, Mul
         } catch (NoSuchFileException e) {
             attributes = ObjectAttributes.NONE; // an upload started before attributes were kept
         }
-        Checksum checksum = checksumOf(upload, dir, parts, Checksum.declaredIn(attributes));
-        if (checksum != null) {
-            attributes = checksum.applyTo(attributes);
+        Summed summed = checksumOf(upload, dir, parts, Checksum.declaredIn(attributes));
+        if (summed != null) {
+            attributes = summed.object().applyTo(attributes);
         }
-        attributes = PartSizes.applyTo(attributes, sizes); // for a read of one part (GET ?partNumber=N)
+        // for a read of one part (GET ?partNumber=N) and GetObjectAttributes' list of them
+        attributes = Parts.applyTo(attributes, sizes, summed == null ? null : summed.parts());
         Path temp = tmp.resolve(UUID.randomUUID() + ".part");
         try (FileChannel out = FileChannel.open(temp, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE)) {
             for (CompletedPart p : parts) {
@@ -404,11 +405,15 @@ public final class FileObjectStore implements ObjectStore, BucketOperations, Mul
     }
 
     /**
-     * The checksum S3 would give the object the parts make, when its upload declared an algorithm (else null),
+     * The checksum S3 would give the object the parts make, and each part's, when its upload declared an algorithm (else null),
      * reading each part once: COMPOSITE (the checksum of the parts' checksums, {@code -N}) or FULL_OBJECT (of
      * all the bytes). A checksum the client named for a part must be that part's: else 400 InvalidPart.
      */
-    private static Checksum checksumOf(MultipartUpload upload, Path dir, List<CompletedPart> parts, Checksum declared) throws IOException {
+    /** An upload's checksum, and its parts'. */
+    private record Summed(Checksum object, List<Checksum> parts) {
+    }
+
+    private static Summed checksumOf(MultipartUpload upload, Path dir, List<CompletedPart> parts, Checksum declared) throws IOException {
         if (declared == null && parts.stream().allMatch(p -> p.checksum() == null)) {
             return null;
         }
@@ -445,7 +450,8 @@ public final class FileObjectStore implements ObjectStore, BucketOperations, Mul
         if (declared == null) {
             return null;
         }
-        return whole != null ? Checksum.full(declared.algorithm(), whole.finish()) : Checksum.composite(declared.algorithm(), sums);
+        return new Summed(whole != null ? Checksum.full(declared.algorithm(), whole.finish()) : Checksum.composite(declared.algorithm(), sums),
+                sums);
     }
 
     /** A Complete of an upload already completed: its object, while it is still the one the upload made. */

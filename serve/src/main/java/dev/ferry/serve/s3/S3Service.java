@@ -27,7 +27,7 @@ import dev.ferry.store.ObjectMeta;
 import dev.ferry.store.ObjectNotFoundException;
 import dev.ferry.store.ObjectStore;
 import dev.ferry.store.PartRanges;
-import dev.ferry.store.PartSizes;
+import dev.ferry.store.Parts;
 import dev.ferry.store.PutBody;
 import dev.ferry.store.StoreException;
 import dev.ferry.writeback.Durability;
@@ -516,8 +516,8 @@ public final class S3Service {
         if (count == 0) { // the one part is the whole object, answered as a range of all of it (206), as S3 does
             return getObject(r, key, head, meta, true, meta.size() == 0 ? null : ByteRange.of(0, meta.size()));
         }
-        List<Long> sizes = PartSizes.of(meta.attributes());
-        ByteRange part = sizes != null && sizes.size() == count ? PartSizes.range(sizes, n)
+        List<Long> sizes = Parts.sizes(meta.attributes());
+        ByteRange part = sizes != null && sizes.size() == count ? Parts.range(sizes, n)
                 : originParts != null && !isScratch(key.bucket()) && (writeBack == null || !writeBack.holdsLocally(key))
                         ? originParts.partRange(key, meta.etag(), n) : null;
         if (part == null) {
@@ -525,6 +525,12 @@ public final class S3Service {
         }
         Reply reply = getObject(r, key, head, meta, true, part);
         headers(reply).set("x-amz-mp-parts-count", count);
+        List<Checksum> sums = Parts.checksums(meta.attributes());
+        boolean answered = !(reply instanceof Reply.Full f) || f.status().code() / 100 == 2; // not a 304
+        if (sums != null && sums.size() == count && answered && ObjectHeaders.checksumWanted(r.headers())) { // the part's own, as S3 answers
+            headers(reply).set(sums.get(n - 1).algorithm().header(), sums.get(n - 1).value());
+            headers(reply).set(Checksum.TYPE_HEADER, Checksum.Type.FULL_OBJECT.name());
+        }
         return reply;
     }
 
@@ -633,7 +639,7 @@ public final class S3Service {
         try (CopyOperations.Source source = copies.read(r, key, false)) {
             // COPY (the default) keeps the source's headers and metadata; REPLACE takes the request's
             ObjectAttributes attributes = "REPLACE".equals(r.headers().get("x-amz-metadata-directive"))
-                    ? ObjectHeaders.from(r.headers()) : PartSizes.strip(Checksum.strip(source.meta().attributes())); // one part
+                    ? ObjectHeaders.from(r.headers()) : Parts.strip(Checksum.strip(source.meta().attributes())); // one part
             Checksum checksum = copyChecksum(r.headers(), source);
             if (checksum != null) {
                 attributes = checksum.applyTo(attributes);
