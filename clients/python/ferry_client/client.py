@@ -14,9 +14,11 @@ import weakref
 from urllib.parse import urlsplit
 
 from .errors import FerryConnectionError, FerryError, error_from_response
+from .placement import placement
 from .sigv4 import EMPTY_SHA256, Signer, canonical_query, uri_encode
 
 DEFAULT_URL = "http://127.0.0.1:9099"
+ENDPOINT_VARIABLE = "FERRY_ENDPOINT"
 _API = "/_ferry/v1/"
 _HASH_CHUNK = 1 << 20
 # The server closed a kept-alive connection: safe to send again on a new one.
@@ -42,6 +44,13 @@ def _range_header(offset, length):
         return f"bytes={offset}-" if offset else None
     start = offset or 0
     return f"bytes={start}-{start + length - 1}"
+
+
+def default_url():
+    """The daemon a client talks to when given no URL: ``FERRY_ENDPOINT`` when set (on Kubernetes, the node-local
+    Service), else the node's own daemon on ``http://127.0.0.1:9099``."""
+    value = os.environ.get(ENDPOINT_VARIABLE, "").strip()
+    return value or DEFAULT_URL
 
 
 def _world(world):
@@ -112,18 +121,23 @@ class _ThreadConnection:
 class FerryClient:
     """A client of the ferry daemon: S3 object reads and writes, and the ``/_ferry/v1`` API.
 
-    ``url`` is the daemon's base URL (path-style S3). Give ``access_key`` and ``secret_key`` (or set
+    ``url`` is the daemon's base URL (path-style S3); without one, ``FERRY_ENDPOINT``, else the node's daemon on
+    ``http://127.0.0.1:9099`` (see :func:`default_url`). Give ``access_key`` and ``secret_key`` (or set
     ``FERRY_ACCESS_KEY`` and ``FERRY_SECRET_KEY``) when the daemon checks signatures; every request is
     then signed with AWS Signature V4 for ``region``. ``timeout`` is the socket timeout in seconds.
     A client may be shared by threads: each thread keeps its own connection.
     """
 
-    def __init__(self, url=DEFAULT_URL, access_key=None, secret_key=None, region="us-east-1", timeout=60):
+    def __init__(self, url=None, access_key=None, secret_key=None, region="us-east-1", timeout=60):
+        given = url is not None
+        if not given:
+            url = default_url()
+        where = "" if given or url == DEFAULT_URL else f" (from {ENDPOINT_VARIABLE})"
         parts = urlsplit(url)
         if parts.scheme not in ("http", "https") or not parts.hostname:
-            raise ValueError(f"The daemon URL must look like http://host:port, not {url!r}.")
+            raise ValueError(f"The daemon URL must look like http://host:port, not {url!r}{where}.")
         if parts.path not in ("", "/") or parts.query:
-            raise ValueError(f"The daemon URL must have no path or query (buckets are path-style): {url!r}.")
+            raise ValueError(f"The daemon URL must have no path or query (buckets are path-style): {url!r}{where}.")
         access_key = access_key if access_key is not None else os.environ.get("FERRY_ACCESS_KEY")
         secret_key = secret_key if secret_key is not None else os.environ.get("FERRY_SECRET_KEY")
         if bool(access_key) != bool(secret_key):
@@ -325,17 +339,24 @@ class FerryClient:
             raise FerryError(status, "BadResponse", "the daemon answered with a body that is not JSON",
                              f"{method} {_API}{path}") from None
 
-    def register_job(self, job, manifest=None, manifest_key=None, seed=0, world=(1, 1, 1), node=0,
+    def register_job(self, job, manifest=None, manifest_key=None, seed=0, world=None, node=None,
                      batch_size=1, ranks=None, partition=None, canonical_nodes=None, mix_fraction=None,
-                     shuffle_block_shards=None):
+                     shuffle_block_shards=None, replace=False):
         """Registers a job's plan (``POST /_ferry/v1/jobs``) and returns the daemon's answer
-        (``job``, ``samples``, ``ranks``, ``steps_per_epoch``).
+        (``job``, ``registration``, ``samples``, ``ranks``, ``steps_per_epoch``).
 
         Give exactly one of: ``manifest`` (a dict, or the path of the file ``ferry index`` wrote) or
         ``manifest_key`` (``"bucket/path/manifest.json"`` in the store), both with ``seed``, ``world``
         (``(nodes, ranks_per_node, workers_per_rank)``) and this ``node``; or ``ranks``, an explicit
         ordered list of ``"bucket/key"`` per rank. ``batch_size`` is the batch the loaders take, which the
         order endpoint deals to workers.
+
+        Without ``world`` and ``node`` they come from the launcher's environment (torchrun's, a Kubeflow
+        PyTorchJob's: :func:`ferry_client.placement.placement`), one loader worker per rank; with nothing
+        there, one node of one rank. Every rank may call this with the same arguments: the daemon runs the job
+        once (``registration`` is ``"new"`` for the first call, ``"existing"`` after). A different job under the
+        same name raises FerryError 409 ``JobConflict`` naming what differs, unless ``replace=True`` (a job
+        resumed on another world: every rank passes it, the first one replaces, ``"replaced"``).
 
         ``partition`` is ``"node"`` (each node reads its own shards every epoch: the corpus leaves the object
         store once), ``"global"`` (every node reads a share of every shard) or ``None``/``"auto"`` (node for a
@@ -350,7 +371,11 @@ class FerryClient:
             raise ValueError(f"Give exactly one of manifest, manifest_key or ranks (given: {given or 'none'}).")
         if not isinstance(batch_size, int) or batch_size < 1:
             raise ValueError(f"batch_size must be a positive integer, not {batch_size!r}.")
+        if not isinstance(replace, bool):
+            raise ValueError(f"replace must be True or False, not {replace!r}.")
         payload = {"job": job, "batch_size": batch_size}
+        if replace:
+            payload["replace"] = True
         if ranks is not None:
             payload["ranks"] = [list(keys) for keys in ranks]
         else:
@@ -358,6 +383,12 @@ class FerryClient:
                 payload["manifest"] = _load_manifest(manifest)
             else:
                 payload["manifest_key"] = manifest_key
+            if world is None or node is None:
+                here = placement()
+                if world is None:
+                    world = (here.nodes, here.ranks_per_node, 1)
+                if node is None:
+                    node = here.node
             payload.update(seed=seed, world=_world(world), node=node)
             if partition is not None:
                 if partition not in ("node", "global", "auto"):

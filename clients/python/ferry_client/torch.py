@@ -14,6 +14,7 @@ import torch.utils.data
 
 from .client import FerryClient
 from .loader import Samples
+from .placement import placement
 
 
 def worker_split():
@@ -44,19 +45,26 @@ class FerryIterableDataset(torch.utils.data.IterableDataset):
     ``decode(data: bytes)`` turns a sample's bytes into what the model takes (default: the bytes).
     With ``with_sample=True`` each item is ``(meta, decoded)``, ``meta`` a dict with ``index``,
     ``bucket``, ``key``, ``offset`` and ``length``. ``start`` resumes after that many samples consumed
-    by the whole job this epoch. ``prefetch`` samples are read ahead per worker.
+    by the whole job this epoch. ``prefetch`` samples are read ahead per worker. ``url`` None is the node's
+    daemon as ``FerryClient()`` finds it (``FERRY_ENDPOINT``, else ``http://127.0.0.1:9099``); ``rank`` None is
+    this process's rank from its launcher's environment (torchrun's ``RANK``; 0 with none).
 
     Use it with ``DataLoader(dataset, batch_size=B, num_workers=N)`` where ``B`` is the job's
     ``batch_size``. Every worker opens its own connections (they do not survive a fork). For several
     epochs, call ``set_epoch(e)`` before iterating the DataLoader again (without persistent_workers).
     """
 
-    def __init__(self, url, job, epoch=1, rank=0, decode=None, start=0, prefetch=8, with_sample=False,
+    def __init__(self, url, job, epoch=1, rank=None, decode=None, start=0, prefetch=8, with_sample=False,
                  access_key=None, secret_key=None, region="us-east-1", timeout=60):
         super().__init__()
         self.url = url
         self.job = job
         self.epoch = epoch
+        if rank is None:
+            rank = placement().rank
+            if rank < 0:
+                raise ValueError("This process's rank is not in its environment (a pod of several ranks outside "
+                                 "torchrun): pass rank=, or start it with torchrun.")
         self.rank = rank
         self.decode = decode
         self.start = start

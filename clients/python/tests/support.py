@@ -89,3 +89,57 @@ class MotoServer:
                 self._process.kill()
                 self._process.wait()
         self._log.close()
+
+
+REPO_ROOT = os.path.dirname(os.path.dirname(CLIENT_ROOT))
+
+
+class FerryDaemon:
+    """A real ``ferry serve`` (the repository's ``./ferry`` launcher, which builds the CLI first when it is missing
+    or older than the sources) over the folder ``store_root`` on a free port of 127.0.0.1, stopped by ``stop()``.
+
+    Without a JDK 21+ and Maven the launcher cannot build: the calling test class is skipped (fails under
+    FERRY_REQUIRE_REAL_CLIENTS=1).
+    """
+
+    def __init__(self, store_root, cache_dir, *args, timeout_s=900):
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self._log = tempfile.TemporaryFile()
+        command = [os.path.join(REPO_ROOT, "ferry"), "serve", "--store-root", store_root, "--cache-dir", cache_dir,
+                   "--port", str(self.port), "--cache-size", "256MiB", "--block-size", "1MiB", *args]
+        # its own session: a launcher still building is stopped with its Maven
+        self._process = subprocess.Popen(command, stdout=self._log, stderr=subprocess.STDOUT, start_new_session=True)
+        self._wait_ready(timeout_s)
+
+    def _wait_ready(self, timeout_s):
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            if self._process.poll() is not None:
+                message = f"ferry serve exited with {self._process.returncode}: {self.log()}"
+                self._log.close()
+                if REQUIRE_REAL:
+                    raise RuntimeError(message)
+                raise unittest.SkipTest(message)
+            try:
+                with urllib.request.urlopen(self.url + "/_ferry/v1/status", timeout=2):
+                    return
+            except OSError:
+                time.sleep(0.2)
+        self.stop()
+        raise RuntimeError(f"ferry serve did not answer on {self.url} within {timeout_s} s")
+
+    def log(self):
+        self._log.seek(0)
+        return self._log.read().decode("utf-8", "replace")[-3000:]
+
+    def stop(self):
+        if self._process.poll() is None:
+            os.killpg(self._process.pid, 15)
+            try:
+                self._process.wait(20)
+            except subprocess.TimeoutExpired:
+                os.killpg(self._process.pid, 9)
+                self._process.wait()
+        if not self._log.closed:
+            self._log.close()

@@ -24,7 +24,10 @@ import picocli.CommandLine.Option;
 @Command(name = "status", mixinStandardHelpOptions = true,
         description = "Show a running daemon's four numbers, tiers, jobs and write-back, as its status page does.")
 final class StatusCommand implements Callable<Integer> {
-    @Option(names = "--url", paramLabel = "URL", defaultValue = "http://127.0.0.1:9099", description = "The daemon (default ${DEFAULT-VALUE}).")
+    /** The node's daemon, where a client given no URL looks (as the Python client's {@code FerryClient()}). */
+    static final String DEFAULT_URL = "http://127.0.0.1:9099";
+
+    @Option(names = "--url", paramLabel = "URL", description = "The daemon (default: FERRY_ENDPOINT, else " + DEFAULT_URL + ").")
     String url;
 
     @Option(names = "--json", description = "Print the daemon's status JSON as it is.")
@@ -32,26 +35,23 @@ final class StatusCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
-        URI base;
-        try {
-            base = URI.create(url.endsWith("/") ? url : url + "/");
-        } catch (IllegalArgumentException e) {
-            throw new UserError("--url is not a URL: '" + url + "'");
-        }
+        URI base = daemonUrl(url);
+        String where = base.toString();
+        base = URI.create(where + "/");
         String body;
         try (HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(3)).build()) {
             HttpResponse<String> r = http.send(HttpRequest.newBuilder(base.resolve("_ferry/v1/status")).timeout(Duration.ofSeconds(10)).build(),
                     HttpResponse.BodyHandlers.ofString());
             if (r.statusCode() != 200) {
-                throw new UserError("the daemon at " + url + " answered " + r.statusCode() + ": " + r.body());
+                throw new UserError("the daemon at " + where + " answered " + r.statusCode() + ": " + r.body());
             }
             body = r.body();
         } catch (ConnectException | HttpConnectTimeoutException e) {
-            throw new UserError("no ferry daemon answers at " + url + ": start one with ferry serve", 1);
+            throw new UserError("no ferry daemon answers at " + where + ": start one with ferry serve", 1);
         } catch (HttpTimeoutException e) {
-            throw new UserError("the ferry daemon at " + url + " accepted the connection but sent no status within 10 s", 1);
+            throw new UserError("the ferry daemon at " + where + " accepted the connection but sent no status within 10 s", 1);
         } catch (IOException e) {
-            throw new UserError("cannot read the status of the ferry daemon at " + url + ": " + Errors.oneSentence(e), 1);
+            throw new UserError("cannot read the status of the ferry daemon at " + where + ": " + Errors.oneSentence(e), 1);
         }
         if (json) {
             System.out.println(body);
@@ -59,6 +59,30 @@ final class StatusCommand implements Callable<Integer> {
         }
         print(new ObjectMapper().readTree(body), System.out);
         return 0;
+    }
+
+    /**
+     * The daemon's base URL ({@code http://host:port}, no trailing slash): {@code given}, else {@code FERRY_ENDPOINT},
+     * else {@link #DEFAULT_URL}.
+     */
+    static URI daemonUrl(String given) {
+        String from = given != null ? "--url" : "FERRY_ENDPOINT";
+        String text = given;
+        if (text == null) {
+            String env = System.getenv("FERRY_ENDPOINT");
+            text = env == null || env.isBlank() ? DEFAULT_URL : env.trim();
+        }
+        URI u;
+        try {
+            u = URI.create(text.endsWith("/") ? text.substring(0, text.length() - 1) : text);
+        } catch (IllegalArgumentException e) {
+            throw new UserError(from + " must look like http://host:port, not '" + text + "'");
+        }
+        if (u.getScheme() == null || !(u.getScheme().equals("http") || u.getScheme().equals("https")) || u.getHost() == null
+                || (u.getRawPath() != null && !u.getRawPath().isEmpty())) {
+            throw new UserError(from + " must look like http://host:port, not '" + text + "'");
+        }
+        return u;
     }
 
     static void print(JsonNode s, PrintStream out) {
@@ -103,6 +127,19 @@ final class StatusCommand implements Callable<Integer> {
             out.printf(Locale.ROOT, "  peers         %s from %d requests, %d failovers, %d resumed streams%n", Sizes.format(p.path("bytes").asLong()),
                     p.path("requests").asLong(), p.path("failovers").asLong(), p.path("resumes").asLong());
         }
+        JsonNode g = s.path("group");
+        if (!g.isMissingNode()) {
+            long up = 0;
+            for (JsonNode m : g.path("members")) {
+                up += m.path("state").asText().equals("up") ? 1 : 0;
+            }
+            out.printf(Locale.ROOT, "  group         %s: %d of %d members up, %d changes%n", g.path("source").asText(), up,
+                    g.path("members").size(), g.path("changes").asLong());
+            for (JsonNode m : g.path("members")) {
+                out.printf(Locale.ROOT, "                  %-5s %s since %s%s%n", m.path("state").asText(), m.path("url").asText(),
+                        m.path("since").asText(), m.path("self").asBoolean() ? "  (this node)" : "");
+            }
+        }
         JsonNode sh = s.path("tiers").path("shared");
         if (!sh.isMissingNode()) {
             out.printf(Locale.ROOT, "  shared tier   %s read in %d hits, %s filled, %d damaged copies replaced%n", Sizes.format(sh.path("bytes").asLong()),
@@ -113,6 +150,9 @@ final class StatusCommand implements Callable<Integer> {
             out.printf(Locale.ROOT, "  write-back    %s pending in %d objects, oldest %.1f s, uploading %s/s, %d failed%n",
                     Sizes.format(w.path("pending_bytes").asLong()), w.path("pending_objects").asLong(), w.path("oldest_pending_s").asDouble(),
                     Sizes.format(w.path("upload_bytes_per_s").asLong()), w.path("failed").asLong());
+            if (w.hasNonNull("first_failure")) {
+                out.printf(Locale.ROOT, "                first failed: %s%n", w.path("first_failure").asText());
+            }
         }
         if (s.path("jobs").size() > 0) {
             out.println();

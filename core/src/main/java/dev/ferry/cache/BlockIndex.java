@@ -143,15 +143,15 @@ final class BlockIndex {
     }
 
     /**
-     * Every block of {@code ids} pinned, when each is resident and needs no check under {@code mode}; null (nothing
-     * pinned) otherwise. The policy is told of the accesses by {@link #unpinAsHits}, once the blocks are used.
+     * Every block of {@code ids} pinned, when each is resident; null (nothing pinned) otherwise. The policy is
+     * told of the accesses by {@link #unpinAsHits}, once the blocks are used.
      */
-    List<BlockEntry> pinAllChecked(List<BlockId> ids, VerifyMode mode) {
+    List<BlockEntry> pinAll(List<BlockId> ids) {
         List<BlockEntry> pinned = new ArrayList<>(ids.size());
         synchronized (lock) {
             for (BlockId id : ids) {
                 BlockEntry e = index.get(id);
-                if (e == null || !e.ready || e.needsCheck(mode)) {
+                if (e == null || !e.ready) {
                     pinned.forEach(p -> p.pins--);
                     return null;
                 }

@@ -37,6 +37,7 @@ final class BlockRuns {
     final BlockIndex blockIndex;
     final CacheCounters counters;
     private final OpenFiles openFiles;
+    private final BlockCheck check;
     private final UnsyncedBlocks unsynced;
     private final Path tmpDir;
     private final Consumer<ObjectKey> onVersionChanged;
@@ -45,12 +46,13 @@ final class BlockRuns {
 
     /** {@code onVersionChanged} is told when upstream refuses a fetch pinned to an ETag: the object changed. */
     BlockRuns(CacheConfig config, ObjectStore upstream, BlockIndex blockIndex, CacheCounters counters, OpenFiles openFiles,
-            UnsyncedBlocks unsynced, Consumer<ObjectKey> onVersionChanged) {
+            BlockCheck check, UnsyncedBlocks unsynced, Consumer<ObjectKey> onVersionChanged) {
         this.config = config;
         this.upstream = upstream;
         this.blockIndex = blockIndex;
         this.counters = counters;
         this.openFiles = openFiles;
+        this.check = check;
         this.unsynced = unsynced;
         this.tmpDir = config.dir().resolve(CachingStore.TMP);
         this.onVersionChanged = onVersionChanged;
@@ -328,8 +330,13 @@ final class BlockRuns {
         return fetched;
     }
 
-    /** A pinned source over a resident block, or null when it is not (or no longer) usable. */
-    BlockStream.Source fromDisk(BlockId id) {
+    /**
+     * A pinned source over a resident block for a read of {@code length} bytes of its data from {@code from},
+     * or null when it is not (or no longer) usable. The block is checked first unless {@link BlockCheck} trusts
+     * it; a checked block is served from the copy that was checked. One that fails is dropped (the reader
+     * fetches it again).
+     */
+    BlockStream.Source fromDisk(BlockId id, long from, long length) {
         BlockEntry e = blockIndex.pinForRead(id);
         if (e == null) {
             return null;
@@ -337,13 +344,8 @@ final class BlockRuns {
         OpenFiles.Handle file = null;
         try {
             file = openFiles.acquire(e.path);
-            if (e.needsCheck(config.verify())) {
-                BlockFile.Header h = BlockFile.readHeader(file.channel, e.path);
-                if (!h.id().equals(id)) {
-                    throw new BlockFile.CorruptBlockException(e.path + ": holds " + h.id() + ", not " + id);
-                }
-                byte[] data = BlockFile.readVerified(file.channel, h, e.path);
-                e.verified = true;
+            if (!check.trusted(e, file, from, length)) {
+                byte[] data = check.readChecked(e);
                 file.release();
                 blockIndex.unpin(e);
                 counters.hits.increment();

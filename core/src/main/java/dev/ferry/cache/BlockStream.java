@@ -103,7 +103,9 @@ final class BlockStream extends BlockReadingInputStream {
                 }
                 run = null;
             }
-            Source cached = runs.fromDisk(id);
+            long blockStart = index * config.blockSize();
+            long from = Math.max(position, blockStart) - blockStart;
+            Source cached = runs.fromDisk(id, from, Math.min(end - blockStart, runs.blockLength(meta, index)) - from);
             if (cached != null) {
                 return cached;
             }

@@ -3,6 +3,7 @@ package dev.ferry.loader;
 import dev.ferry.plan.EpochPlan;
 import dev.ferry.plan.Manifest;
 import dev.ferry.plan.PlanConfig;
+import dev.ferry.plan.Placement;
 import dev.ferry.plan.Prefetcher;
 import dev.ferry.plan.World;
 import dev.ferry.store.ObjectStore;
@@ -47,6 +48,26 @@ public final class Loader<T> {
             throw new IllegalArgumentException("rank must be 0 to " + (world.ranks() - 1) + ": " + rank);
         }
         this.rank = rank;
+    }
+
+    /**
+     * A loader for this process's rank in its job, the world and the rank read from the launcher's environment
+     * (torchrun's, Kubeflow's: {@link Placement#fromEnvironment()}), as the Python client's {@code register_job} reads them.
+     *
+     * @throws IllegalArgumentException when the environment does not say this process's rank, or contradicts itself
+     */
+    public static <T> Loader<T> fromEnvironment(ObjectStore store, Manifest manifest, PlanConfig plan, LoaderConfig config, Decoder<T> decoder) {
+        return forPlacement(store, manifest, plan, Placement.fromEnvironment(), config, decoder);
+    }
+
+    /** A loader for {@code placement}'s rank, which must be known. */
+    public static <T> Loader<T> forPlacement(ObjectStore store, Manifest manifest, PlanConfig plan, Placement placement, LoaderConfig config,
+            Decoder<T> decoder) {
+        if (placement.rank() < 0) {
+            throw new IllegalArgumentException("the launcher's variables (" + placement.source() + ") say node " + placement.node() + " of "
+                    + placement.world().nodes() + " but not this process's rank: set LOCAL_RANK or RANK, or start it with torchrun");
+        }
+        return new Loader<>(store, manifest, plan, placement.world(), placement.rank(), config, decoder);
     }
 
     /** Starts an epoch (1-based) from its beginning, with the plan made definite for this loader's world. */

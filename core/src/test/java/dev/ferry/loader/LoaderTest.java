@@ -6,6 +6,8 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import dev.ferry.plan.EpochPlan;
 import dev.ferry.plan.Manifest;
 import dev.ferry.plan.PlanConfig;
+import dev.ferry.plan.Placement;
+import dev.ferry.plan.PlacementTest;
 import dev.ferry.plan.Shard;
 import dev.ferry.plan.World;
 import dev.ferry.store.ObjectKey;
@@ -99,6 +101,29 @@ class LoaderTest {
             expected.add(p.sampleAt(i));
         }
         assertThat(got).isEqualTo(expected);
+    }
+
+    @Test
+    void fromTorchrunsEnvironment_theFourRanksOfTwoNodesReadTheEpochOnce() {
+        PlanConfig plan = PlanConfig.DEFAULT.withSeed(4).withUneven(PlanConfig.Uneven.DROP);
+        Set<Integer> seen = new HashSet<>();
+        for (int node = 0; node < 2; node++) {
+            for (int local = 0; local < 2; local++) {
+                Placement p = Placement.fromEnvironment(PlacementTest.torchrun(2, 2, node, local), 1);
+                Loader<Sample> l = Loader.forPlacement(store, manifest, plan, p, LoaderConfig.DEFAULT.withBatchSize(3), Decoder.identity());
+                try (EpochRun<Sample> run = l.epoch(1)) {
+                    while (run.hasNext()) {
+                        run.next().samples().forEach(s -> assertThat(seen.add(idOf(s))).as("sample %d once", idOf(s)).isTrue());
+                    }
+                }
+            }
+        }
+        int total = manifest.totalSamples();
+        assertThat(seen).hasSize(total - total % 4);
+        // a pod of 8 ranks outside torchrun knows its node, not which rank this process is
+        Placement pod = Placement.fromEnvironment(Map.of("PET_NNODES", "2", "PET_NPROC_PER_NODE", "8", "PET_NODE_RANK", "1"), 1);
+        assertThatThrownBy(() -> Loader.forPlacement(store, manifest, plan, pod, LoaderConfig.DEFAULT, Decoder.identity()))
+                .hasMessageContaining("say node 1 of 2 but not this process's rank");
     }
 
     @Test

@@ -110,10 +110,11 @@ class MultiJobDaemonTest {
                 epoch(http, api, ferry.endpoint(), "train", e, 0);
                 measured[e - 1] = egress(http, api) - before;
                 if (e < 3) {
-                    // one evaluation pass, registered as such ("epochs": 1; a new registration each time)
+                    // one evaluation pass, registered as such ("epochs": 1; a new job each time: registering the
+                    // same job again would find the pass already read)
                     long evalBefore = egress(http, api);
-                    post(http, api.resolve("jobs"), register(dir.resolve(".."), "eval", eval, 5, 1));
-                    epoch(http, api, ferry.endpoint(), "eval", 1, 0);
+                    post(http, api.resolve("jobs"), register(dir.resolve(".."), "eval-" + e, eval, 5, 1));
+                    epoch(http, api, ferry.endpoint(), "eval-" + e, 1, 0);
                     assertThat(egress(http, api) - evalBefore).as("the evaluation reads its data from the store").isGreaterThan(0);
                 }
             }

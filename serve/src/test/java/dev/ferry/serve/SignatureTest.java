@@ -102,6 +102,25 @@ class SignatureTest {
     }
 
     @Test
+    void ferrysOwnPresignedFlush_passes_andWithAnotherSecretIsRefused() throws Exception {
+        String host = ferry.endpoint().getHost() + ":" + ferry.endpoint().getPort();
+        try (HttpClient http = HttpClient.newHttpClient()) {
+            String query = new dev.ferry.serve.protocol.SigV4("AKFERRYTEST", "s3cr3t/key+value").presignedQuery("POST", "/_ferry/v1/flush",
+                    "timeout_ms=5000", host, "us-east-1", java.time.Instant.now(), Duration.ofMinutes(1));
+            HttpResponse<String> ok = http.send(HttpRequest.newBuilder(ferry.endpoint().resolve("/_ferry/v1/flush?" + query))
+                    .POST(HttpRequest.BodyPublishers.noBody()).build(), HttpResponse.BodyHandlers.ofString());
+            assertThat(ok.statusCode()).as(ok.body()).isEqualTo(200);
+            assertThat(ok.body()).contains("\"complete\":true");
+            String forged = new dev.ferry.serve.protocol.SigV4("AKFERRYTEST", "guess").presignedQuery("POST", "/_ferry/v1/flush",
+                    "timeout_ms=5000", host, "us-east-1", java.time.Instant.now(), Duration.ofMinutes(1));
+            HttpResponse<String> refused = http.send(HttpRequest.newBuilder(ferry.endpoint().resolve("/_ferry/v1/flush?" + forged))
+                    .POST(HttpRequest.BodyPublishers.noBody()).build(), HttpResponse.BodyHandlers.ofString());
+            assertThat(refused.statusCode()).isEqualTo(403);
+            assertThat(refused.body()).contains("SignatureDoesNotMatch");
+        }
+    }
+
+    @Test
     void presignedUrlsWorkUntilTheyExpire() throws Exception {
         try (S3Client s3 = ferry.sdk("AKFERRYTEST", "s3cr3t/key+value")) {
             s3.putObject(b -> b.bucket("data").key("shared.txt"), RequestBody.fromString("presigned hello"));

@@ -254,6 +254,12 @@ final class S3Handler extends ChannelInboundHandlerAdapter {
             }
         }
         context.executor().execute(() -> serve(ctx, r, rt, b));
+        if (rt.api() && context.api().watchesClient(r.method(), rt.rawPath())) {
+            // With reading off while a request is served, a client that closes is noticed only at the reply:
+            // one read lets the close through (a pipelined request is queued), so a long API request (a job
+            // registration) sees its client go and stops (ClientGone).
+            ctx.read();
+        }
     }
 
     /** Runs on a virtual thread: the operation may block on the store. */
@@ -263,7 +269,9 @@ final class S3Handler extends ChannelInboundHandlerAdapter {
             if (rt.api() && rt.rawPath().equals("/_ferry") && (r.method().equals(HttpMethod.GET) || r.method().equals(HttpMethod.HEAD))) {
                 reply = toStatusPage(rt); // the page asks for its data relative to its own address
             } else if (rt.api()) {
-                reply = context.api().handle(r.method(), rt.rawPath(), rt.query(), r.headers(), b == null ? new byte[0] : b.bytes());
+                Channel ch = ctx.channel();
+                reply = context.api().handle(r.method(), rt.rawPath(), rt.query(), r.headers(), b == null ? new byte[0] : b.bytes(),
+                        () -> !ch.isActive());
             } else {
                 S3Service.Request s3 = new S3Service.Request(r.method(), rt.bucket(), rt.key(), rt.query(), r.headers(), b);
                 reply = context.s3().handle(s3);

@@ -149,11 +149,72 @@ public final class Job {
             return Double.NaN;
         }
         synchronized (mixes) {
-            return mixes.computeIfAbsent(epoch, e -> ShardMix.of(epochPlan(e), Math.max(1, batchSize * ranks())));
+            return mixes.computeIfAbsent(epoch, e -> ShardMix.of(epochPlan(e), (int) Math.min(Integer.MAX_VALUE, (long) batchSize * ranks())));
         }
     }
 
     private final Map<Integer, Double> mixes = new HashMap<>();
+
+    /**
+     * What makes {@code other}, registered under this job's name, a different job: one phrase per field that
+     * differs ({@code "seed 7 here, 8 asked"}), empty when every rank asked for the same plan. The manifest and
+     * an explicit job's objects are compared whole, ETags included (an object rewritten in between makes
+     * another job). Compares definitions only: what the consumers reported is not part of a job's identity.
+     */
+    List<String> differences(Job other) {
+        List<String> out = new ArrayList<>();
+        if ((manifest == null) != (other.manifest == null)) {
+            out.add(manifest == null ? "an explicit list of objects per rank here, a manifest asked"
+                    : "a manifest here, an explicit list of objects per rank asked");
+            return out;
+        }
+        if (manifest != null) {
+            if (!manifest.equals(other.manifest)) {
+                out.add(manifest.shards().size() == other.manifest.shards().size() && manifest.totalSamples() == other.manifest.totalSamples()
+                        ? "manifest (as many shards and samples, but other keys, sizes, ETags or sample offsets)"
+                        : "manifest (" + manifest.shards().size() + " shards of " + manifest.totalSamples() + " samples here, "
+                                + other.manifest.shards().size() + " of " + other.manifest.totalSamples() + " asked)");
+            }
+            if (plan.seed() != other.plan.seed()) {
+                out.add("seed " + plan.seed() + " here, " + other.plan.seed() + " asked");
+            }
+            if (plan.partition() != other.plan.partition()) {
+                out.add("partition " + plan.partition().label() + " here, " + other.plan.partition().label() + " asked");
+            }
+            if (plan.canonical() != other.plan.canonical()) {
+                out.add("canonical_nodes " + plan.canonical() + " here, " + other.plan.canonical() + " asked");
+            }
+            if (plan.mixFraction() != other.plan.mixFraction()) {
+                out.add("mix_fraction " + plan.mixFraction() + " here, " + other.plan.mixFraction() + " asked");
+            }
+            if (plan.shuffleBlockShards() != other.plan.shuffleBlockShards()) {
+                out.add("shuffle_block_shards " + plan.shuffleBlockShards() + " here, " + other.plan.shuffleBlockShards() + " asked");
+            }
+            if (!plan.equals(other.plan) && out.isEmpty()) {
+                out.add("plan settings (" + plan + " here, " + other.plan + " asked)");
+            }
+            if (!world.equals(other.world)) {
+                out.add("world " + shape(world) + " here, " + shape(other.world) + " asked");
+            }
+            if (node != other.node) {
+                out.add("node " + node + " here, " + other.node + " asked (each node's ranks register with their own node's daemon)");
+            }
+        } else if (!explicit.equals(other.explicit)) {
+            out.add("ranks (other objects, order or ETags)");
+        }
+        if (batchSize != other.batchSize) {
+            out.add("batch_size " + batchSize + " here, " + other.batchSize + " asked");
+        }
+        if (plannedEpochs != other.plannedEpochs) {
+            out.add("epochs " + plannedEpochs + " here, " + other.plannedEpochs + " asked");
+        }
+        return out;
+    }
+
+    /** A world as {@code nodes x ranks_per_node x workers_per_rank}. */
+    private static String shape(World w) {
+        return w.nodes() + "x" + w.ranksPerNode() + "x" + w.workersPerRank() + " (nodes x ranks_per_node x workers_per_rank)";
+    }
 
     /** A job reading whole objects in a given order per rank, every epoch alike. */
     static Job explicit(String name, List<List<Sample>> ranks, int batchSize) {
@@ -207,15 +268,11 @@ public final class Job {
         return out;
     }
 
-    /** A planned block read of this node, with the object's size (to fetch whole blocks). */
-    record PlannedBlock(BlockId block, long objectSize) {
-    }
-
     /**
      * The blocks this node reads in an epoch, in order (its ranks step by step), and where each step starts
      * in that list: {@code stepStart[t]} is the index of step t's first block.
      */
-    record NodeFuture(List<PlannedBlock> blocks, int[] stepStart) {
+    record NodeFuture(List<BlockId> blocks, int[] stepStart) {
         int indexOfPosition(long position, int ranks) {
             long step = position / ranks;
             return step >= stepStart.length ? blocks.size() : stepStart[(int) step];
@@ -245,7 +302,7 @@ public final class Job {
     }
 
     private NodeFuture future(int epoch, int blockSize, int fromNode, int toNode) {
-        List<PlannedBlock> blocks = new ArrayList<>();
+        List<BlockId> blocks = new ArrayList<>();
         int ranksPerNode = world.ranksPerNode();
         int steps;
         if (manifest != null) {
@@ -260,24 +317,20 @@ public final class Job {
             stepStart[t] = blocks.size();
             for (int rank = fromNode * ranksPerNode; rank < toNode * ranksPerNode; rank++) {
                 Sample s;
-                long objectSize;
                 if (p != null) {
-                    int sample = deal.sample(rank, t);
-                    s = sample(p, sample);
-                    objectSize = manifest.shards().get(p.shardOf(sample)).size();
+                    s = sample(p, deal.sample(rank, t));
                 } else {
                     List<Sample> mine = explicit.get(rank);
                     if (t >= mine.size()) {
                         continue;
                     }
                     s = mine.get(t);
-                    objectSize = s.length();
                 }
                 if (s.length() == 0) {
                     continue;
                 }
                 for (long b = s.offset() / blockSize; b <= (s.offset() + s.length() - 1) / blockSize; b++) {
-                    blocks.add(new PlannedBlock(new BlockId(s.key(), s.etag(), b), objectSize));
+                    blocks.add(new BlockId(s.key(), s.etag(), b));
                 }
             }
         }

@@ -211,6 +211,29 @@ public final class SigV4 {
         };
     }
 
+    /**
+     * A presigned request's query, for ferry's own clients ({@code ferry flush}): {@code query} (raw, already
+     * URL-encoded, or empty) with the {@code X-Amz-*} parameters that {@link #verify} checks, signing the
+     * {@code host} header only and an unsigned payload (what a presigned URL signs), valid {@code expires} from
+     * {@code now}.
+     */
+    public String presignedQuery(String method, String rawPath, String rawQuery, String host, String region, Instant now, Duration expires)
+            throws S3Error {
+        String amzDate = formatDate(now);
+        String scope = amzDate.substring(0, 8) + "/" + region + "/s3/aws4_request";
+        Map<String, List<String>> query = new java.util.LinkedHashMap<>(Uris.query(rawQuery == null ? "" : rawQuery));
+        query.put("X-Amz-Algorithm", List.of(ALGORITHM));
+        query.put("X-Amz-Credential", List.of(accessKey + "/" + scope));
+        query.put("X-Amz-Date", List.of(amzDate));
+        query.put("X-Amz-Expires", List.of(Long.toString(expires.toSeconds())));
+        query.put("X-Amz-SignedHeaders", List.of("host"));
+        String canonicalQuery = canonicalQuery(query);
+        String canonical = method + "\n" + canonicalUri(rawPath) + "\n" + canonicalQuery + "\nhost:" + host.trim() + "\n\nhost\nUNSIGNED-PAYLOAD";
+        String stringToSign = ALGORITHM + "\n" + amzDate + "\n" + scope + "\n" + sha256Hex(canonical.getBytes(StandardCharsets.UTF_8));
+        String signature = HEX.formatHex(hmac(signingKey(amzDate.substring(0, 8), region), stringToSign));
+        return canonicalQuery + "&X-Amz-Signature=" + signature;
+    }
+
     private static String one(Map<String, List<String>> query, String name) throws S3Error {
         List<String> v = query.get(name);
         if (v == null || v.isEmpty()) {

@@ -92,6 +92,8 @@ public final class S3Service {
     private final Listing listing;
     private final CopyOperations copies;
     private final dev.ferry.writeback.Scratch scratch;
+    /** The origin keeps a key ending in '/' as a folder, which holds no bytes (the embedded store). */
+    private final boolean slashKeysHoldNoBytes;
     /** Where the origin's parts lie, for a part's read of an object the local stores did not assemble (S3), or null. */
     private final PartRanges originParts;
 
@@ -105,11 +107,14 @@ public final class S3Service {
      * @param spoolDir  where a copy's source bytes are kept while they are written
      * @param maxCopyBytes the largest object (or part) one copy request may copy
      * @param scratch   the node-local scratch bucket, kept on local disk and never uploaded, or null
+     * @param slashKeysHoldNoBytes the origin keeps a key ending in '/' as a folder (the embedded store): a write
+     *                  of bytes to one is refused, as it would be lost
      */
     S3Service(CachingStore cache, ObjectStore below, BucketOperations buckets, WriteBackStore writeBack, LocalMultipart localMultipart,
             WriteChecks checks, dev.ferry.store.PendingUploads originUploads, Path spoolDir, long maxCopyBytes,
-            dev.ferry.writeback.Scratch scratch, PartRanges originParts) {
+            dev.ferry.writeback.Scratch scratch, boolean slashKeysHoldNoBytes, PartRanges originParts) {
         this.scratch = scratch;
+        this.slashKeysHoldNoBytes = slashKeysHoldNoBytes;
         this.originParts = originParts;
         this.cache = cache;
         this.below = below;
@@ -127,7 +132,8 @@ public final class S3Service {
             sources.add(originUploads::listUploads);
         }
         this.uploadSources = List.copyOf(sources);
-        this.listing = new Listing(this::frontFor);
+        this.listing = new Listing(this::frontFor, writeBack == null ? (bucket, prefix) -> List.of()
+                : (bucket, prefix) -> isScratch(bucket) ? List.of() : writeBack.pendingIn(bucket, prefix));
         this.copies = new CopyOperations(this::frontFor, spoolDir, maxCopyBytes);
     }
 
@@ -141,7 +147,8 @@ public final class S3Service {
                 : new WriteChecks(node.belowCache(), node.folderOrigin(), writeBack, Duration.ofSeconds(30));
         // under write-back the origin's uploads in progress are write-back's own: clients list the uploads they started
         return new S3Service(node.cache(), node.belowCache(), node.buckets(), writeBack, node.localMultipart(), checks,
-                writeBack == null ? node.originUploads() : null, node.spool(), maxCopyBytes, node.scratch(), node.originParts());
+                writeBack == null ? node.originUploads() : null, node.spool(), maxCopyBytes, node.scratch(),
+                node.originKeepsSlashKeysAsFolders(), node.originParts());
     }
 
     /** True for the scratch bucket: served from local disk only, never from or to the object store. */
@@ -224,6 +231,9 @@ public final class S3Service {
                     attributes = declared.applyTo(attributes);
                 }
                 MultipartUpload u;
+                if (!isScratch(key.bucket())) {
+                    refuseFolderKey(key, 1, "a multipart upload"); // it has bytes, or nothing to complete
+                }
                 if (writesBack(r) && localMultipart != null) {
                     checks.check(key, attributes); // refused now, not after the parts are in
                     u = localMultipart.start(key, attributes);
@@ -258,7 +268,12 @@ public final class S3Service {
                 frontFor(key.bucket()).delete(key);
                 return null;
             });
-            return Reply.empty(HttpResponseStatus.NO_CONTENT);
+            Reply.Full deleted = Reply.empty(HttpResponseStatus.NO_CONTENT);
+            if (writeBack != null && !isScratch(key.bucket())) {
+                // journaled behind a write not uploaded yet, or made in the store
+                deleted.headers().set("x-ferry-durability", writeBack.deletePending(key) ? "local" : "durable");
+            }
+            return deleted;
         }
         throw S3Error.notImplemented(m + " object");
     }
@@ -290,7 +305,7 @@ public final class S3Service {
             }
         }
         String token = r.param("continuation-token");
-        String after = token == null || token.isEmpty() ? null : ContinuationTokens.parse(token);
+        String after = token == null || token.isEmpty() ? null : ContinuationTokens.parse(token).after();
         if (token != null && !token.isEmpty() && after == null) {
             throw S3Error.invalidArgument("The continuation token provided is incorrect");
         }
@@ -308,7 +323,7 @@ public final class S3Service {
                 continue;
             }
             if (listed == max) {
-                next = ContinuationTokens.after(last);
+                next = ContinuationTokens.of(new ContinuationTokens.Resume(null, last, false)); // resume after it
                 break;
             }
             x.open("Bucket").element("Name", b.name()).element("CreationDate", Listing.ISO.format(b.created())).close("Bucket");
@@ -391,6 +406,10 @@ public final class S3Service {
         if (writeBack != null && writeBack.holdsLocallyIn(bucket)) {
             throw new S3Error(409, "BucketNotEmpty", "bucket " + bucket + " is not empty: it holds writes not uploaded yet");
         }
+        if (writeBack != null && writeBack.deletesPendingIn(bucket)) {
+            // deletes waiting behind uploads: the store still holds their keys until they are made
+            writeBack.flush(k -> k.bucket().equals(bucket), Duration.ofSeconds(30));
+        }
         buckets.deleteBucket(bucket);
         if (checks != null) {
             checks.forget(bucket); // a write arriving now must find the bucket gone, not a cached "it exists"
@@ -467,7 +486,7 @@ public final class S3Service {
         if (meta == null) {
             return null;
         }
-        return getObject(r, key, head, meta, false);
+        return getObject(r, key, head, meta, false, false);
     }
 
     /** The header a daemon sends another to read only what that one holds on disk (never fetching). */
@@ -477,7 +496,7 @@ public final class S3Service {
         if (r.headers().contains(CACHED_ONLY)) {
             String ifMatch = r.headers().get("If-Match");
             ObjectMeta known = ifMatch == null ? cache.freshMeta(key) : cache.knownMeta(key, ObjectMeta.stripQuotes(ifMatch.trim()));
-            Reply reply = known == null || (writeBack != null && writeBack.holdsLocally(key)) ? null : getObject(r, key, head, known, false);
+            Reply reply = known == null || (writeBack != null && writeBack.holdsLocally(key)) ? null : getObject(r, key, head, known, true, false);
             if (reply == null) {
                 throw new S3Error(404, "NotCached", key + " is not on this daemon's disk (asked for cached blocks only)");
             }
@@ -493,14 +512,15 @@ public final class S3Service {
             }
             throw e;
         }
-        return getObject(r, key, head, meta, true);
+        return getObject(r, key, head, meta, true, true);
     }
 
     /**
      * GET or HEAD {@code ?partNumber=N}: the bytes of part N of an object a multipart upload made (206, its
      * {@code Content-Range}, {@code x-amz-mp-parts-count}), as a ranged read; part 1 of any other object is all of
-     * it (206 too, without a part count). A part that is not there is 400 InvalidPart. Where the part lies comes from the sizes the local stores
-     * keep, else from the origin (S3); an origin that cannot tell (s3proxy) makes it 501.
+     * it (206 too, without a part count). A part that is not there is 400 InvalidPart. Where the part lies comes
+     * from the sizes the local stores keep, else from the origin (S3); an origin that cannot tell (s3proxy) makes
+     * it 501.
      */
     private Reply getPart(Request r, ObjectKey key, boolean head) throws S3Error, IOException {
         int n = partNumber(r.param("partNumber"));
@@ -514,7 +534,7 @@ public final class S3Service {
                     + Math.max(count, 1) + (count > 1 ? " parts" : " part") + ", not " + n);
         }
         if (count == 0) { // the one part is the whole object, answered as a range of all of it (206), as S3 does
-            return getObject(r, key, head, meta, true, meta.size() == 0 ? null : ByteRange.of(0, meta.size()));
+            return getObject(r, key, head, meta, true, true, meta.size() == 0 ? null : ByteRange.of(0, meta.size()));
         }
         List<Long> sizes = Parts.sizes(meta.attributes());
         ByteRange part = sizes != null && sizes.size() == count ? Parts.range(sizes, n)
@@ -523,7 +543,7 @@ public final class S3Service {
         if (part == null) {
             throw S3Error.notImplemented("GET ?partNumber of " + key + " (its store does not tell where its parts lie; read the part with a Range)");
         }
-        Reply reply = getObject(r, key, head, meta, true, part);
+        Reply reply = getObject(r, key, head, meta, true, true, part);
         headers(reply).set("x-amz-mp-parts-count", count);
         List<Checksum> sums = Parts.checksums(meta.attributes());
         boolean answered = !(reply instanceof Reply.Full f) || f.status().code() / 100 == 2; // not a 304
@@ -542,13 +562,17 @@ public final class S3Service {
         };
     }
 
-    /** GET or HEAD of {@code meta}; null when the read would need upstream and {@code mayBlock} is false. */
-    private Reply getObject(Request r, ObjectKey key, boolean head, ObjectMeta meta, boolean mayBlock) throws S3Error, IOException {
-        return getObject(r, key, head, meta, mayBlock, null);
+    /**
+     * GET or HEAD of {@code meta}; null when the read would need upstream and {@code mayFetch} is false, or a
+     * cached block would need a check (reading it from disk) and {@code mayCheck} is false (on the event loop).
+     */
+    private Reply getObject(Request r, ObjectKey key, boolean head, ObjectMeta meta, boolean mayCheck, boolean mayFetch)
+            throws S3Error, IOException {
+        return getObject(r, key, head, meta, mayCheck, mayFetch, null);
     }
 
     /** ... of {@code part} of it, when not null (a part's read: its range, whatever the request's Range). */
-    private Reply getObject(Request r, ObjectKey key, boolean head, ObjectMeta meta, boolean mayBlock, ByteRange part)
+    private Reply getObject(Request r, ObjectKey key, boolean head, ObjectMeta meta, boolean mayCheck, boolean mayFetch, ByteRange part)
             throws S3Error, IOException {
         HttpHeaders h = objectHeaders(meta);
         if (Preconditions.notModified(r.headers(), meta, key)) {
@@ -571,15 +595,21 @@ public final class S3Service {
         }
         GetRequest get = new GetRequest(key, range, meta.etag());
         if ((writeBack == null || !writeBack.holdsLocally(key)) && !isScratch(key.bucket())) {
-            CachingStore.ResidentRead resident = cache.openResident(get);
+            CachingStore.ResidentRead resident = cache.openResident(get, mayCheck);
             if (resident != null) {
                 return new Reply.Files(status, h, resident);
             }
         }
-        if (!mayBlock) {
-            return null; // on the event loop (tryFast): a miss must not block it
+        if (!mayFetch) {
+            return null; // on the event loop (tryFast), or a peer asking for cached blocks only: not from upstream
         }
         ObjectContent content = frontFor(key.bucket()).get(get);
+        if (content.length() != length) {
+            // the read would not keep the promise of the headers, which have not left yet: say so instead
+            content.close();
+            throw new S3Error(503, "ServiceUnavailable", "the store has " + content.length() + " bytes to send of " + key + " where "
+                    + length + " were announced; nothing was sent, ask again");
+        }
         return new Reply.Streamed(status, h, content);
     }
 
@@ -677,8 +707,23 @@ public final class S3Service {
         return Checksum.ofFile(algorithm, source.file());
     }
 
+    /**
+     * Refuses, before anything is written or acknowledged, bytes for a key the origin would keep as an empty
+     * folder (a key ending in '/' in the embedded store). S3 takes such keys, and so does ferry over S3; empty
+     * ones ("folder markers") are taken everywhere but a folder store.
+     */
+    private void refuseFolderKey(ObjectKey key, long length, String what) throws S3Error {
+        if (slashKeysHoldNoBytes && length > 0 && key.key().endsWith("/")) {
+            throw S3Error.badRequest("InvalidRequest", "the embedded store keeps a key ending in '/' as a folder, which holds no bytes: "
+                    + what + " to " + key + " would be lost, so nothing was written (such a key may only be written empty)");
+        }
+    }
+
     private Reply.Full put(Request r, ObjectKey key, PutBody data) throws S3Error, IOException {
         HttpHeaders h = new DefaultHttpHeaders();
+        if (!isScratch(key.bucket())) {
+            refuseFolderKey(key, data.length(), data.length() + " bytes");
+        }
         if (isScratch(key.bucket())) {
             h.set("ETag", quote(scratch.put(key, data).etag()));
             h.set("x-ferry-durability", "local"); // and never more: scratch is not uploaded
