@@ -217,6 +217,43 @@ class ChecksumTest {
         }
     }
 
+    /**
+     * The checksum a client sent travels with the upload, so bytes changed between the daemon and the store are
+     * refused by the store (s3proxy checks it) and nothing is kept; the client, whose bytes were right, gets a 503
+     * it retries, not the store's 400. An {@link AlteringRelay} between the daemon and the embedded store changes them.
+     */
+    @org.junit.jupiter.api.Test
+    void writeThrough_bytesChangedOnTheWayToTheStore_areRefusedThere_andTheClientGets503(@TempDir Path dir) throws Exception {
+        String original = "\u0001ferry-original-bytes";
+        byte[] body = ("weights " + original + " more weights").getBytes(java.nio.charset.StandardCharsets.ISO_8859_1);
+        System.setProperty("aws.accessKeyId", "ferry");
+        System.setProperty("aws.secretAccessKey", "ferry");
+        try (dev.ferry.embedded.EmbeddedStore store = dev.ferry.embedded.EmbeddedStore.start(dir.resolve("origin"), 0,
+                dev.ferry.embedded.CloudProfile.none());
+                AlteringRelay relay = new AlteringRelay(store.endpoint(), original, "\u0001ferry-CHANGED!-bytes");
+                Daemon ferry = Daemon.start(ServeConfig.defaults().with(Map.of("upstream", relay.endpoint().toString(), "cache-dir",
+                        dir.resolve("cache").toString(), "port", "0", "cache-size", "64MiB", "block-size", "1MiB")));
+                S3Client s3 = S3Client.builder().endpointOverride(ferry.endpoint()).forcePathStyle(true)
+                        .region(software.amazon.awssdk.regions.Region.US_EAST_1)
+                        .credentialsProvider(software.amazon.awssdk.auth.credentials.StaticCredentialsProvider.create(
+                                software.amazon.awssdk.auth.credentials.AwsBasicCredentials.create("ferry", "ferry")))
+                        .overrideConfiguration(o -> o.retryStrategy(software.amazon.awssdk.retries.DefaultRetryStrategy.doNotRetry()))
+                        .httpClientBuilder(software.amazon.awssdk.http.apache.ApacheHttpClient.builder()).build()) {
+            s3.createBucket(b -> b.bucket("data"));
+            assertThatThrownBy(() -> s3.putObject(b -> b.bucket("data").key("model.bin").checksumAlgorithm(ChecksumAlgorithm.CRC32),
+                    RequestBody.fromBytes(body))).satisfies(e -> {
+                        S3Exception s = (S3Exception) e;
+                        assertThat(s.statusCode()).isEqualTo(503);
+                        assertThat(s.awsErrorDetails().errorCode()).isEqualTo("ServiceUnavailable");
+                        assertThat(s.awsErrorDetails().errorMessage()).contains("changed on the way");
+                    });
+            assertThatThrownBy(() -> s3.headObject(b -> b.bucket("data").key("model.bin"))).as("nothing kept").isInstanceOf(S3Exception.class);
+        } finally {
+            System.clearProperty("aws.accessKeyId");
+            System.clearProperty("aws.secretAccessKey");
+        }
+    }
+
     @ParameterizedTest
     @ValueSource(strings = {"folder", "s3"})
     void createMultipartUpload_refusesWhatS3Cannot(String mode, @TempDir Path dir) throws Exception {

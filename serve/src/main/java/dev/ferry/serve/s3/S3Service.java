@@ -744,10 +744,29 @@ public final class S3Service {
             h.set("ETag", quote(front.head(key).etag()));
             h.set("x-ferry-durability", "durable");
         } else {
-            h.set("ETag", quote(cache.put(key, data).etag()));
+            try {
+                h.set("ETag", quote(cache.put(key, data).etag()));
+            } catch (StoreException e) {
+                throw damagedOnTheWay(key, e);
+            }
             h.set("x-ferry-durability", "durable");
         }
         return new Reply.Full(HttpResponseStatus.OK, h, new byte[0], false);
+    }
+
+    /**
+     * A store that refuses a body as not matching its digest (BadDigest: the checksum that travels with it since
+     * the daemon keeps checksums) refuses bytes the daemon checked when they arrived: they were changed between the
+     * two, not by the client. That is the daemon's (or the network's) fault, so it answers 503, which clients retry,
+     * not the store's 400, which would blame the client's bytes. Nothing was kept.
+     */
+    private static IOException damagedOnTheWay(ObjectKey key, StoreException e) {
+        String code = e.errorCode();
+        if ("BadDigest".equals(code) || "XAmzContentSHA256Mismatch".equals(code) || "InvalidDigest".equals(code)) {
+            return new StoreException(StoreException.Kind.RETRYABLE, 503, "ServiceUnavailable", "the object store refused the bytes of "
+                    + key + " as changed on the way from the daemon (" + code + "); nothing was kept: send them again", e);
+        }
+        return e;
     }
 
     private static RequestBody requireBody(Request r) throws S3Error {
