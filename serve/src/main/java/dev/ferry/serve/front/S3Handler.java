@@ -154,11 +154,14 @@ final class S3Handler extends ChannelInboundHandlerAdapter {
             if (context.sigV4() != null && !(route.api() && context.api().isPublic(r.method(), route.rawPath()))) {
                 signed = context.sigV4().verify(r.method().name(), route.rawPath(), route.rawQuery(), r.headers(), Instant.now());
             }
-            boolean objectData = !route.api() && route.key() != null && r.method().equals(HttpMethod.PUT);
+            // (a PutObjectAcl's body is a policy in XML, held in memory as other XML bodies)
+            boolean objectData = !route.api() && route.key() != null && r.method().equals(HttpMethod.PUT) && !route.query().containsKey("acl");
             // an object PUT with Content-Length: 0 has a body too: the empty object
             if (expectsBody(r) || (objectData && r.headers().contains(HttpHeaderNames.CONTENT_LENGTH))) {
+                // a CompleteMultipartUpload's x-amz-checksum-* is the whole object's (FULL_OBJECT), not its XML's
+                boolean complete = !route.api() && route.key() != null && r.method().equals(HttpMethod.POST) && route.query().containsKey("uploadId");
                 body = new RequestBody(r.headers(), objectData ? context.spoolDir() : null,
-                        objectData ? context.limits().maxObjectBytes() : context.limits().maxXmlBytes(), signed);
+                        objectData ? context.limits().maxObjectBytes() : context.limits().maxXmlBytes(), signed, !complete);
             }
         } catch (S3Error e) {
             failed = e;

@@ -290,6 +290,11 @@ public final class Node implements AutoCloseable {
         return buckets;
     }
 
+    /** Where the origin's objects' parts lie, when it can tell (S3), else null. */
+    public dev.ferry.store.PartRanges originParts() {
+        return origin instanceof dev.ferry.store.PartRanges p ? p : null;
+    }
+
     /** The origin's multipart uploads in progress, or null when it keeps none. */
     public PendingUploads originUploads() {
         return originUploads;

@@ -6,6 +6,7 @@ import dev.ferry.serve.protocol.Reply;
 import dev.ferry.serve.protocol.S3Error;
 import dev.ferry.serve.protocol.Uris;
 import dev.ferry.serve.protocol.Xml;
+import dev.ferry.store.Checksum;
 import dev.ferry.store.ListPage;
 import dev.ferry.store.ListRequest;
 import dev.ferry.store.ObjectMeta;
@@ -87,11 +88,11 @@ final class Listing {
         boolean url = urlEncoded(r);
         String token = v2 ? r.param("continuation-token") : null;
         String after = v2 ? r.param("start-after") : r.param("marker");
-        if (token != null && token.isEmpty()) {
-            throw S3Error.invalidArgument("continuation-token must not be empty");
-        }
+        // v1 names each object's owner; v2 only when asked (fetch-owner=true)
+        boolean owner = !v2 || "true".equals(r.param("fetch-owner"));
         Resume from = new Resume(null, after == null || after.isEmpty() ? null : after, false);
-        if (token != null) {
+        // an empty token is no token (S3 lists from the start and echoes it): what a paginator's first call may send
+        if (token != null && !token.isEmpty()) {
             Resume t = ContinuationTokens.parse(token);
             String skip = t.after() == null || (after != null && after.compareTo(t.after()) > 0) ? from.after() : t.after();
             from = new Resume(t.storeToken(), skip, t.ferryGroups());
@@ -116,8 +117,13 @@ final class Listing {
         }
         for (ObjectMeta o : page.objects()) {
             x.open("Contents").element("Key", enc(o.key().key(), url)).element("LastModified", ISO.format(o.lastModified()))
-                    .element("ETag", S3Service.quote(o.etag())).element("Size", o.size()).element("StorageClass", "STANDARD")
-                    .close("Contents");
+                    .element("ETag", S3Service.quote(o.etag()));
+            checksumAlgorithm(x, o);
+            x.element("Size", o.size()).element("StorageClass", "STANDARD");
+            if (owner) {
+                S3Service.owner(x, "Owner");
+            }
+            x.close("Contents");
         }
         prefixes(x, page, url);
         return Reply.xml(HttpResponseStatus.OK, x.close("ListBucketResult"));
@@ -160,9 +166,11 @@ final class Listing {
         }
         for (ObjectMeta o : page.objects()) {
             x.open("Version").element("Key", enc(o.key().key(), url)).element("VersionId", "null").element("IsLatest", true)
-                    .element("LastModified", ISO.format(o.lastModified())).element("ETag", S3Service.quote(o.etag()))
-                    .element("Size", o.size()).element("StorageClass", "STANDARD")
-                    .open("Owner").element("ID", "ferry").element("DisplayName", "ferry").close("Owner").close("Version");
+                    .element("LastModified", ISO.format(o.lastModified())).element("ETag", S3Service.quote(o.etag()));
+            checksumAlgorithm(x, o);
+            x.element("Size", o.size()).element("StorageClass", "STANDARD");
+            S3Service.owner(x, "Owner");
+            x.close("Version");
         }
         prefixes(x, page, url);
         return Reply.xml(HttpResponseStatus.OK, x.close("ListVersionsResult"));
@@ -319,6 +327,17 @@ final class Listing {
                     deletesUnder.computeIfAbsent(name, n -> new java.util.HashSet<>()).add(p.key());
                 }
             }
+        }
+    }
+
+    /** {@code <ChecksumAlgorithm>} and {@code <ChecksumType>} of an object that keeps a checksum (as S3 lists them). */
+    private static void checksumAlgorithm(Xml x, ObjectMeta o) {
+        Checksum c = Checksum.of(o.attributes());
+        if (c == null) {
+            c = Checksum.declaredIn(o.attributes()); // a store that lists only the algorithm (S3)
+        }
+        if (c != null) {
+            x.element("ChecksumAlgorithm", c.algorithm().name()).element("ChecksumType", c.type().name());
         }
     }
 
