@@ -6,7 +6,9 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import dev.ferry.settings.Setting;
 import dev.ferry.settings.SettingTable;
 import dev.ferry.settings.Settings;
+import dev.ferry.settings.SettingsDoc;
 import java.util.Map;
+import java.util.stream.Collectors;
 import org.junit.jupiter.api.Test;
 
 /** The tier settings every front end shares: documented defaults, one sentence for bad values. */
@@ -17,6 +19,16 @@ class TierSettingsTest {
         assertThat(d).containsExactly(Map.entry("upstream", ""), Map.entry("store-root", ""), Map.entry("cache-size", "10.0 GiB"),
                 Map.entry("block-size", "4.0 MiB"), Map.entry("verify", "on-load"), Map.entry("write-back-quota", "8.0 GiB"),
                 Map.entry("first-byte-timeout", "10s"), Map.entry("metadata-ttl", "60s"), Map.entry("read-ahead", "64.0 MiB"));
+    }
+
+    @Test
+    void everyTierSetting_isInTheDocsTable_withItsDefault() {
+        Map<String, String> documented = SettingsDoc.defaults("## Tier settings");
+        for (Setting<?> s : TierSettings.ALL) {
+            assertThat(documented).as("docs/configuration.md, the tier settings' table").containsEntry(s.key(), SettingsDoc.cell(s));
+        }
+        assertThat(documented.keySet()).as("rows of the tier settings' table that are no tier setting")
+                .isSubsetOf(TierSettings.ALL.stream().map(Setting::key).collect(Collectors.toSet()));
     }
 
     @Test
