@@ -50,7 +50,8 @@ import org.slf4j.LoggerFactory;
 
 /**
  * One node of {@code ferry serve}, without its network front: the tier stack built from the config by
- * {@link TierStack} (as {@code ferry mount} builds its own), in the order a read goes down it, and what runs beside it (metrics, prefetch, the status and expiry timers).
+ * {@link TierStack} (as {@code ferry mount} builds its own), in the order a read goes down it, and what runs
+ * beside it (metrics, prefetch, the status and expiry timers).
  *
  * <pre>
  * origin (S3, a folder, or the embedded store)
@@ -171,7 +172,7 @@ public final class Node implements AutoCloseable {
 
     /** A folder beside the local tier's: {@code <cache-dir><suffix>}. */
     private Path sibling(String suffix) {
-        return config.cacheDir().resolveSibling(config.cacheDir().getFileName() + suffix);
+        return TierStack.sibling(config.cacheDir(), suffix);
     }
 
     private static void clearSpool(Path spool) throws IOException {
