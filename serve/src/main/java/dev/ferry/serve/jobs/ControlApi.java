@@ -53,7 +53,7 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 /**
- * ferry's own API under {@code /_ferry/} (see docs/node.md): job plans, consumer progress, status, the
+ * ferry's own API under {@code /_ferry/} (docs/daemon.md, "ferry's own API"): job plans, consumer progress, status, the
  * write-back fence, Prometheus metrics and the status page. JSON in and out; errors as
  * {@code {"error": {"code": ..., "message": ...}}}.
  */
@@ -160,7 +160,7 @@ public final class ControlApi {
             }
             throw new S3Error(405, "MethodNotAllowed", method + " is not allowed on " + path);
         }
-        throw new S3Error(404, "NoSuchEndpoint", "ferry has no API at " + method + " " + path + "; see docs/node.md");
+        throw new S3Error(404, "NoSuchEndpoint", "ferry has no API at " + method + " " + path + "; see ferry's own API in docs/daemon.md");
     }
 
     private static JsonNode parse(byte[] body) throws S3Error {
