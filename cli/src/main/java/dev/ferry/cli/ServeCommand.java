@@ -12,7 +12,6 @@ import java.util.concurrent.CountDownLatch;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
-import picocli.CommandLine.Model.OptionSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
 
@@ -20,7 +19,7 @@ import picocli.CommandLine.Spec;
  * {@code ferry serve}: the S3-compatible caching daemon. Only {@code --config} is declared here: the flag of every
  * setting comes from {@link ServeConfig}'s table ({@link SettingFlags}).
  */
-@Command(name = "serve", mixinStandardHelpOptions = true, modelTransformer = ServeCommand.SettingFlags.class,
+@Command(name = "serve", mixinStandardHelpOptions = true, modelTransformer = ServeCommand.Flags.class,
         description = {"Run the ferry daemon: an S3-compatible endpoint (path-style) in front of the local tier and the object store.",
                 "With neither --upstream nor --store-root it fronts the embedded store (cloud profile) over --data-dir.",
                 "Every flag is also a key of the YAML --config file (flags win). See docs/daemon.md."})
@@ -70,14 +69,7 @@ final class ServeCommand implements Callable<Integer> {
         if (System.getenv("FERRY_SECRET_KEY") != null) {
             settings.put("secret-key", System.getenv("FERRY_SECRET_KEY"));
         }
-        for (ServeConfig.Setting<?> setting : ServeConfig.settings()) {
-            if (setting.isFlag()) {
-                Object given = spec.findOption("--" + setting.key()).getValue();
-                if (setting.isSwitch() ? Boolean.TRUE.equals(given) : given != null) {
-                    settings.put(setting.key(), given.toString());
-                }
-            }
-        }
+        settings.putAll(SettingFlags.given(spec, ServeConfig.settings()));
         try {
             ServeConfig c = ServeConfig.defaults().with(settings);
             c.validate();
@@ -91,21 +83,10 @@ final class ServeCommand implements Callable<Integer> {
      * Adds a flag {@code --KEY} for every setting of {@link ServeConfig}'s table that has one, with the
      * table's parameter label and description: the table is the one place a setting is defined.
      */
-    static final class SettingFlags implements CommandLine.IModelTransformer {
+    static final class Flags implements CommandLine.IModelTransformer {
         @Override
         public CommandSpec transform(CommandSpec spec) {
-            for (ServeConfig.Setting<?> setting : ServeConfig.settings()) {
-                if (!setting.isFlag()) {
-                    continue;
-                }
-                OptionSpec.Builder option = OptionSpec.builder("--" + setting.key()).description(setting.description());
-                if (setting.isSwitch()) {
-                    option.type(boolean.class);
-                } else {
-                    option.type(String.class).paramLabel(setting.paramLabel());
-                }
-                spec.addOption(option.build());
-            }
+            SettingFlags.add(spec, ServeConfig.settings());
             return spec;
         }
     }

@@ -1,23 +1,36 @@
 package dev.ferry.it;
 
+import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.fields;
 import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.noClasses;
 import static com.tngtech.archunit.library.dependencies.SlicesRuleDefinition.slices;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.tngtech.archunit.base.DescribedPredicate;
+import com.tngtech.archunit.core.domain.JavaClass;
 import com.tngtech.archunit.core.domain.JavaClasses;
+import com.tngtech.archunit.core.domain.JavaField;
 import com.tngtech.archunit.core.importer.ClassFileImporter;
 import com.tngtech.archunit.core.importer.ImportOption;
+import com.tngtech.archunit.lang.ArchCondition;
+import com.tngtech.archunit.lang.ConditionEvents;
+import com.tngtech.archunit.lang.SimpleConditionEvent;
+import dev.ferry.settings.Setting;
 import dev.ferry.store.ObjectStore;
+import dev.ferry.tier.TierSettings;
+import java.lang.reflect.Field;
+import java.lang.reflect.Modifier;
 import java.net.URISyntaxException;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.stream.Collectors;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
 /**
  * The no-reach-back check: main code of every module on this module's classpath (core, s3, embedded, serve,
  * cli, and mount where the build has it) has no cycles between packages, so each layer calls down and
- * never back (the daemon's front -> jobs -> node, say); and the core knows nothing of the AWS SDK, Netty or
- * picocli. Modules themselves cannot form cycles (Maven refuses them), so packages are what this watches.
+ * never back (the daemon's front -> jobs -> node, say); the core knows nothing of the AWS SDK, Netty or
+ * picocli; and nothing but the core defines a tier setting. Modules themselves cannot form cycles (Maven refuses them), so packages are what this watches.
  */
 class ArchitectureTest {
     /** Main classes only: not this module's tests, nor another module's test classes or test-jar. */
@@ -26,14 +39,21 @@ class ArchitectureTest {
 
     private static JavaClasses all;
     private static JavaClasses core;
+    private static DescribedPredicate<JavaClass> inCore;
 
     @BeforeAll
     static void importClasses() throws URISyntaxException {
         all = new ClassFileImporter().withImportOption(MAIN_ONLY).importPackages("dev.ferry");
         // the core module's classes: its classes folder in the IDE and under `mvn test`, its jar under `mvn verify`
         String coreLocation = ObjectStore.class.getProtectionDomain().getCodeSource().getLocation().toURI().toString();
-        core = all.that(DescribedPredicate.describe("in the core module",
-                c -> c.getSource().map(source -> source.getUri().toString().contains(coreLocation)).orElse(false)));
+        // ArchUnit writes file:///x where the code source says file:/x
+        inCore = DescribedPredicate.describe("in the core module",
+                c -> c.getSource().map(source -> plainFileUri(source.getUri().toString()).contains(plainFileUri(coreLocation))).orElse(false));
+        core = all.that(inCore);
+    }
+
+    private static String plainFileUri(String uri) {
+        return uri.replace("file:///", "file:/");
     }
 
     @Test
@@ -52,6 +72,40 @@ class ArchitectureTest {
     @Test
     void packages_haveNoCycles() {
         slices().matching("dev.ferry.(**)").should().beFreeOfCycles().check(all);
+    }
+
+    /**
+     * A tier setting (cache-size, block-size, first-byte-timeout, write-back-quota...) is a row of core's
+     * {@link TierSettings}, which serve and mount add their own rows to: a row with one of its keys defined anywhere
+     * else (a second cache-size with its own default, say) is what issue 21 removed.
+     */
+    @Test
+    void nothingButCore_definesATierSetting() {
+        Set<String> tierKeys = TierSettings.ALL.stream().map(Setting::key).collect(Collectors.toCollection(TreeSet::new));
+        ArchCondition<JavaField> notATierSetting = new ArchCondition<>("not define a tier setting (" + String.join(", ", tierKeys)
+                + "): use TierSettings' row") {
+            @Override
+            public void check(JavaField field, ConditionEvents events) {
+                Field f = field.reflect();
+                if (!Modifier.isStatic(f.getModifiers())) {
+                    return;
+                }
+                Object value;
+                try {
+                    f.setAccessible(true);
+                    value = f.get(null);
+                } catch (IllegalAccessException | RuntimeException e) {
+                    events.add(SimpleConditionEvent.violated(field, field.getFullName() + " cannot be read: " + e));
+                    return;
+                }
+                if (value instanceof Setting<?> s && tierKeys.contains(s.key()) && !TierSettings.ALL.contains(s)) {
+                    events.add(SimpleConditionEvent.violated(field, field.getFullName() + " defines " + s.key()
+                            + ", a tier setting: use TierSettings' row (core); a command adds only its own rows to TierSettings.ROWS"));
+                }
+            }
+        };
+        fields().that().haveRawType(Setting.class).and().areDeclaredInClassesThat(DescribedPredicate.not(inCore))
+                .should(notATierSetting).check(all);
     }
 
     @Test

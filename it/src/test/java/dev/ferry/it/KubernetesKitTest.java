@@ -260,7 +260,7 @@ class KubernetesKitTest {
             }
         }
         for (String flag : flags) {
-            ServeConfig.Setting<?> setting = ServeConfig.settings().stream().filter(s -> s.key().equals(flag)).findFirst().orElse(null);
+            dev.ferry.settings.Setting<?> setting = ServeConfig.settings().stream().filter(s -> s.key().equals(flag)).findFirst().orElse(null);
             assertThat(flag.equals("config") || (setting != null && setting.isFlag())).as("--%s is a flag of ferry serve", flag).isTrue();
         }
         assertThat(flags).contains("config", "group", "self", "bind");

@@ -1,6 +1,5 @@
 package dev.ferry.mount;
 
-import dev.ferry.cache.CacheConfig;
 import dev.ferry.cache.CachingStore;
 import dev.ferry.cache.SequentialReadAhead;
 import dev.ferry.s3.S3Credentials;
@@ -8,12 +7,9 @@ import dev.ferry.s3.S3ObjectStore;
 import dev.ferry.s3.S3StoreConfig;
 import dev.ferry.store.BucketOperations;
 import dev.ferry.store.ObjectStore;
-import dev.ferry.store.chain.ChainConfig;
-import dev.ferry.store.chain.FirstByteTimeoutStore;
 import dev.ferry.store.chain.MeterSnapshot;
-import dev.ferry.store.chain.StoreChain;
 import dev.ferry.store.file.FileObjectStore;
-import dev.ferry.writeback.WriteBackConfig;
+import dev.ferry.tier.TierStack;
 import dev.ferry.writeback.WriteBackStore;
 import java.io.IOException;
 import java.nio.file.Files;
@@ -30,19 +26,16 @@ import org.cryptomator.jfuse.api.FuseBuilder;
 import org.cryptomator.jfuse.api.FuseMountFailedException;
 
 /**
- * A mounted ferry file system: the same chain as {@code ferry serve} (origin -> meter, governor, retry,
- * parallel reads -> first-byte timeout -> local tier -> write-back), served through FUSE at the mountpoint.
+ * A mounted ferry file system: the same tier stack as {@code ferry serve}, built by {@link TierStack} (origin ->
+ * meter, governor, retry, parallel reads -> first-byte timeout -> local tier -> write-back), served through FUSE
+ * at the mountpoint.
  * {@link #close} unmounts, waits up to {@code flush-timeout} for pending uploads, and closes the tiers.
  * Thread-safe.
  */
 public final class Mount implements AutoCloseable {
     private final MountConfig config;
-    private final ObjectStore origin;
-    private final StoreChain chain;
-    private final CachingStore cache;
-    private final SequentialReadAhead readAhead;
+    private final TierStack tiers;
     private final ExecutorService fetchers = Executors.newVirtualThreadPerTaskExecutor();
-    private final WriteBackStore writeBack;
     private final FerryFs fs;
     private final Fuse fuse;
     private final Consumer<String> say;
@@ -59,6 +52,7 @@ public final class Mount implements AutoCloseable {
             say.accept(note);
         }
         BucketOperations buckets;
+        ObjectStore origin;
         if (config.upstream() != null) {
             S3ObjectStore store = new S3ObjectStore(S3StoreConfig.endpoint(config.upstream(), credentials(config.upstream())));
             origin = store;
@@ -73,24 +67,14 @@ public final class Mount implements AutoCloseable {
             buckets = store;
             description = "folder " + config.storeRoot();
         }
-        chain = StoreChain.over(origin, ChainConfig.DEFAULT);
-        ObjectStore bounded = new FirstByteTimeoutStore(chain, config.firstByteTimeout());
-        ObjectStore tier;
-        if (config.hasLocalTier()) {
-            CacheConfig cc = CacheConfig.of(config.cacheDir(), config.cacheSize()).withBlockSize(config.blockSize())
-                    .withMetadataTtl(config.metadataTtl()).withVerify(config.verify());
-            cache = new CachingStore(bounded, cc);
-            readAhead = config.readAhead() == 0 ? null : SequentialReadAhead.attach(cache, readAheadConfig(config), fetchers);
-            tier = cache;
-        } else {
-            cache = null; // over a ferry daemon: its local tier caches, prefetches by plan and reads ahead
-            readAhead = null;
-            tier = bounded;
-        }
-        Path base = config.cacheDir();
-        writeBack = config.writeThrough() ? null
-                : new WriteBackStore(tier, WriteBackConfig.of(base.resolveSibling(base.getFileName() + "-writeback"), config.writeBackQuota()));
-        Path spool = base.resolveSibling(base.getFileName() + "-spool");
+        tiers = TierStack.over(origin, config.values(), config.cacheDir())
+                // cache-size 0, over a ferry daemon: its local tier caches, prefetches by plan and reads ahead
+                .localTier(config.hasLocalTier())
+                .readAhead(config.readAhead() == 0 ? null : readAheadConfig(config), fetchers)
+                .writeBack(!config.writeThrough())
+                .build();
+        ObjectStore tier = tiers.cache() != null ? tiers.cache() : tiers.belowCache();
+        Path spool = TierStack.sibling(config.cacheDir(), "-spool");
         Files.createDirectories(spool);
         try (Stream<Path> s = Files.list(spool)) { // files a crashed mount was writing: never acknowledged, never objects
             for (Path p : s.toList()) {
@@ -106,7 +90,7 @@ public final class Mount implements AutoCloseable {
                     + System.getProperty("os.name") + " " + System.getProperty("os.arch") + ").");
         }
         builder.setLibraryPath(lib.toString());
-        fs = new FerryFs(builder.errno(), config, tier, cache, writeBack, buckets, spool);
+        fs = new FerryFs(builder.errno(), config, tier, tiers.cache(), tiers.writeBack(), buckets, spool);
         List<String> options = new ArrayList<>(List.of("fsname=ferry", "subtype=ferry", "attr_timeout=1", "entry_timeout=1",
                 "negative_timeout=0"));
         if (config.readOnly()) {
@@ -166,22 +150,22 @@ public final class Mount implements AutoCloseable {
 
     /** The mount's local tier; null with {@code cache-size 0} (over a ferry daemon). */
     public CachingStore cache() {
-        return cache;
+        return tiers.cache();
     }
 
     /** The write-back store, or null with write-through. */
     public WriteBackStore writeBack() {
-        return writeBack;
+        return tiers.writeBack();
     }
 
     /** Requests and bytes the object store has seen. */
     public MeterSnapshot meter() {
-        return chain.meter().snapshot();
+        return tiers.chain().meter().snapshot();
     }
 
     /** Blocks fetched ahead of sequential readers so far (handed to the fetchers). */
     public long readAheadBlocks() {
-        return readAhead == null ? 0 : readAhead.scheduledBlocks();
+        return tiers.readAhead() == null ? 0 : tiers.readAhead().scheduledBlocks();
     }
 
     /** Unmounts, waits up to flush-timeout for pending uploads (what is left resumes at the next start), closes the tiers. */
@@ -196,12 +180,13 @@ public final class Mount implements AutoCloseable {
         } catch (TimeoutException e) {
             say.accept("the FUSE loop did not stop within 10 s; unmounted lazily.");
         }
+        WriteBackStore writeBack = tiers.writeBack();
         if (writeBack != null) {
             try {
                 dev.ferry.writeback.FlushResult r = writeBack.flush(config.flushTimeout());
                 if (!r.complete()) {
                     say.accept(writeBack.stats().pendingObjects() + " written files are not uploaded yet; they are journaled in "
-                            + config.cacheDir().resolveSibling(config.cacheDir().getFileName() + "-writeback")
+                            + TierStack.sibling(config.cacheDir(), "-writeback")
                             + " and upload when ferry mount starts again with the same --cache-dir.");
                 }
             } catch (java.io.InterruptedIOException e) {
@@ -212,16 +197,7 @@ public final class Mount implements AutoCloseable {
     }
 
     private void closeTiers() throws IOException {
-        if (readAhead != null) {
-            readAhead.detach();
-        }
         fetchers.shutdownNow();
-        if (writeBack != null) {
-            writeBack.close();
-        }
-        if (cache != null) {
-            cache.close();
-        }
-        origin.close();
+        tiers.close(); // read-ahead stops, write-back, the local tier, the origin
     }
 }

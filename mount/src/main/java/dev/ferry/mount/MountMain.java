@@ -77,7 +77,7 @@ public final class MountMain {
         for (int i = 0; i < args.length; i++) {
             if (args[i].startsWith("--")) {
                 String key = args[i].substring(2);
-                boolean flag = key.equals("read-only") || key.equals("write-through");
+                boolean flag = MountConfig.settings().stream().anyMatch(s -> s.key().equals(key) && s.isSwitch());
                 settings.put(key, flag ? "true" : (i + 1 < args.length ? args[++i] : ""));
             } else {
                 settings.put("mountpoint", args[i]);

@@ -3,13 +3,11 @@ package dev.ferry.serve;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.ferry.settings.Setting;
+import dev.ferry.settings.SettingsDoc;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.LinkedHashMap;
-import java.util.List;
 import java.util.Map;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -96,47 +94,23 @@ class ServeConfigTest {
 
     @Test
     void everyKey_isInTheDocsTable_withItsDefault() throws Exception {
-        Map<String, String> documented = documentedDefaults();
-        for (ServeConfig.Setting<?> s : ServeConfig.settings()) {
+        // the daemon's own rows in its section, the tier settings it shares with ferry mount in theirs
+        Map<String, String> documented = SettingsDoc.defaults("## Tier settings", "## `ServeConfig`");
+        for (Setting<?> s : ServeConfig.settings()) {
             String expected = s.defaultText().isEmpty() ? "(none)" : "`" + s.defaultText() + "`";
             assertThat(documented).as("docs/configuration.md, ServeConfig's table").containsEntry(s.key(), expected);
         }
-        assertThat(documented.keySet()).as("rows of docs/configuration.md that are no setting").isSubsetOf(ServeConfig.KEYS);
+        assertThat(SettingsDoc.defaults("## `ServeConfig`").keySet()).as("rows of docs/configuration.md that are no setting")
+                .isSubsetOf(ServeConfig.KEYS);
     }
 
     @Test
     void aDescriptionThatNamesADefault_namesTheTables() {
-        for (ServeConfig.Setting<?> s : ServeConfig.settings()) {
+        for (Setting<?> s : ServeConfig.settings()) {
             assertThat(s.description()).as(s.key()).isNotBlank().doesNotContain("\n");
             if (s.description().contains("default")) {
                 assertThat(s.description()).as(s.key()).contains(s.defaultText());
             }
         }
-    }
-
-    /** The {@code ServeConfig} section's table of docs/configuration.md: key to default cell (a row may name several keys). */
-    private static Map<String, String> documentedDefaults() throws Exception {
-        Path dir = Path.of("").toAbsolutePath();
-        while (!Files.exists(dir.resolve("docs/configuration.md"))) {
-            dir = dir.getParent();
-            assertThat(dir).as("docs/configuration.md above the working directory").isNotNull();
-        }
-        List<String> lines = Files.readAllLines(dir.resolve("docs/configuration.md"));
-        int start = lines.indexOf(lines.stream().filter(l -> l.startsWith("## `ServeConfig`")).findFirst().orElseThrow());
-        Map<String, String> out = new LinkedHashMap<>();
-        Pattern key = Pattern.compile("`([a-z-]+)`");
-        for (String line : lines.subList(start + 1, lines.size())) {
-            if (line.startsWith("## ")) {
-                break;
-            }
-            String[] cells = line.split("\\|");
-            if (!line.startsWith("| `") || cells.length < 3) {
-                continue;
-            }
-            for (Matcher m = key.matcher(cells[1]); m.find(); ) {
-                out.put(m.group(1), cells[2].trim());
-            }
-        }
-        return out;
     }
 }

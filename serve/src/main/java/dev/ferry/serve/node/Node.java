@@ -1,11 +1,9 @@
 package dev.ferry.serve.node;
 
 import dev.ferry.cache.BlockId;
-import dev.ferry.cache.CacheConfig;
 import dev.ferry.cache.CachingStore;
 import dev.ferry.cache.SequentialReadAhead;
 import dev.ferry.cache.policy.PlannedPolicy;
-import dev.ferry.cache.policy.PreferringPolicy;
 import dev.ferry.embedded.CloudProfile;
 import dev.ferry.embedded.EmbeddedStore;
 import dev.ferry.metrics.FerryMetrics;
@@ -21,15 +19,13 @@ import dev.ferry.store.ObjectKey;
 import dev.ferry.store.ObjectStore;
 import dev.ferry.store.PendingUploads;
 import dev.ferry.store.chain.ChainConfig;
-import dev.ferry.store.chain.CheckedWrites;
-import dev.ferry.store.chain.FirstByteTimeoutStore;
 import dev.ferry.store.chain.StoreChain;
 import dev.ferry.store.file.FileObjectStore;
 import dev.ferry.store.tier.GroupStore;
 import dev.ferry.store.tier.SharedTierStore;
+import dev.ferry.tier.TierStack;
 import dev.ferry.time.Clock;
 import dev.ferry.writeback.Scratch;
-import dev.ferry.writeback.WriteBackConfig;
 import dev.ferry.writeback.WriteBackStore;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
@@ -53,8 +49,9 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * One node of {@code ferry serve}, without its network front: the tier stack built from the config, in the
- * order a read goes down it, and what runs beside it (metrics, prefetch, the status and expiry timers).
+ * One node of {@code ferry serve}, without its network front: the tier stack built from the config by
+ * {@link TierStack} (as {@code ferry mount} builds its own), in the order a read goes down it, and what runs
+ * beside it (metrics, prefetch, the status and expiry timers).
  *
  * <pre>
  * origin (S3, a folder, or the embedded store)
@@ -80,6 +77,7 @@ public final class Node implements AutoCloseable {
     private final ObjectStore origin;
     private final BucketOperations buckets;
     private final String upstreamDescription;
+    private final TierStack tiers;
     private final StoreChain chain;
     private final SharedTierStore shared;
     private final GroupStore group;
@@ -131,33 +129,27 @@ public final class Node implements AutoCloseable {
             upstreamDescription = "embedded store over " + config.dataDir() + " (profile " + config.profile() + ") at " + e.endpoint();
         }
         this.embedded = e;
-        this.chain = StoreChain.over(origin, ChainConfig.DEFAULT);
-        CacheConfig cc = CacheConfig.of(config.cacheDir(), config.cacheSize());
-        cc = new CacheConfig(cc.dir(), cc.capacity(), config.blockSize(), cc.highWatermark(), cc.lowWatermark(), config.verify(),
-                config.metadataTtl(), cc.maxRunBlocks(), "planned");
-        // an origin that accepts connections and never answers costs a reader first-byte-timeout, retries included
-        ObjectStore bounded = new FirstByteTimeoutStore(chain, config.firstByteTimeout());
-        if (!(origin instanceof FileObjectStore)) {
-            // an S3 server's PUT answer is checked against the bytes sent before the cache or write-back believes it
-            bounded = new CheckedWrites(bounded);
+        TierStack.Builder tiers = TierStack.over(origin, config.values(), config.cacheDir())
+                .checkWrites(!(origin instanceof FileObjectStore)) // a folder store writes the bytes itself
+                .sharedTier(config.sharedTier(), Duration.ofSeconds(60))
+                .policy("planned", policy)
+                // clients without a plan (awscli, boto3, any front-to-back reader): blocks ahead of sequential readers
+                .readAhead(SequentialReadAhead.Config.DEFAULT, workers)
+                .writeBack(config.writeBack());
+        if (config.group() != null) {
+            // members come and go (joinGroup): a client per member is made when it joins; hints ask last epoch's reader first
+            tiers.group(url -> memberClient(config, url, 64, Map.of()), Duration.ofSeconds(5),
+                    group -> new HintedStore(group, url -> memberClient(config, url, 16, Map.of(CACHED_ONLY, "1")),
+                            config.blockSize(), block -> holders.apply(block)));
         }
-        this.shared = config.sharedTier() == null ? null
-                : new SharedTierStore(bounded, config.sharedTier(), Duration.ofSeconds(60));
-        ObjectStore below = shared != null ? shared : bounded; // local tier -> regional group -> shared file system -> origin
-        // members come and go (joinGroup): a client per member is made when it joins
-        this.group = config.group() == null ? null
-                : new GroupStore(below, url -> memberClient(config, url, 64, Map.of()), Duration.ofSeconds(5));
-        this.hinted = group == null ? null
-                : new HintedStore(group, url -> memberClient(config, url, 16, Map.of(CACHED_ONLY, "1")), config.blockSize(),
-                        block -> holders.apply(block));
-        this.belowCache = group == null ? below : hinted;
-        this.cache = group == null ? new CachingStore(below, cc, policy, Clock.system())
-                : new CachingStore(hinted, cc, new PreferringPolicy<>(policy, id -> group.owns(id.key())), Clock.system());
-        // clients without a plan (awscli, boto3, any front-to-back reader): blocks ahead of sequential readers
-        SequentialReadAhead.attach(cache, SequentialReadAhead.Config.DEFAULT, workers);
-        this.writeBack = config.writeBack()
-                ? new WriteBackStore(cache, WriteBackConfig.of(sibling("-writeback"), config.writeBackQuota()))
-                : null;
+        this.tiers = tiers.build();
+        this.chain = this.tiers.chain();
+        this.shared = this.tiers.shared();
+        this.group = this.tiers.group();
+        this.hinted = group == null ? null : (HintedStore) this.tiers.belowCache();
+        this.belowCache = this.tiers.belowCache();
+        this.cache = this.tiers.cache();
+        this.writeBack = this.tiers.writeBack();
         this.metrics = FerryMetrics.bind(registry, chain.meter(), cache);
         this.spool = config.cacheDir().resolve("spool");
         clearSpool(spool);
@@ -180,7 +172,7 @@ public final class Node implements AutoCloseable {
 
     /** A folder beside the local tier's: {@code <cache-dir><suffix>}. */
     private Path sibling(String suffix) {
-        return config.cacheDir().resolveSibling(config.cacheDir().getFileName() + suffix);
+        return TierStack.sibling(config.cacheDir(), suffix);
     }
 
     private static void clearSpool(Path spool) throws IOException {
@@ -480,17 +472,12 @@ public final class Node implements AutoCloseable {
         ticker.shutdownNow();
         workers.shutdownNow();
         try {
-            if (writeBack != null) {
-                writeBack.close();
-            }
-            cache.close();
-            if (scratch != null) {
-                scratch.close();
-            }
-            if (hinted != null) {
-                hinted.close(); // closes the hint clients, the group's peers' clients and the origin
-            } else {
-                origin.close();
+            try {
+                tiers.close(); // write-back, the local tier, then the hints (their clients, the group's peers' clients) or the origin
+            } finally {
+                if (scratch != null) {
+                    scratch.close();
+                }
             }
         } catch (IOException e) {
             LOG.warn("closing the stores: {}", e.getMessage());

@@ -2,13 +2,16 @@ package dev.ferry.serve.node;
 
 import dev.ferry.cache.VerifyMode;
 import dev.ferry.serve.membership.GroupSpec;
+import dev.ferry.settings.Settings;
+import dev.ferry.tier.TierSettings;
 import java.net.URI;
 import java.nio.file.Path;
 import java.time.Duration;
 
 /**
  * What a {@link Node} reads of the daemon's config ({@code dev.ferry.serve.ServeConfig} implements it, and
- * documents each setting and its default); the node depends on this, not on the daemon's package.
+ * documents each setting and its default, the tier settings being {@link TierSettings}' rows); the node depends on
+ * this, not on the daemon's package.
  */
 public interface NodeConfig {
     /** {@link #evictionFollows()}: every registered job's future, each at its own position. */
@@ -16,11 +19,18 @@ public interface NodeConfig {
     /** {@link #evictionFollows()}: only the future of the job that reported last. */
     String LAST_REPORT = "last-report";
 
+    /** The values of every setting, {@link TierSettings}' rows among them (the accessors below that read those are views of them). */
+    Settings values();
+
     /** The S3 endpoint of the origin, or null. */
-    URI upstream();
+    default URI upstream() {
+        return values().get(TierSettings.UPSTREAM);
+    }
 
     /** The origin folder when there is no upstream, or null (then the embedded store over {@link #dataDir()}). */
-    Path storeRoot();
+    default Path storeRoot() {
+        return values().get(TierSettings.STORE_ROOT);
+    }
 
     /** The embedded store's folder. */
     Path dataDir();
@@ -32,13 +42,19 @@ public interface NodeConfig {
     Path cacheDir();
 
     /** The local tier's capacity in bytes. */
-    long cacheSize();
+    default long cacheSize() {
+        return values().get(TierSettings.CACHE_SIZE);
+    }
 
     /** The block size of the local tier and of plans. */
-    int blockSize();
+    default int blockSize() {
+        return values().get(TierSettings.BLOCK_SIZE);
+    }
 
     /** When the local tier checks a block against its CRC32C before its bytes leave. */
-    VerifyMode verify();
+    default VerifyMode verify() {
+        return values().get(TierSettings.VERIFY);
+    }
 
     /** How far ahead of its consumers a job's prefetcher keeps blocks, in bytes. */
     long prefetchBytes();
@@ -53,7 +69,9 @@ public interface NodeConfig {
     boolean writeBack();
 
     /** Write-back's local quota in bytes. */
-    long writeBackQuota();
+    default long writeBackQuota() {
+        return values().get(TierSettings.WRITE_BACK_QUOTA);
+    }
 
     /** The address the daemon listens on (its URL in a group when {@link #self()} is not given). */
     String bind();
@@ -74,10 +92,14 @@ public interface NodeConfig {
     Path sharedTier();
 
     /** How long a read waits for the origin's first byte, retries included. */
-    Duration firstByteTimeout();
+    default Duration firstByteTimeout() {
+        return values().get(TierSettings.FIRST_BYTE_TIMEOUT);
+    }
 
     /** How long an object's size and ETag are trusted before a read asks the origin again. */
-    Duration metadataTtl();
+    default Duration metadataTtl() {
+        return values().get(TierSettings.METADATA_TTL);
+    }
 
     /** Multipart uploads older than this are aborted. */
     Duration multipartTtl();

@@ -1,0 +1,74 @@
+package dev.ferry.tier;
+
+import dev.ferry.cache.VerifyMode;
+import dev.ferry.settings.Codec;
+import dev.ferry.settings.Setting;
+import dev.ferry.settings.Settings;
+import java.net.URI;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+
+/**
+ * The settings of the tiers, defined once for every command that runs a {@link TierStack} ({@code ferry serve},
+ * {@code ferry mount}): the origin, the local tier, the first-byte bound, write-back's quota, read-ahead. Each
+ * command's table is {@link #ROWS} plus its own rows; docs/configuration.md lists them under "Tier settings"
+ * (a test checks the page against the rows). A command does not define these keys again ({@code SettingTable}
+ * refuses a key twice, {@code ArchitectureTest} a row of these keys outside core).
+ */
+public final class TierSettings {
+    private TierSettings() {
+    }
+
+    public static final Codec<VerifyMode> VERIFY_CODEC = new Codec<>((k, v) -> VerifyMode.parse(v), VerifyMode::settingName);
+
+    public static final Setting<URI> UPSTREAM = Setting.flag("upstream", "URL", Codec.URL, "",
+            "S3 endpoint to front, e.g. https://s3.eu-west-1.amazonaws.com (credentials from AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY).");
+    public static final Setting<Path> STORE_ROOT = Setting.flag("store-root", "DIR", Codec.OPTIONAL_PATH, "",
+            "A folder to use as the object store (buckets are subfolders).");
+    public static final Setting<Long> CACHE_SIZE = Setting.flag("cache-size", "SIZE", Codec.SIZE, "10GiB",
+            "Local tier capacity, e.g. 500GiB (default 10GiB; ferry mount keeps none with 0, over a ferry daemon whose tier caches).");
+    public static final Setting<Integer> BLOCK_SIZE = Setting.flag("block-size", "SIZE", Codec.INT_SIZE, "4MiB",
+            "Cache block size (default 4MiB).");
+    public static final Setting<VerifyMode> VERIFY = Setting.flag("verify", "WHEN", VERIFY_CODEC, "on-load",
+            "When a cached block is checked against its CRC32C before its bytes leave: on-load (default: unless they are "
+                    + "provably the bytes last checked), always (every reply from a checked copy, no sendfile), or the opt-outs "
+                    + "first-read and never, which serve a block corrupted on disk while ferry runs.");
+    public static final Setting<Long> WRITE_BACK_QUOTA = Setting.flag("write-back-quota", "SIZE", Codec.SIZE, "8GiB",
+            "Written bytes kept locally awaiting upload, at most; past it, writes go through to the object store (default 8GiB).");
+    public static final Setting<Duration> FIRST_BYTE_TIMEOUT = Setting.flag("first-byte-timeout", "DURATION", Codec.DURATION, "10s",
+            "How long a read waits for the object store to start answering, retries included, before it fails "
+                    + "(the daemon answers 503 ServiceUnavailable), e.g. 10s (default) or 500ms. Writes too: a DELETE's answer, "
+                    + "a PUT's once the store stops taking its body.");
+    public static final Setting<Duration> METADATA_TTL = Setting.flag("metadata-ttl", "DURATION", Codec.DURATION, "60s",
+            "How long an object's size and ETag are trusted before a read (or an open) asks the object store again (default 60s; "
+                    + "0: every read asks). A job registered with the daemon has its manifest versions trusted while it is registered.");
+    /** ferry mount's only, so far: the daemon reads a fixed 16 blocks ahead ({@code SequentialReadAhead.Config.DEFAULT}). */
+    public static final Setting<Long> READ_AHEAD = Setting.flag("read-ahead", "SIZE", Codec.SIZE, "64MiB",
+            "How far ahead of a sequential reader to fetch, one ranged GET per block, in parallel (default 64MiB; 0: off).");
+
+    /** The rows every command that runs a tier stack has. */
+    public static final List<Setting<?>> ROWS = List.of(UPSTREAM, STORE_ROOT, CACHE_SIZE, BLOCK_SIZE, VERIFY, WRITE_BACK_QUOTA,
+            FIRST_BYTE_TIMEOUT, METADATA_TTL);
+
+    /** Every tier setting defined here, {@link #ROWS} and those only some commands have yet ({@link #READ_AHEAD}). */
+    public static final List<Setting<?>> ALL = List.of(UPSTREAM, STORE_ROOT, CACHE_SIZE, BLOCK_SIZE, VERIFY, WRITE_BACK_QUOTA,
+            FIRST_BYTE_TIMEOUT, METADATA_TTL, READ_AHEAD);
+
+    /** Checks the tier settings of {@code s} (those of its table), each with one sentence naming the key. */
+    public static void validate(Settings s) {
+        if (s.get(BLOCK_SIZE) < 4096) {
+            throw new IllegalArgumentException("block-size must be at least 4KiB: " + s.get(BLOCK_SIZE));
+        }
+        if (s.get(WRITE_BACK_QUOTA) < 1) {
+            throw new IllegalArgumentException("write-back-quota must be positive: " + s.get(WRITE_BACK_QUOTA));
+        }
+        Duration fbt = s.get(FIRST_BYTE_TIMEOUT);
+        if (fbt.isNegative() || fbt.isZero()) {
+            throw new IllegalArgumentException("first-byte-timeout must be positive: " + FIRST_BYTE_TIMEOUT.format(fbt));
+        }
+        if (s.get(METADATA_TTL).isNegative()) {
+            throw new IllegalArgumentException("metadata-ttl must not be negative: " + s.get(METADATA_TTL));
+        }
+    }
+}

@@ -1,0 +1,249 @@
+package dev.ferry.tier;
+
+import dev.ferry.cache.BlockId;
+import dev.ferry.cache.CacheConfig;
+import dev.ferry.cache.CachingStore;
+import dev.ferry.cache.SequentialReadAhead;
+import dev.ferry.cache.policy.EvictionPolicy;
+import dev.ferry.cache.policy.PreferringPolicy;
+import dev.ferry.settings.Settings;
+import dev.ferry.store.ObjectStore;
+import dev.ferry.store.chain.ChainConfig;
+import dev.ferry.store.chain.CheckedWrites;
+import dev.ferry.store.chain.FirstByteTimeoutStore;
+import dev.ferry.store.chain.StoreChain;
+import dev.ferry.store.tier.GroupStore;
+import dev.ferry.store.tier.SharedTierStore;
+import dev.ferry.time.Clock;
+import dev.ferry.writeback.WriteBackConfig;
+import dev.ferry.writeback.WriteBackStore;
+import java.io.IOException;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.Objects;
+import java.util.concurrent.Executor;
+import java.util.function.Function;
+
+/**
+ * The tiers a read goes down, assembled in one place for {@code ferry serve} and {@code ferry mount}:
+ *
+ * <pre>
+ * origin (given: S3, a folder, the embedded store)
+ *   -> chain (parallel read, retry, governor, meter), bounded by first-byte-timeout
+ *   -> checked writes (a PUT's answer against the bytes sent)   with {@link Builder#checkWrites}
+ *   -> shared tier (a shared file system)                        with {@link Builder#sharedTier}
+ *   -> regional group (and what wraps it: the daemon's hints)    with {@link Builder#group}
+ *   -> local tier (CachingStore; sequential read-ahead)          unless {@link Builder#localTier} is false
+ *   -> write-back                                                with {@link Builder#writeBack}
+ * </pre>
+ *
+ * The settings are {@link TierSettings}' rows: cache-size, block-size, verify, metadata-ttl, first-byte-timeout,
+ * write-back-quota. The local tier's {@link CacheConfig} is built here, and only here in the front ends. The stack
+ * owns the stores it made and the origin: {@link #close} closes them, top down. Thread-safe once built.
+ */
+public final class TierStack implements AutoCloseable {
+    private final ObjectStore origin;
+    private final StoreChain chain;
+    private final SharedTierStore shared;
+    private final GroupStore group;
+    private final ObjectStore belowCache;
+    private final CachingStore cache;
+    private final SequentialReadAhead readAhead;
+    private final WriteBackStore writeBack;
+    /** What closes the tiers under the local tier: the group's wrapper (which closes down to the origin), or the origin. */
+    private final ObjectStore bottom;
+
+    private TierStack(Builder b) throws IOException {
+        Settings s = b.settings;
+        origin = b.origin;
+        chain = StoreChain.over(origin, b.chainConfig);
+        // an origin that accepts connections and never answers costs a reader first-byte-timeout, retries included
+        ObjectStore bounded = new FirstByteTimeoutStore(chain, s.get(TierSettings.FIRST_BYTE_TIMEOUT));
+        if (b.checkWrites) {
+            // an S3 server's PUT answer is checked against the bytes sent before the cache or write-back believes it
+            bounded = new CheckedWrites(bounded);
+        }
+        shared = b.sharedTier == null ? null : new SharedTierStore(bounded, b.sharedTier, b.sharedTierTtl);
+        ObjectStore below = shared != null ? shared : bounded; // local tier -> regional group -> shared file system -> origin
+        group = b.connect == null ? null : new GroupStore(below, b.connect, b.memberDownFor);
+        belowCache = group == null ? below : b.overGroup.apply(group);
+        bottom = group == null ? origin : belowCache;
+        if (b.localTier) {
+            CacheConfig cc = CacheConfig.of(b.cacheDir, s.get(TierSettings.CACHE_SIZE)).withBlockSize(s.get(TierSettings.BLOCK_SIZE))
+                    .withVerify(s.get(TierSettings.VERIFY)).withMetadataTtl(s.get(TierSettings.METADATA_TTL)).withPolicy(b.policyName);
+            if (b.policy == null) {
+                cache = new CachingStore(belowCache, cc);
+            } else {
+                GroupStore g = group;
+                EvictionPolicy<BlockId> policy = g == null ? b.policy : new PreferringPolicy<>(b.policy, id -> g.owns(id.key()));
+                cache = new CachingStore(belowCache, cc, policy, Clock.system());
+            }
+            readAhead = b.readAhead == null ? null : SequentialReadAhead.attach(cache, b.readAhead, b.readAheadExecutor);
+        } else {
+            cache = null;
+            readAhead = null;
+        }
+        ObjectStore tier = cache != null ? cache : belowCache;
+        writeBack = b.writeBack ? new WriteBackStore(tier, WriteBackConfig.of(sibling(b.cacheDir, "-writeback"), s.get(TierSettings.WRITE_BACK_QUOTA)))
+                : null;
+    }
+
+    /** A stack over {@code origin} with {@code settings} (a table holding {@link TierSettings#ROWS}); the local tier in {@code cacheDir}. */
+    public static Builder over(ObjectStore origin, Settings settings, Path cacheDir) {
+        return new Builder(origin, settings, cacheDir);
+    }
+
+    /** A folder beside the local tier's: {@code <cache-dir><suffix>} (write-back's journal, a mount's spool, the scratch bucket). */
+    public static Path sibling(Path cacheDir, String suffix) {
+        return cacheDir.resolveSibling(cacheDir.getFileName() + suffix);
+    }
+
+    public ObjectStore origin() {
+        return origin;
+    }
+
+    /** The standard chain over the origin (its meter counts what the object store saw). */
+    public StoreChain chain() {
+        return chain;
+    }
+
+    /** The shared file system tier, or null. */
+    public SharedTierStore shared() {
+        return shared;
+    }
+
+    /** The regional group, or null. */
+    public GroupStore group() {
+        return group;
+    }
+
+    /** The store right under the local tier: the group (as wrapped), the shared tier, or the bounded chain. */
+    public ObjectStore belowCache() {
+        return belowCache;
+    }
+
+    /** The local tier, or null when the stack keeps none. */
+    public CachingStore cache() {
+        return cache;
+    }
+
+    /** Sequential read-ahead on the local tier, or null. */
+    public SequentialReadAhead readAhead() {
+        return readAhead;
+    }
+
+    /** Write-back, or null (writes go through). */
+    public WriteBackStore writeBack() {
+        return writeBack;
+    }
+
+    /** Where reads and writes enter: write-back, else the local tier, else the store under it. */
+    public ObjectStore top() {
+        return writeBack != null ? writeBack : cache != null ? cache : belowCache;
+    }
+
+    /** Stops read-ahead and closes the stores, top down, the origin last. */
+    @Override
+    public void close() throws IOException {
+        if (readAhead != null) {
+            readAhead.detach();
+        }
+        try {
+            if (writeBack != null) {
+                writeBack.close();
+            }
+            if (cache != null) {
+                cache.close();
+            }
+        } finally {
+            bottom.close();
+        }
+    }
+
+    /** What a stack is built with beyond its settings. Not thread-safe; one build each. */
+    public static final class Builder {
+        private final ObjectStore origin;
+        private final Settings settings;
+        private final Path cacheDir;
+        private ChainConfig chainConfig = ChainConfig.DEFAULT;
+        private boolean checkWrites;
+        private Path sharedTier;
+        private Duration sharedTierTtl = Duration.ofSeconds(60);
+        private Function<String, ObjectStore> connect;
+        private Duration memberDownFor;
+        private Function<GroupStore, ObjectStore> overGroup;
+        private boolean localTier = true;
+        private String policyName = "lru";
+        private EvictionPolicy<BlockId> policy;
+        private SequentialReadAhead.Config readAhead;
+        private Executor readAheadExecutor;
+        private boolean writeBack;
+
+        private Builder(ObjectStore origin, Settings settings, Path cacheDir) {
+            this.origin = Objects.requireNonNull(origin, "origin is null");
+            this.settings = Objects.requireNonNull(settings, "settings is null");
+            this.cacheDir = Objects.requireNonNull(cacheDir, "cacheDir is null");
+        }
+
+        public Builder chain(ChainConfig config) {
+            this.chainConfig = Objects.requireNonNull(config, "config is null");
+            return this;
+        }
+
+        /** Whether a PUT's answer is checked against the bytes sent (an S3 server; a folder store writes them itself). */
+        public Builder checkWrites(boolean check) {
+            this.checkWrites = check;
+            return this;
+        }
+
+        /** A shared file system's folder as a tier (null: none), trusting what it holds for {@code ttl}. */
+        public Builder sharedTier(Path folder, Duration ttl) {
+            this.sharedTier = folder;
+            this.sharedTierTtl = Objects.requireNonNull(ttl, "ttl is null");
+            return this;
+        }
+
+        /**
+         * A regional group: {@code connect} makes a client of a member by URL, a member that fails is skipped for
+         * {@code downFor}, and {@code over} wraps the group (the daemon's hints; {@code g -> g} for none). The local
+         * tier's policy then prefers to keep the blocks this node owns.
+         */
+        public Builder group(Function<String, ObjectStore> connect, Duration downFor, Function<GroupStore, ObjectStore> over) {
+            this.connect = Objects.requireNonNull(connect, "connect is null");
+            this.memberDownFor = Objects.requireNonNull(downFor, "downFor is null");
+            this.overGroup = Objects.requireNonNull(over, "over is null");
+            return this;
+        }
+
+        /** False: no local tier (ferry mount over a ferry daemon, whose tier caches). */
+        public Builder localTier(boolean keep) {
+            this.localTier = keep;
+            return this;
+        }
+
+        /** The local tier's eviction policy and the name it goes by ({@code planned}); default: lru by name. */
+        public Builder policy(String name, EvictionPolicy<BlockId> policy) {
+            this.policyName = Objects.requireNonNull(name, "name is null");
+            this.policy = Objects.requireNonNull(policy, "policy is null");
+            return this;
+        }
+
+        /** Sequential read-ahead on the local tier, fetching on {@code executor} (null config: none). */
+        public Builder readAhead(SequentialReadAhead.Config config, Executor executor) {
+            this.readAhead = config;
+            this.readAheadExecutor = Objects.requireNonNull(executor, "executor is null");
+            return this;
+        }
+
+        /** Whether writes are acknowledged on local disk and uploaded in the background ({@code <cache-dir>-writeback}). */
+        public Builder writeBack(boolean on) {
+            this.writeBack = on;
+            return this;
+        }
+
+        /** Builds the stack: opens the local tier and write-back's journal (resuming its uploads). */
+        public TierStack build() throws IOException {
+            return new TierStack(this);
+        }
+    }
+}
