@@ -8,7 +8,8 @@ import org.junit.jupiter.api.Test;
 /**
  * Drives the governor on simulated time against a modelled store that admits {@code LIMIT} requests per
  * second per prefix (a token bucket, as the embedded store's cloud profile does) and answers SlowDown
- * beyond it. The end-to-end version over real sockets is GovernorIT.
+ * beyond it. The end-to-end version over real sockets is GovernorTest (module it), whose figures depend on
+ * the machine; the targets (under 5% SlowDown, within 20% of the limit) are asserted here.
  */
 class PrefixGovernorTest {
     static final double LIMIT = 200;
