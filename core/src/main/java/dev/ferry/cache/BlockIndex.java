@@ -128,15 +128,20 @@ final class BlockIndex {
         }
     }
 
-    /** The resident block pinned and counted as an access by the policy; null when it is not resident. */
-    BlockEntry pinForRead(BlockId id) {
+    /**
+     * The resident block pinned, and counted as an access by the policy when {@code access} (not for a block a
+     * reader's own run fetched: its reservation was the access); null when it is not resident.
+     */
+    BlockEntry pinForRead(BlockId id, boolean access) {
         synchronized (lock) {
             BlockEntry e = index.get(id);
             if (e == null || !e.ready) {
                 return null;
             }
             e.pins++;
-            policy.onHit(id);
+            if (access) {
+                policy.onHit(id);
+            }
             e.read = true;
             return e;
         }

@@ -20,7 +20,7 @@ class ConfigDefaultsTest {
 
     @Test
     void parallelReadAndChainDefaults() {
-        assertThat(ParallelReadConfig.DEFAULT).isEqualTo(new ParallelReadConfig(8L << 20, 8));
+        assertThat(ParallelReadConfig.DEFAULT).isEqualTo(new ParallelReadConfig(8L << 20, 8, 256L << 20));
         assertThat(ChainConfig.DEFAULT).isEqualTo(new ChainConfig(ParallelReadConfig.DEFAULT, RetryPolicy.DEFAULT,
                 GovernorConfig.DEFAULT, Prices.AWS_S3_STANDARD));
     }
