@@ -9,13 +9,18 @@ import dev.ferry.store.ObjectStore;
 import dev.ferry.store.StoreException;
 import java.io.IOException;
 import java.io.InputStream;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
+import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
 import java.time.Duration;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executor;
 import java.util.function.Consumer;
@@ -214,25 +219,31 @@ final class BlockRuns {
                         reserved[0] = null;
                     }
                     inflight.remove(fill.id, fill);
-                    boolean inMemory = fill.file() == null;
+                    // stopping here (the disk refused this block: the reader fetches the rest when it gets there)?
+                    // Then the rest leaves inflight before this block's last bytes are seen: whoever reads on
+                    // from them fetches anew instead of meeting an abandoned block
+                    boolean stopHere = index < last && (fill.file() == null || readerLeft || closing);
+                    if (stopHere) {
+                        stop(index + 1);
+                    }
                     fill.finish();
                     fetched += fill.length();
                     fill = null;
-                    if (inMemory) {
-                        index++;
-                        break; // the disk refused it: the reader fetches the rest when it gets there
+                    if (stopHere) {
+                        return fetched;
                     }
                 }
             } catch (IOException | RuntimeException e) {
-                if (fill != null) {
-                    inflight.remove(fill.id, fill);
-                    fill.fail(e instanceof IOException io ? io : new IOException(e));
-                    if (reserved[0] != null) {
-                        blockIndex.releaseReservation(reserved[0]);
-                    }
-                    index++;
+                if (fill == null) {
+                    stop(index);
+                    throw e;
                 }
-                stop(index);
+                inflight.remove(fill.id, fill);
+                if (reserved[0] != null) {
+                    blockIndex.releaseReservation(reserved[0]);
+                }
+                stop(index + 1); // before anyone sees the failure: whoever fetches again finds the rest free to claim
+                fill.fail(e instanceof IOException io ? io : new IOException(e));
                 throw e;
             }
             stop(index);
@@ -399,6 +410,84 @@ final class BlockRuns {
                     Thread.currentThread().interrupt();
                     return;
                 }
+            }
+        }
+    }
+
+    /**
+     * The bytes {@code [from, to)} of a block the policy refused (of {@code meta}'s block starting at
+     * {@code blockStart}), fetched now and kept nowhere: in a temporary file deleted at once and read through
+     * its open channel, so that a reader that stops reading holds no memory for them; in memory when the disk
+     * refuses them (counted as a write failure).
+     */
+    BlockStream.Source fetchUnkept(ObjectMeta meta, long from, long to, long blockStart) throws IOException {
+        int length = (int) (to - from);
+        counters.upstreamRequests.increment();
+        FileChannel spill = null;
+        byte[] memory = null;
+        try (ObjectContent c = upstream.get(new GetRequest(meta.key(), ByteRange.of(from, length), meta.etag()))) {
+            try {
+                Path temp = tmpDir.resolve(UUID.randomUUID() + ".tmp");
+                spill = FileChannel.open(temp, StandardOpenOption.CREATE_NEW, StandardOpenOption.READ, StandardOpenOption.WRITE);
+                Files.delete(temp); // the open channel keeps the bytes; nothing is left behind, whatever happens
+            } catch (IOException e) {
+                closeQuietly(spill);
+                spill = null;
+                counters.writeFailed(e);
+                memory = new byte[length];
+            }
+            InputStream in = c.stream();
+            byte[] slice = new byte[Math.min(BlockFill.SLICE, length)];
+            int got = 0;
+            while (got < length) {
+                int n = in.read(slice, 0, Math.min(slice.length, length - got));
+                if (n < 0) {
+                    throw new StoreException(StoreException.Kind.RETRYABLE, 0, "upstream sent " + got + " of " + length + " bytes of "
+                            + meta.key() + " at " + from, null);
+                }
+                if (spill != null) {
+                    try {
+                        ByteBuffer buf = ByteBuffer.wrap(slice, 0, n);
+                        while (buf.hasRemaining()) {
+                            spill.write(buf, got + (long) buf.position());
+                        }
+                    } catch (IOException e) {
+                        counters.writeFailed(e);
+                        memory = new byte[length];
+                        ByteBuffer back = ByteBuffer.wrap(memory, 0, got);
+                        while (back.hasRemaining()) {
+                            if (spill.read(back, back.position()) < 0) {
+                                throw new IOException("cannot read back a temporary file after a failed write", e);
+                            }
+                        }
+                        closeQuietly(spill);
+                        spill = null;
+                    }
+                }
+                if (spill == null) {
+                    System.arraycopy(slice, 0, memory, got, n);
+                }
+                got += n;
+            }
+        } catch (IOException | RuntimeException e) {
+            closeQuietly(spill);
+            if (e instanceof StoreException se && se.kind() == StoreException.Kind.PRECONDITION_FAILED) {
+                versionChanged(meta.key());
+            }
+            throw e;
+        }
+        counters.misses.increment();
+        counters.bytesFromUpstream.add(length);
+        return spill != null ? new BlockStream.SpillSource(SharedChannel.of(spill), from - blockStart, length)
+                : new BlockStream.MemorySource(counters, memory, false, from - blockStart);
+    }
+
+    private static void closeQuietly(FileChannel channel) {
+        if (channel != null) {
+            try {
+                channel.close();
+            } catch (IOException ignored) {
+                // nothing kept in it
             }
         }
     }

@@ -2,7 +2,6 @@ package dev.ferry.cache;
 
 import dev.ferry.store.BlockReadingInputStream;
 import dev.ferry.store.ByteRange;
-import dev.ferry.store.Bytes;
 import dev.ferry.store.FileRegionReadable;
 import dev.ferry.store.GetRequest;
 import dev.ferry.store.ObjectContent;
@@ -16,8 +15,8 @@ import java.util.Objects;
  * One reader's range of an object, read block by block: each block from its {@link Source}, which is a resident
  * block on disk (pinned while read), a block being fetched (its bytes as they arrive in its file: by another
  * reader's run, or by this reader's own run, which is fetched on a thread of its own whatever the reader does;
- * see {@link BlockRuns.Run}), or, for a block the policy refuses, the bytes this read needs fetched and kept
- * nowhere. A reader that leaves lets its run finish the block under way and abandon the rest.
+ * see {@link BlockRuns.Run}), or, for a block the policy refuses, the bytes this read needs fetched into a
+ * temporary file of its own without a name and kept nowhere. A reader that leaves lets its run finish the block under way and abandon the rest.
  *
  * <p>The bytes can be read ({@link #read}) or, where they are in a file, handed over as regions of it
  * ({@link #nextRegion}), for a server to send file-to-socket.
@@ -180,23 +179,7 @@ final class BlockStream extends BlockReadingInputStream implements FileRegionRea
         long blockStart = index * config.blockSize();
         long from = Math.max(position, blockStart);
         long to = Math.min(end, blockStart + runs.blockLength(meta, index));
-        counters.upstreamRequests.increment();
-        byte[] data;
-        try (ObjectContent c = runs.upstream.get(new GetRequest(meta.key(), ByteRange.of(from, to - from), meta.etag()))) {
-            data = Bytes.read(c.stream(), (int) (to - from));
-        } catch (StoreException e) {
-            if (e.kind() == StoreException.Kind.PRECONDITION_FAILED) {
-                runs.versionChanged(meta.key());
-            }
-            throw e;
-        }
-        if (data.length != to - from) {
-            throw new StoreException(StoreException.Kind.RETRYABLE, 0, "upstream sent " + data.length + " of "
-                    + (to - from) + " bytes of " + meta.key() + " at " + from, null);
-        }
-        counters.misses.increment();
-        counters.bytesFromUpstream.add(data.length);
-        return new MemorySource(counters, data, false, from - blockStart);
+        return runs.fetchUnkept(meta, from, to, blockStart);
     }
 
     @Override
@@ -313,6 +296,51 @@ final class BlockStream extends BlockReadingInputStream implements FileRegionRea
         public void release() {
             file.release();
             blockIndex.unpin(entry);
+        }
+    }
+
+    /**
+     * Bytes of a block the policy refused, in a temporary file of this reader's alone, already deleted (its open
+     * channel reads it): a reader that stops reading holds no memory for them. Not counted: a miss, counted when
+     * fetched.
+     */
+    static final class SpillSource implements Source {
+        private final SharedChannel file;
+        private final long base;
+        private final long length;
+
+        /** {@code file} holds the block's bytes from {@code base} on, {@code length} of them, at its start; held once for this source. */
+        SpillSource(SharedChannel file, long base, long length) {
+            this.file = file;
+            this.base = base;
+            this.length = length;
+        }
+
+        @Override
+        public int read(byte[] b, int off, int len, long offsetInBlock) throws IOException {
+            long at = offsetInBlock - base;
+            int want = (int) Math.min(len, length - at);
+            ByteBuffer buf = ByteBuffer.wrap(b, off, want);
+            while (buf.hasRemaining()) {
+                if (file.channel.read(buf, at + (buf.position() - off)) < 0) {
+                    throw new IOException("a temporary file of the local tier ends early");
+                }
+            }
+            return want;
+        }
+
+        @Override
+        public Region region(int maxBytes, long offsetInBlock) {
+            long at = offsetInBlock - base;
+            if (!file.retain()) {
+                throw new IllegalStateException("a region asked of a released source");
+            }
+            return new Region(file.channel, at, Math.min(maxBytes, length - at), file::release);
+        }
+
+        @Override
+        public void release() {
+            file.release();
         }
     }
 

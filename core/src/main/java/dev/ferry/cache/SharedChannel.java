@@ -20,6 +20,11 @@ final class SharedChannel {
         this.channel = channel;
     }
 
+    /** {@code channel}, held once (by the caller), closed with its last holder. */
+    static SharedChannel of(FileChannel channel) {
+        return new SharedChannel(channel);
+    }
+
     /** Opens {@code path} for reading, held once (by the caller). */
     static SharedChannel open(Path path) throws IOException {
         return new SharedChannel(FileChannel.open(path, StandardOpenOption.READ));

@@ -36,7 +36,8 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * The fill path: a miss hands the reader bytes as they arrive (before the block is complete), other readers
- * of the block share the one fetch, and a fetch that fails or stops leaves no block behind. Time is never
+ * of the block share the one fetch, a reader that stops reading holds back neither, and a fetch that fails or
+ * stops leaves no block behind. Time is never
  * measured: a gate holds the upstream's bytes back, and a reader that gets bytes while the gate is shut
  * shows stream-through (a generous timeout only turns a hang into a failure).
  */
@@ -137,6 +138,23 @@ class StreamThroughTest {
             tracking.reset();
             assertThat(cache.readBytes(key, ByteRange.of(0, BLOCK))).isEqualTo(Arrays.copyOf(bytes, BLOCK));
             assertThat(tracking.count(Op.GET)).as("the streamed block is kept").isZero();
+        }
+    }
+
+    @Test
+    void aReaderThatStopsReading_holdsBackNeitherTheFetchNorAnotherReaderOfItsBlocks() throws Exception {
+        TrackingStore tracking = new TrackingStore(origin);
+        try (CachingStore cache = new CachingStore(tracking, config())) {
+            try (ObjectContent stalled = cache.get(new GetRequest(key, null, null))) {
+                // its run of all five blocks is claimed and under way; it reads no more for now
+                assertThat(stalled.stream().readNBytes(100)).isEqualTo(Arrays.copyOf(bytes, 100));
+                Future<byte[]> other = pool.submit(() -> cache.readBytes(key, null));
+                assertThat(other.get(30, TimeUnit.SECONDS)).isEqualTo(bytes);
+                assertThat(tracking.count(Op.GET)).as("the stalled reader's fetch served the other reader").isEqualTo(1);
+                assertThat(blockFiles()).as("every block fetched whole and kept while its first reader stalled").hasSize(5);
+                assertThat(stalled.stream().readAllBytes()).isEqualTo(Arrays.copyOfRange(bytes, 100, bytes.length));
+            }
+            assertThat(tracking.count(Op.GET)).isEqualTo(1);
         }
     }
 
