@@ -219,9 +219,9 @@ final class BlockRuns {
                         reserved[0] = null;
                     }
                     inflight.remove(fill.id, fill);
-                    // stopping here (the disk refused this block: the reader fetches the rest when it gets there)?
-                    // Then the rest leaves inflight before this block's last bytes are seen: whoever reads on
-                    // from them fetches anew instead of meeting an abandoned block
+                    // when the run stops after this block (the disk refused it, its reader left, the cache is closing),
+                    // the rest leaves inflight before this block's last bytes are seen: whoever reads on fetches
+                    // them anew rather than meeting them abandoned
                     boolean stopHere = index < last && (fill.file() == null || readerLeft || closing);
                     if (stopHere) {
                         stop(index + 1);
