@@ -7,6 +7,7 @@ PyTorchJob pod's (the training operator's setPodEnv) and a JobSet pod's. The Jav
 
 import contextlib
 import json
+import re
 import os
 import subprocess
 import sys
@@ -130,7 +131,10 @@ class TorchrunTest(unittest.TestCase):
         for agent in agents:
             out, _ = agent.communicate(timeout=300)
             self.assertEqual(agent.returncode, 0, out)
-            seen += [json.loads(line.split(" ", 1)[1]) for line in out.splitlines() if line.startswith("PLACEMENT ")]
+            # the agent's two processes share its stdout: on a loaded machine their lines can interleave, so each
+            # record is taken where it starts, not where a line starts
+            for match in re.finditer(r"PLACEMENT (\{[^{}]*\})", out):
+                seen.append(json.loads(match.group(1)))
         self.assertEqual(sorted((p["node"], p["rank"], p["local_rank"]) for p in seen),
                          [(0, 0, 0), (0, 1, 1), (1, 2, 0), (1, 3, 1)])
         self.assertTrue(all((p["nodes"], p["ranks_per_node"], p["source"]) == (2, 2, "torchrun") for p in seen), seen)

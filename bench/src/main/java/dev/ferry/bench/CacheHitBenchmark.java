@@ -2,6 +2,8 @@ package dev.ferry.bench;
 
 import dev.ferry.cache.CacheConfig;
 import dev.ferry.cache.CachingStore;
+import dev.ferry.cache.VerifyMode;
+import dev.ferry.store.ByteRange;
 import dev.ferry.store.GetRequest;
 import dev.ferry.store.ObjectContent;
 import dev.ferry.store.ObjectKey;
@@ -35,8 +37,12 @@ import org.openjdk.jmh.annotations.Warmup;
 
 /**
  * Cache-hit read throughput of the local tier against a plain {@link FileChannel} read of the same bytes
- * from the same disk: what ferry's bookkeeping (index lookup, pin, block-by-block positional reads) costs on
- * a hit. Each operation reads one whole object into a 64 KiB buffer; both sides read from the page cache.
+ * from the same disk: what ferry's bookkeeping (index lookup, pin, block-by-block positional reads) and the
+ * check of each block before its bytes leave ({@code verify}: on-load, the default, trusts a block whose file is
+ * unchanged and whose pages are resident; always reads every block whole and checks it on every use;
+ * first-read checks once) cost on a hit. {@code cacheHit} reads one whole object into a 64 KiB buffer;
+ * {@code cacheHitRange} reads 64 KiB of one at an offset, as a ranged GET or a mount's read would; both sides
+ * read from the page cache.
  *
  * <pre>
  * mvn -q -B -DskipTests -pl bench -am package
@@ -57,6 +63,9 @@ public class CacheHitBenchmark {
 
     @Param({"4194304"})
     int blockSize;
+
+    @Param({"on-load", "always", "first-read"})
+    String verify;
 
     private Path dir;
     private CachingStore cache;
@@ -80,9 +89,18 @@ public class CacheHitBenchmark {
             metas[i] = origin.put(key, PutBody.ofBytes(data));
             files[i] = dir.resolve("origin/bench/objects/" + i);
         }
-        cache = new CachingStore(origin, CacheConfig.of(dir.resolve("cache"), 4L * OBJECTS * objectSize).withBlockSize(blockSize));
+        cache = new CachingStore(origin, CacheConfig.of(dir.resolve("cache"), 4L * OBJECTS * objectSize).withBlockSize(blockSize)
+                .withVerify(VerifyMode.parse(verify)));
         for (int i = 0; i < OBJECTS; i++) {
-            readThroughCache(i); // the first read fetches and verifies; every later one is a plain hit
+            readThroughCache(i); // the first read fetches; the next checks each block (on-load, always)
+        }
+        try {
+            Thread.sleep(200); // past the time a block written a moment ago is checked on every use (on-load)
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        for (int i = 0; i < OBJECTS; i++) {
+            readThroughCache(i);
         }
         if (cache.stats().residentBlocks() == 0) {
             throw new IllegalStateException("the cache kept nothing: " + cache.stats());
@@ -114,6 +132,21 @@ public class CacheHitBenchmark {
     public long cacheHit() throws IOException {
         int i = next++ % OBJECTS;
         return readThroughCache(i);
+    }
+
+    @Benchmark
+    public long cacheHitRange() throws IOException {
+        int n = next++;
+        int i = n % OBJECTS;
+        long offset = (long) (n * 7919L % Math.max(1, objectSize / buffer.length - 1)) * buffer.length + (n & 1) * 1234;
+        long total = 0;
+        try (ObjectContent c = cache.get(new GetRequest(metas[i].key(), ByteRange.of(offset, buffer.length), metas[i].etag()))) {
+            InputStream in = c.stream();
+            for (int k; (k = in.read(buffer, 0, buffer.length)) > 0; ) {
+                total += k;
+            }
+        }
+        return total;
     }
 
     @Benchmark

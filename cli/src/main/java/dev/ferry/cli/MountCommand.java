@@ -63,6 +63,11 @@ final class MountCommand implements Callable<Integer> {
     @Option(names = "--first-byte-timeout", paramLabel = "DURATION", description = "How long a read waits for the store to answer (default 10s).")
     String firstByteTimeout;
 
+    @Option(names = "--verify", paramLabel = "WHEN", description = "When a cached block is checked against its CRC32C before a read "
+            + "returns its bytes: on-load (default: unless they are provably the bytes last checked), always, or the opt-outs "
+            + "first-read and never, which return a block corrupted on disk while mounted.")
+    String verify;
+
     @Spec
     CommandSpec spec;
 
@@ -80,6 +85,7 @@ final class MountCommand implements Callable<Integer> {
         put(settings, "write-back-quota", writeBackQuota);
         put(settings, "flush-timeout", flushTimeout);
         put(settings, "first-byte-timeout", firstByteTimeout);
+        put(settings, "verify", verify);
         settings.put("read-only", Boolean.toString(readOnly));
         settings.put("write-through", Boolean.toString(writeThrough));
         Method run;

@@ -39,6 +39,11 @@ final class ServeCommand implements Callable<Integer> {
             System.out.println("  cache " + config.cacheDir() + " (" + config.describe().get("cache-size") + "), upstream: "
                     + (config.upstream() != null ? config.upstream() : config.storeRoot() != null ? config.storeRoot()
                             : "embedded store over " + config.dataDir()));
+            if (daemon.node().group() != null) {
+                String self = daemon.node().group().self();
+                System.out.println("  group " + daemon.node().groupSource() + ": " + daemon.node().group().members().size() + " members now, "
+                        + (self == null ? "this daemon a client of the group" : "this daemon " + self));
+            }
             System.out.println("  try: aws --endpoint-url " + daemon.endpoint() + " s3 ls");
             System.out.println("ready");
             System.out.flush();

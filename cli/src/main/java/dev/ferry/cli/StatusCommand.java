@@ -127,6 +127,19 @@ final class StatusCommand implements Callable<Integer> {
             out.printf(Locale.ROOT, "  peers         %s from %d requests, %d failovers, %d resumed streams%n", Sizes.format(p.path("bytes").asLong()),
                     p.path("requests").asLong(), p.path("failovers").asLong(), p.path("resumes").asLong());
         }
+        JsonNode g = s.path("group");
+        if (!g.isMissingNode()) {
+            long up = 0;
+            for (JsonNode m : g.path("members")) {
+                up += m.path("state").asText().equals("up") ? 1 : 0;
+            }
+            out.printf(Locale.ROOT, "  group         %s: %d of %d members up, %d changes%n", g.path("source").asText(), up,
+                    g.path("members").size(), g.path("changes").asLong());
+            for (JsonNode m : g.path("members")) {
+                out.printf(Locale.ROOT, "                  %-5s %s since %s%s%n", m.path("state").asText(), m.path("url").asText(),
+                        m.path("since").asText(), m.path("self").asBoolean() ? "  (this node)" : "");
+            }
+        }
         JsonNode sh = s.path("tiers").path("shared");
         if (!sh.isMissingNode()) {
             out.printf(Locale.ROOT, "  shared tier   %s read in %d hits, %s filled, %d damaged copies replaced%n", Sizes.format(sh.path("bytes").asLong()),
@@ -137,6 +150,9 @@ final class StatusCommand implements Callable<Integer> {
             out.printf(Locale.ROOT, "  write-back    %s pending in %d objects, oldest %.1f s, uploading %s/s, %d failed%n",
                     Sizes.format(w.path("pending_bytes").asLong()), w.path("pending_objects").asLong(), w.path("oldest_pending_s").asDouble(),
                     Sizes.format(w.path("upload_bytes_per_s").asLong()), w.path("failed").asLong());
+            if (w.hasNonNull("first_failure")) {
+                out.printf(Locale.ROOT, "                first failed: %s%n", w.path("first_failure").asText());
+            }
         }
         if (s.path("jobs").size() > 0) {
             out.println();

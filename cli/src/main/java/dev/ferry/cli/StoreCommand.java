@@ -12,15 +12,19 @@ import picocli.CommandLine.Option;
 
 /** {@code ferry store}: the embedded S3-compatible server over a directory. */
 @Command(name = "store", mixinStandardHelpOptions = true,
-        description = {"Serve a directory as an S3-compatible object store on 127.0.0.1 (top-level folders are buckets).",
+        description = {"Serve a directory as an S3-compatible object store on 127.0.0.1, or --bind (top-level folders are buckets).",
                 "The cloud profile adds what makes object storage hard: first-byte latency, bandwidth caps,",
                 "and 503 SlowDown beyond a per-prefix request rate."})
 final class StoreCommand implements Callable<Integer> {
     @Option(names = "--root", required = true, paramLabel = "DIR", description = "Directory to serve; created if missing.")
     Path root;
 
-    @Option(names = "--port", defaultValue = "9000", paramLabel = "N", description = "Port on 127.0.0.1 (default: ${DEFAULT-VALUE}; 0 picks one).")
+    @Option(names = "--port", defaultValue = "9000", paramLabel = "N", description = "Port (default: ${DEFAULT-VALUE}; 0 picks one).")
     int port;
+
+    @Option(names = "--bind", defaultValue = "127.0.0.1", paramLabel = "ADDR",
+            description = "Address to listen on (default: ${DEFAULT-VALUE}); it accepts any credentials, so bind beyond loopback only on a test network.")
+    String bind;
 
     @Option(names = "--profile", defaultValue = "cloud", paramLabel = "cloud|none",
             description = "cloud: behave like object storage; none: as fast as the machine allows (default: ${DEFAULT-VALUE}).")
@@ -41,7 +45,7 @@ final class StoreCommand implements Callable<Integer> {
     @Override
     public Integer call() throws Exception {
         CloudProfile p = profile();
-        try (EmbeddedStore store = EmbeddedStore.start(root, port, p)) {
+        try (EmbeddedStore store = EmbeddedStore.start(root, bind, port, p)) {
             System.out.println("ferry store: serving " + store.root() + " at " + store.endpoint() + " (profile " + p.describe() + ")");
             System.out.println("try: aws --endpoint-url " + store.endpoint() + " s3 ls    (any credentials work; Ctrl-C stops)");
             CountDownLatch stop = new CountDownLatch(1);

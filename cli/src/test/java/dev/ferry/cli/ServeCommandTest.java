@@ -6,6 +6,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.ferry.serve.Daemon;
 import dev.ferry.serve.ServeConfig;
+import dev.ferry.serve.membership.GroupSpec;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -40,7 +41,12 @@ class ServeCommandTest {
     void groupSelfAndSharedTier_flags_setTheConfig(@TempDir Path dir) throws Exception {
         ServeConfig c = parse("--store-root", dir.toString(), "--group", "http://10.0.0.1:9099,http://10.0.0.2:9099",
                 "--self", "http://10.0.0.2:9099", "--shared-tier", "/mnt/lustre/ferry").config();
-        assertThat(c.group()).containsExactly(URI.create("http://10.0.0.1:9099"), URI.create("http://10.0.0.2:9099"));
+        assertThat(((GroupSpec.Static) c.group()).members()).containsExactly(URI.create("http://10.0.0.1:9099"),
+                URI.create("http://10.0.0.2:9099"));
+        assertThat(parse("--store-root", dir.toString(), "--group", "dns:ferry.ml.svc.cluster.local:9099").config().group())
+                .isEqualTo(new GroupSpec.Dns("ferry.ml.svc.cluster.local", 9099, null));
+        assertThat(parse("--store-root", dir.toString(), "--group", "etcd:http://etcd:2379/ferry/train").config().group())
+                .isEqualTo(new GroupSpec.Etcd(URI.create("http://etcd:2379"), "/ferry/train/"));
         assertThat(c.self()).isEqualTo(URI.create("http://10.0.0.2:9099"));
         assertThat(c.sharedTier()).isEqualTo(Path.of("/mnt/lustre/ferry"));
     }

@@ -8,8 +8,8 @@ import java.nio.file.Path;
  * {@code path} and {@code dataLength} mean anything); publishing a block replaces it with a ready entry.
  *
  * <p>Thread-safety: the final fields are safe to read anywhere; {@code ready}, {@code removed}, {@code pins},
- * {@code transit} and {@code read} are guarded by the {@link BlockIndex}'s lock; {@code verified} is volatile
- * (set by whichever reader checked the block first).
+ * {@code transit} and {@code read} are guarded by the {@link BlockIndex}'s lock; {@code verified} and
+ * {@code witness} are volatile (set by whichever reader checked the block last; see {@link BlockCheck}).
  */
 final class BlockEntry {
     final BlockId id;
@@ -22,6 +22,11 @@ final class BlockEntry {
     boolean ready;
     boolean removed;
     volatile boolean verified;
+    /**
+     * What the last passed check saw of the file (see {@link BlockCheck}); before the first, what its run saw when
+     * it wrote it ({@link BlockCheck#written}), or null.
+     */
+    volatile BlockCheck.Witness witness;
     int pins;
     /**
      * Held for its reads: prefetched although the policy would not keep it, outside the capacity and the
@@ -38,10 +43,5 @@ final class BlockEntry {
         this.headerLength = headerLength;
         this.crc = crc;
         this.recoveredAfterCrash = recoveredAfterCrash;
-    }
-
-    /** True when a read under {@code mode} must check the block's bytes against its CRC32C before using them. */
-    boolean needsCheck(VerifyMode mode) {
-        return mode == VerifyMode.ALWAYS || (!verified && (mode == VerifyMode.FIRST_READ || recoveredAfterCrash));
     }
 }

@@ -257,4 +257,24 @@ final class BlockFile {
         }
         return data;
     }
+
+    /** Reads the data of a block in pieces of {@code chunk} bytes and checks its CRC32C, keeping none of it. */
+    static void checkData(FileChannel ch, Header h, Path path, int chunk) throws IOException {
+        ByteBuffer buf = ByteBuffer.allocate(Math.min(chunk, Math.max(1, h.dataLength())));
+        CRC32C crc = new CRC32C();
+        long position = h.headerLength();
+        long end = position + h.dataLength();
+        while (position < end) {
+            buf.clear().limit((int) Math.min(buf.capacity(), end - position));
+            int n = ch.read(buf, position);
+            if (n < 0) {
+                throw new CorruptBlockException(path + ": ends early");
+            }
+            crc.update(buf.array(), 0, buf.position());
+            position += n;
+        }
+        if ((int) crc.getValue() != h.dataCrc()) {
+            throw new CorruptBlockException(path + ": data checksum mismatch");
+        }
+    }
 }

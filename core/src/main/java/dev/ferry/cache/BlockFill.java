@@ -25,6 +25,9 @@ import java.util.zip.CRC32C;
  *       The fill holds it while it is being fetched or has readers {@linkplain #attach attached}, and each
  *       region handed out holds it until sent. Once the fill is finished and no reader is attached, its hold is
  *       released, and a reader coming later finds the block on disk instead ({@link #attach} says so).
+ *   <li><b>Read from the fill only while it is fetched.</b> Once the block is in place under its name, a reader
+ *       still attached reads the rest of it there too ({@link InPlace}), as a resident block's, checked first as
+ *       {@link BlockCheck} says: a reader that stalled past the fetch reads bytes back from disk, not as fetched.
  *   <li><b>In memory only when the disk refuses.</b> When no temporary file could be made or a write failed,
  *       the disk's failure is reported and the block's bytes are kept in one array (what was already written is
  *       read back); the block is then not kept, and its run stops after it ({@link BlockRuns.Run}).
@@ -50,11 +53,21 @@ final class BlockFill {
         }
     }
 
+    /** The block is in place under its name: the reader reads the rest of it there, as a resident block's. */
+    static final class InPlace extends IOException {
+        private static final long serialVersionUID = 1L;
+
+        InPlace() {
+            super("the fetch of this block finished and put it in place");
+        }
+    }
+
     final BlockId id;
     private final int length;
     private int filled; // guarded by this
     private IOException failure; // guarded by this
     private boolean finished; // guarded by this: complete, failed or abandoned
+    private boolean inPlace; // guarded by this: complete, and the block in place under its name
     private int readers; // guarded by this
     private SharedChannel channel; // guarded by this: the file's, for readers; null until started, or in memory
     private int headerLength; // guarded by this
@@ -186,10 +199,10 @@ final class BlockFill {
     }
 
     /**
-     * The fetcher is done with the complete block (counted, published or not): readers get its last bytes, and the
-     * file is let go once no reader is attached.
+     * The fetcher is done with the complete block (counted, and {@code inPlace} when published): readers get its
+     * last bytes, and the file is let go once no reader is attached.
      */
-    void finish() {
+    void finish(boolean inPlace) {
         if (!isComplete()) {
             throw new IllegalStateException("block " + id + " is not complete");
         }
@@ -197,6 +210,7 @@ final class BlockFill {
         synchronized (this) {
             filled = length;
             finished = true;
+            this.inPlace = inPlace;
             notifyAll();
             release = releasableLocked();
         }
@@ -273,7 +287,8 @@ final class BlockFill {
 
     /**
      * Copies up to {@code len} bytes from {@code offsetInBlock}, waiting until at least one is there. Throws the
-     * fill's failure ({@link Abandoned} when its fetch stopped early). The reader must be attached.
+     * fill's failure ({@link Abandoned} when its fetch stopped early), or {@link InPlace} once the block is in
+     * place. The reader must be attached.
      */
     int read(byte[] b, int off, int len, int offsetInBlock) throws IOException {
         int n = Math.min(len, awaitBytes(offsetInBlock, 1) - offsetInBlock);
@@ -326,6 +341,9 @@ final class BlockFill {
      * finished; returns the bytes filled. Throws the failure when not even one byte at {@code offset} came.
      */
     private synchronized int awaitBytes(int offset, int atLeast) throws IOException {
+        if (inPlace) {
+            throw new InPlace();
+        }
         int want = Math.min(length, offset + Math.max(1, atLeast));
         while (filled < want && !finished) {
             try {

@@ -148,15 +148,15 @@ final class BlockIndex {
     }
 
     /**
-     * Every block of {@code ids} pinned, when each is resident and needs no check under {@code mode}; null (nothing
-     * pinned) otherwise. The policy is told of the accesses by {@link #unpinAsHits}, once the blocks are used.
+     * Every block of {@code ids} pinned, when each is resident; null (nothing pinned) otherwise. The policy is
+     * told of the accesses by {@link #unpinAsHits}, once the blocks are used.
      */
-    List<BlockEntry> pinAllChecked(List<BlockId> ids, VerifyMode mode) {
+    List<BlockEntry> pinAll(List<BlockId> ids) {
         List<BlockEntry> pinned = new ArrayList<>(ids.size());
         synchronized (lock) {
             for (BlockId id : ids) {
                 BlockEntry e = index.get(id);
-                if (e == null || !e.ready || e.needsCheck(mode)) {
+                if (e == null || !e.ready) {
                     pinned.forEach(p -> p.pins--);
                     return null;
                 }
@@ -409,9 +409,10 @@ final class BlockIndex {
 
     /**
      * Makes a reserved block readable: {@code ready} (its file already in place) takes the reservation's place.
-     * When the reservation was dropped meanwhile (a new version, say), the file is an orphan and is deleted.
+     * When the reservation was dropped meanwhile (a new version, say), the file is an orphan and is deleted, and
+     * this is false.
      */
-    void publish(BlockEntry reserved, BlockEntry ready) {
+    boolean publish(BlockEntry reserved, BlockEntry ready) {
         boolean orphan;
         synchronized (lock) {
             orphan = reserved.removed || index.get(reserved.id) != reserved;
@@ -424,6 +425,7 @@ final class BlockIndex {
         if (orphan) {
             deleteFiles(List.of(reserved.path));
         }
+        return !orphan;
     }
 
     /** Evicts until {@code used + incoming <= target}; with {@code force}, ignores the target until under capacity. */

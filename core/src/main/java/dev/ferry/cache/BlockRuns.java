@@ -52,6 +52,7 @@ final class BlockRuns {
     final BlockIndex blockIndex;
     final CacheCounters counters;
     private final OpenFiles openFiles;
+    private final BlockCheck check;
     private final UnsyncedBlocks unsynced;
     private final Path tmpDir;
     private final Consumer<ObjectKey> onVersionChanged;
@@ -65,13 +66,14 @@ final class BlockRuns {
 
     /** {@code onVersionChanged} is told when upstream refuses a fetch pinned to an ETag: the object changed. */
     BlockRuns(CacheConfig config, ObjectStore upstream, BlockIndex blockIndex, CacheCounters counters, OpenFiles openFiles,
-            UnsyncedBlocks unsynced, Consumer<ObjectKey> onVersionChanged, Executor fetchers) {
+            BlockCheck check, UnsyncedBlocks unsynced, Consumer<ObjectKey> onVersionChanged, Executor fetchers) {
         this.fetchers = fetchers;
         this.config = config;
         this.upstream = upstream;
         this.blockIndex = blockIndex;
         this.counters = counters;
         this.openFiles = openFiles;
+        this.check = check;
         this.unsynced = unsynced;
         this.tmpDir = config.dir().resolve(CachingStore.TMP);
         this.onVersionChanged = onVersionChanged;
@@ -214,10 +216,8 @@ final class BlockRuns {
                         counters.misses.increment();
                         counters.bytesFromUpstream.add(fill.length());
                     }
-                    if (reserved[0] != null) {
-                        publish(reserved[0], meta, fill);
-                        reserved[0] = null;
-                    }
+                    boolean inPlace = reserved[0] != null && publish(reserved[0], meta, fill);
+                    reserved[0] = null;
                     inflight.remove(fill.id, fill);
                     // when the run stops after this block (the disk refused it, its reader left, the cache is closing),
                     // the rest leaves inflight before this block's last bytes are seen: whoever reads on fetches
@@ -226,7 +226,7 @@ final class BlockRuns {
                     if (stopHere) {
                         stop(index + 1);
                     }
-                    fill.finish();
+                    fill.finish(inPlace);
                     fetched += fill.length();
                     fill = null;
                     if (stopHere) {
@@ -493,11 +493,18 @@ final class BlockRuns {
     }
 
     /**
-     * A pinned source over a resident block, or null when it is not (or no longer) usable. With {@code access}
-     * false the read is not an access of its own (a block of the reader's own run, counted as its miss already):
-     * no hit is counted and the policy is not told.
+     * A pinned source over a resident block for a read of {@code length} bytes of its data from {@code from},
+     * or null when it is not (or no longer) usable. The block is checked first unless {@link BlockCheck} trusts
+     * it; a checked block is then read from its file like a trusted one, so that a reader that stops reading
+     * holds none of it in memory, except under {@link VerifyMode#ALWAYS}, which serves the copy it checked. One
+     * that fails is dropped (the reader fetches it again). With {@code access} false the read is not an access of
+     * its own (the block came from a fetch this reader started or read, counted then): no hit is counted, the
+     * policy is not told, and its bytes go unchecked only while they provably are those the fetch wrote
+     * ({@link BlockCheck#trustedAsFetched}): a reader that comes back after a page left the page cache has the
+     * block checked first. Its bytes count as from the cache when {@code fromCache} (not those of the reader's
+     * own run: counted as from upstream).
      */
-    BlockStream.Source fromDisk(BlockId id, boolean access) {
+    BlockStream.Source fromDisk(BlockId id, boolean access, boolean fromCache, long from, long length) {
         BlockEntry e = blockIndex.pinForRead(id, access);
         if (e == null) {
             return null;
@@ -505,24 +512,22 @@ final class BlockRuns {
         OpenFiles.Handle file = null;
         try {
             file = openFiles.acquire(e.path);
-            if (e.needsCheck(config.verify())) {
-                BlockFile.Header h = BlockFile.readHeader(file.channel, e.path);
-                if (!h.id().equals(id)) {
-                    throw new BlockFile.CorruptBlockException(e.path + ": holds " + h.id() + ", not " + id);
+            if (!(access ? check.trusted(e, file, from, length) : check.trustedAsFetched(e, file, from, length))) {
+                if (check.mode() == VerifyMode.ALWAYS) {
+                    byte[] data = check.readChecked(e);
+                    file.release();
+                    blockIndex.unpin(e);
+                    if (access) {
+                        counters.hits.increment();
+                    }
+                    return new BlockStream.MemorySource(counters, data, fromCache);
                 }
-                byte[] data = BlockFile.readVerified(file.channel, h, e.path);
-                e.verified = true;
-                file.release();
-                blockIndex.unpin(e);
-                if (access) {
-                    counters.hits.increment();
-                }
-                return new BlockStream.MemorySource(counters, data, access);
+                check.check(e, file);
             }
             if (access) {
                 counters.hits.increment();
             }
-            return new BlockStream.FileSource(blockIndex, counters, e, file, access);
+            return new BlockStream.FileSource(blockIndex, counters, e, file, fromCache);
         } catch (IOException bad) {
             LOG.warn("dropping cached block {} of {}: {}", e.path, id.key(), bad.getMessage());
             if (file != null) {
@@ -535,16 +540,17 @@ final class BlockRuns {
 
     /**
      * Puts a complete block in place (header, rename; no fsync: see the note on durability) and makes its
-     * reservation readable; the disk refusing (full, failing) costs only the keeping, never the read.
+     * reservation readable; the disk refusing (full, failing) costs only the keeping, never the read. True when
+     * the block is in place.
      */
-    private void publish(BlockEntry reserved, ObjectMeta meta, BlockFill fill) {
+    private boolean publish(BlockEntry reserved, ObjectMeta meta, BlockFill fill) {
         BlockFile.Pending file = fill.file();
         if (file == null || closing) {
             if (file != null) {
                 file.discard(); // the snapshot may be written already: a block placed now would be unknown to it
             }
             blockIndex.releaseReservation(reserved); // the disk refused its bytes on the way
-            return;
+            return false;
         }
         BlockId id = reserved.id;
         int crc = fill.crc();
@@ -556,12 +562,13 @@ final class BlockRuns {
         } catch (IOException failure) {
             counters.writeFailed(failure);
             blockIndex.releaseReservation(reserved);
-            return;
+            return false;
         }
         unsynced.add(reserved.path);
         BlockEntry ready = new BlockEntry(id, reserved.path, meta.size(), fill.length(), headerLength, crc, false);
         ready.verified = true; // written from the bytes the upstream just sent
+        check.written(ready);
         ready.ready = true;
-        blockIndex.publish(reserved, ready);
+        return blockIndex.publish(reserved, ready);
     }
 }

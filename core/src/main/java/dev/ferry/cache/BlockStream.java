@@ -13,10 +13,11 @@ import java.util.Objects;
 
 /**
  * One reader's range of an object, read block by block: each block from its {@link Source}, which is a resident
- * block on disk (pinned while read), a block being fetched (its bytes as they arrive in its file: by another
- * reader's run, or by this reader's own run, which is fetched on a thread of its own whatever the reader does;
- * see {@link BlockRuns.Run}), or, for a block the policy refuses, the bytes this read needs fetched into a
- * temporary file of its own without a name and kept nowhere. A reader that leaves lets its run finish the block under way and abandon the rest.
+ * block on disk (pinned while read, and checked first as {@link BlockCheck} says), a block being fetched (its
+ * bytes as they arrive in its file: by another reader's run, or by this reader's own run, which is fetched on a
+ * thread of its own whatever the reader does; see {@link BlockRuns.Run}), or, for a block the policy refuses, the
+ * bytes this read needs fetched into a temporary file of its own without a name and kept nowhere. A reader that
+ * leaves lets its run finish the block under way and abandon the rest.
  *
  * <p>The bytes can be read ({@link #read}) or, where they are in a file, handed over as regions of it
  * ({@link #nextRegion}), for a server to send file-to-socket.
@@ -61,11 +62,13 @@ final class BlockStream extends BlockReadingInputStream implements FileRegionRea
                 return n;
             } catch (BlockFill.Abandoned abandoned) {
                 startAgain();
+            } catch (BlockFill.InPlace inPlace) {
+                readInPlace();
             }
         }
     }
 
-    /** {@inheritDoc} Null too where the block's bytes are in memory (a block to check, or one the disk refused). */
+    /** {@inheritDoc} Null too where the block's bytes are in memory (checked under verify: always, or refused by the disk). */
     @Override
     public Region nextRegion(int maxBytes) throws IOException {
         if (maxBytes <= 0) {
@@ -84,6 +87,8 @@ final class BlockStream extends BlockReadingInputStream implements FileRegionRea
                 return r;
             } catch (BlockFill.Abandoned abandoned) {
                 startAgain();
+            } catch (BlockFill.InPlace inPlace) {
+                readInPlace();
             }
         }
     }
@@ -115,13 +120,28 @@ final class BlockStream extends BlockReadingInputStream implements FileRegionRea
 
     /** The fetch of the current block stopped early: find it again (on disk, fetched by another, or fetch it). */
     private void startAgain() throws IOException {
-        current.release();
-        current = null;
+        if (current != null) {
+            current.release();
+            current = null;
+        }
         if (run != null && run.fill(currentIndex) != null) {
             run.leave(); // it stopped: its blocks from here on are fetched anew
             run = null;
         }
         current = acquire(currentIndex);
+    }
+
+    /**
+     * The fetch of the current block put it in place while it was read: the rest of it comes from its file, as a
+     * resident block's (counted already, as its run's miss or a hit on another's fetch), or anew when it is gone.
+     */
+    private void readInPlace() throws IOException {
+        boolean own = ((FillSource) current).own; // only a fill is put in place
+        current.release();
+        current = fromDisk(new BlockId(meta.key(), meta.etag(), currentIndex), false, !own);
+        if (current == null) {
+            startAgain();
+        }
     }
 
     private Source acquire(long index) throws IOException {
@@ -141,7 +161,7 @@ final class BlockStream extends BlockReadingInputStream implements FileRegionRea
                     if (failed != null) {
                         throw failed; // the run failed at this block before the reader came: so does the read
                     }
-                    Source kept = runs.fromDisk(id, false); // fetched and let go before the reader came: on disk
+                    Source kept = fromDisk(id, false, false); // fetched and let go before the reader came: read back from disk
                     if (kept != null) {
                         return kept;
                     }
@@ -149,7 +169,7 @@ final class BlockStream extends BlockReadingInputStream implements FileRegionRea
                 run.leave(); // past its end, or its block is gone (failed, evicted): fetch anew from here
                 run = null;
             }
-            Source cached = runs.fromDisk(id, true);
+            Source cached = fromDisk(id, true, true);
             if (cached != null) {
                 return cached;
             }
@@ -172,6 +192,13 @@ final class BlockStream extends BlockReadingInputStream implements FileRegionRea
                 runs.start(run);
             }
         }
+    }
+
+    /** The resident block {@code id} for the rest of this read's bytes of it; see {@link BlockRuns#fromDisk}. */
+    private Source fromDisk(BlockId id, boolean access, boolean fromCache) {
+        long blockStart = id.index() * config.blockSize();
+        long from = Math.max(position, blockStart) - blockStart;
+        return runs.fromDisk(id, access, fromCache, from, Math.min(end - blockStart, runs.blockLength(meta, id.index())) - from);
     }
 
     /** A refused block: fetch only the part of it this read still needs, keep nothing. */
@@ -252,14 +279,14 @@ final class BlockStream extends BlockReadingInputStream implements FileRegionRea
         private final CacheCounters counters;
         private final BlockEntry entry;
         private final OpenFiles.Handle file;
-        private final boolean access;
+        private final boolean fromCache;
 
         /**
-         * {@code entry} is pinned; {@link #release} unpins it. Its bytes count as from the cache when {@code access}
+         * {@code entry} is pinned; {@link #release} unpins it. Its bytes count as from the cache when {@code fromCache}
          * (not for a block of the reader's own run: counted as from upstream already).
          */
-        FileSource(BlockIndex blockIndex, CacheCounters counters, BlockEntry entry, OpenFiles.Handle file, boolean access) {
-            this.access = access;
+        FileSource(BlockIndex blockIndex, CacheCounters counters, BlockEntry entry, OpenFiles.Handle file, boolean fromCache) {
+            this.fromCache = fromCache;
             this.blockIndex = blockIndex;
             this.counters = counters;
             this.entry = entry;
@@ -276,7 +303,7 @@ final class BlockStream extends BlockReadingInputStream implements FileRegionRea
                     throw new BlockFile.CorruptBlockException(entry.path + ": ends early");
                 }
             }
-            if (access) {
+            if (fromCache) {
                 counters.bytesFromCache.add(want);
             }
             return want;
@@ -286,7 +313,7 @@ final class BlockStream extends BlockReadingInputStream implements FileRegionRea
         public Region region(int maxBytes, long offsetInBlock) {
             int want = (int) Math.min(maxBytes, entry.dataLength - offsetInBlock);
             file.retain();
-            if (access) {
+            if (fromCache) {
                 counters.bytesFromCache.add(want);
             }
             return new Region(file.channel, entry.headerLength + offsetInBlock, want, file::release);
@@ -351,7 +378,7 @@ final class BlockStream extends BlockReadingInputStream implements FileRegionRea
     static final class FillSource implements Source {
         private final CacheCounters counters;
         private final BlockFill fill;
-        private final boolean own;
+        final boolean own;
 
         /** {@code fill} is attached; {@link #release} detaches it. */
         FillSource(CacheCounters counters, BlockFill fill, boolean own) {

@@ -13,7 +13,8 @@ import java.util.Objects;
  *       smaller than a block is one block of its own size.
  *   <li>{@code highWatermark} (0.95) and {@code lowWatermark} (0.90): when admitting a block would take the
  *       cache over {@code high * capacity}, blocks are evicted down to {@code low * capacity}.
- *   <li>{@code verify} (FIRST_READ): when CRC32C is checked on read.
+ *   <li>{@code verify} (ON_LOAD): when a block's CRC32C is checked before its bytes leave: ON_LOAD unless they
+ *       are provably the bytes last checked (see {@link VerifyMode}); ALWAYS; the opt-outs FIRST_READ, NEVER.
  *   <li>{@code metadataTtl} (60 s): how long an object's size and ETag are trusted before the upstream is
  *       asked again (HEAD). A read that names the version it wants (If-Match, as plans do) needs no HEAD when
  *       the cache knows that version. Zero: ask every time.
@@ -59,7 +60,7 @@ public record CacheConfig(
     }
 
     public static CacheConfig of(Path dir, long capacity) {
-        return new CacheConfig(dir, capacity, DEFAULT_BLOCK_SIZE, 0.95, 0.90, VerifyMode.FIRST_READ,
+        return new CacheConfig(dir, capacity, DEFAULT_BLOCK_SIZE, 0.95, 0.90, VerifyMode.ON_LOAD,
                 Duration.ofSeconds(60), 16, "lru");
     }
 

@@ -24,6 +24,7 @@ final class CacheCounters {
     final LongAdder writeFailures = new LongAdder();
     final LongAdder prefetchedBlocks = new LongAdder();
     final LongAdder prefetchedBytes = new LongAdder();
+    final LongAdder verifiedBlocks = new LongAdder();
 
     /** Counts a write the disk refused, warning on the first and every thousandth. */
     void writeFailed(IOException failure) {
@@ -37,6 +38,7 @@ final class CacheCounters {
     CacheStats stats(long residentBlocks, long residentBytes, boolean passThrough) {
         return new CacheStats(hits.sum(), misses.sum(), bytesFromCache.sum(), bytesFromUpstream.sum(), upstreamRequests.sum(),
                 evictedCapacity.sum(), evictedStale.sum(), evictedCorrupt.sum(), bypassed.sum(), writeFailures.sum(),
-                residentBlocks, residentBytes, passThrough, prefetchedBlocks.sum(), prefetchedBytes.sum());
+                residentBlocks, residentBytes, passThrough, prefetchedBlocks.sum(), prefetchedBytes.sum(),
+                verifiedBlocks.sum());
     }
 }

@@ -7,7 +7,9 @@ package dev.ferry.cache;
  * fetched but not kept because the policy refused them or they could not fit; {@code writeFailures}: not
  * kept because the disk refused (full, or unwritable): the read was served anyway. {@code prefetchedBlocks}
  * and {@code prefetchedBytes}: fetched ahead of the reader by a prefetcher (not counted as hits or misses:
- * the hit rate is the readers').
+ * the hit rate is the readers'). {@code verifiedBlocks}: resident blocks read back whole and checked against
+ * their CRC32C before their bytes left (see {@link VerifyMode}); a check that failed counts in
+ * {@code evictedCorrupt} too.
  */
 public record CacheStats(
         long hits,
@@ -24,7 +26,8 @@ public record CacheStats(
         long residentBytes,
         boolean passThrough,
         long prefetchedBlocks,
-        long prefetchedBytes) {
+        long prefetchedBytes,
+        long verifiedBlocks) {
 
     public double hitRate() {
         return hits + misses == 0 ? 0 : (double) hits / (hits + misses);

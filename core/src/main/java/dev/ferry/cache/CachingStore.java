@@ -77,6 +77,13 @@ import org.slf4j.LoggerFactory;
  *             ({@link dev.ferry.writeback.WriteBackStore}) are fsync'd before a write is acknowledged: they are
  *             the only copy, and none of this applies to them.
  *       </ul>
+ *   <li><b>Checked before they leave.</b> Every path by which cached bytes leave (readers of {@link #get}, the
+ *       sendfile path {@link #openResident}) asks {@link BlockCheck} first: under the default
+ *       {@link VerifyMode#ON_LOAD} a block is read back and checked against its CRC32C unless its bytes are
+ *       provably those last checked (same file, unchanged; pages never left the page cache). Bytes read from
+ *       a fetch under way are the ones it wrote, and are not checked; once the block is in place its readers
+ *       read it back from its file, unchecked only while they provably are still those bytes
+ *       ({@link BlockCheck#trustedAsFetched}).
  *   <li><b>Faults degrade service, never data.</b> An unusable directory or a failing write turns the cache
  *       into a pass-through (with a warning and a count); a block failing its check is dropped and fetched
  *       again.
@@ -87,7 +94,7 @@ import org.slf4j.LoggerFactory;
  * composes them: {@link CacheRecovery} (what is on disk at open, the snapshot at close), {@link BlockIndex}
  * (entries, pins, reservations, eviction under its lock, the policy calls), {@link BlockRuns} (single flight,
  * runs of misses, publishing, prefetch) and {@link BlockStream} (one reader's range, block by block, from its
- * sources). Here remain the directory lock, the metadata TTL cache, the sendfile path ({@link #openResident})
+ * sources). Here remain the directory lock, the metadata TTL cache, the sendfile path ({@link #openResident(GetRequest, boolean)})
  * and write invalidation.
  *
  * <p>Thread-safe: the index and the policy are guarded by the {@link BlockIndex}'s one lock, held only for
@@ -121,6 +128,7 @@ public final class CachingStore extends ForwardingObjectStore {
     private final UnsyncedBlocks unsynced = new UnsyncedBlocks(UNSYNCED_BACKLOG);
     private final BlockRuns runs;
     private final OpenFiles openFiles = new OpenFiles(OPEN_FILES);
+    private final BlockCheck check;
     private final ConcurrentHashMap<ObjectKey, MetaEntry> metadata = new ConcurrentHashMap<>();
     /** Versions a reader vouches for ({@link #trustVersions}): per key, each ETag with its number of vouchers. */
     private final ConcurrentHashMap<ObjectKey, Map<String, Integer>> trusted = new ConcurrentHashMap<>();
@@ -146,7 +154,8 @@ public final class CachingStore extends ForwardingObjectStore {
             openFiles.forget(path);
             unsynced.forget(path);
         });
-        this.runs = new BlockRuns(config, upstream, blockIndex, counters, openFiles, unsynced, metadata::remove,
+        this.check = new BlockCheck(config.verify(), counters);
+        this.runs = new BlockRuns(config, upstream, blockIndex, counters, openFiles, check, unsynced, metadata::remove,
                 fetch -> Thread.ofVirtual().name("ferry-fetch").start(fetch));
         this.clock = Objects.requireNonNull(clock, "clock is null");
         this.blocksDir = config.dir().resolve(BLOCKS);
@@ -428,14 +437,18 @@ public final class CachingStore extends ForwardingObjectStore {
     }
 
     /**
-     * The read as file regions when every block it touches is resident and needs no check before use (so
-     * its bytes can go file-to-socket without passing through the JVM); null otherwise, and the caller reads
-     * with {@link #get}. Counts as hits, like {@link #get}. An empty object or range is null too.
-     * Channels are opened while the blocks are pinned: eviction afterwards deletes the file's name, not the
-     * bytes the open channel reads.
+     * The read as file regions when every block it touches is resident and its bytes may leave as they are on
+     * disk (so they can go file-to-socket without passing through the JVM); null otherwise, and the caller reads
+     * with {@link #get}. Under {@link VerifyMode#ON_LOAD} a block {@link BlockCheck} does not trust is checked
+     * here first when {@code mayCheck} (reading it whole: the caller may block on the disk), and makes this null
+     * when not (on an event loop: the caller tries again where it may block); one that fails its check is dropped
+     * and this is null, so the caller's {@link #get} fetches it again. Under {@link VerifyMode#ALWAYS} always
+     * null: every read is served from a copy checked in memory. Counts as hits, like {@link #get}. An empty
+     * object or range is null too. Channels are opened while the blocks are pinned: eviction afterwards
+     * deletes the file's name, not the bytes the open channel reads.
      */
-    public ResidentRead openResident(GetRequest request) throws IOException {
-        if (passThrough || closed) {
+    public ResidentRead openResident(GetRequest request, boolean mayCheck) throws IOException {
+        if (passThrough || closed || config.verify() == VerifyMode.ALWAYS) {
             return null;
         }
         ObjectMeta meta = resolve(request.key(), request.ifMatch());
@@ -449,16 +462,27 @@ public final class CachingStore extends ForwardingObjectStore {
         for (long i = firstIndex; i <= lastIndex; i++) {
             ids.add(new BlockId(meta.key(), meta.etag(), i));
         }
-        List<BlockEntry> pinned = blockIndex.pinAllChecked(ids, config.verify());
+        List<BlockEntry> pinned = blockIndex.pinAll(ids);
         if (pinned == null) {
             return null;
         }
         List<FileRegion> regions = new ArrayList<>(pinned.size());
+        BlockEntry checking = null;
         try {
             for (BlockEntry e : pinned) {
                 long blockStart = e.id.index() * config.blockSize();
                 long from = Math.max(range.offset(), blockStart);
                 long to = Math.min(range.end(), blockStart + e.dataLength);
+                if (!trusted(e, from - blockStart, to - from)) {
+                    if (!mayCheck) {
+                        new ResidentRead(meta, range, regions).close();
+                        blockIndex.unpinAll(pinned);
+                        return null;
+                    }
+                    checking = e;
+                    check.check(e);
+                    checking = null;
+                }
                 FileChannel ch = FileChannel.open(e.path, StandardOpenOption.READ);
                 regions.add(new FileRegion(ch, e.headerLength + from - blockStart, to - from));
                 if (ch.size() < e.headerLength + (long) e.dataLength) {
@@ -467,8 +491,14 @@ public final class CachingStore extends ForwardingObjectStore {
             }
         } catch (IOException bad) {
             new ResidentRead(meta, range, regions).close();
+            if (checking != null) {
+                LOG.warn("dropping cached block {} of {}: {}", checking.path, meta.key(), bad.getMessage());
+                pinned.remove(checking);
+                blockIndex.dropCorrupt(checking);
+            } else {
+                LOG.warn("cannot send cached blocks of {} from disk ({}); reading them instead", meta.key(), bad.getMessage());
+            }
             blockIndex.unpinAll(pinned);
-            LOG.warn("cannot send cached blocks of {} from disk ({}); reading them instead", meta.key(), bad.getMessage());
             return null;
         }
         blockIndex.unpinAsHits(pinned);
@@ -479,6 +509,18 @@ public final class CachingStore extends ForwardingObjectStore {
             observer.onRead(meta, firstIndex, lastIndex);
         }
         return new ResidentRead(meta, range, regions);
+    }
+
+    private boolean trusted(BlockEntry e, long from, long length) throws IOException {
+        if (check.mode() != VerifyMode.ON_LOAD) {
+            return check.trusted(e, null, from, length); // decided by the entry alone: no file to look at
+        }
+        OpenFiles.Handle file = openFiles.acquire(e.path);
+        try {
+            return check.trusted(e, file, from, length);
+        } finally {
+            file.release();
+        }
     }
 
     // ---- writes go through, and invalidate --------------------------------------------------------------
@@ -493,9 +535,20 @@ public final class CachingStore extends ForwardingObjectStore {
         }
     }
 
+    /**
+     * The store's answer becomes the key's metadata. A write that failed may still have replaced the object
+     * (a store that kept other bytes, a connection lost after the store took the body): what was known of the
+     * key is forgotten, so the next read asks the store, never promising a size from before.
+     */
     @Override
     public ObjectMeta put(ObjectKey key, PutBody body) throws IOException {
-        ObjectMeta meta = delegate.put(key, body);
+        ObjectMeta meta;
+        try {
+            meta = delegate.put(key, body);
+        } catch (IOException | RuntimeException e) {
+            invalidate(key, null);
+            throw e;
+        }
         invalidate(key, meta);
         return meta;
     }
@@ -508,7 +561,13 @@ public final class CachingStore extends ForwardingObjectStore {
 
     @Override
     public ObjectMeta completeMultipart(MultipartUpload upload, List<CompletedPart> parts) throws IOException {
-        ObjectMeta meta = multipart().completeMultipart(upload, parts);
+        ObjectMeta meta;
+        try {
+            meta = multipart().completeMultipart(upload, parts);
+        } catch (IOException | RuntimeException e) {
+            invalidate(upload.key(), null);
+            throw e;
+        }
         invalidate(upload.key(), meta);
         return meta;
     }

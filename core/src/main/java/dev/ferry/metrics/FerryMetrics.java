@@ -67,6 +67,8 @@ public final class FerryMetrics {
             evictions(registry, cache, "stale", CacheStats::evictedStale);
             evictions(registry, cache, "corrupt", CacheStats::evictedCorrupt);
             counter(registry, "ferry.cache.write.failures", "blocks the disk refused to keep", cache, c -> c.stats().writeFailures());
+            counter(registry, "ferry.cache.verified.blocks", "resident blocks read back whole and checked against their CRC32C before "
+                    + "their bytes left", cache, c -> c.stats().verifiedBlocks());
             Gauge.builder("ferry.cache.resident", cache, c -> c.stats().residentBytes()).baseUnit("bytes")
                     .description("bytes held by the local tier").register(registry);
         }

@@ -74,16 +74,30 @@ public final class EpochPlan {
         }
         order = new int[n];
         canonicalAt = canonical == 1 ? null : new int[n];
+        // Round r takes sample r of every canonical node that has one, in node order. A node whose order is
+        // spent leaves the rounds: the work is the samples plus the nodes, not the rounds times the nodes
+        // (100,000 canonical nodes with every sample on one of them would otherwise loop 10^11 times).
+        int[] live = new int[canonical];
+        int count = 0;
+        for (int c = 0; c < canonical; c++) {
+            if (orders[c].length > 0) {
+                live[count++] = c;
+            }
+        }
         int pos = 0;
-        for (int round = 0; pos < n; round++) {
-            for (int c = 0; c < canonical; c++) {
-                if (round < orders[c].length) {
-                    if (canonicalAt != null) {
-                        canonicalAt[pos] = c;
-                    }
-                    order[pos++] = orders[c][round];
+        for (int round = 0; count > 0; round++) {
+            int kept = 0;
+            for (int i = 0; i < count; i++) {
+                int c = live[i];
+                if (canonicalAt != null) {
+                    canonicalAt[pos] = c;
+                }
+                order[pos++] = orders[c][round];
+                if (round + 1 < orders[c].length) {
+                    live[kept++] = c;
                 }
             }
+            count = kept;
         }
     }
 

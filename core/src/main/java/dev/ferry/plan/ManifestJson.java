@@ -8,6 +8,8 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.ferry.store.ObjectKey;
 import java.io.IOException;
 import java.io.OutputStream;
+import java.math.BigDecimal;
+import java.math.BigInteger;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
@@ -29,6 +31,13 @@ public final class ManifestJson {
     private static final ObjectMapper MAPPER = new ObjectMapper();
 
     private ManifestJson() {
+    }
+
+    /** A manifest that was read but is not a valid one (bad JSON, a missing field, a number out of range): the writer's fault. */
+    public static final class BadManifestException extends IOException {
+        public BadManifestException(String message) {
+            super(message);
+        }
     }
 
     /** Writes atomically (temporary file, then rename). */
@@ -76,7 +85,7 @@ public final class ManifestJson {
         } catch (NoSuchFileException | java.io.FileNotFoundException e) {
             throw new IOException(file + ": no such file");
         } catch (JsonProcessingException e) {
-            throw new IOException(file + ": not valid JSON (" + e.getOriginalMessage() + " at line " + e.getLocation().getLineNr() + ")");
+            throw new BadManifestException(file + ": not valid JSON (" + e.getOriginalMessage() + " at line " + e.getLocation().getLineNr() + ")");
         }
         return parse(root, file.toString());
     }
@@ -86,21 +95,21 @@ public final class ManifestJson {
         try {
             return parse(MAPPER.readTree(json), where);
         } catch (JsonProcessingException e) {
-            throw new IOException(where + ": not valid JSON (" + e.getOriginalMessage() + " at line " + e.getLocation().getLineNr() + ")");
+            throw new BadManifestException(where + ": not valid JSON (" + e.getOriginalMessage() + " at line " + e.getLocation().getLineNr() + ")");
         }
     }
 
-    /** A manifest from a parsed JSON tree; {@code where} names it in errors. */
+    /** A manifest from a parsed JSON tree; {@code where} names it in errors, each a {@link BadManifestException}. */
     public static Manifest parse(JsonNode root, String where) throws IOException {
         if (root == null || !root.isObject()) {
-            throw new IOException(where + ": not a ferry manifest (expected a JSON object)");
+            throw new BadManifestException(where + ": not a ferry manifest (expected a JSON object)");
         }
         if (!FORMAT.equals(root.path("format").asText(null))) {
-            throw new IOException(where + ": format is '" + root.path("format").asText("missing") + "', expected " + FORMAT);
+            throw new BadManifestException(where + ": format is '" + root.path("format").asText("missing") + "', expected " + FORMAT);
         }
         JsonNode shards = root.path("shards");
         if (!shards.isArray() || shards.isEmpty()) {
-            throw new IOException(where + ": shards is missing or empty");
+            throw new BadManifestException(where + ": shards is missing or empty");
         }
         List<Shard> list = new ArrayList<>();
         for (int i = 0; i < shards.size(); i++) {
@@ -114,23 +123,20 @@ public final class ManifestJson {
                         throw new IllegalArgumentException("sample_offsets is not an array");
                     }
                     offsets = new ArrayList<>();
-                    for (JsonNode n : o) {
-                        if (!n.canConvertToLong()) {
-                            throw new IllegalArgumentException("sample_offsets holds '" + n + "', not a number");
-                        }
-                        offsets.add(n.asLong());
+                    for (int k = 0; k < o.size(); k++) {
+                        offsets.add(wholeNumber(o.get(k), "sample_offsets[" + k + "]", 0, Long.MAX_VALUE));
                     }
                 }
-                list.add(new Shard(ObjectKey.of(text(s, "bucket"), text(s, "key")), number(s, "size"), text(s, "etag"),
-                        (int) number(s, "samples"), offsets));
+                list.add(new Shard(ObjectKey.of(text(s, "bucket"), text(s, "key")), wholeNumber(s.get("size"), "size", 0, Long.MAX_VALUE),
+                        text(s, "etag"), (int) wholeNumber(s.get("samples"), "samples", 1, Integer.MAX_VALUE), offsets));
             } catch (IllegalArgumentException e) {
-                throw new IOException(at + ": " + e.getMessage());
+                throw new BadManifestException(at + ": " + e.getMessage());
             }
         }
         try {
             return new Manifest(list);
         } catch (IllegalArgumentException e) {
-            throw new IOException(where + ": " + e.getMessage());
+            throw new BadManifestException(where + ": " + e.getMessage());
         }
     }
 
@@ -142,11 +148,40 @@ public final class ManifestJson {
         return v.asText();
     }
 
-    private static long number(JsonNode node, String field) {
-        JsonNode v = node.get(field);
-        if (v == null || !v.canConvertToLong()) {
+    /**
+     * A JSON number that must be whole and within {@code [min, max]}: one that is not (a fraction, a number
+     * past the range, such as 2^32 + 1 where an int is meant) is refused with a message naming the field and
+     * the range, never rounded or cut to fit. {@code 4.0} is 4.
+     *
+     * @throws IllegalArgumentException when the value is missing, not a whole number, or out of range
+     */
+    public static long wholeNumber(JsonNode value, String field, long min, long max) {
+        if (value == null || value.isNull() || value.isMissingNode()) {
             throw new IllegalArgumentException(field + " is missing or not a whole number");
         }
-        return v.asLong();
+        BigInteger whole;
+        if (value.isIntegralNumber()) {
+            whole = value.bigIntegerValue();
+        } else if (value.isNumber()) {
+            if (!Double.isFinite(value.doubleValue())) { // 1e999 reads as an infinite double
+                throw new IllegalArgumentException(field + " must be " + min + " to " + max + ": " + value);
+            }
+            BigDecimal d = value.decimalValue();
+            if (d.signum() != 0 && d.precision() - d.scale() > 19) {
+                // past every long, and not expanded: 1e999999999 would be a billion digits
+                throw new IllegalArgumentException(field + " must be " + min + " to " + max + ": " + value);
+            }
+            d = d.stripTrailingZeros();
+            if (d.scale() > 0) {
+                throw new IllegalArgumentException(field + " must be a whole number from " + min + " to " + max + ", not " + value);
+            }
+            whole = d.toBigIntegerExact();
+        } else {
+            throw new IllegalArgumentException(field + " must be a whole number from " + min + " to " + max + ", not " + value);
+        }
+        if (whole.compareTo(BigInteger.valueOf(min)) < 0 || whole.compareTo(BigInteger.valueOf(max)) > 0) {
+            throw new IllegalArgumentException(field + " must be " + min + " to " + max + ": " + whole);
+        }
+        return whole.longValueExact();
     }
 }

@@ -49,6 +49,7 @@ public record Shard(ObjectKey key, long size, String etag, int samples, List<Lon
         if (sampleOffsets != null) {
             return sampleOffsets.get(index);
         }
-        return size * index / samples;
+        // size * index / samples without the product, which overflows for shards over 2^63 / samples bytes
+        return size / samples * index + size % samples * index / samples;
     }
 }

@@ -46,7 +46,11 @@ public final class ShardMix {
     /**
      * Expected distinct shards among {@code m} samples drawn uniformly without replacement from the manifest:
      * the sum over shards of {@code 1 - P(none of its n_s samples drawn)}, where that probability is
-     * {@code prod_{i<m} (n - n_s - i) / (n - i)}.
+     * {@code prod_{i<m} (n - n_s - i) / (n - i)}. In logs that is {@code (P(n_s + m) - P(n_s)) - P(m)} with
+     * {@code P(k) = sum_{j<k} log(n - j)} (and 0 when {@code n_s + m > n}): one pass over {@code j} up to the
+     * largest index needed, so the cost is the samples plus the distinct shard sizes, not their product (a
+     * manifest of shards of 1, 2, ..., 2,896 samples with a global batch of a million would take 3 x 10^9
+     * logarithms). The sums are compensated (Kahan), so a difference of two sums near 10^8 keeps about 8 digits.
      */
     static double expectedDistinct(Manifest manifest, int m) {
         long n = manifest.totalSamples();
@@ -54,19 +58,32 @@ public final class ShardMix {
         for (Shard s : manifest.shards()) {
             shardsBySize.merge(s.samples(), 1, Integer::sum);
         }
+        TreeMap<Long, Double> sumAt = new TreeMap<>(); // P(k) at each k needed
+        sumAt.put((long) m, 0.0);
+        for (int size : shardsBySize.keySet()) {
+            if (size + (long) m <= n) {
+                sumAt.put((long) size, 0.0);
+                sumAt.put(size + (long) m, 0.0);
+            }
+        }
+        double sum = 0;
+        double lost = 0;
+        long j = 0;
+        for (var at : sumAt.entrySet()) {
+            for (; j < at.getKey(); j++) {
+                double term = Math.log(n - j) - lost;
+                double next = sum + term;
+                lost = (next - sum) - term;
+                sum = next;
+            }
+            at.setValue(sum);
+        }
+        double drawn = sumAt.get((long) m);
         double expected = 0;
         for (var e : shardsBySize.entrySet()) {
             int size = e.getKey();
-            double logMiss = 0;
-            for (int i = 0; i < m; i++) {
-                double num = n - size - i;
-                if (num <= 0) {
-                    logMiss = Double.NEGATIVE_INFINITY;
-                    break;
-                }
-                logMiss += Math.log(num / (n - i));
-            }
-            expected += e.getValue() * (1 - Math.exp(logMiss));
+            double miss = size + (long) m > n ? 0 : Math.exp(sumAt.get(size + (long) m) - sumAt.get((long) size) - drawn);
+            expected += e.getValue() * (1 - miss);
         }
         return expected;
     }

@@ -10,6 +10,10 @@ public record World(int nodes, int ranksPerNode, int workersPerRank) {
             throw new IllegalArgumentException("nodes, ranksPerNode and workersPerRank must be at least 1: "
                     + nodes + ", " + ranksPerNode + ", " + workersPerRank);
         }
+        if ((long) nodes * ranksPerNode > Integer.MAX_VALUE) {
+            throw new IllegalArgumentException("a world may have at most " + Integer.MAX_VALUE + " ranks: " + nodes + " nodes x "
+                    + ranksPerNode + " ranks per node");
+        }
     }
 
     public static World single() {

@@ -9,6 +9,7 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.function.IntFunction;
 
 /**
  * What a daemon's local tier will fetch for one registered job, epoch by epoch: the node's planned block
@@ -24,17 +25,29 @@ public final class DaemonReplay {
 
     /** Bytes fetched from upstream in each epoch of {@code byEpoch} with a tier of {@code capacity} bytes. */
     public static long[] egressByEpoch(Manifest manifest, List<List<BlockRead>> byEpoch, long capacity, int blockSize) {
+        return egressByEpoch(manifest, byEpoch.size(), e -> byEpoch.get(e - 1), capacity, blockSize);
+    }
+
+    /**
+     * As {@link #egressByEpoch(Manifest, List, long, int)} for {@code epochs} epochs whose block reads
+     * {@code epochBlocks} gives (epochs count from 1), asked for each once, in order, when the replay needs it:
+     * at most two epochs are held at a time.
+     */
+    public static long[] egressByEpoch(Manifest manifest, int epochs, IntFunction<List<BlockRead>> epochBlocks, long capacity,
+            int blockSize) {
         Map<ObjectKey, Long> sizes = new HashMap<>();
         manifest.shards().forEach(s -> sizes.put(s.key(), s.size()));
         PlannedPolicy<BlockId> policy = new PlannedPolicy<>();
         SimCache<BlockId> cache = new SimCache<>(policy, capacity);
-        long[] out = new long[byEpoch.size()];
-        for (int e = 0; e < byEpoch.size(); e++) {
-            List<BlockRead> epoch = byEpoch.get(e);
+        long[] out = new long[epochs];
+        List<BlockRead> following = epochs > 0 ? epochBlocks.apply(1) : List.of();
+        for (int e = 0; e < epochs; e++) {
+            List<BlockRead> epoch = following;
+            following = e + 1 < epochs ? epochBlocks.apply(e + 2) : null;
             List<BlockId> planned = new ArrayList<>(epoch.size() * 2);
             epoch.forEach(r -> planned.add(r.block()));
-            if (e + 1 < byEpoch.size()) {
-                byEpoch.get(e + 1).forEach(r -> planned.add(r.block()));
+            if (following != null) {
+                following.forEach(r -> planned.add(r.block()));
             }
             policy.plan(planned);
             for (int i = 0; i < epoch.size(); i++) {

@@ -28,9 +28,14 @@ public final class EgressPrediction {
     public static List<List<BlockRead>> nodeBlocksByEpoch(Manifest manifest, PlanConfig config, int epochs, World world, int node, int blockSize) {
         List<List<BlockRead>> out = new ArrayList<>();
         for (int e = 1; e <= epochs; e++) {
-            out.add(EpochPlan.of(manifest, config.forWorld(world), e).nodeBlocks(world, node, blockSize, 0));
+            out.add(nodeBlocks(manifest, config, e, world, node, blockSize));
         }
         return out;
+    }
+
+    /** The node's block accesses in one epoch (1-based). */
+    public static List<BlockRead> nodeBlocks(Manifest manifest, PlanConfig config, int epoch, World world, int node, int blockSize) {
+        return EpochPlan.of(manifest, config.forWorld(world), epoch).nodeBlocks(world, node, blockSize, 0);
     }
 
     /** The whole future, for MIN. */

@@ -14,7 +14,10 @@ import java.util.TreeMap;
  * What a client said about an object besides its bytes, kept with it and returned on every read: the
  * standard headers ({@code Content-Type}, {@code Content-Encoding}, {@code Cache-Control},
  * {@code Content-Disposition}, {@code Content-Language}, {@code Expires}) and user metadata
- * ({@code x-amz-meta-*}), by lower-case header name. S3 keeps the same set.
+ * ({@code x-amz-meta-*}), by lower-case header name. S3 keeps the same set. An object's additional checksum
+ * ({@link Checksum}) is kept here too, under its {@code x-amz-checksum-*} names: not a header the object is
+ * served with, but what S3 answers when asked for it; and so are the sizes of the parts the object was uploaded
+ * in, where a store knows them ({@link Parts}).
  *
  * <p>User metadata is limited to 2 KiB (names and values), as in S3.
  */
@@ -51,6 +54,14 @@ public record ObjectAttributes(Map<String, String> headers) {
     /** Whether a header (any case) is one an object keeps. */
     public static boolean isKept(String header) {
         String name = header.toLowerCase(Locale.ROOT);
+        return isObjectHeader(name) || Checksum.isChecksumHeader(name) || Parts.isPartsAttribute(name);
+    }
+
+    /**
+     * Whether a kept attribute (lower case) is one of the object's own headers, taken from a write and sent with
+     * every read: not its checksum (sent when asked for), not what ferry keeps for itself ({@link Parts}).
+     */
+    public static boolean isObjectHeader(String name) {
         return STANDARD.contains(name) || (name.startsWith(USER_PREFIX) && name.length() > USER_PREFIX.length());
     }
 

@@ -22,6 +22,9 @@ public interface PendingUploads {
     /** Uploads in progress in {@code bucket} whose key starts with {@code prefix}, by key then start time. */
     List<Upload> listUploads(String bucket, String prefix) throws IOException;
 
-    /** Aborts every upload started before {@code cutoff}; returns how many. */
+    /**
+     * Aborts every upload started before {@code cutoff} that is this store's to abort (a store that cannot know
+     * an upload abandoned, S3's, aborts none); returns how many.
+     */
     int expireUploads(Instant cutoff) throws IOException;
 }

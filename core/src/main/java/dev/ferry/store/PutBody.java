@@ -28,10 +28,26 @@ public interface PutBody {
         return ObjectAttributes.NONE;
     }
 
+    /**
+     * The ETag a single PUT of these bytes gets (their MD5 in hex) when the writer has it already, else null:
+     * what checks the store's answer without reading the bytes again.
+     */
+    default String etag() {
+        return null;
+    }
+
     /** This body with {@code attributes}. */
     default PutBody withAttributes(ObjectAttributes attributes) {
         Objects.requireNonNull(attributes, "attributes is null");
-        PutBody bytes = this;
+        return with(this, attributes, etag());
+    }
+
+    /** This body, whose bytes have the MD5 ETag {@code md5} (null: not known). */
+    default PutBody withEtag(String md5) {
+        return with(this, attributes(), md5);
+    }
+
+    private static PutBody with(PutBody bytes, ObjectAttributes attributes, String etag) {
         return new PutBody() {
             @Override
             public long length() {
@@ -51,6 +67,11 @@ public interface PutBody {
             @Override
             public ObjectAttributes attributes() {
                 return attributes;
+            }
+
+            @Override
+            public String etag() {
+                return etag;
             }
         };
     }

@@ -40,7 +40,16 @@ public final class Uploads {
     public static ObjectMeta putParts(ObjectStore store, ObjectKey key, Path file, List<Long> partSizes, ObjectAttributes attributes,
             int parallelism) throws IOException {
         MultipartOperations multipart = MultipartOperations.of(store);
-        MultipartUpload upload = multipart.startMultipart(key, attributes);
+        // an object's checksum goes as S3 takes it for an upload: the algorithm and type declared at the start,
+        // each part's value with the part; the store computes the object's (a composite of the same parts is the same)
+        Checksum kept = Checksum.of(attributes);
+        // (no multipart upload keeps a whole object's SHA: such an object goes without its checksum)
+        Checksum declared = kept == null ? Checksum.declaredIn(attributes)
+                : kept.type() == Checksum.Type.FULL_OBJECT && !kept.algorithm().combines() ? null
+                : Checksum.declared(kept.algorithm(), kept.type());
+        ObjectAttributes startWith = declared == null ? Checksum.strip(attributes) : declared.applyTo(attributes);
+        Checksum.Algorithm partAlgorithm = declared == null ? null : declared.algorithm();
+        MultipartUpload upload = multipart.startMultipart(key, startWith);
         ExecutorService pool = Executors.newFixedThreadPool(Math.max(1, parallelism), r -> {
             Thread t = new Thread(r, "ferry-upload-part");
             t.setDaemon(true);
@@ -53,7 +62,18 @@ public final class Uploads {
                 long from = offset;
                 long length = partSizes.get(i);
                 int partNumber = i + 1;
-                parts.add(pool.submit(() -> multipart.uploadPart(upload, partNumber, slice(file, from, length))));
+                parts.add(pool.submit(() -> {
+                    PutBody part = slice(file, from, length);
+                    if (partAlgorithm == null) {
+                        return multipart.uploadPart(upload, partNumber, part);
+                    }
+                    Checksum sum;
+                    try (InputStream in = part.open()) {
+                        sum = Checksum.ofStream(partAlgorithm, in);
+                    }
+                    CompletedPart done = multipart.uploadPart(upload, partNumber, part.withAttributes(sum.applyTo(ObjectAttributes.NONE)));
+                    return new CompletedPart(done.partNumber(), done.etag(), sum);
+                }));
                 offset += length;
             }
             List<CompletedPart> done = new ArrayList<>();

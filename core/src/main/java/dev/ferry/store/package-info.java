@@ -7,6 +7,8 @@
  * chain (retry, governor, meter, parallel reads) in {@code store.chain}, the tiers between the local tier and the
  * origin in {@code store.tier}; all three depend on this package, never the other way.
  *
+ * <p>S3's additional checksums ({@link dev.ferry.store.Checksum}) are values here too, kept with an object as attributes.
+ *
  * <p>Depends on nothing but the JDK: no SDK, no Netty, no CLI.
  */
 package dev.ferry.store;

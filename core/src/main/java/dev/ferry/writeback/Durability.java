@@ -6,6 +6,11 @@ public enum Durability {
     LOCAL,
     /** in the object store. */
     DURABLE,
-    /** the object store refused it for good (403, 400...); it is kept locally, never dropped. */
-    FAILED
+    /**
+     * the object store refused it for good (403, 400...) or kept other bytes than were written; it is kept
+     * locally, and reads are served from there, until a later write or delete of its key is durable.
+     */
+    FAILED,
+    /** a failed write that a later write or delete of its key, now durable, replaced: nothing of it is owed to the store. */
+    SUPERSEDED
 }

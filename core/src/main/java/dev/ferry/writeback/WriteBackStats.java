@@ -1,11 +1,13 @@
 package dev.ferry.writeback;
 
 /**
- * Write-back at a glance: pending bytes and objects, the age of the oldest pending write, bytes uploaded so
- * far and how long uploads took, writes that went through directly (quota full), uploads that failed for good.
+ * Write-back at a glance: pending bytes and objects (writes and deletes not in the store yet), the age of the
+ * oldest pending one, bytes uploaded so far and how long uploads took, writes that went through directly
+ * (quota full), writes held failed now (refused by the store, or stored as something else; kept locally until
+ * a later write of their key replaces them) and the first of them with its reason, or null.
  */
 public record WriteBackStats(long pendingBytes, long pendingObjects, double oldestPendingSeconds, long uploadedBytes,
-        double uploadSeconds, long writeThroughs, long failed) {
+        double uploadSeconds, long writeThroughs, long failed, String firstFailure) {
     /** Upload throughput so far, bytes per second of upload time. */
     public double uploadBytesPerSecond() {
         return uploadSeconds == 0 ? 0 : uploadedBytes / uploadSeconds;

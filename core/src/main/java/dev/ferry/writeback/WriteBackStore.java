@@ -8,6 +8,7 @@ import dev.ferry.store.ObjectAttributes;
 import dev.ferry.store.ObjectContent;
 import dev.ferry.store.ObjectKey;
 import dev.ferry.store.ObjectMeta;
+import dev.ferry.store.ObjectNotFoundException;
 import dev.ferry.store.ObjectStore;
 import dev.ferry.store.PutBody;
 import dev.ferry.store.StoreException;
@@ -51,10 +52,17 @@ import org.slf4j.LoggerFactory;
  *   <li><b>Order.</b> Writes are spread over {@code uploaders} lanes by key, each lane uploading in order,
  *       so a key's writes reach the store in the order they were acknowledged.
  *   <li><b>Faults.</b> A transient failure (outage, throttling) is retried with backoff until it succeeds;
- *       a refusal (403, 400) marks the write FAILED, reported by status and the fence, and kept locally. A
- *       disk that cannot take a write fails the PUT cleanly: nothing half-written is acknowledged.
- *   <li><b>Reads</b> of a key with a write not yet uploaded are served from the local copy.
- *   <li><b>Quota.</b> Past {@code quota} pending bytes, writes go through to the store directly.
+ *       a refusal (403, 400), or an upload the store answers with other bytes or another size than were
+ *       acknowledged (it is never called durable), marks the write FAILED, reported by status and the fence,
+ *       and kept locally until a later write or delete of its key is durable. A disk that cannot take a write
+ *       fails the PUT cleanly: nothing half-written is acknowledged.
+ *   <li><b>Reads</b> of a key with a write not yet uploaded (or failed) are served from the local copy, and
+ *       listings show it ({@link #pendingIn}).
+ *   <li><b>Deletes</b> of a key with writes still pending are journaled as writes are, and deleted in the
+ *       store after them (so a pending upload never brings a deleted key back); reads see the key gone at
+ *       once. A delete of any other key goes to the store directly.
+ *   <li><b>Quota.</b> Past {@code quota} pending bytes, writes go through to the store directly, except to
+ *       a key with a write still pending, which stays in order behind it.
  * </ul>
  * Thread-safe.
  */
@@ -70,8 +78,12 @@ public final class WriteBackStore extends ForwardingObjectStore {
         final long size;
         final Instant written;
         final String etag;
+        /** A DELETE waiting behind the key's pending writes: no data, and the key reads as gone. */
+        final boolean delete;
         volatile Durability durability = Durability.LOCAL;
         volatile String error;
+        /** Taken out of {@link #entries} (and its bytes out of the pending count); guarded by {@code lock}. */
+        boolean dropped;
 
         Entry(WriteRecord record, String etag) {
             this.record = record;
@@ -80,10 +92,12 @@ public final class WriteBackStore extends ForwardingObjectStore {
             this.size = record.size();
             this.written = record.written();
             this.etag = etag;
+            this.delete = record.delete();
         }
 
+        /** The object as reads see it; null for a delete. */
         ObjectMeta meta() {
-            return new ObjectMeta(key, size, etag, null, written, record.attributes());
+            return delete ? null : new ObjectMeta(key, size, etag, null, written, record.attributes());
         }
 
         Path data() {
@@ -95,7 +109,7 @@ public final class WriteBackStore extends ForwardingObjectStore {
         }
 
         WriteStatus status() {
-            return new WriteStatus(sequence, key, size, durability, error, etag);
+            return new WriteStatus(sequence, key, size, durability, error, etag, delete);
         }
     }
 
@@ -114,7 +128,6 @@ public final class WriteBackStore extends ForwardingObjectStore {
     private final LongAdder uploadedBytes = new LongAdder();
     private final LongAdder uploadNanos = new LongAdder();
     private final LongAdder writeThroughs = new LongAdder();
-    private final LongAdder failed = new LongAdder();
     private final Scratch scratch;
 
     public WriteBackStore(ObjectStore upstream, WriteBackConfig config) throws IOException {
@@ -163,11 +176,11 @@ public final class WriteBackStore extends ForwardingObjectStore {
             try (InputStream in = Files.newInputStream(r)) {
                 WriteRecord record = WriteRecord.decode(in);
                 Path data = dataDir.resolve(record.sequence() + ".obj");
-                if (!Files.exists(data) || Files.size(data) != record.size()) {
+                if (!record.delete() && (!Files.exists(data) || Files.size(data) != record.size())) {
                     throw new IOException("its data file is missing or short");
                 }
                 // a record from before ETags were content MD5s: the local copy's MD5 is what S3 will report
-                Entry e = new Entry(record, record.etag() != null ? record.etag() : Etags.ofFile(data));
+                Entry e = new Entry(record, record.etag() != null || record.delete() ? record.etag() : Etags.ofFile(data));
                 entries.put(e.sequence, e);
                 latestLocal.merge(e.key, e, (a, b) -> a.sequence > b.sequence ? a : b);
                 pendingBytes += e.size;
@@ -226,7 +239,9 @@ public final class WriteBackStore extends ForwardingObjectStore {
         }
         long sequence = -1;
         synchronized (lock) {
-            if (pendingBytes + body.length() > config.quota()) {
+            // past the quota a write goes through, unless an earlier write of its key is still pending: it
+            // would land first and be overwritten by the older one (the quota is exceeded instead)
+            if (pendingBytes + body.length() > config.quota() && !latestLocal.containsKey(key)) {
                 writeThroughs.increment();
                 if (writeThroughs.sum() == 1 || writeThroughs.sum() % 100 == 0) {
                     LOG.warn("write-back quota of {} bytes is full; writing {} through to the object store", config.quota(), key);
@@ -277,13 +292,7 @@ public final class WriteBackStore extends ForwardingObjectStore {
             String etag = givenEtag != null ? givenEtag : Etags.ofDigest(md5.digest());
             e = new Entry(new WriteRecord(sequence, key, body.length(), crc, Instant.now(), etag, partSizes, body.attributes()), etag);
             Files.move(tempData, e.data(), StandardCopyOption.ATOMIC_MOVE);
-            try (FileChannel out = FileChannel.open(tempRecord, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE)) {
-                ByteBuffer bb = ByteBuffer.wrap(e.record.encode());
-                while (bb.hasRemaining()) {
-                    out.write(bb);
-                }
-                out.force(true);
-            }
+            writeSynced(tempRecord, e.record.encode());
             Files.move(tempRecord, e.record(), StandardCopyOption.ATOMIC_MOVE);
             fsyncDirectory(journalDir);
         } catch (IOException | RuntimeException failure) {
@@ -299,12 +308,18 @@ public final class WriteBackStore extends ForwardingObjectStore {
             throw new StoreException(StoreException.Kind.FATAL, 507, "cannot keep " + key + " on local disk ("
                     + failure.getMessage() + "); nothing was acknowledged", failure);
         }
-        synchronized (lock) {
-            entries.put(sequence, e);
-            latestLocal.put(key, e);
-        }
-        lane(key).add(e);
+        enqueue(e);
         return e.status();
+    }
+
+    private static void writeSynced(Path file, byte[] bytes) throws IOException {
+        try (FileChannel out = FileChannel.open(file, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE)) {
+            ByteBuffer bb = ByteBuffer.wrap(bytes);
+            while (bb.hasRemaining()) {
+                out.write(bb);
+            }
+            out.force(true);
+        }
     }
 
     private static void fsyncDirectory(Path dir) {
@@ -343,10 +358,13 @@ public final class WriteBackStore extends ForwardingObjectStore {
                     if (failure.isRetryable()) {
                         LOG.debug("upload of {} failed ({}), retrying in {} ms", e.key, failure.getMessage(), backoff);
                     } else {
-                        e.error = failure.getMessage();
-                        e.durability = Durability.FAILED;
-                        failed.increment();
-                        LOG.error("the object store refused {} ({}); it stays on local disk at {}", e.key, failure.getMessage(), e.data());
+                        synchronized (lock) {
+                            e.error = failure.getMessage();
+                            e.durability = Durability.FAILED;
+                            lock.notifyAll();
+                        }
+                        LOG.error("the upload of {} failed for good ({}); it stays on local disk at {}", e.key, failure.getMessage(),
+                                e.delete ? "(a delete)" : e.data());
                         break;
                     }
                 } catch (IOException failure) {
@@ -362,19 +380,32 @@ public final class WriteBackStore extends ForwardingObjectStore {
         }
     }
 
-    /** Uploads a write so that the store reports the ETag its client was answered: one PUT, or the client's parts. */
+    /**
+     * Uploads a write so that the store reports the ETag its client was answered: one PUT, or the client's
+     * parts; a delete deletes. What the store answers is compared with what was acknowledged: another size is
+     * a failed write (never durable). A single PUT carries its MD5, so a store that checks answers (the daemon's
+     * {@link dev.ferry.store.chain.CheckedWrites}) compares the bytes too.
+     */
     private void upload(Entry e) throws IOException {
+        if (e.delete) {
+            delegate.delete(e.key); // S3 answers a delete of a missing key 204: a retried delete is no error
+            return;
+        }
         ObjectAttributes attributes = e.record.attributes();
         ObjectMeta stored;
         if (e.record.partSizes() != null) {
             stored = Uploads.putParts(delegate, e.key, e.data(), e.record.partSizes(), attributes, 4);
         } else if (e.size <= MAX_SINGLE_PUT) {
-            stored = delegate.put(e.key, PutBody.ofFile(e.data()).withAttributes(attributes));
+            stored = delegate.put(e.key, PutBody.ofFile(e.data()).withAttributes(attributes).withEtag(e.etag));
         } else {
             stored = Uploads.putParts(delegate, e.key, e.data(), partsOf(e.size), attributes, 4);
         }
+        if (stored.size() != e.size) {
+            throw new StoreException(StoreException.Kind.FATAL, 502, "the object store holds " + stored.size() + " bytes at " + e.key
+                    + ", not the " + e.size + " bytes acknowledged: it stored something else, so the write failed", null);
+        }
         if (!stored.etag().equals(e.etag)) {
-            // a store that does not use content MD5s as ETags (S3 with SSE-KMS, say): the bytes are right, the ETag moves
+            // a store that does not use content MD5s as ETags (S3 with SSE-KMS, say): the size is right, the ETag moves
             LOG.warn("the object store gave {} the ETag {}, not the {} its writer was answered; If-Match with the old one will fail",
                     e.key, stored.etag(), e.etag);
         }
@@ -388,32 +419,74 @@ public final class WriteBackStore extends ForwardingObjectStore {
         return sizes;
     }
 
-    /** The write is durable: its local copy and record go, readers go upstream again. */
+    /**
+     * The write is durable: its local copy and record go, readers go upstream again. Earlier writes of its key
+     * that failed are replaced by it: they go too.
+     */
     private void finish(Entry e) throws IOException {
         Files.deleteIfExists(e.record());
+        List<Entry> replaced = new ArrayList<>();
         synchronized (lock) {
-            entries.remove(e.sequence);
-            pendingBytes -= e.size;
-            if (latestLocal.get(e.key) == e) {
-                latestLocal.remove(e.key);
+            // the write and the failed ones it replaces leave the pending writes together: a fence taken in
+            // between would otherwise find a failed write whose replacement is already gone, and say incomplete
+            drop(e);
+            for (Entry earlier : entries.headMap(e.sequence).values()) {
+                if (earlier.key.equals(e.key) && earlier.durability == Durability.FAILED) {
+                    replaced.add(earlier);
+                }
+            }
+            for (Entry old : replaced) {
+                drop(old);
+                old.durability = Durability.SUPERSEDED;
             }
         }
         Files.deleteIfExists(e.data()); // a reader that still holds the entry falls back to upstream
+        for (Entry old : replaced) {
+            Files.deleteIfExists(old.record());
+            Files.deleteIfExists(old.data());
+            LOG.info("the failed write {} of {} is replaced by a later one, now durable", old.sequence, old.key);
+        }
         synchronized (lock) {
             e.durability = Durability.DURABLE; // only now: a fence that returns leaves nothing of it behind
             lock.notifyAll();
         }
     }
 
+    /** Makes a journaled write (or delete) pending: the latest of its key, queued on its key's lane for upload. */
+    private void enqueue(Entry e) {
+        synchronized (lock) {
+            entries.put(e.sequence, e);
+            latestLocal.put(e.key, e);
+        }
+        lane(e.key).add(e);
+    }
+
+    /** Takes {@code e} out of the pending writes, once. Call under {@code lock}. */
+    private void drop(Entry e) {
+        if (!e.dropped) {
+            e.dropped = true;
+            entries.remove(e.sequence);
+            pendingBytes -= e.size;
+            if (latestLocal.get(e.key) == e) {
+                latestLocal.remove(e.key);
+            }
+        }
+    }
+
     /**
      * The fence: waits until every write acknowledged before this call is durable or has failed for good,
-     * at most {@code timeout} (null: no limit).
+     * at most {@code timeout} (null: no limit). Complete when none failed.
      */
     public FlushResult flush(Duration timeout) throws InterruptedIOException {
+        return flush(key -> true, timeout);
+    }
+
+    /** The fence over the writes (and deletes) of the keys {@code which} accepts. */
+    public FlushResult flush(java.util.function.Predicate<ObjectKey> which, Duration timeout) throws InterruptedIOException {
         long deadline = timeout == null ? Long.MAX_VALUE : System.nanoTime() + timeout.toNanos();
         List<Entry> fence;
         synchronized (lock) {
-            fence = new ArrayList<>(entries.values());
+            fence = entries.values().stream().filter(e -> which.test(e.key)).toList();
         }
         synchronized (lock) {
             while (true) {
@@ -431,8 +504,9 @@ public final class WriteBackStore extends ForwardingObjectStore {
             }
         }
         List<WriteStatus> statuses = fence.stream().map(Entry::status).toList();
-        String firstError = statuses.stream().filter(s -> s.error() != null).map(s -> s.key() + ": " + s.error()).findFirst().orElse(null);
-        boolean complete = statuses.stream().allMatch(s -> s.durability() == Durability.DURABLE);
+        String firstError = statuses.stream().filter(s -> s.durability() == Durability.FAILED).map(s -> s.key() + ": " + s.error())
+                .findFirst().orElse(null);
+        boolean complete = statuses.stream().allMatch(s -> s.durability() == Durability.DURABLE || s.durability() == Durability.SUPERSEDED);
         return new FlushResult(complete, statuses, firstError);
     }
 
@@ -467,13 +541,47 @@ public final class WriteBackStore extends ForwardingObjectStore {
         return scratch().list(request);
     }
 
+    /**
+     * A DELETE. With a write of {@code key} still pending (or failed), the delete is journaled and queued
+     * behind it (fsync'd: acknowledged as a write is), and reads see the key gone at once; otherwise it goes
+     * to the store now.
+     */
     @Override
     public void delete(ObjectKey key) throws IOException {
         if (isScratch(key)) {
             scratch().delete(key);
             return;
         }
-        delegate.delete(key);
+        if (closed) {
+            throw new IOException("write-back store is closed");
+        }
+        long sequence;
+        synchronized (lock) {
+            Entry latest = latestLocal.get(key);
+            if (latest == null) {
+                sequence = -1;
+            } else if (latest.delete) {
+                return; // already deleted, waiting to reach the store
+            } else {
+                sequence = nextSequence++;
+            }
+        }
+        if (sequence < 0) {
+            delegate.delete(key);
+            return;
+        }
+        Entry e = new Entry(WriteRecord.deletion(sequence, key, Instant.now()), null);
+        Path tempRecord = tmpDir.resolve(sequence + ".rec");
+        try {
+            writeSynced(tempRecord, e.record.encode());
+            Files.move(tempRecord, e.record(), StandardCopyOption.ATOMIC_MOVE);
+            fsyncDirectory(journalDir);
+        } catch (IOException | RuntimeException failure) {
+            Files.deleteIfExists(tempRecord);
+            throw new StoreException(StoreException.Kind.FATAL, 507, "cannot journal the delete of " + key + " on local disk ("
+                    + failure.getMessage() + "); nothing was deleted", failure);
+        }
+        enqueue(e);
     }
 
     public WriteBackStats stats() {
@@ -481,8 +589,9 @@ public final class WriteBackStore extends ForwardingObjectStore {
             double oldest = entries.values().stream().filter(e -> e.durability == Durability.LOCAL).map(e -> e.written)
                     .min(Instant::compareTo).map(t -> Duration.between(t, Instant.now()).toMillis() / 1000.0).orElse(0.0);
             long pending = entries.values().stream().filter(e -> e.durability == Durability.LOCAL).count();
+            List<Entry> failed = entries.values().stream().filter(e -> e.durability == Durability.FAILED).toList();
             return new WriteBackStats(pendingBytes, pending, oldest, uploadedBytes.sum(), uploadNanos.sum() / 1e9,
-                    writeThroughs.sum(), failed.sum());
+                    writeThroughs.sum(), failed.size(), failed.isEmpty() ? null : failed.getFirst().key + ": " + failed.getFirst().error);
         }
     }
 
@@ -496,19 +605,57 @@ public final class WriteBackStore extends ForwardingObjectStore {
     /** True when a write to {@code bucket} is still only local (its bucket looks empty upstream, but is not). */
     public boolean holdsLocallyIn(String bucket) {
         synchronized (lock) {
-            return latestLocal.keySet().stream().anyMatch(k -> k.bucket().equals(bucket));
+            return latestLocal.values().stream().anyMatch(e -> !e.delete && e.key.bucket().equals(bucket));
+        }
+    }
+
+    /** True when the latest of {@code key} is a delete waiting behind pending writes (the store still holds the key). */
+    public boolean deletePending(ObjectKey key) {
+        Entry e = localCopy(key);
+        return e != null && e.delete;
+    }
+
+    /** True when a delete in {@code bucket} waits behind pending writes (its store still holds the key). */
+    public boolean deletesPendingIn(String bucket) {
+        synchronized (lock) {
+            return latestLocal.values().stream().anyMatch(e -> e.delete && e.key.bucket().equals(bucket));
         }
     }
 
     /**
-     * A write still only local that a folder store could not hold beside {@code key}: one whose key is a
-     * folder of {@code key} ({@code a} for {@code a/b}) or has {@code key} as a folder ({@code a/b} for
-     * {@code a}). Null when there is none.
+     * A key whose latest acknowledged write or delete has not reached the store: {@code meta} is the object as
+     * reads see it, or null for a delete (the store may still list the key).
+     */
+    public record Pending(String key, ObjectMeta meta) {
+    }
+
+    /**
+     * The keys of {@code bucket} under {@code prefix} whose latest write or delete is not in the store yet
+     * (pending or failed), in key order: what a listing must show over the store's, or hide from it.
+     */
+    public List<Pending> pendingIn(String bucket, String prefix) {
+        List<Pending> out = new ArrayList<>();
+        synchronized (lock) {
+            for (Entry e : latestLocal.values()) {
+                if (e.key.bucket().equals(bucket) && e.key.key().startsWith(prefix)) {
+                    out.add(new Pending(e.key.key(), e.meta()));
+                }
+            }
+        }
+        out.sort(java.util.Comparator.comparing(Pending::key));
+        return out;
+    }
+
+    /**
+     * A write (or a delete) still only local that a folder store could not hold beside {@code key}: one whose key
+     * is a folder of {@code key} ({@code a} for {@code a/b}) or has {@code key} as a folder ({@code a/b} for
+     * {@code a}); a pending delete counts, since the store holds its key until it is made. Null when there is none.
      */
     public ObjectKey localFolderConflict(ObjectKey key) {
         String k = key.key();
         synchronized (lock) {
-            for (ObjectKey local : latestLocal.keySet()) {
+            for (Entry e : latestLocal.values()) {
+                ObjectKey local = e.key;
                 if (local.bucket().equals(key.bucket()) && !local.key().equals(k)
                         && (k.startsWith(local.key() + "/") || local.key().startsWith(k + "/"))) {
                     return local;
@@ -533,6 +680,9 @@ public final class WriteBackStore extends ForwardingObjectStore {
         if (e == null) {
             return delegate.head(key);
         }
+        if (e.delete) {
+            throw ObjectNotFoundException.of(key);
+        }
         return e.meta();
     }
 
@@ -544,6 +694,9 @@ public final class WriteBackStore extends ForwardingObjectStore {
         Entry e = localCopy(request.key());
         if (e == null) {
             return delegate.get(request);
+        }
+        if (e.delete) {
+            throw ObjectNotFoundException.of(request.key());
         }
         ObjectMeta meta = e.meta();
         if (request.ifMatch() != null && !request.ifMatch().equals(meta.etag())) {

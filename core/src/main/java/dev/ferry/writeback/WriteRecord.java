@@ -16,14 +16,27 @@ import java.util.Objects;
  * One acknowledged write as its journal record holds it: the key, the size and CRC32C of its local copy, when
  * it was written, the ETag the client was answered (which the upload must reproduce: one PUT for a PUT, the
  * client's part sizes for a multipart upload, null for a PUT answered whole) and the attributes the object keeps.
+ * A {@code delete} record is a DELETE of a key whose writes were still pending: it has no data, and its
+ * "upload" deletes the key in the store after them.
  *
  * <p>Version 1 records (ferry before ETags were content MD5s) have no ETag, part sizes or attributes; they
- * are read as a single PUT of no attributes.
+ * are read as a single PUT of no attributes. Version 2 records are never deletes.
  */
 record WriteRecord(long sequence, ObjectKey key, long size, int crc, Instant written, String etag, List<Long> partSizes,
-        ObjectAttributes attributes) {
+        ObjectAttributes attributes, boolean delete) {
     private static final int MAGIC_V1 = 0x46525757; // "FRWW"
     private static final int MAGIC_V2 = 0x46525732; // "FRW2"
+    private static final int MAGIC_V3 = 0x46525733; // "FRW3": v2 and the delete flag
+
+    WriteRecord(long sequence, ObjectKey key, long size, int crc, Instant written, String etag, List<Long> partSizes,
+            ObjectAttributes attributes) {
+        this(sequence, key, size, crc, written, etag, partSizes, attributes, false);
+    }
+
+    /** A DELETE of {@code key}, ordered after the writes of it acknowledged before. */
+    static WriteRecord deletion(long sequence, ObjectKey key, Instant written) {
+        return new WriteRecord(sequence, key, 0, 0, written, null, null, ObjectAttributes.NONE, true);
+    }
 
     WriteRecord {
         Objects.requireNonNull(key, "key is null");
@@ -39,7 +52,7 @@ record WriteRecord(long sequence, ObjectKey key, long size, int crc, Instant wri
     byte[] encode() throws IOException {
         ByteArrayOutputStream bytes = new ByteArrayOutputStream();
         try (DataOutputStream out = new DataOutputStream(bytes)) {
-            out.writeInt(MAGIC_V2);
+            out.writeInt(delete ? MAGIC_V3 : MAGIC_V2); // a write stays readable by a ferry that knows only v2
             out.writeLong(sequence);
             out.writeUTF(key.bucket());
             out.writeUTF(key.key());
@@ -54,6 +67,9 @@ record WriteRecord(long sequence, ObjectKey key, long size, int crc, Instant wri
                 }
             }
             attributes.writeTo(out);
+            if (delete) {
+                out.writeBoolean(true);
+            }
         }
         return bytes.toByteArray();
     }
@@ -61,7 +77,7 @@ record WriteRecord(long sequence, ObjectKey key, long size, int crc, Instant wri
     static WriteRecord decode(InputStream stream) throws IOException {
         DataInputStream in = new DataInputStream(stream);
         int magic = in.readInt();
-        if (magic != MAGIC_V1 && magic != MAGIC_V2) {
+        if (magic != MAGIC_V1 && magic != MAGIC_V2 && magic != MAGIC_V3) {
             throw new IOException("not a write-back record");
         }
         long sequence = in.readLong();
@@ -84,6 +100,8 @@ record WriteRecord(long sequence, ObjectKey key, long size, int crc, Instant wri
                 sizes.add(in.readLong());
             }
         }
-        return new WriteRecord(sequence, key, size, crc, written, etag.isEmpty() ? null : etag, sizes, ObjectAttributes.readFrom(in));
+        ObjectAttributes attributes = ObjectAttributes.readFrom(in);
+        boolean delete = magic == MAGIC_V3 && in.readBoolean();
+        return new WriteRecord(sequence, key, size, crc, written, etag.isEmpty() ? null : etag, sizes, attributes, delete);
     }
 }

@@ -159,6 +159,30 @@ class StreamThroughTest {
     }
 
     @Test
+    void aReaderThatStalledPastTheFetch_readsOnFromTheBlockFile_checkedFirst() throws Exception {
+        GatedStore gated = new GatedStore(origin);
+        TrackingStore tracking = new TrackingStore(gated);
+        try (CachingStore cache = new CachingStore(tracking, config())) {
+            try (ObjectContent stalled = cache.get(new GetRequest(key, ByteRange.of(0, BLOCK), null))) {
+                byte[] first = new byte[100];
+                assertThat(stalled.stream().readNBytes(first, 0, 100)).isEqualTo(100); // reading the fetch under way
+                gated.gate.countDown();
+                long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+                while (cache.stats().residentBlocks() < 1) { // the fetch finishes and puts the block in place
+                    assertThat(System.nanoTime()).as("block 0 in place").isLessThan(deadline);
+                    Thread.sleep(5);
+                }
+                CorruptBlocks.waitToSettle();
+                assertThat(CorruptBlocks.flip16InEach(tmp.resolve("cache"))).isEqualTo(1);
+                assertThat(stalled.stream().readAllBytes()).as("the bytes as fetched, not as they are on disk now")
+                        .isEqualTo(Arrays.copyOfRange(bytes, 100, BLOCK));
+            }
+            assertThat(cache.stats().evictedCorrupt()).isEqualTo(1);
+            assertThat(tracking.count(Op.GET)).as("the block fetched again when its check failed").isEqualTo(2);
+        }
+    }
+
+    @Test
     void fetchBrokenMidBlock_failsTheRead_andLeavesNoPartialBlock() throws Exception {
         FaultyStore faulty = new FaultyStore(origin);
         TrackingStore tracking = new TrackingStore(faulty);

@@ -180,4 +180,57 @@ class NodePartitionTest {
             assertThat(open).hasSize(2);
         }
     }
+
+    /** Position by position, the canonical node the definition names: round r visits, in order, the nodes with more than r samples. */
+    static int[] interleaveByRounds(int[] counts) {
+        int total = 0;
+        int rounds = 0;
+        for (int c : counts) {
+            total += c;
+            rounds = Math.max(rounds, c);
+        }
+        int[] out = new int[total];
+        int pos = 0;
+        for (int round = 0; round < rounds; round++) {
+            for (int c = 0; c < counts.length; c++) {
+                if (round < counts[c]) {
+                    out[pos++] = c;
+                }
+            }
+        }
+        return out;
+    }
+
+    @Test
+    void theOrder_interleavesTheCanonicalNodesRoundByRound() {
+        Random random = new Random(5);
+        for (int round = 0; round < 100; round++) {
+            Manifest m = EpochPlanTest.randomManifest(random);
+            int canonical = 2 + random.nextInt(random.nextBoolean() ? 6 : 60); // often more canonical nodes than shards
+            EpochPlan p = EpochPlan.of(m, node(canonical).withSeed(random.nextLong()), 1 + random.nextInt(3));
+            int[] counts = new int[canonical];
+            int[] at = new int[p.size()];
+            for (int q = 0; q < p.size(); q++) {
+                at[q] = p.canonicalAt(q);
+                counts[at[q]]++;
+            }
+            assertThat(at).as("round %d", round).isEqualTo(interleaveByRounds(counts));
+        }
+    }
+
+    @Test
+    void aHundredThousandCanonicalNodes_oneHoldingAMillionSamples_planInTheTimeOfTheSamples() {
+        // the rounds once visited every canonical node: 10^6 rounds x 10^5 nodes, minutes; now the samples plus the nodes
+        List<Shard> shards = new ArrayList<>(List.of(new Shard(ObjectKey.of("data", "big.tar"), 1L << 30, "e", 1_000_000)));
+        for (int i = 0; i < 10; i++) {
+            shards.add(new Shard(ObjectKey.of("data", "small-" + i + ".tar"), 1000, "e", 3));
+        }
+        EpochPlan p = EpochPlan.of(new Manifest(shards), node(100_000), 1);
+        assertThat(p.size()).isEqualTo(1_000_030);
+        // the ten small shards' nodes take a sample in each of the first three rounds, then the big one's goes on alone
+        int big = EpochPlan.assignment(p.manifest(), 100_000)[0];
+        assertThat(p.canonicalAt(p.size() - 1)).isEqualTo(big);
+        assertThat(p.canonicalAt(33)).isEqualTo(big);
+        assertThat(p.shardOf(p.sampleAt(p.size() - 1))).isZero();
+    }
 }

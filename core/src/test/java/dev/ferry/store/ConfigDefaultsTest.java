@@ -70,7 +70,7 @@ class ConfigDefaultsTest {
     void cacheDefaults() {
         java.nio.file.Path dir = java.nio.file.Path.of("/tmp/c");
         assertThat(dev.ferry.cache.CacheConfig.of(dir, 1000)).isEqualTo(new dev.ferry.cache.CacheConfig(dir, 1000, 4 << 20,
-                0.95, 0.90, dev.ferry.cache.VerifyMode.FIRST_READ, Duration.ofSeconds(60), 16, "lru"));
+                0.95, 0.90, dev.ferry.cache.VerifyMode.ON_LOAD, Duration.ofSeconds(60), 16, "lru"));
         assertThatThrownBy(() -> dev.ferry.cache.CacheConfig.of(dir, 1000).withWatermarks(0.8, 0.9)).hasMessageContaining("lowWatermark");
         assertThatThrownBy(() -> dev.ferry.cache.CacheConfig.of(dir, 1000).withBlockSize(100)).hasMessageContaining("blockSize");
     }

@@ -170,6 +170,102 @@ class WriteBackStoreTest {
         }
     }
 
+    /** Keeps the first half of what it is sent, answering for what it kept: a real store that changed the write. */
+    static final class TruncatingStore extends dev.ferry.store.ForwardingObjectStore {
+        TruncatingStore(dev.ferry.store.ObjectStore delegate) {
+            super(delegate);
+        }
+
+        @Override
+        public dev.ferry.store.ObjectMeta put(ObjectKey key, PutBody body) throws IOException {
+            byte[] b = body.open().readAllBytes();
+            return delegate.put(key, PutBody.ofBytes(Arrays.copyOf(b, b.length / 2)));
+        }
+    }
+
+    @Test
+    void anUploadTheStoreKeptShort_isAFailedWrite_neverDurable_andReadsGetWhatWasAcknowledged() throws Exception {
+        ObjectKey key = ObjectKey.of("ckpt", "short");
+        byte[] bytes = random(10_000, 20);
+        try (WriteBackStore wb = new WriteBackStore(new TruncatingStore(origin), WriteBackConfig.of(tmp.resolve("wb"), 1 << 30))) {
+            wb.write(key, PutBody.ofBytes(bytes));
+            FlushResult r = wb.flush(Duration.ofSeconds(30));
+            assertThat(r.complete()).isFalse();
+            assertThat(r.writes()).singleElement().satisfies(w -> {
+                assertThat(w.durability()).isEqualTo(Durability.FAILED);
+                assertThat(w.error()).contains("holds 5000 bytes").contains("not the 10000 bytes acknowledged");
+            });
+            assertThat(wb.stats().failed()).isEqualTo(1);
+            assertThat(wb.stats().firstFailure()).startsWith("s3://ckpt/short: ");
+            assertThat(wb.readBytes(key, null)).isEqualTo(bytes);
+            assertThat(wb.pendingIn("ckpt", "")).singleElement().satisfies(p -> assertThat(p.meta().size()).isEqualTo(10_000));
+        }
+    }
+
+    @Test
+    void aFailedWrite_isReplacedByALaterWriteOfItsKey_onceThatIsDurable() throws Exception {
+        ObjectKey key = ObjectKey.of("ckpt", "denied-then-allowed");
+        faulty.failNext(1, new StoreException(StoreException.Kind.ACCESS_DENIED, 403, "AccessDenied", null));
+        try (WriteBackStore wb = open(1 << 30)) {
+            wb.write(key, PutBody.ofBytes(random(1000, 21)));
+            assertThat(wb.flush(Duration.ofSeconds(30)).firstError()).contains("AccessDenied");
+            byte[] later = random(2000, 22);
+            wb.write(key, PutBody.ofBytes(later));
+            FlushResult r = wb.flush(Duration.ofSeconds(30));
+            assertThat(r.complete()).isTrue();
+            assertThat(r.firstError()).isNull();
+            assertThat(r.writes()).extracting(WriteStatus::durability).containsExactly(Durability.SUPERSEDED, Durability.DURABLE);
+            assertThat(wb.stats().failed()).isZero();
+            assertThat(filesUnder("data")).isZero();
+            assertThat(filesUnder("journal")).isZero();
+            assertThat(origin.readBytes(key, null)).isEqualTo(later);
+        }
+    }
+
+    @Test
+    void deleteOfAKeyWithAPendingWrite_waitsBehindIt_survivesARestart_andNeverBringsTheKeyBack() throws Exception {
+        ObjectKey key = ObjectKey.of("ckpt", "old");
+        ObjectKey kept = ObjectKey.of("ckpt", "kept");
+        origin.put(key, PutBody.ofBytes("the store's version".getBytes()));
+        faulty.failNext(1000, FaultyStore.serverError()); // an outage: the writes wait
+        try (WriteBackStore wb = open(1 << 30)) {
+            wb.write(key, PutBody.ofBytes(random(3000, 23)));
+            wb.write(kept, PutBody.ofBytes(random(3000, 24)));
+            wb.delete(key);
+            assertThatThrownBy(() -> wb.head(key)).isInstanceOf(dev.ferry.store.ObjectNotFoundException.class);
+            assertThatThrownBy(() -> wb.readBytes(key, null)).isInstanceOf(dev.ferry.store.ObjectNotFoundException.class);
+            assertThat(wb.holdsLocallyIn("ckpt")).isTrue();
+            assertThat(wb.pendingIn("ckpt", "")).extracting(WriteBackStore.Pending::key).containsExactly("kept", "old");
+            assertThat(wb.pendingIn("ckpt", "o")).singleElement().satisfies(p -> assertThat(p.meta()).as("a delete").isNull());
+            assertThat(origin.readBytes(key, null)).as("not deleted in the store yet").isNotEmpty();
+            assertThat(filesUnder("journal")).as("the delete is journaled with the writes").isEqualTo(3);
+        }
+        try (WriteBackStore wb = new WriteBackStore(origin, WriteBackConfig.of(tmp.resolve("wb"), 1 << 30))) {
+            assertThatThrownBy(() -> wb.head(key)).isInstanceOf(dev.ferry.store.ObjectNotFoundException.class);
+            FlushResult r = wb.flush(Duration.ofSeconds(30));
+            assertThat(r.complete()).isTrue();
+            assertThat(r.writes()).filteredOn(WriteStatus::delete).singleElement()
+                    .satisfies(w -> assertThat(w.durability()).isEqualTo(Durability.DURABLE));
+            assertThat(filesUnder("journal")).isZero();
+        }
+        assertThatThrownBy(() -> origin.head(key)).isInstanceOf(dev.ferry.store.ObjectNotFoundException.class);
+        assertThat(origin.readBytes(kept, null)).isEqualTo(random(3000, 24));
+    }
+
+    @Test
+    void fullQuota_keepsAKeyWithAPendingWrite_inOrderBehindIt() throws Exception {
+        ObjectKey stuck = ObjectKey.of("ckpt", "stuck");
+        faulty.failNext(3, FaultyStore.serverError());
+        try (WriteBackStore wb = new WriteBackStore(tracking, WriteBackConfig.of(tmp.resolve("wb"), 150_000).withMaxBackoff(Duration.ofMillis(100)))) {
+            wb.write(stuck, PutBody.ofBytes(random(100_000, 25)));
+            // past the quota, but its key has a write pending: written back behind it, not through ahead of it
+            assertThat(wb.write(stuck, PutBody.ofBytes(random(100_000, 26))).durability()).isEqualTo(Durability.LOCAL);
+            assertThat(wb.flush(Duration.ofSeconds(30)).complete()).isTrue();
+            assertThat(wb.stats().writeThroughs()).isZero();
+        }
+        assertThat(origin.readBytes(stuck, null)).isEqualTo(random(100_000, 26));
+    }
+
     @Test
     void restart_resumesPendingUploads() throws Exception {
         faulty.failNext(1000, FaultyStore.serverError());

@@ -128,6 +128,11 @@ final class CloudProfileBlobStore extends ForwardingBlobStore {
     @Override
     public DeleteObjectResponse removeBlob(DeleteObjectRequest request) {
         arrive(request.bucket(), request.key());
+        if (!containerExists(request.bucket())) { // S3's answer; the filesystem backend deletes nothing and says 204
+            throw (S3Exception) S3Exception.builder().statusCode(404).message("The specified bucket does not exist")
+                    .awsErrorDetails(AwsErrorDetails.builder().errorCode("NoSuchBucket").errorMessage("The specified bucket does not exist").build())
+                    .build();
+        }
         return super.removeBlob(request);
     }
 

@@ -35,8 +35,10 @@ public final class EmbeddedStore implements AutoCloseable {
     private final S3Proxy proxy;
     private final CloudProfileBlobStore blobStore;
     private final Path root;
+    private final String host;
 
-    private EmbeddedStore(Path root, S3Proxy proxy, CloudProfileBlobStore blobStore) {
+    private EmbeddedStore(Path root, S3Proxy proxy, CloudProfileBlobStore blobStore, String host) {
+        this.host = host;
         this.root = root;
         this.proxy = proxy;
         this.blobStore = blobStore;
@@ -48,7 +50,16 @@ public final class EmbeddedStore implements AutoCloseable {
      * @throws IOException when the folder cannot be created or the port cannot be bound
      */
     public static EmbeddedStore start(Path root, int port, CloudProfile profile) throws IOException {
+        return start(root, "127.0.0.1", port, profile);
+    }
+
+    /**
+     * As {@link #start(Path, int, CloudProfile)}, listening on {@code host} (an address of this machine) instead
+     * of loopback: a store other hosts reach, as the cluster tests' store in its own network namespace.
+     */
+    public static EmbeddedStore start(Path root, String host, int port, CloudProfile profile) throws IOException {
         Objects.requireNonNull(root, "root is null");
+        Objects.requireNonNull(host, "host is null");
         Objects.requireNonNull(profile, "profile is null");
         if (port < 0 || port > 65535) {
             throw new IllegalArgumentException("port must be 0 to 65535: " + port);
@@ -60,7 +71,7 @@ public final class EmbeddedStore implements AutoCloseable {
         CloudProfileBlobStore profiled = new CloudProfileBlobStore(new EtagFillingBlobStore(backend), profile);
         S3Proxy proxy = S3Proxy.builder()
                 .blobStore(profiled)
-                .endpoint(URI.create("http://127.0.0.1:" + port))
+                .endpoint(URI.create("http://" + hostPart(host) + ":" + port))
                 .awsAuthentication(AuthenticationType.NONE, null, null)
                 .ignoreUnknownHeaders(true)
                 .jettyMaxThreads(256)
@@ -78,12 +89,16 @@ public final class EmbeddedStore implements AutoCloseable {
                 e.addSuppressed(suppressed);
             }
             String why = e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage();
-            throw new IOException("cannot start the embedded store on 127.0.0.1:" + port + ": " + why, e);
+            throw new IOException("cannot start the embedded store on " + host + ":" + port + ": " + why, e);
         }
         if (!"STARTED".equals(proxy.getState())) {
-            throw new IOException("the embedded store did not start on 127.0.0.1:" + port + " (state " + proxy.getState() + ")");
+            throw new IOException("the embedded store did not start on " + host + ":" + port + " (state " + proxy.getState() + ")");
         }
-        return new EmbeddedStore(dir, proxy, profiled);
+        return new EmbeddedStore(dir, proxy, profiled, hostPart(host));
+    }
+
+    private static String hostPart(String host) {
+        return host.contains(":") && !host.startsWith("[") ? "[" + host + "]" : host;
     }
 
     /**
@@ -124,7 +139,7 @@ public final class EmbeddedStore implements AutoCloseable {
 
     /** The endpoint URL clients use, e.g. {@code http://127.0.0.1:9000}. */
     public URI endpoint() {
-        return URI.create("http://127.0.0.1:" + proxy.getPort());
+        return URI.create("http://" + host + ":" + proxy.getPort());
     }
 
     public int port() {

@@ -78,7 +78,7 @@ public final class Mount implements AutoCloseable {
         ObjectStore tier;
         if (config.hasLocalTier()) {
             CacheConfig cc = CacheConfig.of(config.cacheDir(), config.cacheSize()).withBlockSize(config.blockSize())
-                    .withMetadataTtl(config.metadataTtl());
+                    .withMetadataTtl(config.metadataTtl()).withVerify(config.verify());
             cache = new CachingStore(bounded, cc);
             readAhead = config.readAhead() == 0 ? null : SequentialReadAhead.attach(cache, readAheadConfig(config), fetchers);
             tier = cache;

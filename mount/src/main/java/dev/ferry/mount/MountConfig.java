@@ -1,5 +1,6 @@
 package dev.ferry.mount;
 
+import dev.ferry.cache.VerifyMode;
 import dev.ferry.util.Sizes;
 import java.net.URI;
 import java.nio.file.Path;
@@ -34,6 +35,8 @@ import java.util.regex.Pattern;
  *   <li>{@code flush-timeout} (60s): at unmount, how long to wait for pending uploads.
  *   <li>{@code first-byte-timeout} (10s): as {@code ferry serve}: a read waits this long for the store to answer,
  *       a write for its answer or for the store to take more of its body.
+ *   <li>{@code verify} (on-load): as {@code ferry serve}: when a cached block is checked against its CRC32C before a
+ *       read returns its bytes ({@link VerifyMode}); {@code first-read} and {@code never} are opt-outs.
  * </ul>
  */
 public record MountConfig(
@@ -49,10 +52,12 @@ public record MountConfig(
         boolean writeThrough,
         long writeBackQuota,
         Duration flushTimeout,
-        Duration firstByteTimeout) {
+        Duration firstByteTimeout,
+        VerifyMode verify) {
 
     public static final Set<String> KEYS = Set.of("mountpoint", "store-root", "upstream", "cache-dir", "cache-size", "block-size",
-            "read-ahead", "metadata-ttl", "read-only", "write-through", "write-back-quota", "flush-timeout", "first-byte-timeout");
+            "read-ahead", "metadata-ttl", "read-only", "write-through", "write-back-quota", "flush-timeout", "first-byte-timeout",
+            "verify");
 
     public MountConfig {
         Objects.requireNonNull(mountpoint, "mountpoint is null");
@@ -60,6 +65,7 @@ public record MountConfig(
         Objects.requireNonNull(metadataTtl, "metadataTtl is null");
         Objects.requireNonNull(flushTimeout, "flushTimeout is null");
         Objects.requireNonNull(firstByteTimeout, "firstByteTimeout is null");
+        Objects.requireNonNull(verify, "verify is null");
         if ((storeRoot == null) == (upstream == null)) {
             throw new IllegalArgumentException("give exactly one of --store-root DIR (a folder as the object store) or --upstream URL");
         }
@@ -124,7 +130,8 @@ public record MountConfig(
                 bool(settings, "write-through"),
                 size(settings, "write-back-quota", "10GiB"),
                 duration(settings, "flush-timeout", "60s"),
-                duration(settings, "first-byte-timeout", "10s"));
+                duration(settings, "first-byte-timeout", "10s"),
+                VerifyMode.parse(settings.getOrDefault("verify", "on-load")));
     }
 
     private static long size(Map<String, String> settings, String key, String dflt) {

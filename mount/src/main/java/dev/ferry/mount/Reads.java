@@ -131,7 +131,7 @@ final class Reads {
         if (cache == null || (writeBack != null && writeBack.holdsLocally(request.key()))) {
             return -1;
         }
-        CachingStore.ResidentRead resident = cache.openResident(request);
+        CachingStore.ResidentRead resident = cache.openResident(request, true);
         if (resident == null) {
             return -1;
         }

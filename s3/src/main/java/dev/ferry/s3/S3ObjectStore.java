@@ -2,6 +2,7 @@ package dev.ferry.s3;
 
 import dev.ferry.store.BucketOperations;
 import dev.ferry.store.ByteRange;
+import dev.ferry.store.Checksum;
 import dev.ferry.store.CompletedPart;
 import dev.ferry.store.GetRequest;
 import dev.ferry.store.ListPage;
@@ -14,6 +15,8 @@ import dev.ferry.store.ObjectKey;
 import dev.ferry.store.ObjectMeta;
 import dev.ferry.store.ObjectNotFoundException;
 import dev.ferry.store.ObjectStore;
+import dev.ferry.store.PartRanges;
+import dev.ferry.store.PendingUploads;
 import dev.ferry.store.PutBody;
 import dev.ferry.store.StoreException;
 import java.io.IOException;
@@ -35,6 +38,7 @@ import software.amazon.awssdk.services.s3.S3Client;
 import software.amazon.awssdk.services.s3.S3ClientBuilder;
 import software.amazon.awssdk.services.s3.model.AbortMultipartUploadRequest;
 import software.amazon.awssdk.services.s3.model.BucketAlreadyOwnedByYouException;
+import software.amazon.awssdk.services.s3.model.ChecksumMode;
 import software.amazon.awssdk.services.s3.model.CommonPrefix;
 import software.amazon.awssdk.services.s3.model.CompleteMultipartUploadRequest;
 import software.amazon.awssdk.services.s3.model.CompleteMultipartUploadResponse;
@@ -45,6 +49,8 @@ import software.amazon.awssdk.services.s3.model.GetObjectRequest;
 import software.amazon.awssdk.services.s3.model.GetObjectResponse;
 import software.amazon.awssdk.services.s3.model.HeadObjectRequest;
 import software.amazon.awssdk.services.s3.model.HeadObjectResponse;
+import software.amazon.awssdk.services.s3.model.ListMultipartUploadsRequest;
+import software.amazon.awssdk.services.s3.model.ListMultipartUploadsResponse;
 import software.amazon.awssdk.services.s3.model.ListObjectsV2Request;
 import software.amazon.awssdk.services.s3.model.ListObjectsV2Response;
 import software.amazon.awssdk.services.s3.model.PutObjectRequest;
@@ -70,7 +76,10 @@ import software.amazon.awssdk.services.s3.model.UploadPartRequest;
  *
  * <p>Thread-safe.
  */
-public final class S3ObjectStore implements ObjectStore, BucketOperations, MultipartOperations {
+public final class S3ObjectStore implements ObjectStore, BucketOperations, MultipartOperations, PendingUploads, PartRanges {
+    /** The most uploads one listing gathers (100 pages of S3's 1000): the rest are not seen. */
+    static final int MAX_LISTED_UPLOADS = 100_000;
+
     private final S3StoreConfig config;
     private final S3Client s3;
 
@@ -107,11 +116,14 @@ public final class S3ObjectStore implements ObjectStore, BucketOperations, Multi
 
     @Override
     public ObjectMeta head(ObjectKey key) throws IOException {
+        // with the object's checksum, when the store keeps one: ferry answers it to clients that ask
         HeadObjectResponse r = call("HEAD " + key, key, () ->
-                s3.headObject(HeadObjectRequest.builder().bucket(key.bucket()).key(key.key()).build()));
-        return new ObjectMeta(key, r.contentLength(), r.eTag(), r.versionId(), lastModified(r.lastModified()),
-                S3Attributes.of(r.contentType(), r.contentEncoding(), r.cacheControl(), r.contentDisposition(), r.contentLanguage(),
-                        r.expiresString(), r.metadata()));
+                s3.headObject(HeadObjectRequest.builder().bucket(key.bucket()).key(key.key()).checksumMode(ChecksumMode.ENABLED).build()));
+        ObjectAttributes a = S3Attributes.of(r.contentType(), r.contentEncoding(), r.cacheControl(), r.contentDisposition(),
+                r.contentLanguage(), r.expiresString(), r.metadata());
+        a = S3Attributes.withChecksum(a, r.checksumCRC32(), r.checksumCRC32C(), r.checksumCRC64NVME(), r.checksumSHA1(), r.checksumSHA256(),
+                r.checksumTypeAsString(), r.eTag());
+        return new ObjectMeta(key, r.contentLength(), r.eTag(), r.versionId(), lastModified(r.lastModified()), a);
     }
 
     @Override
@@ -176,7 +188,13 @@ public final class S3ObjectStore implements ObjectStore, BucketOperations, Multi
         ListObjectsV2Response r = call("LIST s3://" + request.bucket() + "/" + request.prefix(), null, () -> s3.listObjectsV2(list));
         List<ObjectMeta> objects = new ArrayList<>(r.contents().size());
         for (S3Object o : r.contents()) {
-            objects.add(new ObjectMeta(ObjectKey.of(request.bucket(), o.key()), o.size(), o.eTag(), null, lastModified(o.lastModified())));
+            // a listing names an object's checksum algorithm, not its value: kept as ferry keeps a declared one
+            Checksum.Algorithm algorithm = o.hasChecksumAlgorithm() && !o.checksumAlgorithm().isEmpty()
+                    ? Checksum.Algorithm.named(o.checksumAlgorithmAsStrings().get(0)) : null;
+            Checksum.Type type = Checksum.Type.named(o.checksumTypeAsString());
+            ObjectAttributes a = algorithm == null ? ObjectAttributes.NONE
+                    : new Checksum(algorithm, type != null ? type : Checksum.defaultType(algorithm), null).applyTo(ObjectAttributes.NONE);
+            objects.add(new ObjectMeta(ObjectKey.of(request.bucket(), o.key()), o.size(), o.eTag(), null, lastModified(o.lastModified()), a));
         }
         List<String> prefixes = r.commonPrefixes().stream().map(CommonPrefix::prefix).toList();
         String next = Boolean.TRUE.equals(r.isTruncated()) ? r.nextContinuationToken() : null;
@@ -191,6 +209,10 @@ public final class S3ObjectStore implements ObjectStore, BucketOperations, Multi
                 .contentEncoding(a.get("content-encoding")).cacheControl(a.get("cache-control"))
                 .contentDisposition(a.get("content-disposition")).contentLanguage(a.get("content-language")).metadata(a.userMetadata());
         S3Attributes.expires(b, a);
+        Checksum checksum = Checksum.of(a);
+        if (checksum != null && checksum.type() == Checksum.Type.FULL_OBJECT) { // the store checks it, and keeps it
+            S3Attributes.value(checksum, b::checksumCRC32, b::checksumCRC32C, b::checksumCRC64NVME, b::checksumSHA1, b::checksumSHA256);
+        }
         PutObjectRequest put = b.build();
         PutObjectResponse r = call("PUT " + key, key, () -> s3.putObject(put, requestBody(body)));
         // S3 does not return Last-Modified on PUT; the acknowledgement time is close enough for ferry's uses.
@@ -222,6 +244,10 @@ public final class S3ObjectStore implements ObjectStore, BucketOperations, Multi
                 .contentEncoding(a.get("content-encoding")).cacheControl(a.get("cache-control"))
                 .contentDisposition(a.get("content-disposition")).contentLanguage(a.get("content-language")).metadata(a.userMetadata());
         S3Attributes.expires(b, a);
+        Checksum declared = Checksum.declaredIn(a);
+        if (declared != null) {
+            b.checksumAlgorithm(S3Attributes.algorithm(declared.algorithm())).checksumType(declared.type().name());
+        }
         CreateMultipartUploadRequest create = b.build();
         String id = call("create multipart upload of " + key, key, () -> s3.createMultipartUpload(create)).uploadId();
         return new MultipartUpload(key, id);
@@ -230,18 +256,25 @@ public final class S3ObjectStore implements ObjectStore, BucketOperations, Multi
     @Override
     public CompletedPart uploadPart(MultipartUpload upload, int partNumber, PutBody body) throws IOException {
         ObjectKey key = upload.key();
-        UploadPartRequest part = UploadPartRequest.builder().bucket(key.bucket()).key(key.key())
-                .uploadId(upload.uploadId()).partNumber(partNumber).contentLength(body.length()).build();
+        UploadPartRequest.Builder b = UploadPartRequest.builder().bucket(key.bucket()).key(key.key())
+                .uploadId(upload.uploadId()).partNumber(partNumber).contentLength(body.length());
+        Checksum checksum = Checksum.of(body.attributes()); // the part's, when its client sent one
+        S3Attributes.value(checksum, b::checksumCRC32, b::checksumCRC32C, b::checksumCRC64NVME, b::checksumSHA1, b::checksumSHA256);
+        UploadPartRequest part = b.build();
         String etag = call("upload part " + partNumber + " of " + key, key, () -> s3.uploadPart(part, requestBody(body))).eTag();
-        return new CompletedPart(partNumber, etag);
+        return new CompletedPart(partNumber, etag, checksum != null && checksum.type() == Checksum.Type.FULL_OBJECT ? checksum : null);
     }
 
     @Override
     public ObjectMeta completeMultipart(MultipartUpload upload, List<CompletedPart> parts) throws IOException {
         ObjectKey key = upload.key();
         List<software.amazon.awssdk.services.s3.model.CompletedPart> sdkParts = parts.stream()
-                .map(p -> software.amazon.awssdk.services.s3.model.CompletedPart.builder()
-                        .partNumber(p.partNumber()).eTag("\"" + p.etag() + "\"").build())
+                .map(p -> {
+                    software.amazon.awssdk.services.s3.model.CompletedPart.Builder b = software.amazon.awssdk.services.s3.model.CompletedPart
+                            .builder().partNumber(p.partNumber()).eTag("\"" + p.etag() + "\"");
+                    S3Attributes.value(p.checksum(), b::checksumCRC32, b::checksumCRC32C, b::checksumCRC64NVME, b::checksumSHA1, b::checksumSHA256);
+                    return b.build();
+                })
                 .toList();
         CompleteMultipartUploadRequest complete = CompleteMultipartUploadRequest.builder()
                 .bucket(key.bucket()).key(key.key()).uploadId(upload.uploadId())
@@ -257,6 +290,68 @@ public final class S3ObjectStore implements ObjectStore, BucketOperations, Multi
         ObjectKey key = upload.key();
         call("abort multipart upload of " + key, key, () -> s3.abortMultipartUpload(AbortMultipartUploadRequest.builder()
                 .bucket(key.bucket()).key(key.key()).uploadId(upload.uploadId()).build()));
+    }
+
+    /**
+     * A HEAD of the part, pinned to the object's ETag: S3 (and MinIO) answer it with the part's {@code Content-Range}.
+     * Null when the store does not say where the part lies: it does not serve parts (s3proxy: 501), answers no
+     * {@code Content-Range} (moto), or holds the pin against the part's own ETag (moto: 412).
+     */
+    @Override
+    public ByteRange partRange(ObjectKey key, String etag, int partNumber) throws IOException {
+        HeadObjectResponse r;
+        try {
+            r = call("HEAD " + key + " part " + partNumber, key, () -> s3.headObject(HeadObjectRequest.builder().bucket(key.bucket())
+                    .key(key.key()).partNumber(partNumber).ifMatch("\"" + etag + "\"").build()));
+        } catch (StoreException e) {
+            if (e.httpStatus() == 501 || e.kind() == StoreException.Kind.PRECONDITION_FAILED) {
+                return null;
+            }
+            throw e;
+        }
+        String range = r.contentRange();
+        if (range == null || !range.startsWith("bytes ")) {
+            return null; // a length without an offset cannot place the part
+        }
+        String span = range.substring("bytes ".length(), range.indexOf('/') < 0 ? range.length() : range.indexOf('/'));
+        int dash = span.indexOf('-');
+        long first = Long.parseLong(span.substring(0, dash).trim());
+        long last = Long.parseLong(span.substring(dash + 1).trim());
+        return ByteRange.of(first, last - first + 1);
+    }
+
+    /** The bucket's multipart uploads in progress under {@code prefix}, every page of them (at most {@value #MAX_LISTED_UPLOADS}). */
+    @Override
+    public List<Upload> listUploads(String bucket, String prefix) throws IOException {
+        List<Upload> out = new ArrayList<>();
+        String keyMarker = null;
+        String idMarker = null;
+        while (out.size() < MAX_LISTED_UPLOADS) {
+            ListMultipartUploadsRequest.Builder b = ListMultipartUploadsRequest.builder().bucket(bucket).prefix(prefix);
+            if (keyMarker != null) {
+                b.keyMarker(keyMarker).uploadIdMarker(idMarker);
+            }
+            ListMultipartUploadsRequest list = b.build();
+            ListMultipartUploadsResponse r = call("LIST multipart uploads s3://" + bucket + "/" + prefix, null, () -> s3.listMultipartUploads(list));
+            for (software.amazon.awssdk.services.s3.model.MultipartUpload u : r.uploads()) {
+                out.add(new Upload(ObjectKey.of(bucket, u.key()), u.uploadId(), lastModified(u.initiated())));
+            }
+            if (!Boolean.TRUE.equals(r.isTruncated()) || r.nextKeyMarker() == null) {
+                break;
+            }
+            keyMarker = r.nextKeyMarker();
+            idMarker = r.nextUploadIdMarker();
+        }
+        return out;
+    }
+
+    /**
+     * Aborts nothing: an S3 bucket's unfinished uploads are its owner's to expire (a lifecycle rule), and may be
+     * another client's, which ferry does not know to be abandoned.
+     */
+    @Override
+    public int expireUploads(Instant cutoff) {
+        return 0;
     }
 
     @Override

@@ -41,6 +41,12 @@ public final class Daemon implements AutoCloseable {
             ServeContext context = new ServeContext(S3Service.over(node, limits.maxObjectBytes()), new ControlApi(node, jobs, this::endpoint),
                     sig, node.spool(), limits, node.workers(), node.stats(), new VirtualHosts(config.virtualHosts()));
             this.server = S3Server.start(config.bind(), config.port(), config.headerTimeout(), context);
+            try {
+                node.joinGroup(server.port());
+            } catch (IOException | RuntimeException e) {
+                server.close();
+                throw e;
+            }
         } catch (IOException | RuntimeException e) {
             node.close();
             throw e;

@@ -3,6 +3,8 @@ package dev.ferry.serve;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.dataformat.yaml.YAMLFactory;
+import dev.ferry.cache.VerifyMode;
+import dev.ferry.serve.membership.GroupSpec;
 import dev.ferry.serve.node.NodeConfig;
 import dev.ferry.serve.protocol.VirtualHosts;
 import dev.ferry.store.ObjectKey;
@@ -16,7 +18,6 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Collections;
-import java.util.HashSet;
 import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
@@ -74,6 +75,10 @@ public final class ServeConfig implements NodeConfig {
             "Local tier capacity, e.g. 500GiB (default 10GiB).");
     private static final Setting<Integer> BLOCK_SIZE = flag("block-size", "SIZE", Codec.INT_SIZE, "4MiB",
             "Cache block size (default 4MiB).");
+    private static final Setting<VerifyMode> VERIFY = flag("verify", "WHEN", Codec.VERIFY, "on-load",
+            "When a cached block is checked against its CRC32C before its bytes leave: on-load (default: unless they are "
+                    + "provably the bytes last checked), always (every reply from a checked copy, no sendfile), or the opt-outs "
+                    + "first-read and never, which serve a block corrupted on disk while the daemon runs.");
     private static final Setting<Long> PREFETCH_BYTES = flag("prefetch-bytes", "SIZE", Codec.SIZE, "256MiB",
             "At most this much prefetched ahead of a job's position; the depth follows time to need (default 256MiB).");
     private static final Setting<String> ACCESS_KEY = flag("access-key", "KEY", Codec.OPTIONAL_TEXT, "",
@@ -92,11 +97,20 @@ public final class ServeConfig implements NodeConfig {
             "An XML or JSON request body, at most.");
     private static final Setting<Long> MAX_OBJECT_BYTES = fileOnly("max-object-bytes", Codec.SIZE, "5GiB",
             "One PUT or one part, at most.");
-    private static final Setting<List<URI>> GROUP = flag("group", "URL,...", Codec.URLS, "",
-            "The regional group: every member daemon's URL, comma-separated, in the same order on every node; "
-                    + "each object is read from the origin by its owner only.");
+    private static final Setting<GroupSpec> GROUP = flag("group", "URL,...|dns:NAME:PORT|etcd:URL/PREFIX", Codec.GROUP, "",
+            "The regional group, each object read from the origin by its owner only: every member daemon's URL, "
+                    + "comma-separated, in the same order on every node; or dns:NAME:PORT, the addresses of a DNS name (a "
+                    + "headless Service), looked up every group-refresh; or etcd:http://HOST:2379/PREFIX, daemons registered "
+                    + "under a key prefix in etcd.");
     private static final Setting<URI> SELF = flag("self", "URL", Codec.URL, "",
-            "This daemon's URL as --group lists it (without it: a client of the group).");
+            "This daemon's URL in the group (default: the member on this daemon's port at one of this host's addresses; "
+                    + "in an etcd group, the URL it registers: http://BIND:PORT, or this host's address with a wildcard bind).");
+    private static final Setting<Duration> GROUP_REFRESH = flag("group-refresh", "DURATION", Codec.DURATION, "2s",
+            "How often a dns: group's name is looked up again and an etcd: group's lease renewed (its TTL is five "
+                    + "times this, at least 5 s), e.g. 2s (default).");
+    private static final Setting<Duration> GROUP_PROBE = flag("group-probe", "DURATION", Codec.DURATION, "500ms",
+            "How often every other group member is asked whether it answers; one that does not is skipped for the next "
+                    + "owner of its objects (default: 500ms; 0 turns probing off).");
     private static final Setting<Path> SHARED_TIER = flag("shared-tier", "DIR", Codec.OPTIONAL_PATH, "",
             "A shared file system's folder, a tier between the group and the origin.");
     private static final Setting<Duration> FIRST_BYTE_TIMEOUT = flag("first-byte-timeout", "DURATION", Codec.DURATION, "10s",
@@ -190,6 +204,11 @@ public final class ServeConfig implements NodeConfig {
         return get(BLOCK_SIZE);
     }
 
+    /** When cached blocks are checked before their bytes leave. */
+    public VerifyMode verify() {
+        return get(VERIFY);
+    }
+
     public long prefetchBytes() {
         return get(PREFETCH_BYTES);
     }
@@ -227,14 +246,22 @@ public final class ServeConfig implements NodeConfig {
         return get(MAX_OBJECT_BYTES);
     }
 
-    /** The regional group's daemons (empty: none). */
-    public List<URI> group() {
+    /** Where the regional group's members come from (null: no group). */
+    public GroupSpec group() {
         return get(GROUP);
     }
 
-    /** This daemon's URL as the group lists it (null: a client of the group, not a member). */
+    /** This daemon's URL in the group (null: found from this host's addresses and the daemon's port). */
     public URI self() {
         return get(SELF);
+    }
+
+    public Duration groupRefresh() {
+        return get(GROUP_REFRESH);
+    }
+
+    public Duration groupProbe() {
+        return get(GROUP_PROBE);
     }
 
     /** A shared file system's folder used as a tier in front of the origin, or null. */
@@ -299,11 +326,15 @@ public final class ServeConfig implements NodeConfig {
         if (cacheSize() < 0 || prefetchBytes() < 0 || writeBackQuota() < 1) {
             throw new IllegalArgumentException("cache-size and prefetch-bytes must not be negative, write-back-quota must be positive");
         }
-        if (self() != null && !group().contains(self())) {
-            throw new IllegalArgumentException("self (" + self() + ") must be one of the group's members: " + group());
+        if (self() != null && group() == null) {
+            throw new IllegalArgumentException("self (" + self() + ") needs a group");
         }
-        if (!group().isEmpty() && new HashSet<>(group()).size() != group().size()) {
-            throw new IllegalArgumentException("the group lists a member twice: " + group());
+        if (self() != null && group() instanceof GroupSpec.Static s && !s.members().contains(self())) {
+            throw new IllegalArgumentException("self (" + self() + ") must be one of the group's members: " + group().text());
+        }
+        if (groupRefresh().toMillis() < 100 || groupProbe().isNegative()) {
+            throw new IllegalArgumentException("group-refresh must be at least 100ms and group-probe not negative: " + groupRefresh()
+                    + ", " + groupProbe());
         }
         if (metadataTtl().isNegative()) {
             throw new IllegalArgumentException("metadata-ttl must not be negative: " + metadataTtl());
@@ -537,18 +568,9 @@ public final class ServeConfig implements NodeConfig {
         static final Codec<Path> PATH = new Codec<>((k, v) -> Path.of(v.trim()), Path::toString);
         static final Codec<Path> OPTIONAL_PATH = new Codec<>((k, v) -> v.isBlank() ? null : Path.of(v.trim()), Path::toString);
         static final Codec<URI> URL = new Codec<>((k, v) -> v.isBlank() ? null : upstreamUri(v.trim()), URI::toString);
-        static final Codec<List<URI>> URLS = new Codec<>((k, v) -> urls(v), l -> String.join(",", l.stream().map(URI::toString).toList()));
+        static final Codec<GroupSpec> GROUP = new Codec<>((k, v) -> GroupSpec.parse(v), GroupSpec::text);
         static final Codec<List<String>> DOMAINS = new Codec<>((k, v) -> VirtualHosts.parse(v), l -> String.join(",", l));
-    }
-
-    private static List<URI> urls(String v) {
-        List<URI> members = new ArrayList<>();
-        for (String u : v.split(",")) {
-            if (!u.isBlank()) {
-                members.add(upstreamUri(u.trim()));
-            }
-        }
-        return List.copyOf(members);
+        static final Codec<VerifyMode> VERIFY = new Codec<>((k, v) -> VerifyMode.parse(v), VerifyMode::settingName);
     }
 
     /** {@code 10s}, {@code 1500ms}, {@code 2m}, {@code 12h}, {@code 7d}; a bare number is seconds. */
@@ -594,7 +616,7 @@ public final class ServeConfig implements NodeConfig {
     private static URI upstreamUri(String v) {
         URI u = URI.create(v);
         if (u.getScheme() == null || !(u.getScheme().equals("http") || u.getScheme().equals("https")) || u.getHost() == null) {
-            throw new IllegalArgumentException("upstream, group and self take http:// or https:// URLs, not '" + v + "'");
+            throw new IllegalArgumentException("upstream and self take http:// or https:// URLs, not '" + v + "'");
         }
         return u;
     }

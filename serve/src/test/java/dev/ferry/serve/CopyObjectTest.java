@@ -164,13 +164,19 @@ class CopyObjectTest {
                     .destinationKey("joined").uploadId(id).partNumber(1)).copyPartResult().eTag();
             String ranged = s3.uploadPartCopy(b -> b.sourceBucket("data").sourceKey("shard-0").destinationBucket("data")
                     .destinationKey("joined").uploadId(id).partNumber(2).copySourceRange("bytes=100-199")).copyPartResult().eTag();
-            for (String range : List.of("bytes=0-" + data.length, "bytes=200-100", "bytes=5-", "0-10")) {
+            for (String range : List.of("bytes=200-100", "bytes=5-", "0-10")) { // malformed: 400 InvalidArgument
                 assertThatThrownBy(() -> s3.uploadPartCopy(b -> b.sourceBucket("data").sourceKey("shard-0").destinationBucket("data")
                         .destinationKey("joined").uploadId(id).partNumber(3).copySourceRange(range))).as(range).satisfies(e -> {
                             assertThat(s3Error(e).statusCode()).isEqualTo(400);
                             assertThat(s3Error(e).awsErrorDetails().errorCode()).isEqualTo("InvalidArgument");
                         });
             }
+            // well formed, past the source's end: InvalidRange, as S3 (and as a GET's Range)
+            assertThatThrownBy(() -> s3.uploadPartCopy(b -> b.sourceBucket("data").sourceKey("shard-0").destinationBucket("data")
+                    .destinationKey("joined").uploadId(id).partNumber(3).copySourceRange("bytes=0-" + data.length))).satisfies(e -> {
+                        assertThat(s3Error(e).statusCode()).isEqualTo(416);
+                        assertThat(s3Error(e).awsErrorDetails().errorCode()).isEqualTo("InvalidRange");
+                    });
             s3.completeMultipartUpload(b -> b.bucket("data").key("joined").uploadId(id).multipartUpload(m -> m.parts(
                     CompletedPart.builder().partNumber(1).eTag(whole).build(), CompletedPart.builder().partNumber(2).eTag(ranged).build())));
             byte[] expected = new byte[data.length + 100];

@@ -3,7 +3,7 @@ package dev.ferry.serve;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import dev.ferry.serve.protocol.Crc64Nvme;
+import dev.ferry.store.Crc64Nvme;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.Base64;

@@ -5,25 +5,28 @@ import java.io.InputStreamReader;
 import java.lang.management.ManagementFactory;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.HashMap;
 import java.util.Map;
 
 /**
- * A daemon in a JVM of its own, for tests that measure its memory: over the embedded store (profile none) in
- * {@code args[0]}/upstream, its cache in {@code args[0]}/cache, 1 MiB blocks. Prints {@code ready <port>}, then
- * answers each line {@code heap} on its input with {@code heap <live heap bytes after a full GC> rss <bytes>},
- * until {@code exit} or the end of its input.
+ * A daemon in its own JVM, for tests that must see what it survives with a small heap or what memory it holds:
+ * {@code main(key=value ...)} serves with the default settings and those given, on a free loopback port, prints
+ * {@code port N} and {@code ready}, then answers each line {@code heap} on its input with {@code heap <live heap
+ * bytes after a full GC> rss <bytes>}, until a line {@code exit} or the end of its input.
  */
 public final class DaemonChildMain {
     private DaemonChildMain() {
     }
 
     public static void main(String[] args) throws Exception {
-        Path dir = Path.of(args[0]);
-        ServeConfig config = ServeConfig.defaults().with(Map.of("data-dir", dir.resolve("upstream").toString(),
-                "cache-dir", dir.resolve("cache").toString(), "port", "0", "profile", "none", "cache-size", "2GiB",
-                "block-size", "1MiB"));
-        try (Daemon daemon = Daemon.start(config)) {
-            System.out.println("ready " + daemon.port());
+        Map<String, String> settings = new HashMap<>(Map.of("port", "0"));
+        for (String arg : args) {
+            int eq = arg.indexOf('=');
+            settings.put(arg.substring(0, eq), arg.substring(eq + 1));
+        }
+        try (Daemon daemon = Daemon.start(ServeConfig.defaults().with(settings))) {
+            System.out.println("port " + daemon.port());
+            System.out.println("ready");
             System.out.flush();
             BufferedReader in = new BufferedReader(new InputStreamReader(System.in));
             for (String line = in.readLine(); line != null && !line.equals("exit"); line = in.readLine()) {

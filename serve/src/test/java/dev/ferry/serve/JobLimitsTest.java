@@ -6,14 +6,17 @@ import dev.ferry.plan.Manifest;
 import dev.ferry.plan.ManifestJson;
 import dev.ferry.plan.Shard;
 import dev.ferry.store.ObjectKey;
+import java.net.Socket;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -28,16 +31,16 @@ class JobLimitsTest {
     }
 
     @Test
-    void aTenTerabyteShardOrTwoBillionSamples_areRefusedFast_andTheDaemonServesOn(@TempDir Path dir) throws Exception {
+    void aTenTerabyteShardOrTwoBillionSamples_areRefused_andTheDaemonServesOn(@TempDir Path dir) throws Exception {
         try (DaemonFixture ferry = new DaemonFixture(dir, Map.of());
                 HttpClient http = HttpClient.newHttpClient()) {
             URI api = ferry.endpoint().resolve("/_ferry/v1/");
             HttpResponse<String> huge = register(http, api, dir, "huge", new Shard(ObjectKey.of("data", "big.tar"), 10_000_000_000_000L, "e", 1));
             HttpResponse<String> many = register(http, api, dir, "many", new Shard(ObjectKey.of("data", "s.tar"), 1 << 20, "e", 2_000_000_000));
             assertThat(huge.statusCode()).isEqualTo(400);
-            assertThat(huge.body()).contains("block reads").contains("a job may plan at most 8,388,608");
+            assertThat(huge.body()).contains("block reads").contains("a job may plan at most 2,097,152");
             assertThat(many.statusCode()).isEqualTo(400);
-            assertThat(many.body()).contains("more than 4,194,304 samples per epoch");
+            assertThat(many.body()).contains("more than 2,097,152 samples per epoch");
             assertThat(ferry.daemon.jobs().jobs()).as("refused before any plan is built").isEmpty();
             Files.write(ferry.root.resolve("data/ok.bin"), new byte[4096]);
             String etag = ferry.daemon.node().cache().head(ObjectKey.of("data", "ok.bin")).etag();
@@ -45,6 +48,41 @@ class JobLimitsTest {
             assertThat(ok.statusCode()).as(ok.body()).isEqualTo(200);
             assertThat(http.send(HttpRequest.newBuilder(ferry.endpoint().resolve("/data/ok.bin")).build(),
                     HttpResponse.BodyHandlers.ofByteArray()).body()).hasSize(4096);
+        }
+    }
+
+    @Test
+    void aRegistrationWhoseClientLeaves_stopsAndRegistersNothing(@TempDir Path dir) throws Exception {
+        try (DaemonFixture ferry = new DaemonFixture(dir, Map.of());
+                HttpClient http = HttpClient.newHttpClient()) {
+            // 2,000,000 samples in 2,000 shards: within the limits, seconds of planning on any machine
+            StringBuilder shards = new StringBuilder();
+            for (int i = 0; i < 2000; i++) {
+                shards.append(i == 0 ? "" : ",").append("{\"bucket\":\"data\",\"key\":\"s").append(i)
+                        .append(".tar\",\"size\":1048576,\"etag\":\"e\",\"samples\":1000}");
+            }
+            byte[] body = ("{\"job\":\"left\",\"manifest\":{\"format\":\"ferry-manifest/1\",\"shards\":[" + shards + "]}}")
+                    .getBytes(StandardCharsets.UTF_8);
+            try (Socket s = new Socket("127.0.0.1", ferry.daemon.port())) {
+                s.getOutputStream().write(("POST /_ferry/v1/jobs HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: "
+                        + body.length + "\r\n\r\n").getBytes(StandardCharsets.ISO_8859_1));
+                s.getOutputStream().write(body);
+                s.getOutputStream().flush();
+                Thread.sleep(200); // the daemon is planning
+            }
+            // the registration notices at its next step and ends as a client error (499), never registered
+            long deadline = System.nanoTime() + TimeUnit.MINUTES.toNanos(5);
+            while (ferry.stats().clientErrors() == 0 && System.nanoTime() < deadline) {
+                Thread.sleep(20);
+            }
+            assertThat(ferry.stats().clientErrors()).as("the abandoned registration ended").isEqualTo(1);
+            assertThat(ferry.daemon.jobs().jobs()).as("nothing of it took effect").isEmpty();
+            Files.write(ferry.root.resolve("data/ok.bin"), new byte[4096]);
+            String etag = ferry.daemon.node().cache().head(ObjectKey.of("data", "ok.bin")).etag();
+            HttpResponse<String> ok = register(http, ferry.endpoint().resolve("/_ferry/v1/"), dir, "ok",
+                    new Shard(ObjectKey.of("data", "ok.bin"), 4096, etag, 4));
+            assertThat(ok.statusCode()).as(ok.body()).isEqualTo(200);
+            assertThat(ferry.daemon.jobs().jobs()).containsOnlyKeys("ok");
         }
     }
 }

@@ -113,7 +113,9 @@ class MalformedRequestTest {
                 new Object[] {get("/data/" + longKey), "KeyTooLongError"},
                 new Object[] {get("/Bad_Bucket/x"), "InvalidBucketName"},
                 new Object[] {get("/../x"), "InvalidBucketName"},
-                new Object[] {get("/data/ok.txt?acl"), "NotImplemented"},
+                new Object[] {get("/data/ok.txt?tagging"), "NotImplemented"},
+                new Object[] {get("/data/ok.txt?attributes"), "InvalidArgument"},
+                new Object[] {withBody("PUT", "/data/ok.txt?acl", "", "x-amz-acl: public-read\r\n"), "AccessControlListNotSupported"},
                 new Object[] {get("/data?versioning"), "NotImplemented"},
                 new Object[] {get("/data?list-type=3"), "InvalidArgument"},
                 new Object[] {get("/data?list-type=2&max-keys=lots"), "InvalidArgument"},
@@ -130,6 +132,7 @@ class MalformedRequestTest {
                         "<CompleteMultipartUpload><Part><PartNumber>2</PartNumber><ETag>a</ETag></Part>"
                                 + "<Part><PartNumber>1</PartNumber><ETag>b</ETag></Part></CompleteMultipartUpload>"), "InvalidPartOrder"},
                 new Object[] {withBody("POST", "/data/mp?uploadId=abc", "<Wrong/>"), "MalformedXML"},
+                new Object[] {withBody("POST", "/data/mp?uploadId=abc", ""), "MalformedXML"}, // no body at all: S3's 400, not 411
                 new Object[] {withBody("POST", "/data/mp?uploadId=abc", "<CompleteMultipartUpload>" + "x".repeat(5000)
                         + "</CompleteMultipartUpload>"), "EntityTooLarge"},
                 new Object[] {withBody("PUT", "/data/mp?uploadId=abc&partNumber=0", "x"), "InvalidArgument"},

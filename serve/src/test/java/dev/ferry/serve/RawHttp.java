@@ -29,8 +29,13 @@ final class RawHttp {
      * close}); with {@code halfClose} the client shuts its side first, as a client that died mid-request.
      */
     static Answer exchange(int port, String raw, boolean halfClose) throws IOException {
+        return exchange(port, raw, halfClose, 10_000);
+    }
+
+    /** As {@link #exchange(int, String, boolean)}, waiting up to {@code timeoutMillis} between bytes of the answer. */
+    static Answer exchange(int port, String raw, boolean halfClose, int timeoutMillis) throws IOException {
         try (Socket s = new Socket("127.0.0.1", port)) {
-            s.setSoTimeout(10_000);
+            s.setSoTimeout(timeoutMillis);
             s.getOutputStream().write(raw.getBytes(StandardCharsets.ISO_8859_1));
             s.getOutputStream().flush();
             if (halfClose) {

@@ -3,6 +3,7 @@ package dev.ferry.serve;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Instant;
@@ -21,7 +22,7 @@ import software.amazon.awssdk.services.s3.model.S3Object;
 
 /**
  * What the AWS SDK for Java v2 sees of S3's finer points: empty objects, ranges past the end, keys of
- * spaces in DeleteObjects, versionId and partNumber refused (never acted on), response-* overrides,
+ * spaces in DeleteObjects, versionId refused (never acted on), a part's read (partNumber), response-* overrides,
  * date conditions on reads, and one status (501) for what ferry does not implement.
  */
 class S3FidelityTest {
@@ -104,12 +105,34 @@ class S3FidelityTest {
     }
 
     @Test
-    void partNumber_onGetOrHead_isRefused() {
-        s3.putObject(b -> b.bucket("data").key("parts"), RequestBody.fromString("whole"));
-        assertThatThrownBy(() -> s3.getObject(b -> b.bucket("data").key("parts").partNumber(1)))
-                .satisfies(e -> assertThat(status(e)).isEqualTo(501));
-        assertThatThrownBy(() -> s3.headObject(b -> b.bucket("data").key("parts").partNumber(1)))
-                .satisfies(e -> assertThat(status(e)).isEqualTo(501));
+    void partNumber_readsThatPart_andPartOneOfAnObjectPutWholeIsAllOfIt() {
+        s3.putObject(b -> b.bucket("data").key("whole"), RequestBody.fromString("whole"));
+        ResponseBytes<GetObjectResponse> first = s3.getObjectAsBytes(b -> b.bucket("data").key("whole").partNumber(1));
+        assertThat(first.asUtf8String()).isEqualTo("whole");
+        assertThat(first.response().partsCount()).isNull();
+        assertThatThrownBy(() -> s3.getObject(b -> b.bucket("data").key("whole").partNumber(2)))
+                .satisfies(e -> assertThat(status(e)).isEqualTo(400)).satisfies(e -> assertThat(code(e)).isEqualTo("InvalidPart"));
+
+        byte[][] parts = {new byte[5 << 20], new byte[5 << 20], "tail".getBytes(StandardCharsets.UTF_8)};
+        java.util.Arrays.fill(parts[0], (byte) 'a');
+        java.util.Arrays.fill(parts[1], (byte) 'b');
+        String id = s3.createMultipartUpload(b -> b.bucket("data").key("parts")).uploadId();
+        List<software.amazon.awssdk.services.s3.model.CompletedPart> done = new java.util.ArrayList<>();
+        for (int i = 0; i < parts.length; i++) {
+            int n = i + 1;
+            String etag = s3.uploadPart(b -> b.bucket("data").key("parts").uploadId(id).partNumber(n), RequestBody.fromBytes(parts[n - 1])).eTag();
+            done.add(software.amazon.awssdk.services.s3.model.CompletedPart.builder().partNumber(n).eTag(etag).build());
+        }
+        s3.completeMultipartUpload(b -> b.bucket("data").key("parts").uploadId(id).multipartUpload(m -> m.parts(done)));
+        for (int n = 1; n <= parts.length; n++) {
+            int part = n;
+            ResponseBytes<GetObjectResponse> got = s3.getObjectAsBytes(b -> b.bucket("data").key("parts").partNumber(part));
+            assertThat(got.asByteArray()).as("part %d", part).isEqualTo(parts[part - 1]);
+            assertThat(got.response().partsCount()).isEqualTo(3);
+            assertThat(s3.headObject(b -> b.bucket("data").key("parts").partNumber(part)).contentLength()).isEqualTo(parts[part - 1].length);
+        }
+        assertThatThrownBy(() -> s3.getObject(b -> b.bucket("data").key("parts").partNumber(4)))
+                .satisfies(e -> assertThat(status(e)).isEqualTo(400)).satisfies(e -> assertThat(code(e)).isEqualTo("InvalidPart"));
     }
 
     @Test
@@ -151,9 +174,9 @@ class S3FidelityTest {
 
     @Test
     void unsupportedOperations_are501NotImplemented_andNotRetried() {
-        s3.putObject(b -> b.bucket("data").key("acl"), RequestBody.fromString("x"));
+        s3.putObject(b -> b.bucket("data").key("tagged"), RequestBody.fromString("x"));
         long before = ferry.stats().requests();
-        assertThatThrownBy(() -> s3.getObjectAcl(b -> b.bucket("data").key("acl")))
+        assertThatThrownBy(() -> s3.getObjectTagging(b -> b.bucket("data").key("tagged")))
                 .satisfies(e -> assertThat(status(e)).isEqualTo(501)).satisfies(e -> assertThat(code(e)).isEqualTo("NotImplemented"));
         assertThat(ferry.stats().requests() - before).as("the SDK does not retry a 501").isEqualTo(1);
         assertThatThrownBy(() -> s3.putBucketVersioning(b -> b.bucket("data").versioningConfiguration(v -> v.status("Enabled"))))

@@ -20,7 +20,7 @@ class ServeConfigTest {
         Map<String, String> d = ServeConfig.defaults().describe();
         assertThat(d).containsEntry("bind", "127.0.0.1").containsEntry("port", "9099").containsEntry("upstream", "")
                 .containsEntry("store-root", "").containsEntry("profile", "cloud").containsEntry("cache-size", "10.0 GiB")
-                .containsEntry("block-size", "4.0 MiB").containsEntry("prefetch-bytes", "256.0 MiB").containsEntry("insecure", "false")
+                .containsEntry("block-size", "4.0 MiB").containsEntry("verify", "on-load").containsEntry("prefetch-bytes", "256.0 MiB").containsEntry("insecure", "false")
                 .containsEntry("write-back", "false").containsEntry("write-back-quota", "8.0 GiB").containsEntry("max-header-bytes", "16384")
                 .containsEntry("max-xml-bytes", "1.0 MiB").containsEntry("max-object-bytes", "5.0 GiB").containsEntry("group", "")
                 .containsEntry("self", "").containsEntry("shared-tier", "").containsEntry("first-byte-timeout", "10s")
@@ -73,7 +73,7 @@ class ServeConfigTest {
                 .hasMessageContaining("given together");
         assertThatThrownBy(() -> ServeConfig.defaults().with(Map.of("upstream", "ftp://x"))).hasMessageContaining("http:// or https://");
         ServeConfig grouped = ServeConfig.defaults().with(Map.of("group", "http://10.0.0.1:9099, http://10.0.0.2:9099"));
-        assertThat(grouped.group()).hasSize(2);
+        assertThat(((dev.ferry.serve.membership.GroupSpec.Static) grouped.group()).members()).hasSize(2);
         grouped.with(Map.of("self", "http://10.0.0.2:9099")).validate();
         assertThatThrownBy(() -> grouped.with(Map.of("self", "http://10.0.0.3:9099")).validate()).hasMessageContaining("must be one of");
     }

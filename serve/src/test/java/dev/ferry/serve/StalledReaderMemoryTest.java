@@ -53,13 +53,14 @@ class StalledReaderMemoryTest {
     void stalledReaders_ofUncachedObjects_holdBoundedMemory_andHoldBackNoOtherReader() throws Exception {
         List<String> command = List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(), HEAP,
                 "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn", "-cp", System.getProperty("java.class.path"),
-                DaemonChildMain.class.getName(), dir.toString());
+                DaemonChildMain.class.getName(), "data-dir=" + dir.resolve("upstream"), "cache-dir=" + dir.resolve("cache"), "profile=none",
+                "cache-size=2GiB", "block-size=1MiB");
         Process child = new ProcessBuilder(command).redirectError(dir.resolve("daemon.log").toFile()).start();
         PrintWriter toChild = new PrintWriter(child.getOutputStream(), true, StandardCharsets.US_ASCII);
         BufferedReader fromChild = new BufferedReader(new InputStreamReader(child.getInputStream(), StandardCharsets.US_ASCII));
         List<Socket> stalled = new ArrayList<>();
         try {
-            int port = Integer.parseInt(awaitLine(fromChild, "ready ", child).substring(6));
+            int port = Integer.parseInt(awaitLine(fromChild, "port ", child).substring(5));
             assertThat(RawHttp.exchange(port, "PUT /data HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\nConnection: close\r\n\r\n").status())
                     .isEqualTo(200);
             List<String> digests = new ArrayList<>();

@@ -2,6 +2,7 @@ package dev.ferry.cli.bench;
 
 import dev.ferry.cache.CacheConfig;
 import dev.ferry.cache.CachingStore;
+import dev.ferry.cache.VerifyMode;
 import dev.ferry.cli.errors.UserError;
 import dev.ferry.loader.Decoder;
 import dev.ferry.loader.EpochRun;
@@ -38,14 +39,24 @@ final class LoaderBench implements Callable<Integer> {
     @Option(names = "--work-dir", description = "Where to build the dataset and cache (default: a temporary folder, removed after).")
     Path workDir;
 
+    @Option(names = "--verify", defaultValue = "on-load", description = "The local tier's verify setting: on-load (the default), "
+            + "always, first-read or never (default: ${DEFAULT-VALUE}).")
+    String verify;
+
     @Override
     public Integer call() throws Exception {
         if (rounds < 1) {
             throw new UserError("--rounds must be positive");
         }
+        try {
+            VerifyMode.parse(verify);
+        } catch (IllegalArgumentException e) {
+            throw new UserError(e.getMessage());
+        }
         try (WorkDir workDirectory = WorkDir.of(workDir, "ferry-loader-")) {
             Path work = workDirectory.path();
             System.out.println("machine: " + Machine.describe());
+            System.out.println("verify: " + VerifyMode.parse(verify).settingName());
             run(work.resolve("large"), "images (100-200 KiB samples)", 32, 64, 100 * 1024, 4 << 20);
             run(work.resolve("small"), "small samples (10-20 KiB)", 16, 2000, 10 * 1024, 4 << 20);
         }
@@ -59,11 +70,12 @@ final class LoaderBench implements Callable<Integer> {
         System.out.printf(Locale.ROOT, "%n%s: %d shards, %d samples, %s%n", label, shards, manifest.totalSamples(),
                 Sizes.format(manifest.totalBytes()));
         Path cacheDir = dir.resolve("cache");
-        try (CachingStore cache = new CachingStore(origin, CacheConfig.of(cacheDir, manifest.totalBytes() * 2).withBlockSize(blockSize))) {
+        try (CachingStore cache = new CachingStore(origin, CacheConfig.of(cacheDir, manifest.totalBytes() * 2).withBlockSize(blockSize)
+                .withVerify(VerifyMode.parse(verify)))) {
             Loader<Sample> loader = new Loader<>(cache, manifest, PlanConfig.DEFAULT, World.single(), 0,
                     LoaderConfig.DEFAULT.withBatchSize(64).withDecodeWorkers(2).withFetchConcurrency(4).withAheadSamples(1024),
                     Decoder.identity());
-            epoch(loader, 1); // fills the cache and verifies every block once
+            epoch(loader, 1); // fills the cache (on-load checks each block on its next use)
             epoch(loader, 2); // and two more untimed epochs for the JIT
             epoch(loader, 3);
             List<Double> loaderRates = new ArrayList<>();

@@ -1,6 +1,5 @@
 package dev.ferry.cache.policy;
 
-import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashMap;
 import java.util.Iterator;
@@ -132,13 +131,25 @@ public final class PlannedPolicy<K> implements EvictionPolicy<K> {
      * time {@code nowNanos}; the other jobs' plans stay. The job keeps the pace measured on its previous plan.
      */
     public synchronized void plan(String job, List<K> planned, long nowNanos) {
-        Map<K, List<Long>> at = new HashMap<>();
-        for (int i = 0; i < planned.size(); i++) {
-            at.computeIfAbsent(planned.get(i), k -> new ArrayList<>()).add((long) i);
+        List<K> accesses = List.copyOf(planned);
+        // each key's planned indexes, in two passes (count, then fill) rather than a list of boxed indexes
+        // per key: a plan of millions of distinct blocks costs a map entry and one array each
+        Map<K, Integer> left = new HashMap<>();
+        for (K k : accesses) {
+            left.merge(k, 1, Integer::sum);
         }
-        Map<K, long[]> next = new HashMap<>(at.size() * 2);
-        at.forEach((k, list) -> next.put(k, list.stream().mapToLong(Long::longValue).toArray()));
-        Plan<K> p = new Plan<>(List.copyOf(planned), next);
+        Map<K, long[]> next = new HashMap<>(left.size() * 4 / 3 + 1);
+        for (int i = 0; i < accesses.size(); i++) {
+            K k = accesses.get(i);
+            int remaining = left.put(k, left.get(k) - 1);
+            long[] at = next.get(k);
+            if (at == null) {
+                at = new long[remaining];
+                next.put(k, at);
+            }
+            at[at.length - remaining] = i;
+        }
+        Plan<K> p = new Plan<>(accesses, next);
         Plan<K> old = plans.remove(job);
         p.nanosPerBlock = old == null ? 0 : old.nanosPerBlock;
         p.reportNanos = nowNanos;

@@ -93,10 +93,7 @@ public final class FirstByteTimeoutStore extends ForwardingObjectStore {
 
     @Override
     public void delete(ObjectKey key) throws IOException {
-        within("DELETE " + key, () -> {
-            delegate.delete(key);
-            return Boolean.TRUE;
-        }, done -> { });
+        withinVoid("DELETE " + key, () -> delegate.delete(key));
     }
 
     @Override
@@ -107,26 +104,17 @@ public final class FirstByteTimeoutStore extends ForwardingObjectStore {
 
     @Override
     public void abortMultipart(MultipartUpload upload) throws IOException {
-        within("abort multipart upload of " + upload.key(), () -> {
-            multipart().abortMultipart(upload);
-            return Boolean.TRUE;
-        }, done -> { });
+        withinVoid("abort multipart upload of " + upload.key(), () -> multipart().abortMultipart(upload));
     }
 
     @Override
     public void createBucket(String bucket) throws IOException {
-        within("create bucket " + bucket, () -> {
-            super.createBucket(bucket);
-            return Boolean.TRUE;
-        }, done -> { });
+        withinVoid("create bucket " + bucket, () -> super.createBucket(bucket));
     }
 
     @Override
     public void deleteBucket(String bucket) throws IOException {
-        within("delete bucket " + bucket, () -> {
-            super.deleteBucket(bucket);
-            return Boolean.TRUE;
-        }, done -> { });
+        withinVoid("delete bucket " + bucket, () -> super.deleteBucket(bucket));
     }
 
     /**
@@ -191,6 +179,19 @@ public final class FirstByteTimeoutStore extends ForwardingObjectStore {
     @FunctionalInterface
     private interface Discard<T> {
         void discard(T value) throws IOException;
+    }
+
+    @FunctionalInterface
+    private interface Action {
+        void run() throws IOException;
+    }
+
+    /** {@link #within} for a call that answers nothing: nothing is left to discard when it is abandoned. */
+    private void withinVoid(String what, Action action) throws IOException {
+        within(what, () -> {
+            action.run();
+            return Boolean.TRUE;
+        }, done -> { });
     }
 
     private <T> T within(String what, Call<T> call, Discard<T> discard) throws IOException {

@@ -3,6 +3,7 @@ package dev.ferry.store.file;
 import dev.ferry.store.BoundedInputStream;
 import dev.ferry.store.BucketOperations;
 import dev.ferry.store.ByteRange;
+import dev.ferry.store.Checksum;
 import dev.ferry.store.CompletedPart;
 import dev.ferry.store.Etags;
 import dev.ferry.store.GetRequest;
@@ -16,6 +17,7 @@ import dev.ferry.store.ObjectKey;
 import dev.ferry.store.ObjectMeta;
 import dev.ferry.store.ObjectNotFoundException;
 import dev.ferry.store.ObjectStore;
+import dev.ferry.store.Parts;
 import dev.ferry.store.PendingUploads;
 import dev.ferry.store.PutBody;
 import dev.ferry.store.StoreException;
@@ -244,6 +246,9 @@ public final class FileObjectStore implements ObjectStore, BucketOperations, Mul
 
     @Override
     public void delete(ObjectKey key) throws IOException {
+        if (!Files.isDirectory(bucketDir(key.bucket()))) { // deleting a key that is not there is fine, in a bucket that is not there not
+            throw new ObjectNotFoundException("no such bucket: " + key.bucket(), "NoSuchBucket", null);
+        }
         Path file = fileFor(key);
         try {
             if (Files.isRegularFile(file)) {
@@ -358,6 +363,18 @@ public final class FileObjectStore implements ObjectStore, BucketOperations, Mul
                         + " of " + upload.key() + " is " + sizes.get(i) + " bytes; every part but the last must be at least 5 MiB", null);
             }
         }
+        ObjectAttributes attributes;
+        try (java.io.DataInputStream in = new java.io.DataInputStream(Files.newInputStream(dir.resolve(ATTRIBUTES)))) {
+            attributes = ObjectAttributes.readFrom(in);
+        } catch (NoSuchFileException e) {
+            attributes = ObjectAttributes.NONE; // an upload started before attributes were kept
+        }
+        Summed summed = checksumOf(upload, dir, parts, Checksum.declaredIn(attributes));
+        if (summed != null) {
+            attributes = summed.object().applyTo(attributes);
+        }
+        // for a read of one part (GET ?partNumber=N) and GetObjectAttributes' list of them
+        attributes = Parts.applyTo(attributes, sizes, summed == null ? null : summed.parts());
         Path temp = tmp.resolve(UUID.randomUUID() + ".part");
         try (FileChannel out = FileChannel.open(temp, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE)) {
             for (CompletedPart p : parts) {
@@ -374,12 +391,6 @@ public final class FileObjectStore implements ObjectStore, BucketOperations, Mul
             throw e;
         }
         String etag = Etags.multipart(parts.stream().map(CompletedPart::etag).toList());
-        ObjectAttributes attributes;
-        try (java.io.DataInputStream in = new java.io.DataInputStream(Files.newInputStream(dir.resolve(ATTRIBUTES)))) {
-            attributes = ObjectAttributes.readFrom(in);
-        } catch (NoSuchFileException e) {
-            attributes = ObjectAttributes.NONE; // an upload started before attributes were kept
-        }
         ObjectMeta meta = moveIntoPlace(upload.key(), temp, fileFor(upload.key()), etag, attributes);
         // the upload is kept as a marker (its parts go), so that a retried Complete gets the same answer
         writeSmall(completed, etag.getBytes(java.nio.charset.StandardCharsets.UTF_8));
@@ -391,6 +402,56 @@ public final class FileObjectStore implements ObjectStore, BucketOperations, Mul
             }
         }
         return meta;
+    }
+
+    /**
+     * The checksum S3 would give the object the parts make, and each part's, when its upload declared an algorithm (else null),
+     * reading each part once: COMPOSITE (the checksum of the parts' checksums, {@code -N}) or FULL_OBJECT (of
+     * all the bytes). A checksum the client named for a part must be that part's: else 400 InvalidPart.
+     */
+    /** An upload's checksum, and its parts'. */
+    private record Summed(Checksum object, List<Checksum> parts) {
+    }
+
+    private static Summed checksumOf(MultipartUpload upload, Path dir, List<CompletedPart> parts, Checksum declared) throws IOException {
+        if (declared == null && parts.stream().allMatch(p -> p.checksum() == null)) {
+            return null;
+        }
+        Checksum.Digest whole = declared != null && declared.type() == Checksum.Type.FULL_OBJECT ? declared.algorithm().digest() : null;
+        List<Checksum> sums = new ArrayList<>(parts.size());
+        java.nio.ByteBuffer buf = java.nio.ByteBuffer.allocateDirect(1 << 20);
+        for (CompletedPart p : parts) {
+            Checksum.Algorithm algorithm = declared != null ? declared.algorithm() : p.checksum() != null ? p.checksum().algorithm() : null;
+            if (algorithm == null) {
+                continue;
+            }
+            if (p.checksum() != null && p.checksum().algorithm() != algorithm) {
+                throw new StoreException(StoreException.Kind.FATAL, 400, "InvalidPart", "part " + p.partNumber()
+                        + " names a " + p.checksum().algorithm() + " checksum; the upload declared " + algorithm, null);
+            }
+            Checksum.Digest d = algorithm.digest();
+            try (FileChannel in = FileChannel.open(dir.resolve(p.partNumber() + "-" + p.etag()), StandardOpenOption.READ)) {
+                while (in.read(buf) >= 0) {
+                    buf.flip();
+                    if (whole != null) {
+                        whole.update(buf.duplicate());
+                    }
+                    d.update(buf);
+                    buf.clear();
+                }
+            }
+            Checksum mine = Checksum.full(algorithm, d.finish());
+            if (p.checksum() != null && !p.checksum().value().equals(mine.value())) {
+                throw new StoreException(StoreException.Kind.FATAL, 400, "InvalidPart", "part " + p.partNumber()
+                        + ": its " + algorithm + " checksum is " + mine.value() + ", not " + p.checksum().value(), null);
+            }
+            sums.add(mine);
+        }
+        if (declared == null) {
+            return null;
+        }
+        return new Summed(whole != null ? Checksum.full(declared.algorithm(), whole.finish()) : Checksum.composite(declared.algorithm(), sums),
+                sums);
     }
 
     /** A Complete of an upload already completed: its object, while it is still the one the upload made. */

@@ -141,8 +141,9 @@ class FirstByteTimeoutStoreTest {
 
     @Test
     void aPutThatKeepsSendingItsBody_isNotCut_howeverLongItTakes() throws IOException {
-        // 10 chunks 100 ms apart: 1 s in all, five times the limit, never 200 ms without progress
-        FirstByteTimeoutStore store = new FirstByteTimeoutStore(slowWriter(100, 100, 0), Duration.ofMillis(200), threads);
+        // 125 chunks 20 ms apart: 2.5 s in all, two and a half times the limit, never near 1 s without progress
+        // (the gap is far below the limit so that a loaded machine's scheduling delays cannot look like a stall)
+        FirstByteTimeoutStore store = new FirstByteTimeoutStore(slowWriter(8, 20, 0), Duration.ofSeconds(1), threads);
         store.put(ObjectKey.of("bkt", "slow"), PutBody.ofBytes(new byte[1000]));
         assertThat(folder.head(ObjectKey.of("bkt", "slow")).size()).isEqualTo(1000);
     }

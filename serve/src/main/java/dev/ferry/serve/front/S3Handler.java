@@ -155,11 +155,14 @@ final class S3Handler extends ChannelInboundHandlerAdapter {
             if (context.sigV4() != null && !(route.api() && context.api().isPublic(r.method(), route.rawPath()))) {
                 signed = context.sigV4().verify(r.method().name(), route.rawPath(), route.rawQuery(), r.headers(), Instant.now());
             }
-            boolean objectData = !route.api() && route.key() != null && r.method().equals(HttpMethod.PUT);
+            // (a PutObjectAcl's body is a policy in XML, held in memory as other XML bodies)
+            boolean objectData = !route.api() && route.key() != null && r.method().equals(HttpMethod.PUT) && !route.query().containsKey("acl");
             // an object PUT with Content-Length: 0 has a body too: the empty object
             if (expectsBody(r) || (objectData && r.headers().contains(HttpHeaderNames.CONTENT_LENGTH))) {
+                // a CompleteMultipartUpload's x-amz-checksum-* is the whole object's (FULL_OBJECT), not its XML's
+                boolean complete = !route.api() && route.key() != null && r.method().equals(HttpMethod.POST) && route.query().containsKey("uploadId");
                 body = new RequestBody(r.headers(), objectData ? context.spoolDir() : null,
-                        objectData ? context.limits().maxObjectBytes() : context.limits().maxXmlBytes(), signed);
+                        objectData ? context.limits().maxObjectBytes() : context.limits().maxXmlBytes(), signed, !complete);
             }
         } catch (S3Error e) {
             failed = e;
@@ -252,6 +255,12 @@ final class S3Handler extends ChannelInboundHandlerAdapter {
             }
         }
         context.executor().execute(() -> serve(ctx, r, rt, b));
+        if (rt.api() && context.api().watchesClient(r.method(), rt.rawPath())) {
+            // With reading off while a request is served, a client that closes is noticed only at the reply:
+            // one read lets the close through (a pipelined request is queued), so a long API request (a job
+            // registration) sees its client go and stops (ClientGone).
+            ctx.read();
+        }
     }
 
     /** Runs on a virtual thread: the operation may block on the store. */
@@ -261,7 +270,9 @@ final class S3Handler extends ChannelInboundHandlerAdapter {
             if (rt.api() && rt.rawPath().equals("/_ferry") && (r.method().equals(HttpMethod.GET) || r.method().equals(HttpMethod.HEAD))) {
                 reply = toStatusPage(rt); // the page asks for its data relative to its own address
             } else if (rt.api()) {
-                reply = context.api().handle(r.method(), rt.rawPath(), rt.query(), r.headers(), b == null ? new byte[0] : b.bytes());
+                Channel ch = ctx.channel();
+                reply = context.api().handle(r.method(), rt.rawPath(), rt.query(), r.headers(), b == null ? new byte[0] : b.bytes(),
+                        () -> !ch.isActive());
             } else {
                 S3Service.Request s3 = new S3Service.Request(r.method(), rt.bucket(), rt.key(), rt.query(), r.headers(), b);
                 reply = context.s3().handle(s3);

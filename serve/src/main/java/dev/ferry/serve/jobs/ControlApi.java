@@ -25,6 +25,7 @@ import dev.ferry.store.ObjectMeta;
 import dev.ferry.store.StoreException;
 import dev.ferry.store.chain.MeterSnapshot;
 import dev.ferry.store.chain.MeteredStore;
+import dev.ferry.store.tier.GroupStore;
 import dev.ferry.writeback.FlushResult;
 import dev.ferry.writeback.Scratch;
 import dev.ferry.writeback.WriteBackStats;
@@ -42,6 +43,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.concurrent.CancellationException;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
@@ -84,6 +86,14 @@ public final class ControlApi {
                 && (path.equals("/_ferry") || path.equals("/_ferry/") || path.equals("/_ferry/metrics") || path.equals("/_ferry/v1/status"));
     }
 
+    /**
+     * Requests whose work may take seconds (a job registration) and stops when its client goes: the front
+     * watches their connection while they run. A client that half-closes its side there loses the answer.
+     */
+    public boolean watchesClient(HttpMethod method, String path) {
+        return method.equals(HttpMethod.POST) && path.equals("/_ferry/v1/jobs");
+    }
+
     public static Reply.Full error(S3Error e) {
         ObjectNode root = JSON.createObjectNode();
         root.putObject("error").put("code", e.code()).put("message", e.getMessage());
@@ -92,14 +102,21 @@ public final class ControlApi {
 
     public Reply handle(HttpMethod method, String path, Map<String, List<String>> query, HttpHeaders headers, byte[] body)
             throws S3Error, IOException {
+        return handle(method, path, query, headers, body, ClientGone.NEVER);
+    }
+
+    /** As {@link #handle(HttpMethod, String, Map, HttpHeaders, byte[])}; work for a client that has {@code gone} stops. */
+    public Reply handle(HttpMethod method, String path, Map<String, List<String>> query, HttpHeaders headers, byte[] body,
+            ClientGone gone) throws S3Error, IOException {
         try {
-            return route(method, path, query, body);
+            return route(method, path, query, body, gone);
         } catch (IllegalArgumentException e) {
             throw S3Error.badRequest("InvalidArgument", e.getMessage());
         }
     }
 
-    private Reply route(HttpMethod method, String path, Map<String, List<String>> query, byte[] body) throws S3Error, IOException {
+    private Reply route(HttpMethod method, String path, Map<String, List<String>> query, byte[] body, ClientGone gone)
+            throws S3Error, IOException {
         boolean get = method.equals(HttpMethod.GET);
         boolean post = method.equals(HttpMethod.POST);
         if (get && (path.equals("/_ferry") || path.equals("/_ferry/"))) {
@@ -116,7 +133,11 @@ public final class ControlApi {
             return Reply.json(HttpResponseStatus.OK, status().toString());
         }
         if (post && path.equals("/_ferry/v1/jobs")) {
-            return Reply.json(HttpResponseStatus.OK, register(parse(body)).toString());
+            try {
+                return Reply.json(HttpResponseStatus.OK, register(parse(body), gone).toString());
+            } catch (CancellationException e) {
+                throw new S3Error(499, "ClientClosedRequest", e.getMessage()); // answers nobody: the connection is closed
+            }
         }
         if (post && path.equals("/_ferry/v1/flush")) {
             return flush(query);
@@ -167,14 +188,11 @@ public final class ControlApi {
             }
             return fallback;
         }
-        if (!v.canConvertToLong()) {
-            throw S3Error.badRequest("InvalidArgument", field + " must be a whole number, not " + v);
+        try {
+            return ManifestJson.wholeNumber(v, field, min, max);
+        } catch (IllegalArgumentException e) {
+            throw S3Error.badRequest("InvalidArgument", e.getMessage());
         }
-        long x = v.asLong();
-        if (x < min || x > max) {
-            throw S3Error.badRequest("InvalidArgument", field + " must be " + min + " to " + max + ": " + x);
-        }
-        return x;
     }
 
     private static long param(Map<String, List<String>> query, String name, long fallback, long min, long max) throws S3Error {
@@ -196,7 +214,12 @@ public final class ControlApi {
         }
     }
 
-    private ObjectNode register(JsonNode req) throws S3Error, IOException {
+    /**
+     * Registers a job. Everything a plan will cost is bounded ({@link JobLimits}) from the request alone, before
+     * any plan is built; then the plans and the prediction are built, checking between steps that the client
+     * still waits.
+     */
+    private ObjectNode register(JsonNode req, ClientGone gone) throws S3Error, IOException {
         String name = req.path("job").asText("");
         if (!JOB_NAME.matcher(name).matches()) {
             throw S3Error.badRequest("InvalidArgument", "job must be 1 to 128 letters, digits, '.', '_' or '-': '" + name + "'");
@@ -207,18 +230,24 @@ public final class ControlApi {
             job = Job.explicit(name, explicitRanks(req.get("ranks")), batch);
         } else {
             Manifest manifest;
-            if (req.has("manifest")) {
-                manifest = ManifestJson.parse(req.get("manifest"), "manifest");
-            } else if (req.has("manifest_key")) {
-                ObjectKey key = objectKey(req.get("manifest_key").asText(""), "manifest_key");
-                long size = node.reads().head(key).size();
-                if (size > JobLimits.MAX_MANIFEST_BYTES) {
-                    throw S3Error.badRequest("InvalidArgument", "manifest_key " + key + " is " + size + " bytes: a manifest may be at most "
-                            + JobLimits.MAX_MANIFEST_BYTES + " bytes");
+            try {
+                if (req.has("manifest")) {
+                    manifest = ManifestJson.parse(req.get("manifest"), "manifest");
+                } else if (req.has("manifest_key")) {
+                    ObjectKey key = objectKey(req.get("manifest_key").asText(""), "manifest_key");
+                    long size = node.reads().head(key).size();
+                    if (size > JobLimits.MAX_MANIFEST_BYTES) {
+                        throw S3Error.badRequest("InvalidArgument", "manifest_key " + key + " is " + size
+                                + " bytes: a manifest may be at most " + JobLimits.MAX_MANIFEST_BYTES + " bytes");
+                    }
+                    byte[] bytes = node.reads().readBytes(key, null);
+                    gone.check();
+                    manifest = ManifestJson.read(bytes, key.toString());
+                } else {
+                    throw S3Error.badRequest("InvalidArgument", "a job needs manifest, manifest_key or ranks");
                 }
-                manifest = ManifestJson.read(node.reads().readBytes(key, null), key.toString());
-            } else {
-                throw S3Error.badRequest("InvalidArgument", "a job needs manifest, manifest_key or ranks");
+            } catch (ManifestJson.BadManifestException e) {
+                throw S3Error.badRequest("InvalidArgument", e.getMessage()); // the client's manifest, not the daemon, is at fault
             }
             JsonNode w = req.path("world");
             World world;
@@ -229,8 +258,11 @@ public final class ControlApi {
                 throw S3Error.badRequest("InvalidArgument", "world: " + e.getMessage());
             }
             int node = (int) number(req, "node", 0, 0, world.nodes() - 1);
-            JobLimits.check(manifest, this.node.config().blockSize());
-            job = Job.planned(name, manifest, planOf(req, manifest, world, this.node.config().cacheSize()), world, node, batch).withPlannedEpochs((int) number(req, "epochs", 0, 0, 1_000_000));
+            // bounded before anything is built or summed (the tier-fitting shuffle block below adds the sizes)
+            JobLimits.check(manifest, world, PlanConfig.DEFAULT.uneven(), this.node.config().blockSize());
+            int epochs = (int) number(req, "epochs", 0, 0, 1_000_000);
+            job = Job.planned(name, manifest, planOf(req, manifest, world, this.node.config().cacheSize()), world, node, batch)
+                    .withPlannedEpochs(epochs);
         }
         JsonNode replace = req.get("replace");
         if (replace != null && !replace.isNull() && !replace.isBoolean()) {
@@ -238,7 +270,7 @@ public final class ControlApi {
         }
         JobRegistry.Registration registration;
         try {
-            registration = jobs.register(job, replace != null && replace.asBoolean());
+            registration = jobs.register(job, replace != null && replace.asBoolean(), gone);
         } catch (JobRegistry.ConflictException e) {
             throw new S3Error(409, "JobConflict", e.getMessage());
         }
@@ -423,8 +455,11 @@ public final class ControlApi {
         out.put("complete", r.complete()).put("write_back", true).put("first_error", r.firstError());
         ArrayNode writes = out.putArray("writes");
         for (WriteStatus s : r.writes()) {
-            writes.addObject().put("bucket", s.key().bucket()).put("key", s.key().key()).put("size", s.size())
+            ObjectNode w = writes.addObject().put("bucket", s.key().bucket()).put("key", s.key().key()).put("size", s.size())
                     .put("durability", s.durability().name().toLowerCase(Locale.ROOT)).put("error", s.error());
+            if (s.delete()) {
+                w.put("delete", true);
+            }
         }
         // 200 when everything before the fence is durable; 504 on timeout, 502 when an upload was refused
         HttpResponseStatus status = r.firstError() != null ? HttpResponseStatus.BAD_GATEWAY
@@ -447,7 +482,7 @@ public final class ControlApi {
                 .put("hit_rate", round(c.hitRate(), 4)).put("hit_rate_bytes", round(c.byteHitRate(), 4))
                 .put("bytes_from_cache", c.bytesFromCache()).put("bytes_from_upstream", c.bytesFromUpstream())
                 .put("prefetched_bytes", c.prefetchedBytes()).put("evicted_capacity", c.evictedCapacity())
-                .put("evicted_corrupt", c.evictedCorrupt()).put("write_failures", c.writeFailures()).put("pass_through", c.passThrough());
+                .put("evicted_corrupt", c.evictedCorrupt()).put("verified_blocks", c.verifiedBlocks()).put("write_failures", c.writeFailures()).put("pass_through", c.passThrough());
         ObjectNode origin = tiers.putObject("origin");
         origin.put("egress_bytes", m.egressBytes()).put("requests", m.totalRequests())
                 .put("throttled", m.failures(StoreException.Kind.THROTTLED))
@@ -463,9 +498,18 @@ public final class ControlApi {
             HintedStore.HintStats hints = node.hinted().stats();
             peer.put("hinted_bytes", hints.bytes()).put("hinted_reads", hints.reads()).put("hint_misses", hints.misses());
             ArrayNode members = peer.putArray("members");
-            for (int i = 0; i < now.peers().bytesByMember().size(); i++) {
-                members.addObject().put("url", node.group().ring().members().get(i)).put("bytes_served_to_us", now.peers().bytesByMember().get(i));
+            for (GroupStore.MemberState ms : now.peers().members()) {
+                members.addObject().put("url", ms.url()).put("bytes_served_to_us", ms.bytesServed());
             }
+            // who is in the group, from where, and how each member looks from here
+            ObjectNode group = root.putObject("group");
+            group.put("source", node.groupSource()).put("self", node.group().self());
+            ArrayNode list = group.putArray("members");
+            for (GroupStore.MemberState ms : now.peers().members()) {
+                list.addObject().put("url", ms.url()).put("state", ms.up() ? "up" : "down").put("since", ms.since().toString())
+                        .put("self", ms.self());
+            }
+            group.put("changes", now.peers().changes());
         }
         if (now.shared() != null) {
             tiers.putObject("shared").put("hits", now.shared().hits()).put("bytes", now.shared().bytesFromTier())
@@ -481,7 +525,7 @@ public final class ControlApi {
             root.putObject("write_back").put("pending_bytes", w.pendingBytes()).put("pending_objects", w.pendingObjects())
                     .put("oldest_pending_s", round(w.oldestPendingSeconds(), 1)).put("uploaded_bytes", w.uploadedBytes())
                     .put("upload_bytes_per_s", round(w.uploadBytesPerSecond(), 0)).put("write_throughs", w.writeThroughs())
-                    .put("failed", w.failed());
+                    .put("failed", w.failed()).put("first_failure", w.firstFailure());
         }
         if (node.scratch() != null) {
             Scratch.Stats sc = node.scratch().stats();

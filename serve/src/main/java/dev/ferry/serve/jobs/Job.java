@@ -149,7 +149,7 @@ public final class Job {
             return Double.NaN;
         }
         synchronized (mixes) {
-            return mixes.computeIfAbsent(epoch, e -> ShardMix.of(epochPlan(e), Math.max(1, batchSize * ranks())));
+            return mixes.computeIfAbsent(epoch, e -> ShardMix.of(epochPlan(e), (int) Math.min(Integer.MAX_VALUE, (long) batchSize * ranks())));
         }
     }
 
@@ -268,15 +268,11 @@ public final class Job {
         return out;
     }
 
-    /** A planned block read of this node, with the object's size (to fetch whole blocks). */
-    record PlannedBlock(BlockId block, long objectSize) {
-    }
-
     /**
      * The blocks this node reads in an epoch, in order (its ranks step by step), and where each step starts
      * in that list: {@code stepStart[t]} is the index of step t's first block.
      */
-    record NodeFuture(List<PlannedBlock> blocks, int[] stepStart) {
+    record NodeFuture(List<BlockId> blocks, int[] stepStart) {
         int indexOfPosition(long position, int ranks) {
             long step = position / ranks;
             return step >= stepStart.length ? blocks.size() : stepStart[(int) step];
@@ -306,7 +302,7 @@ public final class Job {
     }
 
     private NodeFuture future(int epoch, int blockSize, int fromNode, int toNode) {
-        List<PlannedBlock> blocks = new ArrayList<>();
+        List<BlockId> blocks = new ArrayList<>();
         int ranksPerNode = world.ranksPerNode();
         int steps;
         if (manifest != null) {
@@ -321,24 +317,20 @@ public final class Job {
             stepStart[t] = blocks.size();
             for (int rank = fromNode * ranksPerNode; rank < toNode * ranksPerNode; rank++) {
                 Sample s;
-                long objectSize;
                 if (p != null) {
-                    int sample = deal.sample(rank, t);
-                    s = sample(p, sample);
-                    objectSize = manifest.shards().get(p.shardOf(sample)).size();
+                    s = sample(p, deal.sample(rank, t));
                 } else {
                     List<Sample> mine = explicit.get(rank);
                     if (t >= mine.size()) {
                         continue;
                     }
                     s = mine.get(t);
-                    objectSize = s.length();
                 }
                 if (s.length() == 0) {
                     continue;
                 }
                 for (long b = s.offset() / blockSize; b <= (s.offset() + s.length() - 1) / blockSize; b++) {
-                    blocks.add(new PlannedBlock(new BlockId(s.key(), s.etag(), b), objectSize));
+                    blocks.add(new BlockId(s.key(), s.etag(), b));
                 }
             }
         }

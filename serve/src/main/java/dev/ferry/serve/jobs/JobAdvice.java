@@ -2,7 +2,6 @@ package dev.ferry.serve.jobs;
 
 import dev.ferry.metrics.Advisor;
 import dev.ferry.metrics.EpochReport;
-import dev.ferry.plan.BlockRead;
 import dev.ferry.serve.node.Counters;
 import dev.ferry.serve.node.Node;
 import dev.ferry.sim.DaemonReplay;
@@ -34,20 +33,24 @@ final class JobAdvice {
     private final Map<Long, Long> steadyAtCapacity = new ConcurrentHashMap<>();
     private volatile List<String> findings = List.of();
 
-    JobAdvice(Job job, long capacity, int blockSize) {
+    /** Predicts a planned job's egress now, checking between epochs that the registering client has not {@code gone}. */
+    JobAdvice(Job job, long capacity, int blockSize, ClientGone gone) {
         this.job = job;
         this.capacity = capacity;
         this.blockSize = blockSize;
         if (job.manifest() != null) {
-            predicted = predict(capacity); // bounded by JobLimits: a few seconds at most for the largest job
+            predicted = predict(capacity, gone); // bounded by JobLimits
         }
     }
 
     /** Egress per epoch the plan predicts for this node with a tier of {@code bytes}: epochs 1 to {@link #PREDICTED_EPOCHS}. */
-    private long[] predict(long bytes) {
-        List<List<BlockRead>> future = EgressPrediction.nodeBlocksByEpoch(job.manifest(), job.plan(), PREDICTED_EPOCHS, job.world(), job.node(),
-                blockSize);
-        return DaemonReplay.egressByEpoch(job.manifest(), future, bytes, blockSize);
+    private long[] predict(long bytes, ClientGone gone) {
+        // each epoch's reads are built when the replay reaches it: at most two are held, and a client
+        // that has gone is noticed between epochs
+        return DaemonReplay.egressByEpoch(job.manifest(), PREDICTED_EPOCHS, e -> {
+            gone.check();
+            return EgressPrediction.nodeBlocks(job.manifest(), job.plan(), e, job.world(), job.node(), blockSize);
+        }, bytes, blockSize);
     }
 
     /** The predicted egress of {@code epoch} (1-based), or -1 while it is being computed (or for an explicit job). */
@@ -112,7 +115,7 @@ final class JobAdvice {
             return 0;
         }
         return steadyAtCapacity.computeIfAbsent(bytes, b -> {
-            long[] p = predict(b);
+            long[] p = predict(b, ClientGone.NEVER);
             return p[p.length - 1];
         });
     }

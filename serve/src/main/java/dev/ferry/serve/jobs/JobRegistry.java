@@ -9,8 +9,11 @@ import java.util.Collections;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.concurrent.CancellationException;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.locks.ReentrantLock;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -25,6 +28,7 @@ public final class JobRegistry {
 
     private final Node node;
     private final Map<String, RunningJob> jobs = new ConcurrentHashMap<>();
+    private final ReentrantLock registering = new ReentrantLock();
     private final History history = new History(300);
     /** Per job on /metrics: the current epoch's predicted and measured egress and the advisor's finding count. */
     private final Map<String, AtomicLong[]> jobGauges = new ConcurrentHashMap<>();
@@ -70,7 +74,34 @@ public final class JobRegistry {
      * differs from the one registered under its name is refused ({@link ConflictException}) unless
      * {@code replace}, which stops the old one and starts this one.
      */
-    public synchronized Registration register(Job job, boolean replace) throws ConflictException {
+    public Registration register(Job job, boolean replace) throws ConflictException {
+        return register(job, replace, ClientGone.NEVER);
+    }
+
+    /**
+     * As {@link #register(Job, boolean)}, for a client that may go: the new job's prediction and plans are built
+     * first, checking {@code gone} between steps ({@link CancellationException}: nothing is registered, and a
+     * job it would replace runs on), and only then does it start and take its name. One registration runs at a
+     * time: others wait their turn, so the memory a plan takes while it is built (a few times what it keeps,
+     * see {@link JobLimits}) is never taken twice at once, and a waiting one whose client goes stops waiting.
+     */
+    Registration register(Job job, boolean replace, ClientGone gone) throws ConflictException {
+        try {
+            while (!registering.tryLock(100, TimeUnit.MILLISECONDS)) {
+                gone.check();
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new CancellationException("interrupted while waiting to register job " + job.name);
+        }
+        try {
+            return registerLocked(job, replace, gone);
+        } finally {
+            registering.unlock();
+        }
+    }
+
+    private Registration registerLocked(Job job, boolean replace, ClientGone gone) throws ConflictException {
         RunningJob old = jobs.get(job.name);
         if (old != null) {
             List<String> differences = old.job.differences(job);
@@ -82,7 +113,13 @@ public final class JobRegistry {
             }
             LOG.info("job {} replaced: {}", job.name, String.join("; ", differences));
         }
-        RunningJob run = new RunningJob(job, node, history);
+        RunningJob run = new RunningJob(job, node, history, gone);
+        try {
+            run.startEpoch(1, gone);
+        } catch (CancellationException e) {
+            run.stop(); // releases what it holds (the trusted versions)
+            throw e;
+        }
         jobs.put(job.name, run);
         if (old != null) {
             old.stop();
@@ -90,7 +127,6 @@ public final class JobRegistry {
         if (node.group() != null) {
             node.homes(job.name, job.homedShards());
         }
-        run.startEpoch(1);
         jobGauges(run);
         return new Registration(run, old == null ? Outcome.NEW : Outcome.REPLACED);
     }
@@ -113,15 +149,15 @@ public final class JobRegistry {
         return history;
     }
 
-    /** The group member that read {@code block} last epoch by a registered job's plan, or -1. */
-    int holderOf(BlockId block) {
+    /** The URL of the group member that read {@code block} last epoch by a registered job's plan, or null. */
+    String holderOf(BlockId block) {
         for (RunningJob run : jobs.values()) {
-            int m = run.holderOf(block);
-            if (m >= 0) {
+            String m = run.holderOf(block);
+            if (m != null) {
                 return m;
             }
         }
-        return -1;
+        return null;
     }
 
     /** One point of history, and each job's advice and gauges refreshed: what the node's status thread runs each second. */

@@ -31,8 +31,10 @@ public final class RunningJob {
     private List<BlockId> planned = List.of();
     private long blockPosition;
     private volatile boolean stopped;
-    /** For this epoch's blocks: the group member (by node number) that read each one last epoch. */
+    /** For this epoch's blocks: the node number of the job that read each one last epoch. */
     private volatile Map<BlockId, Integer> holders = Map.of();
+    /** The group's members when this epoch started, in the job's node order (null: hints do not apply). */
+    private volatile List<String> hintMembers;
     /** This epoch's prefetcher (null: prefetch is off, or the job has stopped). */
     private Prefetcher prefetcher;
 
@@ -40,11 +42,15 @@ public final class RunningJob {
     /** The manifest's versions, read with no revalidation while the job is registered (null: an explicit job). */
     private final CachingStore.TrustedVersions trusted;
 
-    RunningJob(Job job, Node node, History history) {
+    /**
+     * Predicts the job's egress (checking {@code gone} between epochs), then trusts its manifest's versions
+     * until {@link #stop}; {@link #startEpoch} starts it.
+     */
+    RunningJob(Job job, Node node, History history, ClientGone gone) {
         this.job = job;
         this.node = node;
         this.history = history;
-        this.advice = new JobAdvice(job, node.config().cacheSize(), node.config().blockSize());
+        this.advice = new JobAdvice(job, node.config().cacheSize(), node.config().blockSize(), gone);
         Manifest manifest = job.manifest();
         if (manifest == null) {
             this.trusted = null;
@@ -61,15 +67,15 @@ public final class RunningJob {
      */
     private Map<BlockId, Integer> lastReaders(int previous, Job.NodeFuture mine, int blockSize) {
         Set<BlockId> wanted = new HashSet<>();
-        mine.blocks().forEach(b -> wanted.add(b.block()));
+        wanted.addAll(mine.blocks());
         Map<BlockId, Integer> out = new HashMap<>();
         for (int m = 0; m < job.nodes(); m++) {
             if (m == job.node()) {
                 continue;
             }
-            for (Job.PlannedBlock b : job.nodeFuture(previous, blockSize, m).blocks()) {
-                if (wanted.contains(b.block())) {
-                    out.put(b.block(), m);
+            for (BlockId b : job.nodeFuture(previous, blockSize, m).blocks()) {
+                if (wanted.contains(b)) {
+                    out.put(b, m);
                 }
             }
         }
@@ -81,10 +87,11 @@ public final class RunningJob {
         return holders.size();
     }
 
-    /** The node that read {@code block} last epoch, or -1. */
-    int holderOf(BlockId block) {
+    /** The URL of the group member that read {@code block} last epoch, or null. */
+    String holderOf(BlockId block) {
         Integer m = holders.get(block);
-        return m == null ? -1 : m;
+        List<String> members = hintMembers;
+        return m == null || members == null ? null : members.get(m);
     }
 
     synchronized Job.Epoch current() {
@@ -101,6 +108,31 @@ public final class RunningJob {
 
     /** Moves the job to {@code epoch}: a new record, and this epoch's (and the next one's) blocks as the plan. */
     synchronized void startEpoch(int epoch) {
+        startEpoch(epoch, ClientGone.NEVER);
+    }
+
+    /**
+     * As {@link #startEpoch(int)}, building the futures first and checking {@code gone} between them: nothing
+     * changes (record, eviction, prefetch) until every one is built.
+     */
+    synchronized void startEpoch(int epoch, ClientGone gone) {
+        int blockSize = node.config().blockSize();
+        gone.check();
+        Job.NodeFuture mine = job.nodeFuture(epoch, blockSize);
+        // Eviction follows what will be read here: this node's reads, or in a regional group every node's
+        // (a member serves the others the blocks it owns), this epoch's and then the next one's.
+        List<String> members = node.hintMembers(job.nodes(), job.node());
+        boolean group = members != null;
+        gone.check();
+        Job.NodeFuture eviction = group ? job.groupFuture(epoch, blockSize) : mine;
+        // a job that said how many epochs it runs reads no epoch after its last: planning one would keep
+        // its blocks from the other jobs (an evaluation pass registered with "epochs": 1 plans that pass only)
+        boolean another = job.plannedEpochs() == 0 || epoch < job.plannedEpochs();
+        gone.check();
+        Job.NodeFuture nextMine = another ? job.nodeFuture(epoch + 1, blockSize) : null;
+        gone.check();
+        List<BlockId> next = blocks(eviction, another ? (group ? job.groupFuture(epoch + 1, blockSize) : nextMine) : null);
+        gone.check();
         Counters now = node.counters();
         if (current != null) {
             current.atEnd = now;
@@ -109,22 +141,14 @@ public final class RunningJob {
         synchronized (job.epochs) {
             job.epochs.add(current);
         }
-        int blockSize = node.config().blockSize();
-        future = job.nodeFuture(epoch, blockSize);
-        // Eviction follows what will be read here: this node's reads, or in a regional group every node's
-        // (a member serves the others the blocks it owns), this epoch's and then the next one's.
-        boolean group = node.hintsApply(job.nodes(), job.node());
-        evictionFuture = group ? job.groupFuture(epoch, blockSize) : future;
-        // a job that said how many epochs it runs reads no epoch after its last: planning one would keep
-        // its blocks from the other jobs (an evaluation pass registered with "epochs": 1 plans that pass only)
-        boolean another = job.plannedEpochs() == 0 || epoch < job.plannedEpochs();
-        Job.NodeFuture nextMine = another ? job.nodeFuture(epoch + 1, blockSize) : null;
-        planned = blocks(evictionFuture, another ? (group ? job.groupFuture(epoch + 1, blockSize) : nextMine) : null);
+        future = mine;
+        evictionFuture = eviction;
+        planned = next;
+        hintMembers = members;
         blockPosition = 0;
         node.follow(job.name, planned, 0, true);
         holders = Map.of();
         if (epoch >= 2 && group) {
-            Job.NodeFuture mine = future;
             Thread.ofVirtual().name("ferry-hints-" + job.name).start(() -> holders = lastReaders(epoch - 1, mine, blockSize));
         }
         if (prefetcher != null) {
@@ -138,10 +162,10 @@ public final class RunningJob {
 
     /** The blocks of {@code first}, then those of {@code then} (null: none). */
     private static List<BlockId> blocks(Job.NodeFuture first, Job.NodeFuture then) {
-        List<BlockId> ids = new ArrayList<>(first.blocks().size() * 2);
-        first.blocks().forEach(b -> ids.add(b.block()));
+        List<BlockId> ids = new ArrayList<>(first.blocks().size() + (then == null ? 0 : then.blocks().size()));
+        ids.addAll(first.blocks());
         if (then != null) {
-            then.blocks().forEach(b -> ids.add(b.block()));
+            ids.addAll(then.blocks());
         }
         return ids;
     }

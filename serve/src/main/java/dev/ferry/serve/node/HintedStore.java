@@ -7,11 +7,11 @@ import dev.ferry.store.ObjectContent;
 import dev.ferry.store.ObjectStore;
 import dev.ferry.store.ResumingStream;
 import dev.ferry.store.tier.GroupStore;
-import dev.ferry.store.tier.Rendezvous;
 import java.io.IOException;
-import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.LongAdder;
-import java.util.function.ToIntFunction;
+import java.util.function.Function;
 
 /**
  * Peer reads steered by the plan: before a block goes to its owner, it is asked of the member that read
@@ -22,9 +22,12 @@ import java.util.function.ToIntFunction;
  */
 public final class HintedStore extends ForwardingObjectStore {
     private final GroupStore group;
-    private final List<ObjectStore> cachedOnly;
+    private final Function<String, ObjectStore> connect;
+    /** A cached-only client per member asked so far, by URL. */
+    private final Map<String, ObjectStore> cachedOnly = new ConcurrentHashMap<>();
     private final int blockSize;
-    private final ToIntFunction<BlockId> holderOf;
+    private final Function<BlockId, String> holderOf;
+    private volatile boolean closed;
     private final LongAdder hintedBytes = new LongAdder();
     private final LongAdder hintedReads = new LongAdder();
     private final LongAdder hintMisses = new LongAdder();
@@ -33,10 +36,14 @@ public final class HintedStore extends ForwardingObjectStore {
     public record HintStats(long bytes, long reads, long misses) {
     }
 
-    HintedStore(GroupStore group, List<ObjectStore> cachedOnly, int blockSize, ToIntFunction<BlockId> holderOf) {
+    /**
+     * @param connect  a client to a member's URL that asks for blocks on that member's disk only
+     * @param holderOf the URL of the member that read a block last epoch, or null
+     */
+    HintedStore(GroupStore group, Function<String, ObjectStore> connect, int blockSize, Function<BlockId, String> holderOf) {
         super(group);
         this.group = group;
-        this.cachedOnly = cachedOnly;
+        this.connect = connect;
         this.blockSize = blockSize;
         this.holderOf = holderOf;
     }
@@ -50,14 +57,14 @@ public final class HintedStore extends ForwardingObjectStore {
         if (request.ifMatch() == null || request.range() == null) {
             return delegate.get(request);
         }
-        int holder = holderOf.applyAsInt(new BlockId(request.key(), request.ifMatch(), request.range().offset() / blockSize));
-        if (holder < 0 || holder >= cachedOnly.size() || cachedOnly.get(holder) == null
-                || holder == group.ring().owner(Rendezvous.keyOf(request.key()))) {
-            return delegate.get(request); // no hint, this node itself, or the owner: the group's own route
+        String holder = holderOf.apply(new BlockId(request.key(), request.ifMatch(), request.range().offset() / blockSize));
+        if (holder == null || closed || holder.equals(group.self()) || holder.equals(group.ownerOf(request.key()))
+                || !group.isUp(holder)) {
+            return delegate.get(request); // no hint, this node itself, the owner, or gone: the group's own route
         }
         ObjectContent c;
         try {
-            c = cachedOnly.get(holder).get(request);
+            c = cachedOnly.computeIfAbsent(holder, connect).get(request);
         } catch (IOException e) {
             hintMisses.increment();
             return delegate.get(request);
@@ -81,10 +88,9 @@ public final class HintedStore extends ForwardingObjectStore {
 
     @Override
     public void close() throws IOException {
-        for (ObjectStore s : cachedOnly) {
-            if (s != null) {
-                s.close();
-            }
+        closed = true;
+        for (ObjectStore s : cachedOnly.values()) {
+            s.close();
         }
         super.close();
     }

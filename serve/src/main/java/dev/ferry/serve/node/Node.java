@@ -13,16 +13,19 @@ import dev.ferry.plan.Prefetcher;
 import dev.ferry.s3.S3Credentials;
 import dev.ferry.s3.S3ObjectStore;
 import dev.ferry.s3.S3StoreConfig;
+import dev.ferry.serve.membership.MemberProber;
+import dev.ferry.serve.membership.Membership;
+import dev.ferry.serve.membership.SelfAddress;
 import dev.ferry.store.BucketOperations;
 import dev.ferry.store.ObjectKey;
 import dev.ferry.store.ObjectStore;
 import dev.ferry.store.PendingUploads;
 import dev.ferry.store.chain.ChainConfig;
+import dev.ferry.store.chain.CheckedWrites;
 import dev.ferry.store.chain.FirstByteTimeoutStore;
 import dev.ferry.store.chain.StoreChain;
 import dev.ferry.store.file.FileObjectStore;
 import dev.ferry.store.tier.GroupStore;
-import dev.ferry.store.tier.Rendezvous;
 import dev.ferry.store.tier.SharedTierStore;
 import dev.ferry.time.Clock;
 import dev.ferry.writeback.Scratch;
@@ -36,7 +39,6 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -45,7 +47,7 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
-import java.util.function.ToIntFunction;
+import java.util.function.Function;
 import java.util.stream.Stream;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -57,6 +59,7 @@ import org.slf4j.LoggerFactory;
  * <pre>
  * origin (S3, a folder, or the embedded store)
  *   -> chain (parallel read, retry, governor, meter), bounded by first-byte-timeout
+ *   -> checked writes (a PUT's answer against the bytes sent)   over S3 and the embedded store
  *   -> shared tier (a shared file system)        when shared-tier is set
  *   -> regional group -> hints (last epoch's reader first)   when group is set
  *   -> local tier (CachingStore, the plan-aware policy; sequential read-ahead)
@@ -101,7 +104,9 @@ public final class Node implements AutoCloseable {
     private final long startNanos = System.nanoTime();
     /** Per registered job with the node partition: the shards whose home is this node (read here, kept as owned). */
     private final Map<String, Set<ObjectKey>> homes = new ConcurrentHashMap<>();
-    private volatile ToIntFunction<BlockId> holders = block -> -1;
+    private volatile Function<BlockId, String> holders = block -> null;
+    private Membership membership;
+    private MemberProber prober;
     private volatile String planOwner;
 
     private Node(NodeConfig config) throws IOException {
@@ -128,16 +133,23 @@ public final class Node implements AutoCloseable {
         this.embedded = e;
         this.chain = StoreChain.over(origin, ChainConfig.DEFAULT);
         CacheConfig cc = CacheConfig.of(config.cacheDir(), config.cacheSize());
-        cc = new CacheConfig(cc.dir(), cc.capacity(), config.blockSize(), cc.highWatermark(), cc.lowWatermark(), cc.verify(),
+        cc = new CacheConfig(cc.dir(), cc.capacity(), config.blockSize(), cc.highWatermark(), cc.lowWatermark(), config.verify(),
                 config.metadataTtl(), cc.maxRunBlocks(), "planned");
         // an origin that accepts connections and never answers costs a reader first-byte-timeout, retries included
         ObjectStore bounded = new FirstByteTimeoutStore(chain, config.firstByteTimeout());
+        if (!(origin instanceof FileObjectStore)) {
+            // an S3 server's PUT answer is checked against the bytes sent before the cache or write-back believes it
+            bounded = new CheckedWrites(bounded);
+        }
         this.shared = config.sharedTier() == null ? null
                 : new SharedTierStore(bounded, config.sharedTier(), Duration.ofSeconds(60));
         ObjectStore below = shared != null ? shared : bounded; // local tier -> regional group -> shared file system -> origin
-        this.group = config.group().isEmpty() ? null : group(config, below);
+        // members come and go (joinGroup): a client per member is made when it joins
+        this.group = config.group() == null ? null
+                : new GroupStore(below, url -> memberClient(config, url, 64, Map.of()), Duration.ofSeconds(5));
         this.hinted = group == null ? null
-                : new HintedStore(group, cachedOnlyClients(config), config.blockSize(), block -> holders.applyAsInt(block));
+                : new HintedStore(group, url -> memberClient(config, url, 16, Map.of(CACHED_ONLY, "1")), config.blockSize(),
+                        block -> holders.apply(block));
         this.belowCache = group == null ? below : hinted;
         this.cache = group == null ? new CachingStore(below, cc, policy, Clock.system())
                 : new CachingStore(hinted, cc, new PreferringPolicy<>(policy, id -> group.owns(id.key())), Clock.system());
@@ -180,30 +192,52 @@ public final class Node implements AutoCloseable {
         }
     }
 
-    private static GroupStore group(NodeConfig config, ObjectStore origin) {
-        Rendezvous ring = new Rendezvous(config.group().stream().map(URI::toString).toList());
-        int self = config.self() == null ? -1 : config.group().indexOf(config.self());
-        return new GroupStore(ring, self, memberClients(config, origin, 64, Map.of()), origin, Duration.ofSeconds(5));
-    }
-
-    /** A client per other member that asks for blocks that member holds on disk, and nothing else. */
-    private static List<ObjectStore> cachedOnlyClients(NodeConfig config) {
-        return memberClients(config, null, 16, Map.of(CACHED_ONLY, "1"));
+    /**
+     * An S3 client of the group member at {@code url}, signing with this daemon's credentials when it has them;
+     * short timeouts, so a member that does not answer is skipped.
+     */
+    private static ObjectStore memberClient(NodeConfig config, String url, int connections, Map<String, String> headers) {
+        S3Credentials peers = S3Credentials.forPeer(config.accessKey(), config.secretKey());
+        return new S3ObjectStore(new S3StoreConfig(URI.create(url), "us-east-1", true, peers.accessKeyId(), peers.secretAccessKey(),
+                connections, Duration.ofSeconds(1), Duration.ofSeconds(10)), headers);
     }
 
     /**
-     * An S3 client per group member, in the group's order, signing with this daemon's credentials when it has
-     * them; short timeouts, so a member that does not answer is skipped. This daemon's own slot holds
-     * {@code self}.
+     * Joins the regional group, once the daemon listens on {@code port}: follows its membership source (a
+     * static list, DNS, etcd: this daemon registers where members register), applies each new member list to
+     * the group with no restart, and probes the other members every {@code group-probe}. Nothing outside a group.
      */
-    private static List<ObjectStore> memberClients(NodeConfig config, ObjectStore self, int connections, Map<String, String> headers) {
-        S3Credentials peers = S3Credentials.forPeer(config.accessKey(), config.secretKey());
-        List<ObjectStore> out = new ArrayList<>();
-        for (URI member : config.group()) {
-            out.add(member.equals(config.self()) ? self : new S3ObjectStore(new S3StoreConfig(member, "us-east-1", true, peers.accessKeyId(), peers.secretAccessKey(),
-                    connections, Duration.ofSeconds(1), Duration.ofSeconds(10)), headers));
+    public void joinGroup(int port) throws IOException {
+        if (group == null) {
+            return;
         }
-        return out;
+        membership = Membership.of(config.group(), config.groupRefresh());
+        membership.start(SelfAddress.advertised(config.self(), config.bind(), port), members -> applyMembers(members, port));
+        if (!config.groupProbe().isZero()) {
+            prober = MemberProber.start(group, config.groupProbe());
+        }
+    }
+
+    private void applyMembers(List<URI> members, int port) {
+        URI self = SelfAddress.among(members, config.self(), config.bind(), port);
+        List<ObjectStore> retired = group.update(members.stream().map(URI::toString).toList(), self == null ? null : self.toString());
+        if (!retired.isEmpty()) {
+            // a member that left may still be serving a stream this node reads: its client goes a minute later
+            ticker.schedule(() -> retired.forEach(Node::closeQuietly), 60, TimeUnit.SECONDS);
+        }
+    }
+
+    private static void closeQuietly(ObjectStore store) {
+        try {
+            store.close();
+        } catch (IOException | RuntimeException e) {
+            LOG.debug("closing a departed member's client: {}", e.toString());
+        }
+    }
+
+    /** Where the group's members come from ({@code static}, {@code dns:...}, {@code etcd:...}), or null outside a group. */
+    public String groupSource() {
+        return membership == null ? null : membership.source();
     }
 
     /** Aborts the multipart uploads started longer than multipart-ttl ago, deleting their parts. */
@@ -256,6 +290,11 @@ public final class Node implements AutoCloseable {
         return buckets;
     }
 
+    /** Where the origin's objects' parts lie, when it can tell (S3), else null. */
+    public dev.ferry.store.PartRanges originParts() {
+        return origin instanceof dev.ferry.store.PartRanges p ? p : null;
+    }
+
     /** The origin's multipart uploads in progress, or null when it keeps none. */
     public PendingUploads originUploads() {
         return originUploads;
@@ -273,6 +312,14 @@ public final class Node implements AutoCloseable {
     /** The group with hints, or null outside a group. */
     public HintedStore hinted() {
         return hinted;
+    }
+
+    /**
+     * True when the origin is the embedded store, which keeps a key ending in {@code /} as a folder: such a key
+     * holds no bytes there (s3proxy's file-system backend), so a write of bytes to one would be lost.
+     */
+    public boolean originKeepsSlashKeysAsFolders() {
+        return embedded != null;
     }
 
     /** The store right under the local tier: the group with hints, the shared tier, or the bounded chain. */
@@ -337,14 +384,21 @@ public final class Node implements AutoCloseable {
         return ChainConfig.DEFAULT.prices().egressPerGb() / 1e9;
     }
 
-    /** Peer hints need a group whose members are, in order, the job's nodes, and this daemon among them. */
-    public boolean hintsApply(int jobNodes, int jobNode) {
-        return group != null && config.self() != null && jobNodes == config.group().size()
-                && config.group().indexOf(config.self()) == jobNode;
+    /**
+     * Peer hints need a group whose members are, in order, the job's nodes, and this daemon among them: the
+     * members now when they are (node {@code i} of the job is member {@code i}), else null.
+     */
+    public List<String> hintMembers(int jobNodes, int jobNode) {
+        if (group == null) {
+            return null;
+        }
+        List<String> members = group.members();
+        String self = group.self();
+        return self != null && members.size() == jobNodes && members.indexOf(self) == jobNode ? members : null;
     }
 
-    /** Who read a block last epoch (a group member's number, or -1): the registered jobs' plans say. */
-    public void holders(ToIntFunction<BlockId> lookup) {
+    /** Who read a block last epoch (a group member's URL, or null): the registered jobs' plans say. */
+    public void holders(Function<BlockId, String> lookup) {
         this.holders = lookup;
     }
 
@@ -417,6 +471,12 @@ public final class Node implements AutoCloseable {
     /** Stops the timers and the workers and closes the stores, top down, and the embedded store. */
     @Override
     public void close() {
+        if (prober != null) {
+            prober.close();
+        }
+        if (membership != null) {
+            membership.close(); // an etcd member withdraws at once
+        }
         ticker.shutdownNow();
         workers.shutdownNow();
         try {

@@ -1,9 +1,10 @@
 package dev.ferry.serve.node;
 
+import dev.ferry.cache.VerifyMode;
+import dev.ferry.serve.membership.GroupSpec;
 import java.net.URI;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.List;
 
 /**
  * What a {@link Node} reads of the daemon's config ({@code dev.ferry.serve.ServeConfig} implements it, and
@@ -36,6 +37,9 @@ public interface NodeConfig {
     /** The block size of the local tier and of plans. */
     int blockSize();
 
+    /** When the local tier checks a block against its CRC32C before its bytes leave. */
+    VerifyMode verify();
+
     /** How far ahead of its consumers a job's prefetcher keeps blocks, in bytes. */
     long prefetchBytes();
 
@@ -51,11 +55,20 @@ public interface NodeConfig {
     /** Write-back's local quota in bytes. */
     long writeBackQuota();
 
-    /** The regional group's members, in order (empty: no group). */
-    List<URI> group();
+    /** The address the daemon listens on (its URL in a group when {@link #self()} is not given). */
+    String bind();
 
-    /** This daemon's own address among {@link #group()}, or null. */
+    /** Where the regional group's members come from (null: no group). */
+    GroupSpec group();
+
+    /** This daemon's URL in the group, or null: the member on this daemon's port at one of this host's addresses. */
     URI self();
+
+    /** How often a dns: group is looked up again, and an etcd: group's lease renewed. */
+    Duration groupRefresh();
+
+    /** How often the other members are asked whether they answer (zero: never; reads alone find a member down). */
+    Duration groupProbe();
 
     /** A shared file system used as a tier, or null. */
     Path sharedTier();

@@ -1,5 +1,6 @@
 package dev.ferry.serve.protocol;
 
+import dev.ferry.store.Checksum;
 import dev.ferry.store.ObjectAttributes;
 import io.netty.handler.codec.http.HttpHeaders;
 import java.util.Locale;
@@ -19,7 +20,7 @@ public final class ObjectHeaders {
         Map<String, String> kept = new TreeMap<>();
         for (Map.Entry<String, String> h : headers) {
             String name = h.getKey().toLowerCase(Locale.ROOT);
-            if (!ObjectAttributes.isKept(name)) {
+            if (!ObjectAttributes.isObjectHeader(name)) { // a checksum is kept once verified, not as sent
                 continue;
             }
             String value = h.getValue();
@@ -39,9 +40,31 @@ public final class ObjectHeaders {
         }
     }
 
-    /** Sets an object's kept headers on an answer; an object without a type is served as bytes. */
+    /**
+     * Sets an object's kept headers on an answer; an object without a type is served as bytes. Its checksum
+     * is not among them: see {@link #applyChecksum}.
+     */
     public static void apply(ObjectAttributes attributes, HttpHeaders h) {
         h.set("Content-Type", "application/octet-stream");
-        attributes.headers().forEach(h::set);
+        attributes.headers().forEach((name, value) -> {
+            if (ObjectAttributes.isObjectHeader(name)) {
+                h.set(name, value);
+            }
+        });
+    }
+
+    /** Sets an object's checksum ({@code x-amz-checksum-<algorithm>}, {@code x-amz-checksum-type}), when it has one. */
+    public static void applyChecksum(ObjectAttributes attributes, HttpHeaders h) {
+        Checksum c = Checksum.of(attributes);
+        if (c != null) {
+            h.set(c.algorithm().header(), c.value());
+            h.set(Checksum.TYPE_HEADER, c.type().name());
+        }
+    }
+
+    /** Whether a GET or HEAD asked for the object's checksum ({@code x-amz-checksum-mode: ENABLED}). */
+    public static boolean checksumWanted(HttpHeaders request) {
+        String mode = request.get("x-amz-checksum-mode");
+        return mode != null && mode.trim().equalsIgnoreCase("ENABLED");
     }
 }

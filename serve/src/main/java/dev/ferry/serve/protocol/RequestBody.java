@@ -12,9 +12,6 @@ import java.security.MessageDigest;
 import java.util.Base64;
 import java.util.HexFormat;
 import java.util.Locale;
-import java.util.zip.CRC32;
-import java.util.zip.CRC32C;
-import java.util.zip.Checksum;
 
 /**
  * A request body as it arrives: decoded from {@code aws-chunked} when sent that way, checked against every
@@ -33,9 +30,9 @@ public final class RequestBody implements AutoCloseable {
     private final String expectedSha256;
     private final MessageDigest md5;
     private final String expectedMd5;
-    private final Checksum crc;
-    private final MessageDigest checksumDigest;
+    private final dev.ferry.store.Checksum.Digest checksumDigest;
     private final String checksumHeader;
+    private dev.ferry.store.Checksum verified;
     private final HttpHeaders headers;
     private final long declaredDecodedLength;
     private long size;
@@ -45,6 +42,14 @@ public final class RequestBody implements AutoCloseable {
      * @param signed   the verified signature (its payload rules apply), or null when requests are not signed
      */
     public RequestBody(HttpHeaders headers, Path spoolDir, long limit, SigV4.Signed signed) throws S3Error, IOException {
+        this(headers, spoolDir, limit, signed, true);
+    }
+
+    /**
+     * @param bodyChecksum whether an {@code x-amz-checksum-*} header describes this body: not for a
+     *                     CompleteMultipartUpload, whose checksum header is the object's
+     */
+    public RequestBody(HttpHeaders headers, Path spoolDir, long limit, SigV4.Signed signed, boolean bodyChecksum) throws S3Error, IOException {
         this.headers = headers;
         this.limit = limit;
         String contentSha = headers.get("x-amz-content-sha256", "");
@@ -81,22 +86,17 @@ public final class RequestBody implements AutoCloseable {
         expectedMd5 = headers.get("Content-MD5");
         md5 = expectedMd5 == null ? null : digest("MD5");
         String trailer = headers.get("x-amz-trailer", "").toLowerCase(Locale.ROOT).trim();
-        String algorithm = null;
-        for (String name : new String[] {"x-amz-checksum-crc32", "x-amz-checksum-crc32c", "x-amz-checksum-crc64nvme", "x-amz-checksum-sha1",
-                "x-amz-checksum-sha256"}) {
-            if (headers.contains(name) || trailer.equals(name)) {
-                algorithm = name;
+        dev.ferry.store.Checksum.Algorithm algorithm = null;
+        for (dev.ferry.store.Checksum.Algorithm a : dev.ferry.store.Checksum.Algorithm.values()) {
+            if (bodyChecksum && (headers.contains(a.header()) || trailer.equals(a.header()))) {
+                if (algorithm != null) {
+                    throw S3Error.badRequest("InvalidRequest", "Expecting a single x-amz-checksum- header. Multiple checksum Types are not allowed.");
+                }
+                algorithm = a;
             }
         }
-        checksumHeader = algorithm;
-        crc = algorithm == null ? null : switch (algorithm) {
-            case "x-amz-checksum-crc32" -> new CRC32();
-            case "x-amz-checksum-crc32c" -> new CRC32C();
-            case "x-amz-checksum-crc64nvme" -> new Crc64Nvme();
-            default -> null;
-        };
-        checksumDigest = "x-amz-checksum-sha256".equals(algorithm) ? SigV4.sha256() : "x-amz-checksum-sha1".equals(algorithm) ? digest("SHA-1")
-                : null;
+        checksumHeader = algorithm == null ? null : algorithm.header();
+        checksumDigest = algorithm == null ? null : algorithm.digest();
         AwsChunked.ChunkVerifier verifier = signed != null && signed.signedChunks() ? SigV4.chunkVerifier(signed) : null;
         chunked = isChunked ? new AwsChunked(this::payload, verifier) : null;
         if (spoolDir != null) {
@@ -138,9 +138,6 @@ public final class RequestBody implements AutoCloseable {
         }
         if (md5 != null) {
             md5.update(data.duplicate());
-        }
-        if (crc != null) {
-            crc.update(data.duplicate());
         }
         if (checksumDigest != null) {
             checksumDigest.update(data.duplicate());
@@ -192,24 +189,22 @@ public final class RequestBody implements AutoCloseable {
             if (want == null) {
                 throw S3Error.badRequest("InvalidRequest", "the body announced a " + checksumHeader + " trailer but sent none");
             }
-            byte[] actual;
-            if (crc instanceof Crc64Nvme) {
-                actual = java.nio.ByteBuffer.allocate(8).putLong(crc.getValue()).array();
-            } else if (crc != null) {
-                long v = crc.getValue();
-                actual = new byte[] {(byte) (v >>> 24), (byte) (v >>> 16), (byte) (v >>> 8), (byte) v};
-            } else {
-                actual = checksumDigest.digest();
-            }
-            if (!Base64.getEncoder().encodeToString(actual).equals(want.trim())) {
+            dev.ferry.store.Checksum actual = dev.ferry.store.Checksum.full(checksumDigest.algorithm(), checksumDigest.finish());
+            if (!actual.value().equals(want.trim())) {
                 throw S3Error.badRequest("BadDigest", "the body's " + checksumHeader.substring("x-amz-checksum-".length())
                         + " checksum does not match " + checksumHeader);
             }
+            verified = actual;
         }
         if (channel != null) {
             channel.force(false);
             channel.close();
         }
+    }
+
+    /** The body's checksum that the client declared and {@link #finish} verified (FULL_OBJECT), or null. */
+    public dev.ferry.store.Checksum checksum() {
+        return verified;
     }
 
     public long size() {

@@ -28,6 +28,14 @@ public final class Xml {
         return this;
     }
 
+    /** Opens an element with an {@code xsi:type} (an ACL's {@code <Grantee>}). */
+    public Xml openTyped(String name, String xsiType) {
+        out.append('<').append(name).append(" xmlns:xsi=\"http://www.w3.org/2001/XMLSchema-instance\" xsi:type=\"");
+        escape(xsiType);
+        out.append("\">");
+        return this;
+    }
+
     public Xml close(String name) {
         out.append("</").append(name).append('>');
         return this;

@@ -1,6 +1,6 @@
 /**
  * The S3 wire protocol, without semantics: signatures ({@code SigV4}), aws-chunked bodies ({@code AwsChunked}),
- * body checksums ({@code Crc64Nvme}), request bodies ({@code RequestBody}), replies ({@code Reply}), errors
+ * request bodies ({@code RequestBody}, checked against the digests declared), replies ({@code Reply}), errors
  * ({@code S3Error}), XML ({@code Xml}), URIs, keys, ranges, continuation tokens, virtual hosts and object headers.
  * Depends on core (values, and the local tier's resident reads that a reply sends with sendfile) and Netty's
  * HTTP types; on nothing else in {@code serve}.

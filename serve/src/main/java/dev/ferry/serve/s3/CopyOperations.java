@@ -6,6 +6,7 @@ import dev.ferry.serve.protocol.S3Error;
 import dev.ferry.serve.protocol.Uris;
 import dev.ferry.serve.protocol.Xml;
 import dev.ferry.store.ByteRange;
+import dev.ferry.store.Checksum;
 import dev.ferry.store.CompletedPart;
 import dev.ferry.store.GetRequest;
 import dev.ferry.store.ObjectContent;
@@ -183,17 +184,24 @@ final class CopyOperations {
         }
         long first = Long.parseLong(m.group(1));
         long last = Long.parseLong(m.group(2));
-        if (first > last || last >= meta.size()) {
-            throw S3Error.invalidArgument(RANGE + " " + h + " is not within the copy source " + meta.key() + " of " + meta.size() + " bytes");
+        if (first > last) {
+            throw S3Error.invalidArgument(RANGE + " " + h + " ends before it starts");
+        }
+        if (last >= meta.size()) { // well formed, but not inside the source: what S3 answers a GET's Range so
+            throw new S3Error(416, "InvalidRange", "The requested range is not satisfiable: " + RANGE + " " + h
+                    + " is not within the copy source " + meta.key() + " of " + meta.size() + " bytes");
         }
         return ByteRange.of(first, last - first + 1);
     }
 
     /** CopyObject's answer, from the PUT's answer: its ETag (and durability header), now as the time. */
-    static Reply copied(Reply.Full put) {
+    static Reply copied(Reply.Full put, Checksum checksum) {
         String etag = put.headers().get("ETag");
-        Reply.Full reply = Reply.xml(HttpResponseStatus.OK, new Xml().openRoot("CopyObjectResult")
-                .element("LastModified", Listing.ISO.format(Instant.now())).element("ETag", etag).close("CopyObjectResult"));
+        Xml x = new Xml().openRoot("CopyObjectResult").element("LastModified", Listing.ISO.format(Instant.now())).element("ETag", etag);
+        if (checksum != null) {
+            x.element(checksum.algorithm().element(), checksum.value()).element("ChecksumType", checksum.type().name());
+        }
+        Reply.Full reply = Reply.xml(HttpResponseStatus.OK, x.close("CopyObjectResult"));
         copyHeaders(put.headers(), reply.headers());
         return reply;
     }

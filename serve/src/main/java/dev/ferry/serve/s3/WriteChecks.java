@@ -87,11 +87,18 @@ final class WriteChecks {
     /** Throws the error the upload of {@code key} would meet for good, if it can be known now. */
     void check(ObjectKey key) throws IOException {
         if (folder != null) {
-            folder.checkWritable(key);
             ObjectKey pending = writeBack.localFolderConflict(key); // an earlier write, acknowledged, not uploaded yet
+            for (int waits = 0; pending != null && writeBack.deletePending(pending) && waits < 10; waits++) {
+                // a delete waiting behind an upload: its key is in the folder until it is made, so wait for it
+                ObjectKey deleted = pending;
+                writeBack.flush(k -> k.equals(deleted), ttl);
+                pending = writeBack.localFolderConflict(key);
+            }
+            folder.checkWritable(key);
             if (pending != null) {
                 throw new StoreException(StoreException.Kind.FATAL, 400, "key cannot be stored in a file system store beside " + pending
-                        + ", written and not uploaded yet (one of them would need the other as a folder): " + key, null);
+                        + (writeBack.deletePending(pending) ? ", deleted and still waiting to be deleted in the store"
+                                : ", written and not uploaded yet") + " (one of them would need the other as a folder): " + key, null);
             }
             return;
         }

@@ -1,4 +1,4 @@
-package dev.ferry.serve.protocol;
+package dev.ferry.store;
 
 import java.util.zip.Checksum;
 

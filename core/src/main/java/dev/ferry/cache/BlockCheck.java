@@ -1,0 +1,232 @@
+package dev.ferry.cache;
+
+import java.io.IOException;
+import java.nio.channels.FileChannel;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.nio.file.attribute.BasicFileAttributes;
+import java.nio.file.attribute.FileTime;
+import java.util.Map;
+
+/**
+ * Whether a resident block's bytes may leave the cache as they are on disk, and the check (the block read back
+ * whole against its CRC32C) that makes them trusted again. Every path by which cached bytes leave asks it
+ * first: {@link BlockRuns#fromDisk} for readers of {@link CachingStore#get} (the loader, the daemon's streamed
+ * replies, the mount's reads through the store) and {@link CachingStore#openResident} (the daemon's sendfile
+ * replies, the mount's reads straight from block files). What it answers depends on {@link VerifyMode}.
+ *
+ * <h2>Design: check once per loaded state, and forget the check when the bytes could have changed</h2>
+ * The CRC32C covers the whole block, so checking costs reading the whole block (4 MiB by default): done before
+ * every reply, a 64 KiB ranged GET would read 64 times what it sends, and the sendfile path would read every
+ * byte through user space once more. CRC32C itself is cheap (an intrinsic, tens of GB/s); the reading is not.
+ * So a check is remembered, and {@link VerifyMode#ON_LOAD} (the default) trusts a block's bytes without
+ * reading them only while they are provably the bytes it checked. Bytes on disk can differ from those checked in
+ * two ways:
+ * <ol>
+ *   <li><b>Something writes the file</b> (a tool, a bug, a probe flipping bytes): every write, truncation,
+ *       {@code utimes} or rename over the name changes the file's ctime (which no caller can set back) or its
+ *       inode or size. A check records a {@link Witness} of these, read <em>before</em> it reads the bytes; a
+ *       later use compares a fresh stat with it. A write after the witness was taken changes the ctime,
+ *       so it is seen even when it landed during the check itself.
+ *   <li><b>The device returns other bytes than were written</b> (media, firmware, a write the disk lost): this
+ *       is seen only when a page is read from the device, i.e. when it was not in the page cache. A page that is
+ *       still resident (mincore, {@link OpenFiles.Handle#resident}) since the check is the checked page; one that
+ *       left the page cache (memory pressure, {@code echo 3 > /proc/sys/vm/drop_caches}) makes the next use check
+ *       the whole block again, which reads it back from the device.
+ * </ol>
+ * The probe of issue 20 (16 bytes flipped in each block file by writing it, then the page cache dropped) trips
+ * both. A use that trusts costs a stat and a mincore of the pages it sends (7.5 us of CPU per in-process read
+ * on the 2-core VM; the daemon's hits within noise of not checking in two of three runs on that loaded VM); a
+ * use that checks costs a read of the whole block and its CRC32C. Measured in BENCHMARKS.md ("Checked hits").
+ *
+ * <p><b>Racy timestamps</b> (as git's "racily clean" index entries): file systems stamp ctime with the
+ * kernel's coarse clock (one tick, 1 to 10 ms), so a write in the same tick as the change that set the witnessed
+ * ctime would leave it unchanged. A witness is therefore trusted only when the ctime it saw was older than the
+ * stat by {@link #SETTLE_NANOS} (2 s when the file system keeps whole seconds): a block written a moment ago is
+ * checked on every use until then. This assumes a local file system stamping ctime with the same clock as
+ * {@link System#currentTimeMillis}.
+ *
+ * <p><b>A block its run has just written</b> is not checked when the run's own reader, which came after the run
+ * let the block go, reads it while the file is unchanged since the write and the pages read never left the page
+ * cache ({@link #trustedAsFetched}): those are the bytes fetched, as a reader of the fetch under way gets them,
+ * unchecked too. Any other use checks it first ({@link #written} leaves a witness that is never settled).
+ *
+ * <p><b>What remains</b>, said plainly. Residency is a fact about now, not about every moment since the check. A
+ * page that leaves the page cache after a use checked or trusted it, and is read back from the device by that same
+ * use (the sendfile of a reply queued behind a slow client, a loader reading a block piece by piece, a reader that
+ * stalls), goes out unchecked, and the next use sees it resident and trusts it. That takes memory pressure evicting
+ * a page within one reply's duration of its check and the device returning bad bytes at that moment; {@link
+ * VerifyMode#ALWAYS} closes it (every use served from a copy checked in memory, never with sendfile) at the cost
+ * measured. Likewise a write landing between a use's check and its send is sent, and caught by the next use. And
+ * the CRC32C covers the whole block, so a small read of a block whose pages left the page cache reads all of it
+ * first (8x the time of the first 64 KiB read of a 4 MiB block, measured); a CRC32C per piece of a block (a format
+ * change) would make a check cost what the read sends.
+ *
+ * <p>Thread-safe: the only state is the witness each {@link BlockEntry} holds (volatile); {@link #written} sets
+ * the first before the block is readable, whichever check finishes last sets it after, and a witness older than
+ * the file costs one more check, never a wrong trust.
+ */
+final class BlockCheck {
+    /** How much older than the stat a witnessed ctime must be before the witness is trusted. */
+    static final long SETTLE_NANOS = 50_000_000L;
+    /** The same, on a file system that keeps whole seconds. */
+    static final long SETTLE_NANOS_COARSE = 2_000_000_000L;
+    private static final int CHUNK = 256 * 1024;
+
+    /**
+     * What a check saw of a block's file just before it read the bytes: the same file, unchanged, shows the same.
+     * {@code settled}: its ctime was old enough when seen (see the class comment); only then is it trusted.
+     */
+    record Witness(Object fileKey, long size, FileTime ctime, boolean settled) {
+        boolean sameFileAs(Witness now) {
+            return fileKey != null && fileKey.equals(now.fileKey) && size == now.size && ctime.equals(now.ctime);
+        }
+    }
+
+    private final VerifyMode mode;
+    private final CacheCounters counters;
+
+    BlockCheck(VerifyMode mode, CacheCounters counters) {
+        this.mode = mode;
+        this.counters = counters;
+    }
+
+    VerifyMode mode() {
+        return mode;
+    }
+
+    /** The file at {@code path} as a stat sees it now. */
+    static Witness observe(Path path) throws IOException {
+        long now = System.currentTimeMillis();
+        Object fileKey;
+        long size;
+        FileTime changed;
+        try {
+            Map<String, Object> a = Files.readAttributes(path, "unix:fileKey,size,ctime");
+            fileKey = a.get("fileKey");
+            size = (Long) a.get("size");
+            changed = (FileTime) a.get("ctime");
+        } catch (UnsupportedOperationException | IllegalArgumentException noUnixView) {
+            BasicFileAttributes a = Files.readAttributes(path, BasicFileAttributes.class);
+            fileKey = a.fileKey();
+            size = a.size();
+            changed = a.lastModifiedTime(); // no ctime here: the modification time is the best there is
+        }
+        long changedNanos = changed.to(java.util.concurrent.TimeUnit.NANOSECONDS);
+        long settle = changedNanos % 1_000_000_000L == 0 ? SETTLE_NANOS_COARSE : SETTLE_NANOS;
+        boolean settled = changedNanos < now * 1_000_000L - settle;
+        return new Witness(fileKey, size, changed, settled);
+    }
+
+    /**
+     * True when the bytes {@code [from, from + length)} of the data of {@code e} (pinned, open as {@code file};
+     * only {@link VerifyMode#ON_LOAD} looks at the file, the other modes take null) may be used as they are on
+     * disk now, without a check.
+     */
+    boolean trusted(BlockEntry e, OpenFiles.Handle file, long from, long length) {
+        return switch (mode) {
+            case NEVER -> !e.recoveredAfterCrash || e.verified;
+            case FIRST_READ -> e.verified;
+            case ALWAYS -> false;
+            case ON_LOAD -> unchanged(e, file, e.headerLength + from, length, true);
+        };
+    }
+
+    /**
+     * {@link #trusted}, for the reader of the run that fetched {@code e}, come to it after the run let it go. Under
+     * {@link VerifyMode#ON_LOAD} its bytes are those fetched (or last checked) while the file is the one written (or
+     * checked), unchanged, and the pages to read never left the page cache, however recent the write: a reader of
+     * the fetch under way would not see a write in the same clock tick either.
+     */
+    boolean trustedAsFetched(BlockEntry e, OpenFiles.Handle file, long from, long length) {
+        return mode == VerifyMode.ON_LOAD ? unchanged(e, file, e.headerLength + from, length, false) : trusted(e, file, from, length);
+    }
+
+    /**
+     * Remembers the file a run has just written for {@code e}, for {@link #trustedAsFetched}. Never settled: any
+     * other use checks the block first, as with no witness.
+     */
+    void written(BlockEntry e) {
+        if (mode != VerifyMode.ON_LOAD) {
+            return;
+        }
+        try {
+            Witness w = observe(e.path);
+            e.witness = new Witness(w.fileKey(), w.size(), w.ctime(), false);
+        } catch (IOException gone) {
+            // no witness: its reader checks it
+        }
+    }
+
+    private static boolean unchanged(BlockEntry e, OpenFiles.Handle file, long position, long length, boolean settledOnly) {
+        Witness w = e.witness;
+        if (w == null || (settledOnly && !w.settled()) || file.fileKey == null || !file.fileKey.equals(w.fileKey())) {
+            return false;
+        }
+        Witness now;
+        try {
+            now = observe(e.path);
+        } catch (IOException gone) {
+            return false;
+        }
+        return w.sameFileAs(now) && file.resident(position, length);
+    }
+
+    /**
+     * Reads {@code e} whole from the file now at its name, checks its header against the entry and its data
+     * against its CRC32C, and returns the data; on success the block is trusted from here on as the class
+     * comment says. Throws {@link BlockFile.CorruptBlockException} (or another IOException) when it fails: the
+     * caller drops the block.
+     */
+    byte[] readChecked(BlockEntry e) throws IOException {
+        Witness before = observe(e.path);
+        try (FileChannel ch = FileChannel.open(e.path, StandardOpenOption.READ)) {
+            BlockFile.Header h = header(ch, e);
+            byte[] data = BlockFile.readVerified(ch, h, e.path);
+            passed(e, before);
+            return data;
+        }
+    }
+
+    /** {@link #readChecked}, keeping none of the data: for a use that then sends the file's pages. */
+    void check(BlockEntry e) throws IOException {
+        Witness before = observe(e.path);
+        try (FileChannel ch = FileChannel.open(e.path, StandardOpenOption.READ)) {
+            BlockFile.checkData(ch, header(ch, e), e.path, CHUNK);
+            passed(e, before);
+        }
+    }
+
+    /**
+     * {@link #check} through {@code file}, open on the block's name, for a use that then reads that file: the
+     * bytes checked are the ones it reads. The check is remembered only when the name still holds that file (a
+     * file put over the name since was not read).
+     */
+    void check(BlockEntry e, OpenFiles.Handle file) throws IOException {
+        Witness before = observe(e.path);
+        BlockFile.checkData(file.channel, header(file.channel, e), e.path, CHUNK);
+        if (file.fileKey != null && file.fileKey.equals(before.fileKey())) {
+            passed(e, before);
+        } else {
+            counters.verifiedBlocks.increment();
+        }
+    }
+
+    private static BlockFile.Header header(FileChannel ch, BlockEntry e) throws IOException {
+        BlockFile.Header h = BlockFile.readHeader(ch, e.path);
+        if (!h.id().equals(e.id)) {
+            throw new BlockFile.CorruptBlockException(e.path + ": holds " + h.id() + ", not " + e.id);
+        }
+        if (h.dataLength() != e.dataLength || h.headerLength() != e.headerLength || h.dataCrc() != e.crc) {
+            throw new BlockFile.CorruptBlockException(e.path + ": header does not match the index (length, layout or CRC32C)");
+        }
+        return h;
+    }
+
+    private void passed(BlockEntry e, Witness before) {
+        counters.verifiedBlocks.increment();
+        e.verified = true;
+        e.witness = before;
+    }
+}
