@@ -47,19 +47,25 @@ import java.util.Map;
  * checked on every use until then. This assumes a local file system stamping ctime with the same clock as
  * {@link System#currentTimeMillis}.
  *
- * <p><b>What remains</b>, said plainly. Residency is a fact about now, not about every moment since the check. A
- * page that leaves the page cache after a use was told to trust it, and is read back from the device by that
- * same use (the sendfile of a reply queued behind a slow client, a loader reading a block piece by piece), goes
- * out unchecked, and the next use sees it resident and trusts it. That takes memory pressure evicting a page
- * within one reply's duration of its check and the device returning bad bytes at that moment; {@link
- * VerifyMode#ALWAYS} closes it (every use served from a copy checked in memory, never with sendfile) at the cost
- * measured. Likewise a write landing between a use's check and its send is sent, and caught by the next use.
- * And the CRC32C covers the whole block, so a small read of a block whose pages left the page cache reads all
- * of it first (8x the time of the first 64 KiB read of a 4 MiB block, measured); a CRC32C per piece of a block
- * (a format change) would make a check cost what the read sends.
+ * <p><b>A block its run has just written</b> is not checked when the run's own reader, which came after the run
+ * let the block go, reads it while the file is unchanged since the write and the pages read never left the page
+ * cache ({@link #trustedAsFetched}): those are the bytes fetched, as a reader of the fetch under way gets them,
+ * unchecked too. Any other use checks it first ({@link #written} leaves a witness that is never settled).
  *
- * <p>Thread-safe: the only state is the witness each {@link BlockEntry} holds (volatile); whichever check
- * finishes last sets it, and a witness older than the file costs one more check, never a wrong trust.
+ * <p><b>What remains</b>, said plainly. Residency is a fact about now, not about every moment since the check. A
+ * page that leaves the page cache after a use checked or trusted it, and is read back from the device by that same
+ * use (the sendfile of a reply queued behind a slow client, a loader reading a block piece by piece, a reader that
+ * stalls), goes out unchecked, and the next use sees it resident and trusts it. That takes memory pressure evicting
+ * a page within one reply's duration of its check and the device returning bad bytes at that moment; {@link
+ * VerifyMode#ALWAYS} closes it (every use served from a copy checked in memory, never with sendfile) at the cost
+ * measured. Likewise a write landing between a use's check and its send is sent, and caught by the next use. And
+ * the CRC32C covers the whole block, so a small read of a block whose pages left the page cache reads all of it
+ * first (8x the time of the first 64 KiB read of a 4 MiB block, measured); a CRC32C per piece of a block (a format
+ * change) would make a check cost what the read sends.
+ *
+ * <p>Thread-safe: the only state is the witness each {@link BlockEntry} holds (volatile); {@link #written} sets
+ * the first before the block is readable, whichever check finishes last sets it after, and a witness older than
+ * the file costs one more check, never a wrong trust.
  */
 final class BlockCheck {
     /** How much older than the stat a witnessed ctime must be before the witness is trusted. */
@@ -123,13 +129,39 @@ final class BlockCheck {
             case NEVER -> !e.recoveredAfterCrash || e.verified;
             case FIRST_READ -> e.verified;
             case ALWAYS -> false;
-            case ON_LOAD -> unchanged(e, file, e.headerLength + from, length);
+            case ON_LOAD -> unchanged(e, file, e.headerLength + from, length, true);
         };
     }
 
-    private static boolean unchanged(BlockEntry e, OpenFiles.Handle file, long position, long length) {
+    /**
+     * {@link #trusted}, for the reader of the run that fetched {@code e}, come to it after the run let it go. Under
+     * {@link VerifyMode#ON_LOAD} its bytes are those fetched (or last checked) while the file is the one written (or
+     * checked), unchanged, and the pages to read never left the page cache, however recent the write: a reader of
+     * the fetch under way would not see a write in the same clock tick either.
+     */
+    boolean trustedAsFetched(BlockEntry e, OpenFiles.Handle file, long from, long length) {
+        return mode == VerifyMode.ON_LOAD ? unchanged(e, file, e.headerLength + from, length, false) : trusted(e, file, from, length);
+    }
+
+    /**
+     * Remembers the file a run has just written for {@code e}, for {@link #trustedAsFetched}. Never settled: any
+     * other use checks the block first, as with no witness.
+     */
+    void written(BlockEntry e) {
+        if (mode != VerifyMode.ON_LOAD) {
+            return;
+        }
+        try {
+            Witness w = observe(e.path);
+            e.witness = new Witness(w.fileKey(), w.size(), w.ctime(), false);
+        } catch (IOException gone) {
+            // no witness: its reader checks it
+        }
+    }
+
+    private static boolean unchanged(BlockEntry e, OpenFiles.Handle file, long position, long length, boolean settledOnly) {
         Witness w = e.witness;
-        if (w == null || !w.settled() || file.fileKey == null || !file.fileKey.equals(w.fileKey())) {
+        if (w == null || (settledOnly && !w.settled()) || file.fileKey == null || !file.fileKey.equals(w.fileKey())) {
             return false;
         }
         Witness now;
@@ -163,6 +195,21 @@ final class BlockCheck {
         try (FileChannel ch = FileChannel.open(e.path, StandardOpenOption.READ)) {
             BlockFile.checkData(ch, header(ch, e), e.path, CHUNK);
             passed(e, before);
+        }
+    }
+
+    /**
+     * {@link #check} through {@code file}, open on the block's name, for a use that then reads that file: the
+     * bytes checked are the ones it reads. The check is remembered only when the name still holds that file (a
+     * file put over the name since was not read).
+     */
+    void check(BlockEntry e, OpenFiles.Handle file) throws IOException {
+        Witness before = observe(e.path);
+        BlockFile.checkData(file.channel, header(file.channel, e), e.path, CHUNK);
+        if (file.fileKey != null && file.fileKey.equals(before.fileKey())) {
+            passed(e, before);
+        } else {
+            counters.verifiedBlocks.increment();
         }
     }
 

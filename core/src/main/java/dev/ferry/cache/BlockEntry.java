@@ -22,7 +22,10 @@ final class BlockEntry {
     boolean ready;
     boolean removed;
     volatile boolean verified;
-    /** What the last passed check saw of the file (see {@link BlockCheck}); null before the first. */
+    /**
+     * What the last passed check saw of the file (see {@link BlockCheck}); before the first, what its run saw when
+     * it wrote it ({@link BlockCheck#written}), or null.
+     */
     volatile BlockCheck.Witness witness;
     int pins;
     /**

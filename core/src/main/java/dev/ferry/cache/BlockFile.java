@@ -125,6 +125,16 @@ final class BlockFile {
             return new Pending(temp, FileChannel.open(temp, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE), headerLength);
         }
 
+        /** The temporary file (readers of a block being filled open it for reading). */
+        Path path() {
+            return temp;
+        }
+
+        /** Where the data starts in the file. */
+        int headerLength() {
+            return headerLength;
+        }
+
         /** Writes {@code length} bytes of data at {@code dataOffset} in the block. */
         void write(byte[] data, int offset, int length, long dataOffset) throws IOException {
             ByteBuffer buf = ByteBuffer.wrap(data, offset, length);

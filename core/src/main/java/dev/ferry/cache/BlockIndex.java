@@ -128,15 +128,20 @@ final class BlockIndex {
         }
     }
 
-    /** The resident block pinned and counted as an access by the policy; null when it is not resident. */
-    BlockEntry pinForRead(BlockId id) {
+    /**
+     * The resident block pinned, and counted as an access by the policy when {@code access} (not for a block a
+     * reader's own run fetched: its reservation was the access); null when it is not resident.
+     */
+    BlockEntry pinForRead(BlockId id, boolean access) {
         synchronized (lock) {
             BlockEntry e = index.get(id);
             if (e == null || !e.ready) {
                 return null;
             }
             e.pins++;
-            policy.onHit(id);
+            if (access) {
+                policy.onHit(id);
+            }
             e.read = true;
             return e;
         }
@@ -404,9 +409,10 @@ final class BlockIndex {
 
     /**
      * Makes a reserved block readable: {@code ready} (its file already in place) takes the reservation's place.
-     * When the reservation was dropped meanwhile (a new version, say), the file is an orphan and is deleted.
+     * When the reservation was dropped meanwhile (a new version, say), the file is an orphan and is deleted, and
+     * this is false.
      */
-    void publish(BlockEntry reserved, BlockEntry ready) {
+    boolean publish(BlockEntry reserved, BlockEntry ready) {
         boolean orphan;
         synchronized (lock) {
             orphan = reserved.removed || index.get(reserved.id) != reserved;
@@ -419,6 +425,7 @@ final class BlockIndex {
         if (orphan) {
             deleteFiles(List.of(reserved.path));
         }
+        return !orphan;
     }
 
     /** Evicts until {@code used + incoming <= target}; with {@code force}, ignores the target until under capacity. */

@@ -9,10 +9,20 @@ import dev.ferry.store.ObjectStore;
 import dev.ferry.store.StoreException;
 import java.io.IOException;
 import java.io.InputStream;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
+import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.time.Duration;
 import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
 import java.util.Map;
+import java.util.Set;
+import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.Executor;
 import java.util.function.Consumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -25,9 +35,14 @@ import org.slf4j.LoggerFactory;
  * readable). Also where a reader finds a resident block ({@link #fromDisk}) and what prefetch drives.
  * {@link BlockStream} is the reader over all this.
  *
+ * <p>A reader's run is fetched on a thread of its own ({@code fetchers}), into the blocks' files, at the pace of
+ * upstream and the disk, never at the reader's: a client that stops reading holds no bytes in memory and
+ * stalls neither the fetch nor the other readers of its blocks (issue 20). A prefetch fetches on its caller's
+ * thread.
+ *
  * <p>Thread-safe: {@code inflight} is a concurrent map (claims are {@code putIfAbsent}, releases remove only the
- * fill that was put); the index guards itself; a {@link Run} is its driver's alone; the read observer is
- * volatile.
+ * fill that was put); the index guards itself; a {@link Run} is fetched by one thread and read by its reader;
+ * the read observer and {@code closing} are volatile.
  */
 final class BlockRuns {
     private static final Logger LOG = LoggerFactory.getLogger(BlockRuns.class);
@@ -42,11 +57,17 @@ final class BlockRuns {
     private final Path tmpDir;
     private final Consumer<ObjectKey> onVersionChanged;
     private final ConcurrentHashMap<BlockId, BlockFill> inflight = new ConcurrentHashMap<>();
+    private final Executor fetchers;
     private volatile CachingStore.ReadObserver readObserver;
+    private volatile boolean closing;
+    /** Runs being fetched; also the lock for {@code closing} against a run starting. */
+    private final Set<Run> active = new HashSet<>();
+    private static final Duration CLOSE_WAIT = Duration.ofSeconds(10);
 
     /** {@code onVersionChanged} is told when upstream refuses a fetch pinned to an ETag: the object changed. */
     BlockRuns(CacheConfig config, ObjectStore upstream, BlockIndex blockIndex, CacheCounters counters, OpenFiles openFiles,
-            BlockCheck check, UnsyncedBlocks unsynced, Consumer<ObjectKey> onVersionChanged) {
+            BlockCheck check, UnsyncedBlocks unsynced, Consumer<ObjectKey> onVersionChanged, Executor fetchers) {
+        this.fetchers = fetchers;
         this.config = config;
         this.upstream = upstream;
         this.blockIndex = blockIndex;
@@ -86,136 +107,162 @@ final class BlockRuns {
 
     /**
      * An upstream ranged GET covering a run of missing blocks, each claimed (single flight, a {@link BlockFill}
-     * in {@code inflight}) and with room reserved in the cache. Its driver starts the blocks in order and pulls
-     * their bytes as it needs them; readers of the block being filled get the bytes as they arrive.
-     * Not thread-safe: its driver's.
+     * in {@code inflight}) and with room reserved in the cache. {@link #fetch} reads it to the end, block by
+     * block, into the blocks' files, whatever its reader does; the reader ({@link BlockStream}) and anyone else
+     * reading one of its blocks read them there as they arrive. The reader leaving ({@link #leave}) stops the
+     * fetch after the block under way.
+     *
+     * <p>Thread-safe: {@link #fetch} runs on one thread (the fetcher); {@link #fill} and {@link #leave} are for
+     * the reader, on another.
      */
     final class Run {
         final ObjectMeta meta;
         final InputStream stream;
+        final long first;
         final long last;
-        long next;
-        final Map<Long, BlockFill> fills;
-        final Map<Long, BlockEntry> reservations;
+        private final Map<Long, BlockFill> fills;
+        private final Map<Long, BlockEntry> reservations; // the fetcher's
         final boolean prefetch;
-        private BlockFill current;
-        private BlockEntry currentReservation;
+        private volatile boolean readerLeft;
 
         Run(ObjectMeta meta, InputStream stream, long first, long last, Map<Long, BlockFill> fills,
                 Map<Long, BlockEntry> reservations, boolean prefetch) {
             this.prefetch = prefetch;
             this.meta = meta;
             this.stream = stream;
-            this.next = first;
+            this.first = first;
             this.last = last;
-            this.fills = fills;
+            this.fills = Map.copyOf(fills);
             this.reservations = reservations;
         }
 
-        /** Starts the run's next block (the one before it must be complete); its bytes come with {@link #pull}. */
-        BlockFill startNext() {
-            if (current != null) {
-                throw new IllegalStateException("block " + current.id.index() + " of " + meta.key() + " is not complete");
-            }
-            long index = next++;
-            current = fills.remove(index);
-            currentReservation = reservations.remove(index);
-            if (currentReservation != null) {
-                try {
-                    int headerLength = BlockFile.encodeHeader(current.id, meta.size(), config.blockSize(), current.length(), 0).length;
-                    current.keepIn(BlockFile.Pending.create(tmpDir, headerLength));
-                } catch (IOException e) {
-                    writeFailed(e);
-                }
-            }
-            return current;
+        /** The run's fill of block {@code index}; null when the run does not cover it. */
+        BlockFill fill(long index) {
+            return fills.get(index);
+        }
+
+        /** The reader is gone: the fetch finishes the block under way (for its other readers and the cache), then stops. */
+        void leave() {
+            readerLeft = true;
         }
 
         /**
-         * Reads from upstream until the current block holds more than {@code offsetInBlock} bytes (all of them
-         * with {@code offsetInBlock = length - 1}); when the block is complete, keeps it and hands it over.
+         * Fetches the run's blocks in order into their files, publishing each once complete, and returns the bytes
+         * fetched. A failure fails the block under way (its readers see it) and abandons the rest (their readers
+         * fetch again); it is thrown once everything is released. Stops early, abandoning the rest, when the
+         * reader left, the cache is closing, or the disk refused a block.
          */
-        void pull(int offsetInBlock) throws IOException {
-            BlockFill fill = current;
-            if (fill == null) {
-                return;
+        long fetch() throws IOException {
+            synchronized (active) {
+                if (closing) {
+                    stop(first);
+                    throw new IOException("the cache is closing");
+                }
+                active.add(this);
             }
             try {
-                while (fill.filled() <= offsetInBlock) {
-                    if (fill.pullFrom(stream, this::writeFailed) < 0) {
-                        throw new StoreException(StoreException.Kind.RETRYABLE, 0, "upstream sent " + fill.filled() + " of "
-                                + fill.length() + " bytes of block " + fill.id.index() + " of " + meta.key(), null);
+                return fetchBlocks();
+            } finally {
+                synchronized (active) {
+                    active.remove(this);
+                    active.notifyAll();
+                }
+            }
+        }
+
+        private long fetchBlocks() throws IOException {
+            byte[] slice = new byte[BlockFill.SLICE];
+            long fetched = 0;
+            long index = first;
+            BlockFill fill = null;
+            BlockEntry[] reserved = new BlockEntry[1];
+            try {
+                for (; index <= last; index++) {
+                    if (index > first && (readerLeft || closing)) {
+                        break;
+                    }
+                    fill = fills.get(index);
+                    reserved[0] = reservations.remove(index);
+                    BlockFill.WriteFailure writeFailed = failure -> {
+                        counters.writeFailed(failure);
+                        if (reserved[0] != null) {
+                            blockIndex.releaseReservation(reserved[0]);
+                            reserved[0] = null;
+                        }
+                    };
+                    BlockFile.Pending pending = null;
+                    if (reserved[0] != null) {
+                        try {
+                            int headerLength = BlockFile.encodeHeader(fill.id, meta.size(), config.blockSize(), fill.length(), 0).length;
+                            pending = BlockFile.Pending.create(tmpDir, headerLength);
+                        } catch (IOException e) {
+                            writeFailed.failed(e);
+                        }
+                    }
+                    fill.start(pending, writeFailed);
+                    while (!fill.isComplete()) {
+                        if (closing) {
+                            throw new IOException("the cache is closing");
+                        }
+                        if (fill.pullFrom(stream, slice, writeFailed) < 0) {
+                            throw new StoreException(StoreException.Kind.RETRYABLE, 0, "upstream sent " + fill.filled() + " of "
+                                    + fill.length() + " bytes of block " + index + " of " + meta.key(), null);
+                        }
+                    }
+                    if (prefetch) {
+                        counters.prefetchedBlocks.increment();
+                        counters.prefetchedBytes.add(fill.length());
+                    } else {
+                        counters.misses.increment();
+                        counters.bytesFromUpstream.add(fill.length());
+                    }
+                    boolean inPlace = reserved[0] != null && publish(reserved[0], meta, fill);
+                    reserved[0] = null;
+                    inflight.remove(fill.id, fill);
+                    // when the run stops after this block (the disk refused it, its reader left, the cache is closing),
+                    // the rest leaves inflight before this block's last bytes are seen: whoever reads on fetches
+                    // them anew rather than meeting them abandoned
+                    boolean stopHere = index < last && (fill.file() == null || readerLeft || closing);
+                    if (stopHere) {
+                        stop(index + 1);
+                    }
+                    fill.finish(inPlace);
+                    fetched += fill.length();
+                    fill = null;
+                    if (stopHere) {
+                        return fetched;
                     }
                 }
             } catch (IOException | RuntimeException e) {
-                current = null;
-                fill.fail(e instanceof IOException io ? io : new IOException(e));
-                if (currentReservation != null) {
-                    blockIndex.releaseReservation(currentReservation);
-                    currentReservation = null;
+                if (fill == null) {
+                    stop(index);
+                    throw e;
                 }
                 inflight.remove(fill.id, fill);
+                if (reserved[0] != null) {
+                    blockIndex.releaseReservation(reserved[0]);
+                }
+                stop(index + 1); // before anyone sees the failure: whoever fetches again finds the rest free to claim
+                fill.fail(e instanceof IOException io ? io : new IOException(e));
                 throw e;
             }
-            if (fill.isComplete()) {
-                current = null;
-                if (prefetch) {
-                    counters.prefetchedBlocks.increment();
-                    counters.prefetchedBytes.add(fill.length());
-                } else {
-                    counters.misses.increment();
-                    counters.bytesFromUpstream.add(fill.length());
-                }
-                BlockEntry reserved = currentReservation;
-                currentReservation = null;
-                if (reserved != null) {
-                    publish(reserved, meta, fill);
-                }
-                inflight.remove(fill.id, fill);
-            }
+            stop(index);
+            return fetched;
         }
 
-        /** Pulls the rest of the current block, if one is being filled: it is complete for its waiters and the cache. */
-        void finishCurrent() throws IOException {
-            if (current != null) {
-                pull(current.length() - 1);
-            }
-        }
-
-        private void writeFailed(IOException failure) {
-            counters.writeFailed(failure);
-            if (currentReservation != null) {
-                blockIndex.releaseReservation(currentReservation);
-                currentReservation = null;
-            }
-        }
-
-        boolean done() {
-            return next > last && current == null;
-        }
-
-        /** Stops the run: the block being filled and those not started are abandoned (their waiters fetch again). */
-        void abandon() {
-            if (current != null) {
-                current.abandon();
-                inflight.remove(current.id, current);
-                current = null;
-            }
-            if (currentReservation != null) {
-                blockIndex.releaseReservation(currentReservation);
-                currentReservation = null;
-            }
-            for (BlockFill f : fills.values()) {
+        /** Abandons the blocks from {@code from} on (their readers fetch again), releases their room, closes the stream. */
+        private void stop(long from) {
+            for (long i = from; i <= last; i++) {
+                BlockFill f = fills.get(i);
+                inflight.remove(f.id, f); // first: a reader coming now fetches it, rather than meet it abandoned
                 f.abandon();
-                inflight.remove(f.id, f);
             }
-            fills.clear();
             reservations.values().forEach(blockIndex::releaseReservation);
             reservations.clear();
             try {
                 stream.close();
             } catch (IOException ignored) {
-                // abandoning: nothing more to read
+                // done with it
             }
         }
     }
@@ -314,45 +361,173 @@ final class BlockRuns {
                 continue;
             }
             Run run = claim.run();
-            try {
-                while (!run.done()) {
-                    BlockFill fill = run.startNext();
-                    run.pull(fill.length() - 1);
-                    fetched += fill.length();
-                }
-                run.stream.close();
-            } catch (IOException | RuntimeException e) {
-                run.abandon();
-                throw e;
-            }
+            fetched += run.fetch();
             index = run.last + 1;
         }
         return fetched;
     }
 
+    /** Starts fetching a reader's run on a fetcher thread of its own: the reader reads the blocks as they arrive. */
+    void start(Run run) {
+        fetchers.execute(() -> {
+            try {
+                run.fetch();
+            } catch (IOException | RuntimeException e) {
+                LOG.debug("fetch of blocks {}-{} of {} failed: {}", run.first, run.last, run.meta.key(), e.toString());
+            }
+        });
+    }
+
+    /**
+     * Stops the fetches: each stops at its next slice (its upstream stream is closed under it, should it be waiting),
+     * abandoning its blocks, and nothing is published from now on. Waits for them to end, {@code CLOSE_WAIT} at
+     * most, so that no block lands in the folder after the cache wrote its snapshot or another cache opened it.
+     */
+    void close() {
+        List<Run> running;
+        synchronized (active) {
+            closing = true;
+            running = List.copyOf(active);
+        }
+        for (Run r : running) {
+            try {
+                r.stream.close();
+            } catch (IOException | RuntimeException ignored) {
+                // stopping it is all we want
+            }
+        }
+        long deadline = System.nanoTime() + CLOSE_WAIT.toNanos();
+        synchronized (active) {
+            while (!active.isEmpty()) {
+                long left = deadline - System.nanoTime();
+                if (left <= 0) {
+                    LOG.warn("{} block fetches did not stop within {}", active.size(), CLOSE_WAIT);
+                    return;
+                }
+                try {
+                    active.wait(Math.max(1, left / 1_000_000));
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    return;
+                }
+            }
+        }
+    }
+
+    /**
+     * The bytes {@code [from, to)} of a block the policy refused (of {@code meta}'s block starting at
+     * {@code blockStart}), fetched now and kept nowhere: in a temporary file deleted at once and read through
+     * its open channel, so that a reader that stops reading holds no memory for them; in memory when the disk
+     * refuses them (counted as a write failure).
+     */
+    BlockStream.Source fetchUnkept(ObjectMeta meta, long from, long to, long blockStart) throws IOException {
+        int length = (int) (to - from);
+        counters.upstreamRequests.increment();
+        FileChannel spill = null;
+        byte[] memory = null;
+        try (ObjectContent c = upstream.get(new GetRequest(meta.key(), ByteRange.of(from, length), meta.etag()))) {
+            try {
+                Path temp = tmpDir.resolve(UUID.randomUUID() + ".tmp");
+                spill = FileChannel.open(temp, StandardOpenOption.CREATE_NEW, StandardOpenOption.READ, StandardOpenOption.WRITE);
+                Files.delete(temp); // the open channel keeps the bytes; nothing is left behind, whatever happens
+            } catch (IOException e) {
+                closeQuietly(spill);
+                spill = null;
+                counters.writeFailed(e);
+                memory = new byte[length];
+            }
+            InputStream in = c.stream();
+            byte[] slice = new byte[Math.min(BlockFill.SLICE, length)];
+            int got = 0;
+            while (got < length) {
+                int n = in.read(slice, 0, Math.min(slice.length, length - got));
+                if (n < 0) {
+                    throw new StoreException(StoreException.Kind.RETRYABLE, 0, "upstream sent " + got + " of " + length + " bytes of "
+                            + meta.key() + " at " + from, null);
+                }
+                if (spill != null) {
+                    try {
+                        ByteBuffer buf = ByteBuffer.wrap(slice, 0, n);
+                        while (buf.hasRemaining()) {
+                            spill.write(buf, got + (long) buf.position());
+                        }
+                    } catch (IOException e) {
+                        counters.writeFailed(e);
+                        memory = new byte[length];
+                        ByteBuffer back = ByteBuffer.wrap(memory, 0, got);
+                        while (back.hasRemaining()) {
+                            if (spill.read(back, back.position()) < 0) {
+                                throw new IOException("cannot read back a temporary file after a failed write", e);
+                            }
+                        }
+                        closeQuietly(spill);
+                        spill = null;
+                    }
+                }
+                if (spill == null) {
+                    System.arraycopy(slice, 0, memory, got, n);
+                }
+                got += n;
+            }
+        } catch (IOException | RuntimeException e) {
+            closeQuietly(spill);
+            if (e instanceof StoreException se && se.kind() == StoreException.Kind.PRECONDITION_FAILED) {
+                versionChanged(meta.key());
+            }
+            throw e;
+        }
+        counters.misses.increment();
+        counters.bytesFromUpstream.add(length);
+        return spill != null ? new BlockStream.SpillSource(SharedChannel.of(spill), from - blockStart, length)
+                : new BlockStream.MemorySource(counters, memory, false, from - blockStart);
+    }
+
+    private static void closeQuietly(FileChannel channel) {
+        if (channel != null) {
+            try {
+                channel.close();
+            } catch (IOException ignored) {
+                // nothing kept in it
+            }
+        }
+    }
+
     /**
      * A pinned source over a resident block for a read of {@code length} bytes of its data from {@code from},
      * or null when it is not (or no longer) usable. The block is checked first unless {@link BlockCheck} trusts
-     * it; a checked block is served from the copy that was checked. One that fails is dropped (the reader
-     * fetches it again).
+     * it; a checked block is then read from its file like a trusted one, so that a reader that stops reading
+     * holds none of it in memory, except under {@link VerifyMode#ALWAYS}, which serves the copy it checked. One
+     * that fails is dropped (the reader fetches it again). With {@code access} false the read is not an access of
+     * its own (the block came from a fetch this reader started or read, counted then): no hit is counted, the
+     * policy is not told, and its bytes go unchecked only while they provably are those the fetch wrote
+     * ({@link BlockCheck#trustedAsFetched}): a reader that comes back after a page left the page cache has the
+     * block checked first. Its bytes count as from the cache when {@code fromCache} (not those of the reader's
+     * own run: counted as from upstream).
      */
-    BlockStream.Source fromDisk(BlockId id, long from, long length) {
-        BlockEntry e = blockIndex.pinForRead(id);
+    BlockStream.Source fromDisk(BlockId id, boolean access, boolean fromCache, long from, long length) {
+        BlockEntry e = blockIndex.pinForRead(id, access);
         if (e == null) {
             return null;
         }
         OpenFiles.Handle file = null;
         try {
             file = openFiles.acquire(e.path);
-            if (!check.trusted(e, file, from, length)) {
-                byte[] data = check.readChecked(e);
-                file.release();
-                blockIndex.unpin(e);
-                counters.hits.increment();
-                return new BlockStream.MemorySource(counters, data, true);
+            if (!(access ? check.trusted(e, file, from, length) : check.trustedAsFetched(e, file, from, length))) {
+                if (check.mode() == VerifyMode.ALWAYS) {
+                    byte[] data = check.readChecked(e);
+                    file.release();
+                    blockIndex.unpin(e);
+                    if (access) {
+                        counters.hits.increment();
+                    }
+                    return new BlockStream.MemorySource(counters, data, fromCache);
+                }
+                check.check(e, file);
             }
-            counters.hits.increment();
-            return new BlockStream.FileSource(blockIndex, counters, e, file);
+            if (access) {
+                counters.hits.increment();
+            }
+            return new BlockStream.FileSource(blockIndex, counters, e, file, fromCache);
         } catch (IOException bad) {
             LOG.warn("dropping cached block {} of {}: {}", e.path, id.key(), bad.getMessage());
             if (file != null) {
@@ -365,13 +540,17 @@ final class BlockRuns {
 
     /**
      * Puts a complete block in place (header, rename; no fsync: see the note on durability) and makes its
-     * reservation readable; the disk refusing (full, failing) costs only the keeping, never the read.
+     * reservation readable; the disk refusing (full, failing) costs only the keeping, never the read. True when
+     * the block is in place.
      */
-    private void publish(BlockEntry reserved, ObjectMeta meta, BlockFill fill) {
+    private boolean publish(BlockEntry reserved, ObjectMeta meta, BlockFill fill) {
         BlockFile.Pending file = fill.file();
-        if (file == null) {
+        if (file == null || closing) {
+            if (file != null) {
+                file.discard(); // the snapshot may be written already: a block placed now would be unknown to it
+            }
             blockIndex.releaseReservation(reserved); // the disk refused its bytes on the way
-            return;
+            return false;
         }
         BlockId id = reserved.id;
         int crc = fill.crc();
@@ -383,12 +562,13 @@ final class BlockRuns {
         } catch (IOException failure) {
             counters.writeFailed(failure);
             blockIndex.releaseReservation(reserved);
-            return;
+            return false;
         }
         unsynced.add(reserved.path);
         BlockEntry ready = new BlockEntry(id, reserved.path, meta.size(), fill.length(), headerLength, crc, false);
         ready.verified = true; // written from the bytes the upstream just sent
+        check.written(ready);
         ready.ready = true;
-        blockIndex.publish(reserved, ready);
+        return blockIndex.publish(reserved, ready);
     }
 }

@@ -2,7 +2,7 @@ package dev.ferry.cache;
 
 import dev.ferry.store.BlockReadingInputStream;
 import dev.ferry.store.ByteRange;
-import dev.ferry.store.Bytes;
+import dev.ferry.store.FileRegionReadable;
 import dev.ferry.store.GetRequest;
 import dev.ferry.store.ObjectContent;
 import dev.ferry.store.ObjectMeta;
@@ -10,22 +10,22 @@ import dev.ferry.store.StoreException;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.util.Objects;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 /**
  * One reader's range of an object, read block by block: each block from its {@link Source}, which is a resident
- * block on disk (pinned while read), a block another reader is fetching (its bytes as they arrive), a block of a
- * run this reader fetches itself ({@link BlockRuns.Run}: it pulls the bytes it needs and its waiters get them
- * too), or, for a block the policy refuses, the bytes this read needs fetched and kept nowhere. A reader that
- * leaves finishes the block under way for its waiters and the cache and abandons the rest of its run.
+ * block on disk (pinned while read, and checked first as {@link BlockCheck} says), a block being fetched (its
+ * bytes as they arrive in its file: by another reader's run, or by this reader's own run, which is fetched on a
+ * thread of its own whatever the reader does; see {@link BlockRuns.Run}), or, for a block the policy refuses, the
+ * bytes this read needs fetched into a temporary file of its own without a name and kept nowhere. A reader that
+ * leaves lets its run finish the block under way and abandon the rest.
+ *
+ * <p>The bytes can be read ({@link #read}) or, where they are in a file, handed over as regions of it
+ * ({@link #nextRegion}), for a server to send file-to-socket.
  *
  * <p>Not thread-safe: one reader's, like any {@link java.io.InputStream}; what it shares with other readers
- * (the index, blocks in flight) is guarded where it lives ({@link BlockIndex}, {@link BlockRuns}).
+ * (the index, blocks in flight) is guarded where it lives ({@link BlockIndex}, {@link BlockRuns}, {@link BlockFill}).
  */
-final class BlockStream extends BlockReadingInputStream {
-    private static final Logger LOG = LoggerFactory.getLogger(BlockStream.class);
-
+final class BlockStream extends BlockReadingInputStream implements FileRegionReadable {
     private final BlockRuns runs;
     private final CacheConfig config;
     private final CacheCounters counters;
@@ -51,17 +51,58 @@ final class BlockStream extends BlockReadingInputStream {
     @Override
     public int read(byte[] b, int off, int len) throws IOException {
         Objects.checkFromIndexSize(off, len, b.length);
+        if (!ready() || len == 0) {
+            return position >= end ? -1 : 0;
+        }
+        while (true) {
+            long offsetInBlock = position - currentIndex * config.blockSize();
+            try {
+                int n = current.read(b, off, (int) Math.min(len, rest()), offsetInBlock);
+                position += n;
+                return n;
+            } catch (BlockFill.Abandoned abandoned) {
+                startAgain();
+            } catch (BlockFill.InPlace inPlace) {
+                readInPlace();
+            }
+        }
+    }
+
+    /** {@inheritDoc} Null too where the block's bytes are in memory (checked under verify: always, or refused by the disk). */
+    @Override
+    public Region nextRegion(int maxBytes) throws IOException {
+        if (maxBytes <= 0) {
+            throw new IllegalArgumentException("maxBytes must be positive: " + maxBytes);
+        }
+        if (!ready()) {
+            return null;
+        }
+        while (true) {
+            long offsetInBlock = position - currentIndex * config.blockSize();
+            try {
+                Region r = current.region((int) Math.min(maxBytes, rest()), offsetInBlock);
+                if (r != null) {
+                    position += r.length();
+                }
+                return r;
+            } catch (BlockFill.Abandoned abandoned) {
+                startAgain();
+            } catch (BlockFill.InPlace inPlace) {
+                readInPlace();
+            }
+        }
+    }
+
+    /** True when there are bytes left, with {@code current} the source of the block at {@code position}. */
+    private boolean ready() throws IOException {
         if (streamClosed) {
             throw new IOException("stream closed");
         }
         if (position >= end) {
-            return -1;
-        }
-        if (len == 0) {
-            return 0;
+            return false;
         }
         long index = position / config.blockSize();
-        if (index != currentIndex) {
+        if (index != currentIndex || current == null) {
             if (current != null) {
                 current.release();
                 current = null;
@@ -69,19 +110,38 @@ final class BlockStream extends BlockReadingInputStream {
             current = acquire(index);
             currentIndex = index;
         }
-        long blockStart = index * config.blockSize();
-        int want = (int) Math.min(len, Math.min(end - position, blockStart + runs.blockLength(meta, index) - position));
-        int n;
-        try {
-            n = current.read(b, off, want, position - blockStart);
-        } catch (BlockFill.Abandoned abandoned) {
-            current.release(); // the reader fetching it left early: fetch it (or wait for another) again
+        return true;
+    }
+
+    /** Bytes left in the current block, within the range. */
+    private long rest() {
+        return Math.min(end, currentIndex * config.blockSize() + runs.blockLength(meta, currentIndex)) - position;
+    }
+
+    /** The fetch of the current block stopped early: find it again (on disk, fetched by another, or fetch it). */
+    private void startAgain() throws IOException {
+        if (current != null) {
+            current.release();
             current = null;
-            currentIndex = -1;
-            return read(b, off, len);
         }
-        position += n;
-        return n;
+        if (run != null && run.fill(currentIndex) != null) {
+            run.leave(); // it stopped: its blocks from here on are fetched anew
+            run = null;
+        }
+        current = acquire(currentIndex);
+    }
+
+    /**
+     * The fetch of the current block put it in place while it was read: the rest of it comes from its file, as a
+     * resident block's (counted already, as its run's miss or a hit on another's fetch), or anew when it is gone.
+     */
+    private void readInPlace() throws IOException {
+        boolean own = ((FillSource) current).own; // only a fill is put in place
+        current.release();
+        current = fromDisk(new BlockId(meta.key(), meta.etag(), currentIndex), false, !own);
+        if (current == null) {
+            startAgain();
+        }
     }
 
     private Source acquire(long index) throws IOException {
@@ -92,52 +152,53 @@ final class BlockStream extends BlockReadingInputStream {
         }
         while (true) {
             if (run != null) {
-                run.finishCurrent();
-                if (!run.done() && run.next == index) {
-                    return new FillSource(counters, run.startNext(), run);
+                BlockFill own = run.fill(index);
+                if (own != null) {
+                    if (own.attach()) {
+                        return new FillSource(counters, own, true);
+                    }
+                    IOException failed = own.failure();
+                    if (failed != null) {
+                        throw failed; // the run failed at this block before the reader came: so does the read
+                    }
+                    Source kept = fromDisk(id, false, false); // fetched and let go before the reader came: read back from disk
+                    if (kept != null) {
+                        return kept;
+                    }
                 }
-                if (run.done()) {
-                    run.stream.close();
-                } else {
-                    run.abandon();
-                }
+                run.leave(); // past its end, or its block is gone (failed, evicted): fetch anew from here
                 run = null;
             }
-            long blockStart = index * config.blockSize();
-            long from = Math.max(position, blockStart) - blockStart;
-            Source cached = runs.fromDisk(id, from, Math.min(end - blockStart, runs.blockLength(meta, index)) - from);
+            Source cached = fromDisk(id, true, true);
             if (cached != null) {
                 return cached;
             }
             BlockFill pending = runs.inFlight(id);
             if (pending != null) {
-                counters.hits.increment();
-                runs.blockIndex.onHit(id); // an access like any other: plan-aware policies must see it
-                return new FillSource(counters, pending, null); // its bytes as they arrive; read() starts again if it is abandoned
+                if (pending.attach()) {
+                    counters.hits.increment();
+                    runs.blockIndex.onHit(id); // an access like any other: plan-aware policies must see it
+                    return new FillSource(counters, pending, false); // its bytes as they arrive; read() starts again if it is abandoned
+                }
+                Thread.onSpinWait(); // finished a moment ago: on disk, or about to leave inflight
+                continue;
             }
-            Source started = startRun(index);
-            if (started != null) {
-                return started;
+            BlockRuns.Claim claim = runs.claimRun(meta, index, lastIndex, false);
+            if (claim.outcome() == BlockRuns.Claim.Outcome.REFUSED) {
+                return bypass(index);
+            }
+            if (claim.outcome() == BlockRuns.Claim.Outcome.STARTED) {
+                run = claim.run();
+                runs.start(run);
             }
         }
     }
 
-    /**
-     * A miss: claims {@code index}; when the policy admits it, reserves room and opens one ranged GET for it
-     * and the admitted missing blocks after it (a run, read as the reader advances); when it refuses,
-     * fetches only the bytes this read needs from that block, and keeps nothing. Null when another reader
-     * claimed the block first.
-     */
-    private Source startRun(long index) throws IOException {
-        BlockRuns.Claim claim = runs.claimRun(meta, index, lastIndex, false);
-        if (claim.outcome() == BlockRuns.Claim.Outcome.TAKEN) {
-            return null;
-        }
-        if (claim.outcome() == BlockRuns.Claim.Outcome.REFUSED) {
-            return bypass(index);
-        }
-        run = claim.run();
-        return new FillSource(counters, run.startNext(), run);
+    /** The resident block {@code id} for the rest of this read's bytes of it; see {@link BlockRuns#fromDisk}. */
+    private Source fromDisk(BlockId id, boolean access, boolean fromCache) {
+        long blockStart = id.index() * config.blockSize();
+        long from = Math.max(position, blockStart) - blockStart;
+        return runs.fromDisk(id, access, fromCache, from, Math.min(end - blockStart, runs.blockLength(meta, id.index())) - from);
     }
 
     /** A refused block: fetch only the part of it this read still needs, keep nothing. */
@@ -145,23 +206,7 @@ final class BlockStream extends BlockReadingInputStream {
         long blockStart = index * config.blockSize();
         long from = Math.max(position, blockStart);
         long to = Math.min(end, blockStart + runs.blockLength(meta, index));
-        counters.upstreamRequests.increment();
-        byte[] data;
-        try (ObjectContent c = runs.upstream.get(new GetRequest(meta.key(), ByteRange.of(from, to - from), meta.etag()))) {
-            data = Bytes.read(c.stream(), (int) (to - from));
-        } catch (StoreException e) {
-            if (e.kind() == StoreException.Kind.PRECONDITION_FAILED) {
-                runs.versionChanged(meta.key());
-            }
-            throw e;
-        }
-        if (data.length != to - from) {
-            throw new StoreException(StoreException.Kind.RETRYABLE, 0, "upstream sent " + data.length + " of "
-                    + (to - from) + " bytes of " + meta.key() + " at " + from, null);
-        }
-        counters.misses.increment();
-        counters.bytesFromUpstream.add(data.length);
-        return new MemorySource(counters, data, false, from - blockStart);
+        return runs.fetchUnkept(meta, from, to, blockStart);
     }
 
     @Override
@@ -175,20 +220,7 @@ final class BlockStream extends BlockReadingInputStream {
             current = null;
         }
         if (run != null) {
-            try {
-                run.finishCurrent(); // the block under way is finished for its waiters and the cache
-            } catch (IOException | RuntimeException e) {
-                LOG.debug("could not finish block of {} after its reader left: {}", meta.key(), e.toString());
-            }
-            if (run.done()) {
-                try {
-                    run.stream.close();
-                } catch (IOException ignored) {
-                    // read to the end
-                }
-            } else {
-                run.abandon();
-            }
+            run.leave(); // the block under way is finished for its other readers and the cache, the rest abandoned
             run = null;
         }
     }
@@ -196,6 +228,9 @@ final class BlockStream extends BlockReadingInputStream {
     /** Where a block's bytes come from for one reader. */
     interface Source {
         int read(byte[] b, int off, int len, long offsetInBlock) throws IOException;
+
+        /** Up to {@code maxBytes} from {@code offsetInBlock} as a region of a file; null when they are not in one. */
+        Region region(int maxBytes, long offsetInBlock) throws IOException;
 
         void release();
     }
@@ -230,6 +265,11 @@ final class BlockStream extends BlockReadingInputStream {
         }
 
         @Override
+        public Region region(int maxBytes, long offsetInBlock) {
+            return null;
+        }
+
+        @Override
         public void release() {
         }
     }
@@ -239,9 +279,14 @@ final class BlockStream extends BlockReadingInputStream {
         private final CacheCounters counters;
         private final BlockEntry entry;
         private final OpenFiles.Handle file;
+        private final boolean fromCache;
 
-        /** {@code entry} is pinned; {@link #release} unpins it. */
-        FileSource(BlockIndex blockIndex, CacheCounters counters, BlockEntry entry, OpenFiles.Handle file) {
+        /**
+         * {@code entry} is pinned; {@link #release} unpins it. Its bytes count as from the cache when {@code fromCache}
+         * (not for a block of the reader's own run: counted as from upstream already).
+         */
+        FileSource(BlockIndex blockIndex, CacheCounters counters, BlockEntry entry, OpenFiles.Handle file, boolean fromCache) {
+            this.fromCache = fromCache;
             this.blockIndex = blockIndex;
             this.counters = counters;
             this.entry = entry;
@@ -258,8 +303,20 @@ final class BlockStream extends BlockReadingInputStream {
                     throw new BlockFile.CorruptBlockException(entry.path + ": ends early");
                 }
             }
-            counters.bytesFromCache.add(want);
+            if (fromCache) {
+                counters.bytesFromCache.add(want);
+            }
             return want;
+        }
+
+        @Override
+        public Region region(int maxBytes, long offsetInBlock) {
+            int want = (int) Math.min(maxBytes, entry.dataLength - offsetInBlock);
+            file.retain();
+            if (fromCache) {
+                counters.bytesFromCache.add(want);
+            }
+            return new Region(file.channel, entry.headerLength + offsetInBlock, want, file::release);
         }
 
         @Override
@@ -269,32 +326,88 @@ final class BlockStream extends BlockReadingInputStream {
         }
     }
 
-    /** A block being filled, for one reader: the driver pulls what it needs, anyone else waits for it. */
-    static final class FillSource implements Source {
-        private final CacheCounters counters;
-        private final BlockFill fill;
-        private final BlockRuns.Run driver;
+    /**
+     * Bytes of a block the policy refused, in a temporary file of this reader's alone, already deleted (its open
+     * channel reads it): a reader that stops reading holds no memory for them. Not counted: a miss, counted when
+     * fetched.
+     */
+    static final class SpillSource implements Source {
+        private final SharedChannel file;
+        private final long base;
+        private final long length;
 
-        FillSource(CacheCounters counters, BlockFill fill, BlockRuns.Run driver) {
-            this.counters = counters;
-            this.fill = fill;
-            this.driver = driver;
+        /** {@code file} holds the block's bytes from {@code base} on, {@code length} of them, at its start; held once for this source. */
+        SpillSource(SharedChannel file, long base, long length) {
+            this.file = file;
+            this.base = base;
+            this.length = length;
         }
 
         @Override
         public int read(byte[] b, int off, int len, long offsetInBlock) throws IOException {
-            if (driver != null) {
-                driver.pull((int) offsetInBlock);
+            long at = offsetInBlock - base;
+            int want = (int) Math.min(len, length - at);
+            ByteBuffer buf = ByteBuffer.wrap(b, off, want);
+            while (buf.hasRemaining()) {
+                if (file.channel.read(buf, at + (buf.position() - off)) < 0) {
+                    throw new IOException("a temporary file of the local tier ends early");
+                }
             }
+            return want;
+        }
+
+        @Override
+        public Region region(int maxBytes, long offsetInBlock) {
+            long at = offsetInBlock - base;
+            if (!file.retain()) {
+                throw new IllegalStateException("a region asked of a released source");
+            }
+            return new Region(file.channel, at, Math.min(maxBytes, length - at), file::release);
+        }
+
+        @Override
+        public void release() {
+            file.release();
+        }
+    }
+
+    /**
+     * A block being fetched, for one reader attached to it: its bytes from the block's file as they arrive. A
+     * block of the reader's own run ({@code own}) was counted as a miss by the run; another's is a hit.
+     */
+    static final class FillSource implements Source {
+        private final CacheCounters counters;
+        private final BlockFill fill;
+        final boolean own;
+
+        /** {@code fill} is attached; {@link #release} detaches it. */
+        FillSource(CacheCounters counters, BlockFill fill, boolean own) {
+            this.counters = counters;
+            this.fill = fill;
+            this.own = own;
+        }
+
+        @Override
+        public int read(byte[] b, int off, int len, long offsetInBlock) throws IOException {
             int n = fill.read(b, off, len, (int) offsetInBlock);
-            if (driver == null) {
+            if (!own) {
                 counters.bytesFromCache.add(n); // another reader's fetch: a hit, like a resident block
             }
             return n;
         }
 
         @Override
+        public Region region(int maxBytes, long offsetInBlock) throws IOException {
+            Region r = fill.region((int) offsetInBlock, maxBytes);
+            if (r != null && !own) {
+                counters.bytesFromCache.add(r.length());
+            }
+            return r;
+        }
+
+        @Override
         public void release() {
+            fill.detach();
         }
     }
 }

@@ -48,10 +48,12 @@ import org.slf4j.LoggerFactory;
  *       to that ETag with If-Match, so bytes of one version are never served as another. When the upstream
  *       shows a new ETag, blocks of other versions are dropped.
  *   <li><b>Single flight, stream-through.</b> A block being fetched is a {@link BlockFill} in {@code inflight}:
- *       its bytes land in one buffer as they arrive and go to the file on the way; the reader that fetches
- *       it and every other reader of it get them as they arrive, not when the block is complete. A block is
- *       renamed into place only whole; a fetch that fails or is abandoned leaves no file, and its waiters
- *       see the failure (or, abandoned, fetch again).
+ *       its bytes go to its temporary file as they arrive, and the reader that asked for it and every other
+ *       reader of it read them there as they arrive, not when the block is complete. A reader's run is fetched
+ *       on a thread of its own at the pace of upstream and the disk, so a reader that stops reading holds no
+ *       bytes in memory and holds back neither the fetch nor the block's other readers. A block is renamed
+ *       into place only whole; a fetch that fails or is abandoned leaves no file, and its waiters see the
+ *       failure (or, abandoned, fetch again).
  *   <li><b>Capacity.</b> Admission asks the {@link EvictionPolicy} (which may refuse), and evicts from high
  *       to low watermark; blocks being read or written are never victims.
  *   <li><b>Crash safety</b> (after Kafka's log and remote index cache): block files are written to a
@@ -78,7 +80,10 @@ import org.slf4j.LoggerFactory;
  *   <li><b>Checked before they leave.</b> Every path by which cached bytes leave (readers of {@link #get}, the
  *       sendfile path {@link #openResident}) asks {@link BlockCheck} first: under the default
  *       {@link VerifyMode#ON_LOAD} a block is read back and checked against its CRC32C unless its bytes are
- *       provably those last checked (same file, unchanged; pages never left the page cache).
+ *       provably those last checked (same file, unchanged; pages never left the page cache). Bytes read from
+ *       a fetch under way are the ones it wrote, and are not checked; once the block is in place its readers
+ *       read it back from its file, unchecked only while they provably are still those bytes
+ *       ({@link BlockCheck#trustedAsFetched}).
  *   <li><b>Faults degrade service, never data.</b> An unusable directory or a failing write turns the cache
  *       into a pass-through (with a warning and a count); a block failing its check is dropped and fetched
  *       again.
@@ -150,7 +155,8 @@ public final class CachingStore extends ForwardingObjectStore {
             unsynced.forget(path);
         });
         this.check = new BlockCheck(config.verify(), counters);
-        this.runs = new BlockRuns(config, upstream, blockIndex, counters, openFiles, check, unsynced, metadata::remove);
+        this.runs = new BlockRuns(config, upstream, blockIndex, counters, openFiles, check, unsynced, metadata::remove,
+                fetch -> Thread.ofVirtual().name("ferry-fetch").start(fetch));
         this.clock = Objects.requireNonNull(clock, "clock is null");
         this.blocksDir = config.dir().resolve(BLOCKS);
         this.tmpDir = config.dir().resolve(TMP);
@@ -574,6 +580,7 @@ public final class CachingStore extends ForwardingObjectStore {
         if (!closed) {
             closed = true;
             blockIndex.stopReserving();
+            runs.close();
             if (!passThrough && !unsynced.syncAll()) {
                 LOG.warn("cannot fsync every cached block; no index snapshot, so the next start checks the blocks it finds");
             } else if (!passThrough) {
@@ -593,6 +600,7 @@ public final class CachingStore extends ForwardingObjectStore {
     void abandonWithoutSnapshot() {
         closed = true;
         blockIndex.stopReserving();
+        runs.close();
         releaseLock();
     }
 

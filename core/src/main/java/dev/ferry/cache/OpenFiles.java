@@ -66,6 +66,16 @@ final class OpenFiles {
             return mapping;
         }
 
+        /** One more holder of a handle already held (a region of it being sent, say). */
+        void retain() {
+            synchronized (OpenFiles.this) {
+                if (refs == 0) {
+                    throw new IllegalStateException("retained after its last release: " + path);
+                }
+                refs++;
+            }
+        }
+
         void release() {
             boolean close;
             synchronized (OpenFiles.this) {

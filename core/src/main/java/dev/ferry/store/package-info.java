@@ -1,7 +1,8 @@
 /**
  * Object stores: the {@link dev.ferry.store.ObjectStore} interface every tier implements, its value types and
  * error classification, the optional abilities ({@link dev.ferry.store.BucketOperations},
- * {@link dev.ferry.store.PendingUploads}), {@link dev.ferry.store.ForwardingObjectStore} for decorators and the
+ * {@link dev.ferry.store.PendingUploads}, and of a read's stream,
+ * {@link dev.ferry.store.FileRegionReadable}), {@link dev.ferry.store.ForwardingObjectStore} for decorators and the
  * multipart helpers ({@link dev.ferry.store.Uploads}). The folder store lives in {@code store.file}, the decorator
  * chain (retry, governor, meter, parallel reads) in {@code store.chain}, the tiers between the local tier and the
  * origin in {@code store.tier}; all three depend on this package, never the other way.

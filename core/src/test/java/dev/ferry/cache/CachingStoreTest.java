@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.ferry.store.ByteRange;
+import dev.ferry.store.FileRegionReadable;
 import dev.ferry.store.GetRequest;
 import dev.ferry.store.LatencyStore;
 import dev.ferry.store.ObjectContent;
@@ -328,6 +329,36 @@ class CachingStoreTest {
         assertThat(cache.readBytes(key, ByteRange.of(BLOCK + 100, 300))).isEqualTo(Arrays.copyOfRange(bytes, BLOCK + 100, BLOCK + 400));
         assertThat(getRanges()).containsExactly(ByteRange.of(BLOCK + 100, 300));
         assertThat(cache.stats().bytesFromUpstream()).isEqualTo(64L * BLOCK + 300);
+    }
+
+    @Test
+    void refusedBlock_isHeldInAnUnnamedTemporaryFile_notInMemory() throws IOException {
+        cache.close();
+        cache = open(config().withPolicy("pin"));
+        for (int i = 0; i < 4; i++) { // fill the pin cache
+            ObjectKey k = ObjectKey.of("data", "fill/" + i);
+            origin.put(k, PutBody.ofBytes(random(16 * BLOCK, 40 + i)));
+            cache.readBytes(k, null);
+        }
+        try (ObjectContent c = cache.get(new GetRequest(key, ByteRange.of(BLOCK + 100, 3000), null))) {
+            FileRegionReadable.Region r = ((FileRegionReadable) c.stream()).nextRegion(1 << 20);
+            assertThat(r).as("a region of a file, not bytes in memory").isNotNull();
+            try {
+                assertThat(r.length()).isEqualTo(3000);
+                ByteBuffer got = ByteBuffer.allocate(3000);
+                while (got.hasRemaining()) {
+                    r.channel().read(got, r.position() + got.position());
+                }
+                assertThat(got.array()).isEqualTo(Arrays.copyOfRange(bytes, BLOCK + 100, BLOCK + 3100));
+                try (Stream<Path> left = Files.list(tmp.resolve("cache").resolve(CachingStore.TMP))) {
+                    assertThat(left.toList()).as("the temporary file has no name: nothing to leave behind").isEmpty();
+                }
+            } finally {
+                r.release();
+            }
+            assertThat(c.stream().read()).isEqualTo(-1);
+        }
+        assertThat(cache.stats().bypassed()).isPositive();
     }
 
     @Test

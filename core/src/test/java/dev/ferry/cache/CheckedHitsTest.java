@@ -3,16 +3,20 @@ package dev.ferry.cache;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.ferry.store.ByteRange;
+import dev.ferry.store.FileRegionReadable;
 import dev.ferry.store.GetRequest;
+import dev.ferry.store.ObjectContent;
 import dev.ferry.store.ObjectKey;
 import dev.ferry.store.PutBody;
 import dev.ferry.store.TrackingStore;
 import dev.ferry.store.TrackingStore.Op;
 import dev.ferry.store.file.FileObjectStore;
 import java.io.IOException;
+import java.io.InputStream;
 import java.nio.file.Path;
 import java.util.Arrays;
 import java.util.Random;
+import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeEach;
@@ -141,6 +145,39 @@ class CheckedHitsTest {
         CorruptBlocks.flip16InEach(tmp.resolve("cache"));
         assertThat(cache.readBytes(key, null)).isEqualTo(bytes);
         assertThat(cache.stats().evictedCorrupt()).isEqualTo(BLOCKS);
+    }
+
+    @Test
+    void aHitThatNeedsACheck_isStillReadFromTheBlockFile_notHeldInMemory() throws Exception {
+        assertThat(cache.readBytes(key, null)).isEqualTo(bytes);
+        CorruptBlocks.waitToSettle();
+        try (ObjectContent c = cache.get(new GetRequest(key, ByteRange.of(100, 3000), null))) {
+            FileRegionReadable.Region r = ((FileRegionReadable) c.stream()).nextRegion(1 << 20);
+            assertThat(r).as("checked, then sent from its file: a reader that stalls holds none of it").isNotNull();
+            r.release();
+        }
+        assertThat(cache.stats().verifiedBlocks()).isEqualTo(1);
+    }
+
+    @Test
+    void aReaderThatComesBackAfterItsRunLetTheBlocksGo_findsThemChangedAndChecked() throws Exception {
+        int run = cache.config().maxRunBlocks(); // the reader's first run: blocks 0 to 15 of 17
+        try (ObjectContent c = cache.get(new GetRequest(key, null, null))) {
+            InputStream in = c.stream();
+            byte[] first = new byte[BLOCK];
+            assertThat(in.readNBytes(first, 0, BLOCK)).isEqualTo(BLOCK); // and no further: block 1 is not looked at yet
+            assertThat(first).isEqualTo(Arrays.copyOf(bytes, BLOCK));
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+            while (cache.stats().residentBlocks() < run) { // the run fetches on while its reader stops
+                assertThat(System.nanoTime()).as("the run fetched its blocks").isLessThan(deadline);
+                Thread.sleep(5);
+            }
+            CorruptBlocks.waitToSettle();
+            assertThat(CorruptBlocks.flip16InEach(tmp.resolve("cache"))).isEqualTo(run);
+            assertThat(in.readAllBytes()).isEqualTo(Arrays.copyOfRange(bytes, BLOCK, bytes.length));
+        }
+        assertThat(cache.stats().evictedCorrupt()).as("the run's blocks after the first, read back from disk").isEqualTo(run - 1);
+        assertThat(tracking.count(Op.GET)).as("the run, then each bad block again (the last with block 16)").isEqualTo(run);
     }
 
     @Test

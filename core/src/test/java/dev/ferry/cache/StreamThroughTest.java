@@ -36,7 +36,8 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * The fill path: a miss hands the reader bytes as they arrive (before the block is complete), other readers
- * of the block share the one fetch, and a fetch that fails or stops leaves no block behind. Time is never
+ * of the block share the one fetch, a reader that stops reading holds back neither, and a fetch that fails or
+ * stops leaves no block behind. Time is never
  * measured: a gate holds the upstream's bytes back, and a reader that gets bytes while the gate is shut
  * shows stream-through (a generous timeout only turns a hang into a failure).
  */
@@ -141,6 +142,47 @@ class StreamThroughTest {
     }
 
     @Test
+    void aReaderThatStopsReading_holdsBackNeitherTheFetchNorAnotherReaderOfItsBlocks() throws Exception {
+        TrackingStore tracking = new TrackingStore(origin);
+        try (CachingStore cache = new CachingStore(tracking, config())) {
+            try (ObjectContent stalled = cache.get(new GetRequest(key, null, null))) {
+                // its run of all five blocks is claimed and under way; it reads no more for now
+                assertThat(stalled.stream().readNBytes(100)).isEqualTo(Arrays.copyOf(bytes, 100));
+                Future<byte[]> other = pool.submit(() -> cache.readBytes(key, null));
+                assertThat(other.get(30, TimeUnit.SECONDS)).isEqualTo(bytes);
+                assertThat(tracking.count(Op.GET)).as("the stalled reader's fetch served the other reader").isEqualTo(1);
+                assertThat(blockFiles()).as("every block fetched whole and kept while its first reader stalled").hasSize(5);
+                assertThat(stalled.stream().readAllBytes()).isEqualTo(Arrays.copyOfRange(bytes, 100, bytes.length));
+            }
+            assertThat(tracking.count(Op.GET)).isEqualTo(1);
+        }
+    }
+
+    @Test
+    void aReaderThatStalledPastTheFetch_readsOnFromTheBlockFile_checkedFirst() throws Exception {
+        GatedStore gated = new GatedStore(origin);
+        TrackingStore tracking = new TrackingStore(gated);
+        try (CachingStore cache = new CachingStore(tracking, config())) {
+            try (ObjectContent stalled = cache.get(new GetRequest(key, ByteRange.of(0, BLOCK), null))) {
+                byte[] first = new byte[100];
+                assertThat(stalled.stream().readNBytes(first, 0, 100)).isEqualTo(100); // reading the fetch under way
+                gated.gate.countDown();
+                long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+                while (cache.stats().residentBlocks() < 1) { // the fetch finishes and puts the block in place
+                    assertThat(System.nanoTime()).as("block 0 in place").isLessThan(deadline);
+                    Thread.sleep(5);
+                }
+                CorruptBlocks.waitToSettle();
+                assertThat(CorruptBlocks.flip16InEach(tmp.resolve("cache"))).isEqualTo(1);
+                assertThat(stalled.stream().readAllBytes()).as("the bytes as fetched, not as they are on disk now")
+                        .isEqualTo(Arrays.copyOfRange(bytes, 100, BLOCK));
+            }
+            assertThat(cache.stats().evictedCorrupt()).isEqualTo(1);
+            assertThat(tracking.count(Op.GET)).as("the block fetched again when its check failed").isEqualTo(2);
+        }
+    }
+
+    @Test
     void fetchBrokenMidBlock_failsTheRead_andLeavesNoPartialBlock() throws Exception {
         FaultyStore faulty = new FaultyStore(origin);
         TrackingStore tracking = new TrackingStore(faulty);
@@ -163,11 +205,13 @@ class StreamThroughTest {
 
     @Test
     void readerLeavingMidBlock_finishesThatBlock_forItsWaitersAndTheCache() throws Exception {
-        TrackingStore tracking = new TrackingStore(origin);
+        GatedStore gated = new GatedStore(origin);
+        TrackingStore tracking = new TrackingStore(gated);
         try (CachingStore cache = new CachingStore(tracking, config())) {
             try (ObjectContent c = cache.get(new GetRequest(key, null, null))) {
                 assertThat(c.stream().readNBytes(100)).isEqualTo(Arrays.copyOf(bytes, 100));
-            }
+            } // left while the fetch waits at the gate, inside block 0
+            gated.gate.countDown();
             tracking.reset();
             assertThat(cache.readBytes(key, ByteRange.of(0, BLOCK))).isEqualTo(Arrays.copyOf(bytes, BLOCK));
             assertThat(tracking.count(Op.GET)).as("block 0 was completed when its reader left").isZero();

@@ -20,7 +20,8 @@ class ConfigDefaultsTest {
 
     @Test
     void parallelReadAndChainDefaults() {
-        assertThat(ParallelReadConfig.DEFAULT).isEqualTo(new ParallelReadConfig(8L << 20, 8));
+        assertThat(ParallelReadConfig.DEFAULT).isEqualTo(new ParallelReadConfig(8L << 20, 8,
+                Math.min(256L << 20, Runtime.getRuntime().maxMemory() / 4)));
         assertThat(ChainConfig.DEFAULT).isEqualTo(new ChainConfig(ParallelReadConfig.DEFAULT, RetryPolicy.DEFAULT,
                 GovernorConfig.DEFAULT, Prices.AWS_S3_STANDARD));
     }

@@ -42,7 +42,7 @@ class AbsurdRegistrationTest {
         log = dir.resolve("daemon.log");
         List<String> command = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(), HEAP,
                 "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn", "-cp", System.getProperty("java.class.path"),
-                DaemonChildMain.class.getName(), root.toString(), dir.resolve("cache").toString()));
+                DaemonChildMain.class.getName(), "store-root=" + root, "cache-dir=" + dir.resolve("cache"), "cache-size=1GiB"));
         daemon = new ProcessBuilder(command).redirectError(log.toFile()).start();
         BufferedReader out = new BufferedReader(new InputStreamReader(daemon.getInputStream(), StandardCharsets.UTF_8));
         for (String line = out.readLine(); line != null && !line.equals("ready"); line = out.readLine()) {

@@ -1,27 +1,61 @@
 package dev.ferry.serve;
 
+import java.io.BufferedReader;
+import java.io.InputStreamReader;
+import java.lang.management.ManagementFactory;
+import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.HashMap;
 import java.util.Map;
 
 /**
- * A daemon in its own JVM, for tests that must see what it survives with a small heap: {@code main(storeRoot,
- * cacheDir)} serves the folder on a free loopback port with the default settings (4 MiB blocks), prints
- * {@code port N} and {@code ready}, and stops when its standard input closes.
+ * A daemon in its own JVM, for tests that must see what it survives with a small heap or what memory it holds:
+ * {@code main(key=value ...)} serves with the default settings and those given, on a free loopback port, prints
+ * {@code port N} and {@code ready}, then answers each line {@code heap} on its input with {@code heap <live heap
+ * bytes after a full GC> rss <bytes>}, until a line {@code exit} or the end of its input.
  */
 public final class DaemonChildMain {
     private DaemonChildMain() {
     }
 
     public static void main(String[] args) throws Exception {
-        ServeConfig config = ServeConfig.defaults().with(Map.of("store-root", Path.of(args[0]).toString(), "cache-dir",
-                Path.of(args[1]).toString(), "port", "0", "cache-size", "1GiB"));
-        try (Daemon daemon = Daemon.start(config)) {
+        Map<String, String> settings = new HashMap<>(Map.of("port", "0"));
+        for (String arg : args) {
+            int eq = arg.indexOf('=');
+            settings.put(arg.substring(0, eq), arg.substring(eq + 1));
+        }
+        try (Daemon daemon = Daemon.start(ServeConfig.defaults().with(settings))) {
             System.out.println("port " + daemon.port());
             System.out.println("ready");
             System.out.flush();
-            while (System.in.read() >= 0) {
-                // until the test closes our input
+            BufferedReader in = new BufferedReader(new InputStreamReader(System.in));
+            for (String line = in.readLine(); line != null && !line.equals("exit"); line = in.readLine()) {
+                if (line.equals("heap")) {
+                    System.out.println("heap " + liveHeap() + " rss " + rss());
+                    System.out.flush();
+                }
             }
         }
+    }
+
+    private static long liveHeap() {
+        for (int i = 0; i < 3; i++) {
+            System.gc(); // a full collection with G1: what is left is what is held
+        }
+        return ManagementFactory.getMemoryMXBean().getHeapMemoryUsage().getUsed();
+    }
+
+    /** The resident set from /proc (Linux); -1 elsewhere. */
+    private static long rss() {
+        try {
+            for (String line : Files.readAllLines(Path.of("/proc/self/status"))) {
+                if (line.startsWith("VmRSS:")) {
+                    return Long.parseLong(line.replaceAll("[^0-9]", "")) * 1024;
+                }
+            }
+        } catch (Exception ignored) {
+            // not Linux
+        }
+        return -1;
     }
 }

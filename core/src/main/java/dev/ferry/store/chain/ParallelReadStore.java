@@ -18,7 +18,9 @@ import java.util.concurrent.atomic.AtomicInteger;
  * Splits long reads into parallel ranged GETs: the first part streams straight to the reader while the
  * next {@code concurrency} parts are fetched ahead, each pinned (If-Match) to the first part's ETag, so the
  * bytes always belong to one version. Object stores cap each connection's bandwidth; parallel ranges are how
- * a reader gets the node's bandwidth.
+ * a reader gets the node's bandwidth. Parts fetched ahead wait in memory for their reader, at most
+ * {@code maxBufferedBytes} of them for all reads together; past that, a read's parts are streamed one after
+ * another as its reader gets to them (many readers at once fill the bandwidth then anyway).
  *
  * <p>Put it at the top of the chain, above retry and the governor, so that every part is retried,
  * governed and metered as the request it is.
@@ -28,10 +30,12 @@ import java.util.concurrent.atomic.AtomicInteger;
 public final class ParallelReadStore extends ForwardingObjectStore {
     private final ParallelReadConfig config;
     private final ExecutorService executor;
+    private final ParallelRangeStream.Budget budget;
 
     public ParallelReadStore(ObjectStore delegate, ParallelReadConfig config) {
         super(delegate);
         this.config = Objects.requireNonNull(config, "config is null");
+        this.budget = new ParallelRangeStream.Budget(config.maxBufferedBytes());
         AtomicInteger threads = new AtomicInteger();
         this.executor = Executors.newCachedThreadPool(r -> {
             Thread t = new Thread(r, "ferry-part-" + threads.incrementAndGet());
@@ -42,6 +46,11 @@ public final class ParallelReadStore extends ForwardingObjectStore {
 
     public ParallelReadConfig config() {
         return config;
+    }
+
+    /** Bytes of parts fetched ahead and held in memory for their readers now; at most {@code maxBufferedBytes}. */
+    public long bufferedBytes() {
+        return budget.taken();
     }
 
     @Override
@@ -75,7 +84,7 @@ public final class ParallelReadStore extends ForwardingObjectStore {
                         }
                         return bytes;
                     }
-                }, executor);
+                }, (offset, length) -> delegate.get(pinned.withRange(ByteRange.of(offset, length))).stream(), budget, executor);
         return new ObjectContent(meta, range, stream);
     }
 

@@ -9,6 +9,7 @@ import dev.ferry.serve.protocol.S3Error;
 import dev.ferry.serve.protocol.SigV4;
 import dev.ferry.serve.protocol.Uris;
 import dev.ferry.serve.s3.S3Service;
+import dev.ferry.store.FileRegionReadable;
 import dev.ferry.store.ObjectContent;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
@@ -368,27 +369,42 @@ final class S3Handler extends ChannelInboundHandlerAdapter {
         }
     }
 
-    /** On a virtual thread: copies a store read to the socket, waiting whenever the socket's buffer is full. */
+    /**
+     * On a virtual thread: copies a store read to the socket, waiting whenever the socket's buffer is full, so
+     * a client that does not read holds at most the buffer's high watermark and one write. Bytes the store has in
+     * a local file (the local tier's blocks, being fetched or resident) go file-to-socket and hold no memory at
+     * all; the rest is copied, a chunk per write.
+     */
     private void stream(ChannelHandlerContext ctx, ObjectContent content, RequestBody b) {
         Channel ch = ctx.channel();
         long sent = 0;
         try (content) {
             InputStream in = content.stream();
+            FileRegionReadable files = in instanceof FileRegionReadable f ? f : null;
             while (sent < content.length()) {
-                ByteBuf buf = ch.alloc().buffer(STREAM_CHUNK);
-                int n;
-                try {
-                    n = buf.writeBytes(in, (int) Math.min(STREAM_CHUNK, content.length() - sent));
-                } catch (IOException | RuntimeException e) {
-                    buf.release();
-                    throw e;
-                }
-                if (n < 0) {
-                    buf.release();
-                    throw new IOException("the store's stream ended " + (content.length() - sent) + " bytes early");
+                int max = (int) Math.min(STREAM_CHUNK, content.length() - sent);
+                FileRegionReadable.Region region = files == null ? null : files.nextRegion(max);
+                Object message;
+                long n;
+                if (region != null) {
+                    message = new SharedFileRegion(region);
+                    n = region.length();
+                } else {
+                    ByteBuf buf = ch.alloc().buffer(max);
+                    try {
+                        n = buf.writeBytes(in, max);
+                    } catch (IOException | RuntimeException e) {
+                        buf.release();
+                        throw e;
+                    }
+                    if (n < 0) {
+                        buf.release();
+                        throw new IOException("the store's stream ended " + (content.length() - sent) + " bytes early");
+                    }
+                    message = new DefaultHttpContent(buf);
                 }
                 sent += n;
-                ChannelFuture f = ch.writeAndFlush(new DefaultHttpContent(buf));
+                ChannelFuture f = ch.writeAndFlush(message);
                 if (!ch.isWritable()) {
                     f.sync();
                 }
