@@ -41,11 +41,12 @@ final class MountCommand implements Callable<Integer> {
     @Option(names = "--block-size", paramLabel = "SIZE", description = "Cache block size (default 4MiB).")
     String blockSize;
 
-    @Option(names = "--read-ahead", paramLabel = "SIZE", description = "How far ahead of a sequential reader to fetch (default 64MiB; 0: off).")
+    @Option(names = "--read-ahead", paramLabel = "SIZE", description = "How far ahead of a sequential reader to fetch; a file of "
+            + "at most this size is fetched whole at its first read (default 64MiB; 0: off).")
     String readAhead;
 
-    @Option(names = "--metadata-ttl", paramLabel = "DURATION", description = "How long a size and ETag are trusted; an object replaced "
-            + "upstream is seen by opens after this (default 60s; 0: every open asks).")
+    @Option(names = "--metadata-ttl", paramLabel = "DURATION", description = "How long a size and ETag (from a listing or a HEAD) are "
+            + "trusted, by the mount and the kernel; an object replaced upstream is seen after this (default 60s; 0: every open asks).")
     String metadataTtl;
 
     @Option(names = "--read-only", description = "Refuse every write (EROFS).")

@@ -26,8 +26,11 @@ import java.util.regex.Pattern;
  *       prefetches by its jobs' plans and reads ahead: a second tier would hold the same bytes twice).
  *   <li>{@code read-ahead} (64MiB): how far past a sequential reader the blocks are fetched, in parallel, one
  *       ranged GET per block; 0 turns it off.
- *   <li>{@code metadata-ttl} (60s): how long an object's size and ETag are trusted before an open asks the
- *       store again, i.e. how soon an object replaced upstream is seen; 0: every open asks.
+ *   <li>{@code metadata-ttl} (60s): how long an object's size and ETag, from its folder's listing or a HEAD, are
+ *       trusted before a lookup or an open asks the store again (a folder listed before is listed again, one LIST
+ *       for all its files, instead of a HEAD per file), i.e. how soon an object replaced upstream is seen; the
+ *       kernel keeps names and attributes as long ({@code entry_timeout}, {@code attr_timeout}). 0: every lookup
+ *       and open asks.
  *   <li>{@code read-only} (false): refuse every write with EROFS.
  *   <li>{@code write-through} (false): upload a written file when it is closed or fsync'd, instead of
  *       journaling it locally and uploading in the background (write-back, the default).
