@@ -83,7 +83,7 @@ final class FerryFs implements FuseOperations {
         this.cache = cache;
         this.reader = writeBack != null ? writeBack : tier;
         this.attrs = new Attrs(config.readOnly());
-        this.folders = new Folders(reader, cache, config.metadataTtl(), buckets, writeBack, attrs);
+        this.folders = new Folders(reader, config.metadataTtl(), buckets, writeBack, attrs);
         this.reads = new Reads(reader, cache, writeBack);
         this.writes = new Writes(reader, tier, writeBack, folders, reads, spoolDir, config.flushTimeout());
     }
@@ -285,7 +285,17 @@ final class FerryFs implements FuseOperations {
         }
         return call("open", path, () -> {
             Folders.Entry listed = folders.listed(loc);
-            ObjectMeta meta = listed != null && listed.meta() != null ? listed.meta() : reader.head(loc.object());
+            ObjectMeta meta;
+            if (listed != null && listed.meta() != null) {
+                meta = listed.meta();
+                if (cache != null) {
+                    cache.listed(meta); // the tier's reads (and read-ahead, after the close too) then send no HEAD
+                    ObjectMeta known = cache.freshMeta(loc.object());
+                    meta = known != null ? known : meta; // a HEAD or write since may know a newer version
+                }
+            } else {
+                meta = reader.head(loc.object());
+            }
             Reads.Handle h = reads.open(path, meta);
             register(h, fi);
             FileInfoBits.set(fi, h.keepCache, h.directIo());

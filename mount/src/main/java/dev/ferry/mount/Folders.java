@@ -1,6 +1,5 @@
 package dev.ferry.mount;
 
-import dev.ferry.cache.CachingStore;
 import dev.ferry.store.BucketOperations;
 import dev.ferry.store.ListPage;
 import dev.ferry.store.ListRequest;
@@ -39,8 +38,9 @@ import org.cryptomator.jfuse.api.FuseOperations;
  * A LIST page names each object's size, ETag and last-modified time: everything {@code stat} and {@code open}
  * need. So a folder's whole listing (up to {@link #MAX_CACHED_ENTRIES} entries) is kept with the folder for
  * {@code metadata-ttl}, and {@link #listed} answers lookups from it: a file the listing described is stat'ed and
- * opened with no HEAD, and a subfolder it named is a folder with no request at all. The listed sizes and ETags are
- * also given to the local tier ({@link CachingStore#listed}), whose reads then pin that ETag without asking first.
+ * opened with no HEAD, and a subfolder it named is a folder with no request at all. An open gives the listed size
+ * and ETag to the local tier ({@link dev.ferry.cache.CachingStore#listed}), whose reads then need no HEAD either
+ * (at open, not at listing: the tier's metadata then grows with the files read, not with the keys listed).
  * When a kept listing has expired, the next lookup in it lists the folder again (one paginated LIST, shared by the
  * lookups that wait for it) rather than sending a HEAD per file. A name a fresh listing lacks is not taken as absent:
  * it is asked of the store (a file created upstream since is found at once). Writes, deletes, renames and mkdir
@@ -60,7 +60,6 @@ final class Folders {
     static final int MAX_RELIST_ENTRIES = 10 * ListRequest.DEFAULT_MAX_KEYS;
 
     private final ObjectStore reader;
-    private final CachingStore cache;
     private final long ttlNanos;
     private final BucketOperations buckets;
     private final WriteBackStore writeBack;
@@ -80,10 +79,9 @@ final class Folders {
     /** Bumped by every change made through the mount: a listing begun before one is not kept. */
     private final AtomicLong generation = new AtomicLong();
 
-    /** {@code cache}: the local tier, told the listed metadata (null: none); listings are kept for {@code ttl}. */
-    Folders(ObjectStore reader, CachingStore cache, Duration ttl, BucketOperations buckets, WriteBackStore writeBack, Attrs attrs) {
+    /** Listings are kept for {@code ttl}. */
+    Folders(ObjectStore reader, Duration ttl, BucketOperations buckets, WriteBackStore writeBack, Attrs attrs) {
         this.reader = reader;
-        this.cache = cache;
         this.ttlNanos = ttl.toNanos();
         this.buckets = buckets;
         this.writeBack = writeBack;
@@ -214,7 +212,7 @@ final class Folders {
         }
     }
 
-    /** The entries of a page of {@code prefix}'s listing, added to {@code entries}; the files' metadata told to the tier. */
+    /** The entries of a page of {@code prefix}'s listing, added to {@code entries}. */
     private void addEntries(String bucket, String prefix, ListPage p, List<Entry> entries) {
         for (String cp : p.commonPrefixes()) {
             String name = cp.substring(prefix.length(), cp.length() - 1);
@@ -227,9 +225,6 @@ final class Folders {
             String name = m.key().key().substring(prefix.length());
             if (usable(name)) {
                 entries.add(new Entry(name, m));
-                if (cache != null) {
-                    cache.listed(m);
-                }
             }
         }
     }
