@@ -240,9 +240,9 @@ final class SimCommand implements Callable<Integer> {
         }
         int simulatedNodes = ClusterSim.simulatedNodes(sampled, new ClusterSim.Config(nodes, cache, block, epochs, clusterPolicy, group, rate,
                 planConfig, ClusterSim.TimeModel.defaults(stepMs / 1000, batchSize), Prices.AWS_S3_STANDARD, null));
-        List<String> advice = Advisor.partition(planConfig.partition().label(), nodes, dataset,
-                result.stream().map(e -> new Advisor.PartitionEpoch(e.epoch(), e.egressBytes(), e.readerLocalRate(), e.globalBatchShardMix()))
-                        .toList());
+        List<String> advice = Advisor.partition(new Advisor.Cluster(planConfig.partition().label(), nodes, dataset, cache, false),
+                result.stream().map(e -> new Advisor.PartitionEpoch(e.epoch(), e.egressBytes(), e.readerLocalRate(), e.globalBatchShardMix(),
+                        e.egressCostUsd())).toList());
         double seconds = (System.nanoTime() - start) / 1e9;
         long scaledBlocks = (long) (cache * rate) / block;
         if (json) {

@@ -156,36 +156,39 @@ public final class Advisor {
         }
     }
 
-    /** One epoch of a multi-node job, as the partition rules read it. */
-    public record PartitionEpoch(int epoch, long egressBytes, double localHitRate, double globalBatchShardMix) {
+    /** One epoch of a multi-node job, as the partition rules read it, with what its egress cost. */
+    public record PartitionEpoch(int epoch, long egressBytes, double localHitRate, double globalBatchShardMix, double egressCostUsd) {
     }
 
     /**
-     * The partition rules for a job of {@code nodes} nodes over {@code datasetBytes}: with the global plan,
-     * an epoch after the first that still fetches more than the dataset says every node is reading a share of
-     * every shard, which the node partition would read once; with the node partition, a global batch that
-     * meets under a quarter of the shards a uniform shuffle would says mixing is low (raise the shuffle block
-     * or the canonical node count), and later epochs that miss the local tier say the tiers are smaller than a
-     * node's share. Pure.
+     * The job the partition rules judge: its plan's partition, its nodes, its dataset, each node's local tier
+     * ({@code tierBytesPerNode}, 0 when unknown), and whether the epochs are one node's ({@code perNode}: a
+     * daemon's view, compared with that node's share) or the whole cluster's.
      */
-    public static List<String> partition(String partition, int nodes, long datasetBytes, List<PartitionEpoch> epochs) {
-        return partition(partition, nodes, datasetBytes, epochs, false);
+    public record Cluster(String partition, int nodes, long datasetBytes, long tierBytesPerNode, boolean perNode) {
     }
 
     /**
-     * The same rules where the epochs are one node's ({@code perNode}: a daemon's view), compared with that
-     * node's share of the dataset.
+     * The partition rules: with the global plan, an epoch after the first that still fetches more than the
+     * dataset says every node is reading a share of every shard, which the node partition would read once;
+     * with the node partition, a global batch that meets under a quarter of the shards a uniform shuffle would
+     * says mixing is low (raise the shuffle block or the canonical node count), and later epochs that still
+     * fetch while each tier holds less than a node's share say how much more tier (or a shared tier) ends that
+     * egress, and what it saves per epoch. The local hit rate is no guide there: a node's reads can hit its
+     * tier 99% of the time while a third of its share streams through it every epoch. Pure.
      */
-    public static List<String> partition(String partition, int nodes, long datasetBytes, List<PartitionEpoch> epochs, boolean perNode) {
+    public static List<String> partition(Cluster cluster, List<PartitionEpoch> epochs) {
         List<String> findings = new ArrayList<>();
+        int nodes = cluster.nodes();
         if (epochs.isEmpty() || nodes < 2) {
             return findings;
         }
-        String of = perNode ? "this node's share of the" : "the";
-        long reference = perNode ? datasetBytes / nodes : datasetBytes;
+        String of = cluster.perNode() ? "this node's share of the" : "the";
+        long share = cluster.datasetBytes() / nodes;
+        long reference = cluster.perNode() ? share : cluster.datasetBytes();
         PartitionEpoch last = epochs.get(epochs.size() - 1);
         boolean later = epochs.size() >= 2;
-        if (partition.equals("global") && later && last.egressBytes() > 1.5 * reference) {
+        if (cluster.partition().equals("global") && later && last.egressBytes() > 1.5 * reference) {
             findings.add(String.format(Locale.ROOT,
                     "The global plan has every node read a share of every shard: epoch %d fetched %s, %.1fx " + of + " %s dataset, with %.0f%% "
                             + "local hits. The node partition (partition: node) keeps each shard on one node: the corpus leaves the object "
@@ -193,18 +196,28 @@ public final class Advisor {
                     last.epoch(), Sizes.format(last.egressBytes()), (double) last.egressBytes() / reference, Sizes.format(reference),
                     100 * last.localHitRate()));
         }
-        if (partition.equals("node") && last.globalBatchShardMix() < 0.25) {
+        if (cluster.partition().equals("node") && last.globalBatchShardMix() < 0.25) {
             findings.add(String.format(Locale.ROOT,
                     "Global batches meet %.0f%% of the distinct shards a uniform shuffle would (epoch %d). If the model needs more mixing, "
                             + "raise shuffle_block_shards or canonical_nodes (a multiple of the node count): each node then reads more of its "
                             + "shards at once (its local tier must hold them); mix_fraction changes which shards meet, not how many.",
                     100 * last.globalBatchShardMix(), last.epoch()));
         }
-        if (partition.equals("node") && later && last.localHitRate() < 0.9 && last.egressBytes() > reference / 20) {
+        long tier = cluster.tierBytesPerNode();
+        boolean tierKnownShort = tier <= 0 || tier < share;
+        if (cluster.partition().equals("node") && later && tierKnownShort && last.egressBytes() > reference / 20) {
+            long needed = share / 20 * 21; // a share, and the room the tier holds for blocks in flight
+            String more = tier > 0
+                    ? String.format(Locale.ROOT, "About %s more local tier per node (%s each, now %s), or a shared tier of %s beside the "
+                            + "nodes' (the dataset less all their tiers),", Sizes.format(Math.max(0, needed - tier)), Sizes.format(needed),
+                            Sizes.format(tier), Sizes.format(Math.max(0, cluster.datasetBytes() - tier * nodes)))
+                    : String.format(Locale.ROOT, "A local tier of about %s per node,", Sizes.format(needed));
             findings.add(String.format(Locale.ROOT,
-                    "The local tiers are smaller than each node's share: epoch %d still fetched %s (%.0f%% local hits). A tier of about %s "
-                            + "per node holds a share; evicting by the plan (min) keeps egress near the dataset less the tiers.",
-                    last.epoch(), Sizes.format(last.egressBytes()), 100 * last.localHitRate(), Sizes.format(datasetBytes / nodes * 21 / 20)));
+                    "The local tiers are smaller than each node's share (%s): epoch %d still fetched %s though %.0f%% of reads hit the "
+                            + "local tier, and each later epoch will fetch about as much. %s would bring later epochs' egress to zero, saving "
+                            + "%s (about $%.2f) per epoch%s. Evicting by the plan (min) keeps it near the dataset less the tiers until then.",
+                    Sizes.format(share), last.epoch(), Sizes.format(last.egressBytes()), 100 * last.localHitRate(), more,
+                    Sizes.format(last.egressBytes()), last.egressCostUsd(), cluster.perNode() ? " on this node" : ""));
         }
         return findings;
     }

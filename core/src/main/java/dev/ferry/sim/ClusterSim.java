@@ -151,15 +151,21 @@ public final class ClusterSim {
     /**
      * Under sampling, the node partition spreads the sampled shards over its canonical nodes: with far fewer
      * shards than nodes, most nodes would own nothing and read others' shards, which no full-size run does.
-     * Nodes are independent in that partition (each reads its own shards), so a smaller cluster with at
-     * least 8 sampled shards per node, each cache scaled to what its node owns against a full node's share,
-     * answers for the full one. The global partition and groups keep every node.
+     * Nodes are independent in that partition (each reads its own shards), so a smaller cluster, each cache
+     * scaled to what its node owns against a full node's share, answers for the full one. Each simulated node
+     * owns at least 8 sampled shards, and enough that its scaled tier holds four shuffle blocks when the tier
+     * is smaller than a share: a block is whole shards at any rate, so a node of a few sampled shards would
+     * interleave its whole scaled tier at once, which the full node, holding hundreds of blocks, never does.
+     * The global partition and groups keep every node.
      */
     static Simulated simulated(Manifest sampled, Config config) {
         PlanConfig plan = config.plan().forWorld(new World(config.nodes(), 1, 1));
         int nodes = config.nodes();
         if (plan.canonical() > 1 && config.sampleRate() < 1 && config.members() == null) {
-            int simNodes = Math.max(1, Math.min(nodes, sampled.shards().size() / 8));
+            double fullShareBytes = (double) sampled.totalBytes() / config.sampleRate() / nodes;
+            double tierPerShare = Math.min(1, config.cachePerNode() / fullShareBytes);
+            int shardsPerNode = (int) Math.max(8, Math.ceil(4.0 * plan.shuffleBlockShards() / Math.max(1e-9, tierPerShare)));
+            int simNodes = Math.max(1, Math.min(nodes, sampled.shards().size() / shardsPerNode));
             int perNode = Math.max(1, plan.canonical() / nodes);
             plan = plan.withCanonicalNodes(simNodes * perNode);
             nodes = simNodes;

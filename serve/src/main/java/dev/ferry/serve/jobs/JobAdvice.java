@@ -87,7 +87,8 @@ final class JobAdvice {
             }
             EpochReport r = report(e, end, predictedEgress(e.number), job.plan() != null ? job.shardMix(e.number) : 1);
             reports.add(r);
-            partition.add(new Advisor.PartitionEpoch(e.number, r.egressBytes(), r.localHitRate(), r.globalBatchShardMix()));
+            partition.add(new Advisor.PartitionEpoch(e.number, r.egressBytes(), r.localHitRate(), r.globalBatchShardMix(),
+                    r.egressBytes() * egressCostPerByte));
             last = e;
             lastEnd = end;
         }
@@ -103,7 +104,8 @@ final class JobAdvice {
                 lastEnd.meter().firstByteShareSince(last.atStart.meter()));
         List<String> out = new ArrayList<>(Advisor.advise(reports, context));
         if (job.plan() != null) {
-            out.addAll(Advisor.partition(job.plan().partition().label(), job.world().nodes(), job.manifest().totalBytes(), partition, true));
+            out.addAll(Advisor.partition(new Advisor.Cluster(job.plan().partition().label(), job.world().nodes(), job.manifest().totalBytes(),
+                    capacity, true), partition));
         }
         findings = List.copyOf(out);
         return findings;
