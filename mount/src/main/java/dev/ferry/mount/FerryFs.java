@@ -77,13 +77,13 @@ final class FerryFs implements FuseOperations {
      * {@code cache} the local tier or null; {@code writeBack} null with write-through.
      */
     FerryFs(Errno errno, MountConfig config, ObjectStore tier, CachingStore cache, WriteBackStore writeBack, BucketOperations buckets,
-            Path spoolDir) throws IOException {
+            Path spoolDir, java.util.concurrent.Executor listers) throws IOException {
         this.errno = errno;
         this.config = config;
         this.cache = cache;
         this.reader = writeBack != null ? writeBack : tier;
         this.attrs = new Attrs(config.readOnly());
-        this.folders = new Folders(reader, config.metadataTtl(), buckets, writeBack, attrs);
+        this.folders = new Folders(reader, config.metadataTtl(), listers, buckets, writeBack, attrs);
         this.reads = new Reads(reader, cache, writeBack);
         this.writes = new Writes(reader, tier, writeBack, folders, reads, spoolDir, config.flushTimeout());
     }

@@ -23,6 +23,9 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentSkipListSet;
 import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Executor;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.Semaphore;
 import java.util.concurrent.atomic.AtomicLong;
 import org.cryptomator.jfuse.api.DirFiller;
 import org.cryptomator.jfuse.api.FuseOperations;
@@ -42,7 +45,8 @@ import org.cryptomator.jfuse.api.FuseOperations;
  * and ETag to the local tier ({@link dev.ferry.cache.CachingStore#listed}), whose reads then need no HEAD either
  * (at open, not at listing: the tier's metadata then grows with the files read, not with the keys listed).
  * When a kept listing has expired, the next lookup in it lists the folder again (one paginated LIST, shared by the
- * lookups that wait for it) rather than sending a HEAD per file. A name a fresh listing lacks is not taken as absent:
+ * lookups that wait for it) rather than sending a HEAD per file. When a reader lists a folder, its subfolders are
+ * listed ahead, a few at once ({@link #listAhead}): {@code os.walk} then runs at the pace of parallel LISTs. A name a fresh listing lacks is not taken as absent:
  * it is asked of the store (a file created upstream since is found at once). Writes, deletes, renames and mkdir
  * through the mount drop the listings of the folders they touch.
  *
@@ -58,9 +62,17 @@ final class Folders {
     static final int MAX_CACHED_ENTRIES = 1_000_000;
     /** An expired listing is listed again on lookup when it had at most this many entries (10 pages); larger: HEAD. */
     static final int MAX_RELIST_ENTRIES = 10 * ListRequest.DEFAULT_MAX_KEYS;
+    /** Subfolders of a folder a reader lists that are listed ahead, at most; see {@link #listAhead}. */
+    static final int AHEAD_FOLDERS = 128;
+    /** A subfolder listed ahead is kept only when it has at most this many entries (2 pages). */
+    static final int AHEAD_ENTRIES = 2 * ListRequest.DEFAULT_MAX_KEYS;
+    /** LISTs made ahead at once, in the whole mount. */
+    static final int AHEAD_CONCURRENCY = 8;
 
     private final ObjectStore reader;
     private final long ttlNanos;
+    private final Executor ahead;
+    private final Semaphore aheadPermits = new Semaphore(AHEAD_CONCURRENCY);
     private final BucketOperations buckets;
     private final WriteBackStore writeBack;
     private final Attrs attrs;
@@ -79,9 +91,10 @@ final class Folders {
     /** Bumped by every change made through the mount: a listing begun before one is not kept. */
     private final AtomicLong generation = new AtomicLong();
 
-    /** Listings are kept for {@code ttl}. */
-    Folders(ObjectStore reader, Duration ttl, BucketOperations buckets, WriteBackStore writeBack, Attrs attrs) {
+    /** Listings are kept for {@code ttl}; subfolders are listed ahead on {@code ahead} (null: never). */
+    Folders(ObjectStore reader, Duration ttl, Executor ahead, BucketOperations buckets, WriteBackStore writeBack, Attrs attrs) {
         this.reader = reader;
+        this.ahead = ahead;
         this.ttlNanos = ttl.toNanos();
         this.buckets = buckets;
         this.writeBack = writeBack;
@@ -162,6 +175,9 @@ final class Folders {
         String id = folderId(loc.bucket(), prefix);
         Listing l = kept(id);
         if (l == null) {
+            l = pending(id); // being listed ahead: wait for it
+        }
+        if (l == null) {
             return null; // never listed (or dropped): a HEAD is cheaper than listing a folder of unknown size
         }
         if (!fresh(l, System.nanoTime())) {
@@ -181,15 +197,34 @@ final class Folders {
         CompletableFuture<Listing> mine = new CompletableFuture<>();
         CompletableFuture<Listing> running = listing.putIfAbsent(id, mine);
         if (running != null) {
-            try {
-                return running.get();
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                throw new InterruptedIOException("interrupted while listing " + id);
-            } catch (ExecutionException e) {
-                throw e.getCause() instanceof IOException io ? io : new IOException("cannot list " + id, e.getCause());
-            }
+            return await(running, id);
         }
+        return runListing(bucket, prefix, id, mine, MAX_CACHED_ENTRIES);
+    }
+
+    private static Listing await(CompletableFuture<Listing> f, String id) throws IOException {
+        try {
+            return f.get();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new InterruptedIOException("interrupted while listing " + id);
+        } catch (ExecutionException e) {
+            throw e.getCause() instanceof IOException io ? io : new IOException("cannot list " + id, e.getCause());
+        }
+    }
+
+    /** The listing being made of {@code id} (ahead, or for a lookup), once made; null when none is being made. */
+    private Listing pending(String id) throws IOException {
+        CompletableFuture<Listing> f = listing.get(id);
+        return f == null ? null : await(f, id);
+    }
+
+    /**
+     * Lists a folder whole (at most {@code maxEntries}), keeps the listing and completes {@code mine} with it (null
+     * when it was not kept: too large, or something changed through the mount meanwhile).
+     */
+    private Listing runListing(String bucket, String prefix, String id, CompletableFuture<Listing> mine, int maxEntries)
+            throws IOException {
         try {
             long gen = generation.get();
             long at = System.nanoTime();
@@ -199,9 +234,12 @@ final class Folders {
                 ListPage p = reader.list(new ListRequest(bucket, prefix, "/", token, ListRequest.DEFAULT_MAX_KEYS));
                 addEntries(bucket, prefix, p, entries);
                 token = p.nextToken();
-            } while (token != null && entries.size() <= MAX_CACHED_ENTRIES);
-            keep(id, entries, at, gen);
-            Listing l = token == null ? kept(id) : null;
+            } while (token != null && entries.size() <= maxEntries);
+            Listing l = null;
+            if (token == null) {
+                keep(id, entries, at, gen);
+                l = kept(id);
+            }
             mine.complete(l);
             return l;
         } catch (IOException | RuntimeException e) {
@@ -209,6 +247,60 @@ final class Folders {
             throw e;
         } finally {
             listing.remove(id, mine);
+        }
+    }
+
+    /**
+     * A reader listed {@code prefix} (a walker, {@code ls}, {@code find}): its subfolders not kept yet are listed
+     * ahead, {@link #AHEAD_CONCURRENCY} at once, the first {@link #AHEAD_FOLDERS} of them, each only when it is
+     * small ({@link #AHEAD_ENTRIES}); a walker then finds them kept instead of waiting for one LIST after another.
+     * Listings made ahead list nothing further ahead themselves: the walker's next readdir does, one level on.
+     */
+    private void listAhead(String bucket, String prefix, List<Entry> entries) {
+        if (ttlNanos <= 0 || ahead == null) {
+            return;
+        }
+        int n = 0;
+        long now = System.nanoTime();
+        for (Entry e : entries) {
+            if (e.meta() != null || !usable(e.name())) {
+                continue;
+            }
+            if (++n > AHEAD_FOLDERS) {
+                return;
+            }
+            String sub = prefix + e.name() + "/";
+            String id = folderId(bucket, sub);
+            Listing l = kept(id);
+            if (l != null && fresh(l, now)) {
+                continue;
+            }
+            CompletableFuture<Listing> mine = new CompletableFuture<>();
+            if (listing.putIfAbsent(id, mine) != null) {
+                continue;
+            }
+            try {
+                ahead.execute(() -> {
+                    try {
+                        aheadPermits.acquire();
+                    } catch (InterruptedException closing) {
+                        mine.complete(null);
+                        listing.remove(id, mine);
+                        return;
+                    }
+                    try {
+                        runListing(bucket, sub, id, mine, AHEAD_ENTRIES);
+                    } catch (IOException | RuntimeException failed) {
+                        // a reader that gets there lists it itself
+                    } finally {
+                        aheadPermits.release();
+                    }
+                });
+            } catch (RejectedExecutionException closing) {
+                mine.complete(null);
+                listing.remove(id, mine);
+                return;
+            }
         }
     }
 
@@ -468,10 +560,18 @@ final class Folders {
                 String prefix = loc.prefix();
                 String id = folderId(loc.bucket(), prefix);
                 Listing kept = started ? null : kept(id);
+                if (!started && (kept == null || !fresh(kept, System.nanoTime()))) {
+                    try {
+                        kept = pending(id); // being listed ahead: the same LIST serves this reader
+                    } catch (IOException failed) {
+                        kept = null; // listed here instead
+                    }
+                }
                 if (kept != null && fresh(kept, System.nanoTime())) {
                     entries.addAll(kept.entries());
                     last = true;
                     gathered = null;
+                    listAhead(loc.bucket(), prefix, kept.entries());
                 } else {
                     ListPage p = reader.list(new ListRequest(loc.bucket(), prefix, "/", token, ListRequest.DEFAULT_MAX_KEYS));
                     addEntries(loc.bucket(), prefix, p, entries);
@@ -483,6 +583,7 @@ final class Folders {
                             gathered = null;
                         } else if (last) {
                             keep(id, gathered, listedAt, gen);
+                            listAhead(loc.bucket(), prefix, gathered);
                             gathered = null;
                         }
                     }

@@ -106,7 +106,7 @@ public final class Mount implements AutoCloseable {
                     + System.getProperty("os.name") + " " + System.getProperty("os.arch") + ").");
         }
         builder.setLibraryPath(lib.toString());
-        fs = new FerryFs(builder.errno(), config, tier, cache, writeBack, buckets, spool);
+        fs = new FerryFs(builder.errno(), config, tier, cache, writeBack, buckets, spool, fetchers);
         List<String> options = new ArrayList<>(List.of("fsname=ferry", "subtype=ferry", "attr_timeout=" + kernelTimeout(config),
                 "entry_timeout=" + kernelTimeout(config), "negative_timeout=0"));
         if (config.readOnly()) {
