@@ -277,6 +277,24 @@ public final class CachingStore extends ForwardingObjectStore {
         return new TrustedVersions(copy);
     }
 
+    /**
+     * Metadata a listing gave (a LIST names each object's size and ETag), remembered as a HEAD's answer would
+     * be, fresh for the metadata TTL: a reader of a listed object then sends no HEAD before its GET. An entry
+     * that is still fresh is kept (a HEAD or a write since the LIST was sent may be newer than the listing).
+     */
+    public void listed(ObjectMeta meta) {
+        if (passThrough) {
+            return;
+        }
+        long now = clock.nanoTime();
+        MetaEntry m = metadata.get(meta.key());
+        if (m != null && fresh(meta.key(), m, now)) {
+            return;
+        }
+        metadata.put(meta.key(), new MetaEntry(meta, now));
+        blockIndex.dropVersionsOtherThan(meta.key(), meta.etag());
+    }
+
     /** The metadata the cache holds for {@code key} when it is version {@code etag}, however old; null otherwise. */
     public ObjectMeta knownMeta(ObjectKey key, String etag) {
         MetaEntry m = metadata.get(key);

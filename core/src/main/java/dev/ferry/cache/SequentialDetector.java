@@ -15,6 +15,17 @@ import java.util.Map;
  * reaches {@code minStreak} reads, the next {@code blocksAhead} blocks past the frontier are due, each
  * handed out once. At most {@code capacity} objects are tracked, least recently read forgotten first.
  *
+ * <p>Two reader patterns are told apart from random reads:
+ * <ul>
+ *   <li><b>Footer first.</b> Zip (and so npz), Parquet and HDF5 readers read an index at the end of the file, then
+ *       the file from its start. A read of the last block that does not continue the streak leaves the frontier
+ *       and the streak as they were, so the reader that then starts at block 0 is as sequential as one that never
+ *       looked at the end (before, the frontier jumped to the end and every later read counted as a re-read).
+ *   <li><b>Whole small objects.</b> An object of at most {@code wholeBlocks} blocks (0: none) is due whole at its
+ *       first read, wherever it starts, less the blocks that read asks for at either end: a reader of a small file
+ *       almost always reads all of it, and the blocks then arrive in parallel instead of one run after another.
+ * </ul>
+ *
  * <p>Thread-safe (one lock, held for a map lookup).
  */
 final class SequentialDetector {
@@ -25,6 +36,7 @@ final class SequentialDetector {
         long frontier = -1;
         int streak;
         long scheduledUpTo = -1;
+        boolean seen;
     }
 
     /** Blocks {@code from} to {@code to} (inclusive) are to be read ahead. */
@@ -34,9 +46,14 @@ final class SequentialDetector {
     private final int minStreak;
     private final int window;
     private final int blocksAhead;
+    private final int wholeBlocks;
     private final Map<Version, State> states;
 
     SequentialDetector(int minStreak, int window, int blocksAhead, int capacity) {
+        this(minStreak, window, blocksAhead, capacity, 0);
+    }
+
+    SequentialDetector(int minStreak, int window, int blocksAhead, int capacity, int wholeBlocks) {
         if (minStreak < 1 || window < 0 || blocksAhead < 1 || capacity < 1) {
             throw new IllegalArgumentException("need minStreak >= 1, window >= 0, blocksAhead >= 1, capacity >= 1: "
                     + minStreak + ", " + window + ", " + blocksAhead + ", " + capacity);
@@ -44,6 +61,7 @@ final class SequentialDetector {
         this.minStreak = minStreak;
         this.window = window;
         this.blocksAhead = blocksAhead;
+        this.wholeBlocks = Math.max(0, wholeBlocks);
         this.states = new LinkedHashMap<>(64, 0.75f, true) {
             @Override
             protected boolean removeEldestEntry(Map.Entry<Version, State> eldest) {
@@ -58,22 +76,35 @@ final class SequentialDetector {
      */
     synchronized Ahead observe(ObjectKey key, String etag, long first, long last, long lastBlock) {
         State s = states.computeIfAbsent(new Version(key, etag), v -> new State());
+        Ahead whole = null;
+        if (!s.seen) {
+            s.seen = true;
+            if (lastBlock < wholeBlocks) {
+                s.scheduledUpTo = lastBlock;
+                long from = first == 0 ? last + 1 : 0;
+                long to = last == lastBlock ? first - 1 : lastBlock;
+                whole = from <= to ? new Ahead(from, to) : null;
+            }
+        }
         if (last <= s.frontier) {
-            return null; // behind the frontier: a re-read
+            return whole; // behind the frontier: a re-read
         }
         boolean near = s.frontier < 0 ? first == 0 : first >= s.frontier + 1 - window && first <= s.frontier + 1 + window;
+        if (!near && last == lastBlock && first > 0) {
+            return whole; // a footer (zip, Parquet, HDF5 index) read before the body: not where the reader goes next
+        }
         s.streak = near ? s.streak + 1 : 1;
         s.frontier = last;
         if (!near) {
-            s.scheduledUpTo = last;
+            s.scheduledUpTo = Math.max(s.scheduledUpTo, last);
         }
         if (s.streak < minStreak) {
-            return null;
+            return whole;
         }
         long from = Math.max(s.frontier, s.scheduledUpTo) + 1;
         long to = Math.min(lastBlock, s.frontier + blocksAhead);
         if (from > to) {
-            return null;
+            return whole;
         }
         s.scheduledUpTo = to;
         return new Ahead(from, to);

@@ -22,7 +22,11 @@ import org.slf4j.LoggerFactory;
  * <p>Settings ({@link Config}), defaults in brackets: {@code minStreak} [2] reads moving forward before
  * reading ahead; {@code window} [16] blocks a read may start from the furthest block read and still count as
  * sequential; {@code blocksAhead} [16] blocks kept ahead of the furthest block read (64 MiB of 4 MiB blocks);
- * {@code budgetBytes} [256 MiB] fetched ahead at once, in the whole process; {@code trackedObjects} [4096].
+ * {@code budgetBytes} [256 MiB] fetched ahead at once, in the whole process; {@code trackedObjects} [4096];
+ * {@code wholeBlocks} [0: off] objects of at most this many blocks are fetched whole at their first read, in
+ * parallel (the mount sets it to {@code blocksAhead}: a small file is read whole by nearly every reader). A read of
+ * an object's last block before its body (a footer) does not spoil the sequential reader that follows; see
+ * {@link SequentialDetector}.
  *
  * <p>Thread-safe.
  */
@@ -30,8 +34,13 @@ public final class SequentialReadAhead implements CachingStore.ReadObserver {
     private static final Logger LOG = LoggerFactory.getLogger(SequentialReadAhead.class);
 
     /** Settings; see the class comment. */
-    public record Config(int minStreak, int window, int blocksAhead, long budgetBytes, int trackedObjects) {
-        public static final Config DEFAULT = new Config(2, 16, 16, 256L << 20, 4096);
+    public record Config(int minStreak, int window, int blocksAhead, long budgetBytes, int trackedObjects, int wholeBlocks) {
+        public static final Config DEFAULT = new Config(2, 16, 16, 256L << 20, 4096, 0);
+
+        /** Settings that fetch no object whole at its first read. */
+        public Config(int minStreak, int window, int blocksAhead, long budgetBytes, int trackedObjects) {
+            this(minStreak, window, blocksAhead, budgetBytes, trackedObjects, 0);
+        }
 
         public Config {
             if (minStreak < 1) {
@@ -49,6 +58,9 @@ public final class SequentialReadAhead implements CachingStore.ReadObserver {
             if (trackedObjects < 1) {
                 throw new IllegalArgumentException("trackedObjects must be positive: " + trackedObjects);
             }
+            if (wholeBlocks < 0) {
+                throw new IllegalArgumentException("wholeBlocks is negative: " + wholeBlocks);
+            }
         }
     }
 
@@ -64,7 +76,8 @@ public final class SequentialReadAhead implements CachingStore.ReadObserver {
         this.cache = cache;
         this.config = config;
         this.executor = executor;
-        this.detector = new SequentialDetector(config.minStreak(), config.window(), config.blocksAhead(), config.trackedObjects());
+        this.detector = new SequentialDetector(config.minStreak(), config.window(), config.blocksAhead(), config.trackedObjects(),
+                config.wholeBlocks());
     }
 
     /** Reads ahead of the sequential readers of {@code cache}, fetching on {@code executor}. */

@@ -41,11 +41,13 @@ public final class TierSettings {
                     + "(the daemon answers 503 ServiceUnavailable), e.g. 10s (default) or 500ms. Writes too: a DELETE's answer, "
                     + "a PUT's once the store stops taking its body.");
     public static final Setting<Duration> METADATA_TTL = Setting.flag("metadata-ttl", "DURATION", Codec.DURATION, "60s",
-            "How long an object's size and ETag are trusted before a read (or an open) asks the object store again (default 60s; "
-                    + "0: every read asks). A job registered with the daemon has its manifest versions trusted while it is registered.");
+            "How long an object's size and ETag (from a listing or a HEAD) are trusted before a read, a lookup or an open asks the "
+                    + "object store again; the mount's kernel keeps names and attributes as long (default 60s; 0: every read asks). A job "
+                    + "registered with the daemon has its manifest versions trusted while it is registered.");
     /** ferry mount's only, so far: the daemon reads a fixed 16 blocks ahead ({@code SequentialReadAhead.Config.DEFAULT}). */
     public static final Setting<Long> READ_AHEAD = Setting.flag("read-ahead", "SIZE", Codec.SIZE, "64MiB",
-            "How far ahead of a sequential reader to fetch, one ranged GET per block, in parallel (default 64MiB; 0: off).");
+            "How far ahead of a sequential reader to fetch, one ranged GET per block, in parallel; a file of at most this size is "
+                    + "fetched whole at its first read (default 64MiB; 0: off).");
 
     /** The rows every command that runs a tier stack has. */
     public static final List<Setting<?>> ROWS = List.of(UPSTREAM, STORE_ROOT, CACHE_SIZE, BLOCK_SIZE, VERIFY, WRITE_BACK_QUOTA,

@@ -113,6 +113,50 @@ class SequentialReadAheadTest {
     }
 
     @Test
+    void footerThenBody_readsAheadAsASequentialReaderDoes() throws IOException {
+        SequentialReadAhead ahead = SequentialReadAhead.attach(cache, new SequentialReadAhead.Config(2, 16, 4, 1L << 30, 16), Runnable::run);
+        readBlock(BLOCKS - 1); // a zip's or Parquet's index, read first
+        for (long i = 0; i < 10; i++) {
+            readBlock(i);
+        }
+        // as without the footer read: block 1 fetches 2-5 ahead, block k (2..9) fetches k+4
+        assertThat(ahead.scheduledBlocks()).isEqualTo(12);
+        assertThat(cache.stats().misses()).as("the footer and blocks 0 and 1").isEqualTo(3);
+        assertThat(tracking.count(Op.GET)).isEqualTo(15);
+    }
+
+    @Test
+    void jumpToTheEndMidRead_doesNotStopTheReadAhead() throws IOException {
+        SequentialReadAhead ahead = SequentialReadAhead.attach(cache, new SequentialReadAhead.Config(2, 2, 4, 1L << 30, 16), Runnable::run);
+        readBlock(0);
+        readBlock(1); // 2-5 ahead
+        readBlock(BLOCKS - 1);
+        readBlock(2); // 6 ahead
+        assertThat(ahead.scheduledBlocks()).isEqualTo(5);
+    }
+
+    @Test
+    void smallObject_isFetchedWholeAtItsFirstRead_inParallelBlocks_wherEverItStarts() throws IOException {
+        // 40 blocks, at most 40 whole: the first read (the last block, a footer) makes every other block due at once
+        SequentialReadAhead ahead = SequentialReadAhead.attach(cache, new SequentialReadAhead.Config(2, 16, 4, 1L << 30, 16, BLOCKS),
+                Runnable::run);
+        readBlock(BLOCKS - 1);
+        assertThat(ahead.scheduledBlocks()).isEqualTo(BLOCKS - 1);
+        assertThat(cache.readBytes(key, null)).isEqualTo(bytes);
+        assertThat(gets()).as("one ranged GET per block, each once").hasSize(BLOCKS).allSatisfy(r -> assertThat(r.length()).isEqualTo(BLOCK));
+        assertThat(ahead.scheduledBlocks()).as("nothing more is due").isEqualTo(BLOCKS - 1);
+    }
+
+    @Test
+    void objectLargerThanTheWholeThreshold_isNotFetchedWhole() throws IOException {
+        SequentialReadAhead ahead = SequentialReadAhead.attach(cache, new SequentialReadAhead.Config(2, 2, 4, 1L << 30, 16, BLOCKS - 1),
+                Runnable::run);
+        readBlock(BLOCKS - 1);
+        readBlock(17);
+        assertThat(ahead.scheduledBlocks()).isZero();
+    }
+
+    @Test
     void budget_boundsBytesFetchedAhead_andBlocksLeftOutAreDueAgainLater() throws IOException {
         Queue<Runnable> held = new ArrayDeque<>();
         Executor holding = held::add;

@@ -41,6 +41,8 @@ import org.cryptomator.jfuse.api.TimeSpec;
  * (files being written, truncate, delete, rename); a failure becomes an errno in one place, {@link Errnos}.
  *
  * <ul>
+ *   <li><b>Listings are the metadata</b> ({@link Folders}): a file its folder's listing described is stat'ed and
+ *       opened with no HEAD, at the listed size and ETag; a prefix is a folder on direct lookup.
  *   <li><b>Read-ahead</b> is the local tier's ({@link dev.ferry.cache.SequentialReadAhead}, attached by {@link Mount}):
  *       it sees the blocks every read asks for, whichever handle reads.
  *   <li><b>No local tier</b> ({@code cache-size 0}, over a ferry daemon): reads, pinned by ETag, go to the daemon,
@@ -75,15 +77,20 @@ final class FerryFs implements FuseOperations {
      * {@code cache} the local tier or null; {@code writeBack} null with write-through.
      */
     FerryFs(Errno errno, MountConfig config, ObjectStore tier, CachingStore cache, WriteBackStore writeBack, BucketOperations buckets,
-            Path spoolDir) throws IOException {
+            Path spoolDir, java.util.concurrent.Executor listers) throws IOException {
         this.errno = errno;
         this.config = config;
         this.cache = cache;
         this.reader = writeBack != null ? writeBack : tier;
         this.attrs = new Attrs(config.readOnly());
-        this.folders = new Folders(reader, buckets, writeBack, attrs);
+        this.folders = new Folders(reader, config.metadataTtl(), listers, buckets, writeBack, attrs);
         this.reads = new Reads(reader, cache, writeBack);
         this.writes = new Writes(reader, tier, writeBack, folders, reads, spoolDir, config.flushTimeout());
+    }
+
+    /** Reads of open files the kernel asked the mount for (its page cache held the rest). */
+    long fileReads() {
+        return reads.reads();
     }
 
     /** Runs {@code call}; a store failure becomes {@code -errno} (see {@link Errnos#fail}), naming {@code what} and {@code path}. */
@@ -149,6 +156,15 @@ final class FerryFs implements FuseOperations {
             Writes.WriteHandle w = writes.writing(path);
             if (w != null) {
                 attrs.file(stat, w.size(), Instant.now());
+                return 0;
+            }
+            Folders.Entry listed = folders.listed(loc);
+            if (listed != null) {
+                if (listed.meta() == null) {
+                    attrs.dir(stat);
+                } else {
+                    attrs.file(stat, listed.meta().size(), listed.meta().lastModified());
+                }
                 return 0;
             }
             try {
@@ -268,7 +284,19 @@ final class FerryFs implements FuseOperations {
             return 0;
         }
         return call("open", path, () -> {
-            Reads.Handle h = reads.open(path, reader.head(loc.object()));
+            Folders.Entry listed = folders.listed(loc);
+            ObjectMeta meta;
+            if (listed != null && listed.meta() != null) {
+                meta = listed.meta();
+                if (cache != null) {
+                    cache.listed(meta); // the tier's reads (and read-ahead, after the close too) then send no HEAD
+                    ObjectMeta known = cache.freshMeta(loc.object());
+                    meta = known != null ? known : meta; // a HEAD or write since may know a newer version
+                }
+            } else {
+                meta = reader.head(loc.object());
+            }
+            Reads.Handle h = reads.open(path, meta);
             register(h, fi);
             FileInfoBits.set(fi, h.keepCache, h.directIo());
             return 0;

@@ -90,9 +90,9 @@ public final class Mount implements AutoCloseable {
                     + System.getProperty("os.name") + " " + System.getProperty("os.arch") + ").");
         }
         builder.setLibraryPath(lib.toString());
-        fs = new FerryFs(builder.errno(), config, tier, tiers.cache(), tiers.writeBack(), buckets, spool);
-        List<String> options = new ArrayList<>(List.of("fsname=ferry", "subtype=ferry", "attr_timeout=1", "entry_timeout=1",
-                "negative_timeout=0"));
+        fs = new FerryFs(builder.errno(), config, tier, tiers.cache(), tiers.writeBack(), buckets, spool, fetchers);
+        List<String> options = new ArrayList<>(List.of("fsname=ferry", "subtype=ferry", "attr_timeout=" + kernelTimeout(config),
+                "entry_timeout=" + kernelTimeout(config), "negative_timeout=0"));
         if (config.readOnly()) {
             options.add("ro");
         }
@@ -111,14 +111,29 @@ public final class Mount implements AutoCloseable {
     }
 
     /**
+     * How long the kernel keeps a name and its attributes without asking the mount again ({@code entry_timeout},
+     * {@code attr_timeout}): {@code metadata-ttl}, the time the mount itself trusts a listing or a HEAD. S3 objects
+     * are immutable per ETag and the store's listings are the metadata (see {@link Folders}), so a shorter kernel
+     * timeout would only repeat lookups whose answer the mount already holds (a cold epoch over small files paid a
+     * lookup per file); a change made behind the mount's back is seen within about twice {@code metadata-ttl}
+     * (the kernel's clock starts at its lookup). Changes made through the mount update the kernel's view at once.
+     * Names not found are not kept ({@code negative_timeout=0}): a file created upstream is found at its first lookup.
+     */
+    static String kernelTimeout(MountConfig config) {
+        return String.format(java.util.Locale.ROOT, "%.3f", config.metadataTtl().toMillis() / 1000.0);
+    }
+
+    /**
      * The mount's read-ahead is the daemon's ({@link SequentialReadAhead}): sequential readers of an object, over
      * every handle, get the next {@code read-ahead} bytes fetched in parallel, one ranged GET per block, within one
-     * budget of bytes in flight.
+     * budget of bytes in flight; a file of at most {@code read-ahead} bytes is fetched whole at its first read (most
+     * readers of a small file read it all: npz, images, Parquet footers then bodies), and a read of a file's last
+     * block before its body (a footer) does not keep the read-ahead from starting when the body is read.
      */
     static SequentialReadAhead.Config readAheadConfig(MountConfig config) {
         int blocks = (int) Math.max(1, Math.min(1024, (config.readAhead() + config.blockSize() - 1) / config.blockSize()));
         SequentialReadAhead.Config d = SequentialReadAhead.Config.DEFAULT;
-        return new SequentialReadAhead.Config(d.minStreak(), d.window(), blocks, d.budgetBytes(), d.trackedObjects());
+        return new SequentialReadAhead.Config(d.minStreak(), d.window(), blocks, d.budgetBytes(), d.trackedObjects(), blocks);
     }
 
     /** Keys from the environment; a ferry daemon on this machine without them takes placeholders, as the CLI's clients do. */
@@ -166,6 +181,11 @@ public final class Mount implements AutoCloseable {
     /** Blocks fetched ahead of sequential readers so far (handed to the fetchers). */
     public long readAheadBlocks() {
         return tiers.readAhead() == null ? 0 : tiers.readAhead().scheduledBlocks();
+    }
+
+    /** Reads of files the kernel asked the mount for so far: those its page cache could not answer. */
+    public long fileReads() {
+        return fs.fileReads();
     }
 
     /** Unmounts, waits up to flush-timeout for pending uploads (what is left resumes at the next start), closes the tiers. */

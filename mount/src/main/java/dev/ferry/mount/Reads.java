@@ -12,6 +12,7 @@ import java.io.InputStream;
 import java.nio.ByteBuffer;
 import java.util.HashMap;
 import java.util.Map;
+import java.util.concurrent.atomic.LongAdder;
 
 /**
  * Files open for reading, each pinned to the version it opened.
@@ -36,6 +37,7 @@ final class Reads {
     private final CachingStore cache;
     private final WriteBackStore writeBack;
     private final Map<String, PageState> pages = new HashMap<>();
+    private final LongAdder reads = new LongAdder();
 
     /** {@code cache} null: no local tier; {@code writeBack} null: write-through. */
     Reads(ObjectStore reader, CachingStore cache, WriteBackStore writeBack) {
@@ -90,6 +92,11 @@ final class Reads {
         return new Handle(meta, keep || state == null, state, cache == null ? null : cache.pinVersion(meta));
     }
 
+    /** Reads the kernel asked for so far (what its page cache did not hold). */
+    long reads() {
+        return reads.sum();
+    }
+
     void release(Handle h) {
         if (h.pin != null) {
             h.pin.close();
@@ -116,6 +123,7 @@ final class Reads {
 
     /** Reads up to {@code count} bytes at {@code offset} of the handle's version into {@code buf}; the bytes read. */
     int read(Handle h, ByteBuffer buf, long count, long offset) throws IOException {
+        reads.increment();
         long size = h.meta.size();
         if (offset >= size || count <= 0) {
             return 0;

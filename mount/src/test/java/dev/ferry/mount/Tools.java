@@ -77,7 +77,12 @@ final class Tools {
         return r.output();
     }
 
-    /** Starts a mount process and waits until the mountpoint answers. */
+    /**
+     * Starts a mount process and waits until the mountpoint answers and the process says it is mounted: until then
+     * its main thread may be in jfuse's mount probe (a stat of its own mountpoint), and a SIGKILL there leaves that
+     * thread waiting on a FUSE connection whose server is gone, which holds the connection open (the process a
+     * zombie, the mountpoint hung rather than stale) until it is aborted through fusectl.
+     */
     static Process startMount(List<String> command, Path mountpoint) throws IOException, InterruptedException {
         Process p = new ProcessBuilder(command).redirectErrorStream(true)
                 .redirectOutput(mountpoint.resolveSibling(mountpoint.getFileName() + ".log").toFile()).start();
@@ -87,7 +92,8 @@ final class Tools {
                 throw new AssertionError("the mount process exited " + p.exitValue() + ": "
                         + Files.readString(mountpoint.resolveSibling(mountpoint.getFileName() + ".log")));
             }
-            if (FuseCheck.isMounted(mountpoint) && Files.isDirectory(mountpoint.resolve("data"))) {
+            if (FuseCheck.isMounted(mountpoint) && Files.isDirectory(mountpoint.resolve("data"))
+                    && Files.readString(mountpoint.resolveSibling(mountpoint.getFileName() + ".log")).contains("ferry: mounted")) {
                 return p;
             }
             Thread.sleep(100);

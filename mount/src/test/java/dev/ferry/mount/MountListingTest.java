@@ -1,0 +1,225 @@
+package dev.ferry.mount;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.ferry.embedded.CloudProfile;
+import dev.ferry.embedded.EmbeddedStore;
+import dev.ferry.s3.S3Credentials;
+import dev.ferry.s3.S3ObjectStore;
+import dev.ferry.s3.S3StoreConfig;
+import dev.ferry.store.ObjectKey;
+import dev.ferry.store.PutBody;
+import dev.ferry.store.chain.MeterSnapshot;
+import dev.ferry.store.chain.MeteredStore.Op;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.Random;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInstance;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Small files and folders through a real mount over a real S3 server (the embedded store, s3proxy over a folder,
+ * as {@code ferry store} serves it), counting the mount's requests to the store: listings are the metadata (no HEAD
+ * per file, one LIST per folder), a listed file costs one GET, a prefix is a folder on direct lookup, the kernel's
+ * page cache outlives an unchanged file's reopen, and small or footer-first files are read ahead. Counts, never
+ * times: what is fast is the benchmark's to show (scripts/bench-mount-small).
+ */
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
+class MountListingTest {
+    static final int BLOCK = 1 << 20;
+    static final int FOLDERS = 4;
+    static final int FILES = 25;
+
+    Path tmp;
+    Path data;
+    EmbeddedStore store;
+    Path mp;
+    Mount mount;
+
+    @BeforeAll
+    void mountTheStore(@TempDir Path dir) throws IOException {
+        Tools.requireFuse();
+        tmp = dir;
+        data = Files.createDirectories(dir.resolve("store/data"));
+        Random random = new Random(27);
+        for (int d = 0; d < FOLDERS; d++) {
+            Path folder = Files.createDirectories(data.resolve("tree/d" + d));
+            for (int f = 0; f < FILES; f++) {
+                Files.write(folder.resolve("f" + f + ".bin"), bytes(random, 1 + random.nextInt(40 << 10)));
+            }
+        }
+        // valid/ is listed by the store only as a prefix of dlio/; deep/ keeps dlio/ out of what is listed ahead
+        Files.createDirectories(data.resolve("deep/dlio/valid"));
+        Files.write(Files.createDirectories(data.resolve("deep/dlio/train")).resolve("a.npz"), bytes(random, 1000));
+        Path npz = Files.createDirectories(data.resolve("npz"));
+        Files.write(npz.resolve("large.npz"), bytes(random, 12 * BLOCK + 777)); // 13 blocks: more than the read-ahead
+        Files.write(npz.resolve("small.npz"), bytes(random, 3 * BLOCK + 555)); // 4 blocks: within the read-ahead
+        Files.write(Files.createDirectories(data.resolve("again")).resolve("x.bin"), bytes(random, 50_000));
+        store = EmbeddedStore.start(dir.resolve("store"), 0, CloudProfile.none());
+        mp = Files.createDirectories(dir.resolve("mp"));
+        mount = Mount.start(config(mp, "cache", Map.of()), s -> { });
+    }
+
+    static byte[] bytes(Random random, int n) {
+        byte[] b = new byte[n];
+        random.nextBytes(b);
+        return b;
+    }
+
+    MountConfig config(Path mountpoint, String cache, Map<String, String> extra) {
+        Map<String, String> s = new HashMap<>(Map.of("mountpoint", mountpoint.toString(), "upstream", store.endpoint().toString(),
+                "cache-dir", tmp.resolve(cache).toString(), "block-size", "1MiB", "cache-size", "1GiB", "read-ahead", "4MiB"));
+        s.putAll(extra);
+        return MountConfig.from(s);
+    }
+
+    @AfterAll
+    void unmount() throws IOException {
+        if (mount != null) {
+            mount.close();
+        }
+        if (store != null) {
+            store.close();
+        }
+    }
+
+    static long delta(MeterSnapshot before, MeterSnapshot after, Op op) {
+        return after.requests(op) - before.requests(op);
+    }
+
+    /** Runs a Python program with the mount's and the store's folders as argv[1] and argv[2]; its output. */
+    String python(Path mountpoint, String program) throws Exception {
+        Path script = Files.createTempFile(tmp, "t", ".py");
+        Files.writeString(script, "import os, sys, hashlib\nmp, store = sys.argv[1], sys.argv[2]\n" + program);
+        return Tools.sh("python3 '" + script + "' '" + mountpoint + "' '" + data.getParent() + "'");
+    }
+
+    /** Waits (up to 30 s) until the mount has sent {@code expected} LISTs, for those made ahead; the count then. */
+    static long lists(Mount m, long expected) throws InterruptedException {
+        long deadline = System.nanoTime() + 30_000_000_000L;
+        while (m.meter().requests(Op.LIST) < expected && System.nanoTime() < deadline) {
+            Thread.sleep(50);
+        }
+        Thread.sleep(200); // and none more
+        return m.meter().requests(Op.LIST);
+    }
+
+    @Test
+    void walkAndStatOfATree_listEachFolderOnce_aheadOfTheWalker_andSendNoHead() throws Exception {
+        Path mp2 = Files.createDirectories(tmp.resolve("mp-walk"));
+        try (Mount walking = Mount.start(config(mp2, "cache-walk", Map.of()), s -> { })) {
+            String out = python(mp2, """
+                    os.listdir(os.path.join(mp, 'data'))
+                    n = 0
+                    for _ in range(2):  # the second walk: the folders' kept listings
+                        for top, dirs, files in os.walk(os.path.join(mp, 'data/tree')):
+                            for f in files:
+                                rel = os.path.relpath(os.path.join(top, f), mp)
+                                assert os.stat(os.path.join(mp, rel)).st_size == os.stat(os.path.join(store, rel)).st_size, rel
+                                n += 1
+                    print(n)
+                    """);
+            assertThat(out.trim()).isEqualTo(Integer.toString(2 * FOLDERS * FILES));
+            // data/; ahead of the walker its folders tree/, deep/, npz/, again/; then ahead of it tree/'s folders
+            long expected = 1 + 4 + FOLDERS;
+            assertThat(lists(walking, expected)).as("each folder listed once, by the walker or ahead of it").isEqualTo(expected);
+            assertThat(walking.meter().requests(Op.HEAD)).as("sizes come from the listing").isZero();
+        }
+    }
+
+    @Test
+    void coldReadsOfListedFiles_costOneGetEach_andNoHead() throws Exception {
+        Tools.sh("find '" + mp + "/data/tree' >/dev/null");
+        MeterSnapshot before = mount.meter();
+        String out = python(mp, """
+                from concurrent.futures import ThreadPoolExecutor
+                paths = [os.path.join(top, f) for top, _, fs in os.walk(os.path.join(store, 'data/tree')) for f in fs]
+                def same(p):
+                    with open(p, 'rb') as a, open(os.path.join(mp, os.path.relpath(p, store)), 'rb') as b:
+                        return a.read() == b.read()
+                with ThreadPoolExecutor(8) as pool:
+                    print(sum(pool.map(same, paths)))
+                """);
+        MeterSnapshot after = mount.meter();
+        assertThat(out.trim()).as("files read through the mount equal to the store's").isEqualTo(Integer.toString(FOLDERS * FILES));
+        assertThat(delta(before, after, Op.HEAD)).as("the listing's ETag is the version read").isZero();
+        assertThat(delta(before, after, Op.GET)).as("one GET per small file").isEqualTo(FOLDERS * FILES);
+    }
+
+    @Test
+    void aPrefixWithNothingUnderIt_isAFolderOnDirectLookup_withoutListingItsParent() throws Exception {
+        String out = python(mp, """
+                d = os.path.join(mp, 'data/deep/dlio/valid')
+                print(os.path.isdir(d), os.listdir(d), os.path.exists(os.path.join(mp, 'data/deep/dlio/vali')))
+                os.makedirs(d, exist_ok=True)  # what DLIO does; it crashed on ENOENT
+                print(os.path.isfile(os.path.join(mp, 'data/deep/dlio/train/a.npz')))
+                """);
+        assertThat(out).isEqualTo("True [] False\nTrue\n");
+    }
+
+    @Test
+    void reopeningAnUnchangedFile_keepsTheKernelsPages_evenAfterTheMetadataTtl_andAChangedOneDropsThem() throws Exception {
+        Path mp2 = Files.createDirectories(tmp.resolve("mp-ttl"));
+        try (Mount short1 = Mount.start(config(mp2, "cache-ttl", Map.of("metadata-ttl", "1s")), s -> { })) {
+            Path file = mp2.resolve("data/again/x.bin");
+            Tools.sh("ls '" + mp2 + "/data' '" + mp2 + "/data/again' >/dev/null");
+            assertThat(Files.readAllBytes(file)).isEqualTo(Files.readAllBytes(data.resolve("again/x.bin")));
+            long reads = short1.fileReads();
+            assertThat(Files.readAllBytes(file)).isEqualTo(Files.readAllBytes(data.resolve("again/x.bin")));
+            assertThat(short1.fileReads()).as("reopened within the TTL: the page cache answers").isEqualTo(reads);
+
+            Thread.sleep(1500); // past the metadata TTL (and the kernel's attribute timeout, the same)
+            MeterSnapshot before = short1.meter();
+            assertThat(Files.readAllBytes(file)).isEqualTo(Files.readAllBytes(data.resolve("again/x.bin")));
+            assertThat(short1.fileReads()).as("reopened after the TTL, same ETag: the page cache still answers").isEqualTo(reads);
+            assertThat(delta(before, short1.meter(), Op.HEAD)).as("revalidated by listing the folder again").isZero();
+
+            byte[] replaced = bytes(new Random(9), 70_000);
+            try (S3ObjectStore s3 = new S3ObjectStore(S3StoreConfig.endpoint(store.endpoint(), S3Credentials.PLACEHOLDER))) {
+                s3.put(ObjectKey.of("data", "again/x.bin"), PutBody.ofBytes(replaced));
+            }
+            Thread.sleep(1500);
+            assertThat(Files.readAllBytes(file)).as("the new version, whole").isEqualTo(replaced);
+            assertThat(short1.fileReads()).as("a new ETag: the kernel's pages of the old one are dropped").isGreaterThan(reads);
+        }
+    }
+
+    @Test
+    void footerThenBody_ofALargeFile_getsTheReadAhead() throws Exception {
+        long ahead = mount.readAheadBlocks();
+        String out = python(mp, """
+                p = os.path.join(mp, 'data/npz/large.npz')
+                with open(p, 'rb') as f:
+                    f.seek(-22, 2); tail = f.read(22); f.seek(0)
+                    body = b''.join(iter(lambda: f.read(1 << 20), b''))
+                print(body == open(os.path.join(store, 'data/npz/large.npz'), 'rb').read() and body[-22:] == tail)
+                """);
+        assertThat(out.trim()).isEqualTo("True");
+        assertThat(mount.readAheadBlocks() - ahead).as("blocks fetched ahead of the body read after the footer").isPositive();
+    }
+
+    @Test
+    void aSmallFile_isFetchedWholeAtItsFirstRead_oneGetPerBlock() throws Exception {
+        Tools.sh("ls '" + mp + "/data/npz' >/dev/null");
+        long ahead = mount.readAheadBlocks();
+        MeterSnapshot before = mount.meter();
+        python(mp, """
+                with open(os.path.join(mp, 'data/npz/small.npz'), 'rb') as f:
+                    f.seek(-22, 2); f.read(22)
+                """);
+        assertThat(mount.readAheadBlocks() - ahead).as("the 3 blocks before the footer's, at the footer's read").isEqualTo(3);
+        String out = python(mp, """
+                print(open(os.path.join(mp, 'data/npz/small.npz'), 'rb').read() == open(os.path.join(store, 'data/npz/small.npz'), 'rb').read())
+                """);
+        assertThat(out.trim()).isEqualTo("True");
+        MeterSnapshot after = mount.meter();
+        assertThat(delta(before, after, Op.GET)).as("each block once").isEqualTo(4);
+        assertThat(delta(before, after, Op.HEAD)).isZero();
+    }
+}
