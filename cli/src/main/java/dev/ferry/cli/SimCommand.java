@@ -234,12 +234,12 @@ final class SimCommand implements Callable<Integer> {
             planConfig = planConfig.forWorld(new World(nodes, 1, 1));
             sampled = ClusterSim.syntheticSample(dataset, shard, samplesPerShard, rate);
             result = ClusterSim.run(sampled, new ClusterSim.Config(nodes, cache, block, epochs, clusterPolicy, group, rate,
-                    planConfig, ClusterSim.TimeModel.defaults(stepMs / 1000, batchSize), Prices.AWS_S3_STANDARD, null));
+                    planConfig, ClusterSim.TimeModel.defaults(stepMs / 1000, batchSize), Prices.AWS_S3_STANDARD, null, dataset));
         } catch (IllegalArgumentException e) {
             throw new UserError(e.getMessage());
         }
         int simulatedNodes = ClusterSim.simulatedNodes(sampled, new ClusterSim.Config(nodes, cache, block, epochs, clusterPolicy, group, rate,
-                planConfig, ClusterSim.TimeModel.defaults(stepMs / 1000, batchSize), Prices.AWS_S3_STANDARD, null));
+                planConfig, ClusterSim.TimeModel.defaults(stepMs / 1000, batchSize), Prices.AWS_S3_STANDARD, null, dataset));
         List<String> advice = Advisor.partition(new Advisor.Cluster(planConfig.partition().label(), nodes, dataset, cache, false),
                 result.stream().map(e -> new Advisor.PartitionEpoch(e.epoch(), e.egressBytes(), e.readerLocalRate(), e.globalBatchShardMix(),
                         e.egressCostUsd())).toList());
