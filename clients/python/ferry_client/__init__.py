@@ -9,10 +9,10 @@ reports the training loop's waits; ``ferry_client.torch`` (needs PyTorch) is a D
 
 from .client import DEFAULT_URL, FerryClient, default_url
 from .errors import FerryConnectionError, FerryError
-from .loader import Samples, StepReporter
+from .loader import Samples, StepReporter, plan_reads
 from .placement import Placement, placement
 
 __version__ = "0.1.0"
 
 __all__ = ["DEFAULT_URL", "FerryClient", "FerryConnectionError", "FerryError", "Placement", "Samples", "StepReporter",
-           "default_url", "placement", "__version__"]
+           "default_url", "placement", "plan_reads", "__version__"]

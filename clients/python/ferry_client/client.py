@@ -103,6 +103,40 @@ def _prepare_body(data, want_hash):
     return data, length, digest.hexdigest() if want_hash else EMPTY_SHA256
 
 
+def samples_of(spans):
+    """The samples of an order's spans (:meth:`FerryClient.order_spans`), one dict per sample, in order."""
+    out = []
+    for span in spans:
+        for index, offset, length in span["samples"]:
+            out.append({"index": index, "bucket": span["bucket"], "key": span["key"], "offset": offset,
+                        "length": length, "etag": span.get("etag")})
+    return out
+
+
+def spans_of(samples):
+    """Sample dicts in order, cut into spans as the daemon does: runs of consecutive samples of one object (the
+    same bucket, key and ETag), each with the range that covers its samples. A sample without ``offset`` or
+    ``length`` (a whole object) keeps None there, and so does its span."""
+    spans = []
+    for sample in samples:
+        where = (sample["bucket"], sample["key"], sample.get("etag"))
+        entry = [sample.get("index"), sample.get("offset"), sample.get("length")]
+        last = spans[-1] if spans else None
+        if last is not None and (last["bucket"], last["key"], last.get("etag")) == where:
+            last["samples"].append(entry)
+        else:
+            last = {"bucket": where[0], "key": where[1], "etag": where[2], "samples": [entry]}
+            spans.append(last)
+    for span in spans:
+        ranges = [(o, n) for _, o, n in span["samples"]]
+        if all(o is not None and n is not None for o, n in ranges):
+            span["offset"] = min(o for o, _ in ranges)
+            span["length"] = max(o + n for o, n in ranges) - span["offset"]
+        else:
+            span["offset"] = span["length"] = None
+    return spans
+
+
 class _ThreadConnection:
     """One thread's connection; closed when the thread ends (its threading.local data goes with it)."""
 
@@ -408,19 +442,28 @@ class FerryClient:
                 payload["shuffle_block_shards"] = shuffle_block_shards
         return self._api("POST", "jobs", payload=payload)
 
-    def order(self, job, epoch, rank, worker=0, workers=1, start=0):
-        """The samples loader ``worker`` of ``workers`` of ``rank`` reads in ``epoch`` (from 1), in order, resuming
-        after ``start`` samples consumed by the whole job: a list of dicts with ``index``, ``bucket``,
-        ``key``, ``offset``, ``length`` and ``etag``. With ``workers=1`` it is the rank's whole order."""
+    def order_spans(self, job, epoch, rank, worker=0, workers=1, start=0):
+        """The order of loader ``worker`` of ``workers`` of ``rank`` in ``epoch`` (from 1), resuming after ``start``
+        samples consumed by the whole job, as spans: runs of consecutive samples of one object. Each span is a dict
+        with ``bucket``, ``key``, ``etag``, ``offset`` and ``length`` (the bytes that cover its samples) and
+        ``samples``, a list of ``[index, offset, length]`` (offsets in the object) in order. A span is read in one
+        ranged GET and cut (what :class:`ferry_client.Samples` does). With ``workers=1`` it is the rank's order."""
         if not (0 <= worker < workers):
             raise ValueError(f"worker must be in [0, {workers}), not {worker}.")
         params = [("epoch", epoch), ("rank", rank), ("worker", worker), ("workers", workers), ("start", start)]
         answer = self._api("GET", f"jobs/{uri_encode(job)}/order", params)
-        samples = answer.get("samples") if isinstance(answer, dict) else None
-        if not isinstance(samples, list):
-            raise FerryError(200, "BadResponse", 'the order answer has no "samples" list',
-                             f"GET {_API}jobs/{job}/order")
-        return samples
+        if isinstance(answer, dict) and isinstance(answer.get("spans"), list):
+            return answer["spans"]
+        if isinstance(answer, dict) and isinstance(answer.get("samples"), list):  # a daemon from before spans
+            return spans_of(answer["samples"])
+        raise FerryError(200, "BadResponse", 'the order answer has no "spans" list', f"GET {_API}jobs/{job}/order")
+
+    def order(self, job, epoch, rank, worker=0, workers=1, start=0):
+        """The samples loader ``worker`` of ``workers`` of ``rank`` reads in ``epoch`` (from 1), in order, resuming
+        after ``start`` samples consumed by the whole job: a list of dicts with ``index``, ``bucket``, ``key``,
+        ``offset``, ``length`` and ``etag`` (the spans of :meth:`order_spans`, one entry per sample). With
+        ``workers=1`` it is the rank's whole order."""
+        return samples_of(self.order_spans(job, epoch, rank, worker, workers, start))
 
     def report(self, job, rank, epoch, position, samples, waits_ms):
         """Sends a consumer's progress: ``position`` (samples the whole job consumed this epoch),

@@ -1,39 +1,122 @@
 """Reading a job's samples in plan order, and telling the daemon how long the training loop waited.
 
-``Samples`` asks the daemon for a loader worker's order and reads the samples a few ahead on a small
-thread pool, yielding them in order. ``StepReporter`` measures the wait of each training step and
+``Samples`` asks the daemon for a loader worker's order (as spans: runs of a shard's samples), reads each
+run in one ranged GET and single objects several at once, on a small thread pool, and yields the samples
+in order. ``StepReporter`` measures the wait of each training step and
 sends it to the daemon in batches, so the daemon is not asked once per step.
 """
 
-import collections
 import concurrent.futures
 import logging
 import threading
 import time
 
+from .client import samples_of
 from .errors import FerryError
 
 log = logging.getLogger("ferry_client")
 
 
+class Read:
+    """One request of a :class:`Samples` iteration: ``length`` bytes of an object from ``offset`` (both None for the
+    whole object), pinned to ``etag``, and the positions in the order of the samples it carries."""
+
+    __slots__ = ("bucket", "key", "etag", "offset", "length", "positions")
+
+    def __init__(self, bucket, key, etag, offset, length, positions):
+        self.bucket, self.key, self.etag = bucket, key, etag
+        self.offset, self.length, self.positions = offset, length, positions
+
+    def cut(self, data, sample):
+        """The bytes of ``sample`` (one of this read's) out of this read's ``data``."""
+        if self.offset is None or sample.get("offset") is None or sample.get("length") is None:
+            return data
+        at = sample["offset"] - self.offset
+        return data[at:at + sample["length"]]
+
+    def __repr__(self):
+        return f"Read({self.bucket}/{self.key} @{self.offset}+{self.length}, positions={self.positions})"
+
+
+def plan_reads(samples, window=256, max_gap=1 << 20, max_read=64 << 20):
+    """The requests that read ``samples`` (dicts in order, as :meth:`FerryClient.order` gives them), in the order
+    they are first needed.
+
+    The order is cut into windows of at least ``window`` samples, never inside a span (a run of consecutive
+    samples of one object): each span is in one window. Within a window the samples of one object (bucket, key,
+    ETag) are read together: sorted by offset, neighbours are merged into one ranged GET while the hole between
+    them is at most ``max_gap`` bytes and the read at most ``max_read`` bytes (a sample longer than that is read
+    alone). So a span of samples that lie together is one request, and so are the spans of one shard that a
+    window holds (a plan that shuffles several shards' samples together). A sample without ``offset`` and
+    ``length`` is a whole object, read alone. ``window=1`` reads each span (or each piece of it, where holes
+    are wider than ``max_gap``) on its own.
+    """
+    if not isinstance(window, int) or window < 1:
+        raise ValueError(f"window must be a positive integer, not {window!r}.")
+    reads = []
+    n = len(samples)
+    begin = 0
+    while begin < n:
+        end = begin
+        while end < n and (end - begin < window or _same_object(samples[end - 1], samples[end])):
+            end += 1
+        groups = {}
+        for pos in range(begin, end):
+            sample = samples[pos]
+            if sample.get("offset") is None or sample.get("length") is None:
+                reads.append(Read(sample["bucket"], sample["key"], sample.get("etag"), None, None, [pos]))
+                continue
+            groups.setdefault((sample["bucket"], sample["key"], sample.get("etag")), []).append(pos)
+        for (bucket, key, etag), positions in groups.items():
+            positions.sort(key=lambda p: (samples[p]["offset"], p))
+            current = None
+            for pos in positions:
+                offset, length = samples[pos]["offset"], samples[pos]["length"]
+                if current is not None:
+                    stop = current.offset + current.length
+                    if offset - stop <= max_gap and max(stop, offset + length) - current.offset <= max_read:
+                        current.length = max(stop, offset + length) - current.offset
+                        current.positions.append(pos)
+                        continue
+                current = Read(bucket, key, etag, offset, length, [pos])
+                reads.append(current)
+        begin = end
+    for read in reads:
+        read.positions.sort()
+    reads.sort(key=lambda r: r.positions[0])
+    return reads
+
+
+def _same_object(a, b):
+    return (a["bucket"], a["key"], a.get("etag")) == (b["bucket"], b["key"], b.get("etag"))
+
+
 class Samples:
     """The bytes of a loader worker's samples for one epoch, in plan order.
 
-    Epochs count from 1, as the daemon's do. The order comes from the daemon
-    (``client.order(job, epoch, rank, worker, workers, start)``) when
-    iteration starts, or from ``plan`` (a list of sample dicts with ``bucket``, ``key`` and optionally
-    ``offset``, ``length``, ``etag``) when given. Up to ``prefetch`` samples are read ahead on
-    ``threads`` threads (default ``min(prefetch, 8)``); each read names the sample's ETag, so a changed
-    object fails instead of mixing versions. With ``meta=True`` it yields ``(sample, data)`` pairs.
-    A read that fails raises its FerryError where that sample would have been yielded.
+    Epochs count from 1, as the daemon's do. The order comes from the daemon as spans
+    (``client.order_spans(job, epoch, rank, worker, workers, start)``) when iteration starts, or from ``plan``
+    (a list of sample dicts with ``bucket``, ``key`` and optionally ``offset``, ``length``, ``etag``) when given.
+
+    The samples are read in few requests (:func:`plan_reads`): the samples of one object that a window of
+    ``window`` samples holds, a run of a shard's samples above all, come in one ranged GET, cut here. Up to
+    ``prefetch`` reads are ahead of the consumer (in flight or read and not yet consumed), on ``threads``
+    threads (default ``min(prefetch, 8)``), each thread keeping its connection to the daemon alive; reads ahead
+    hold at most ``ahead_bytes`` (the read needed now is always made). Single-object samples are thus fetched
+    ``prefetch`` at a time. Each read names its ETag, so a changed object fails instead of mixing versions.
+    With ``meta=True`` it yields ``(sample, data)`` pairs. A read that fails raises its FerryError where its
+    first sample would have been yielded.
     """
 
     def __init__(self, client, job=None, epoch=1, rank=0, worker=0, workers=1, start=0, prefetch=8,
-                 threads=None, plan=None, meta=False):
+                 threads=None, plan=None, meta=False, window=256, max_gap=1 << 20, max_read=64 << 20,
+                 ahead_bytes=64 << 20):
         if plan is None and job is None:
             raise ValueError("Samples needs a job (to ask the daemon for its order) or an explicit plan.")
         if not isinstance(prefetch, int) or prefetch < 1:
             raise ValueError(f"prefetch must be a positive integer, not {prefetch!r}.")
+        if not isinstance(window, int) or window < 1:
+            raise ValueError(f"window must be a positive integer, not {window!r}.")
         self.client = client
         self.job = job
         self.epoch = epoch
@@ -44,42 +127,64 @@ class Samples:
         self.prefetch = prefetch
         self.threads = threads or min(prefetch, 8)
         self.meta = meta
+        self.window = window
+        self.max_gap = max_gap
+        self.max_read = max_read
+        self.ahead_bytes = ahead_bytes
         self._plan = list(plan) if plan is not None else None
+        self._reads = None
 
     @property
     def plan(self):
         """The sample dicts this iterator reads, in order (asked of the daemon on first use)."""
         if self._plan is None:
-            self._plan = self.client.order(self.job, self.epoch, self.rank, self.worker, self.workers,
-                                           self.start)
+            spans = self.client.order_spans(self.job, self.epoch, self.rank, self.worker, self.workers, self.start)
+            self._plan = samples_of(spans)
         return self._plan
+
+    @property
+    def reads(self):
+        """The requests an iteration makes (:func:`plan_reads` of the plan), in the order they are needed."""
+        if self._reads is None:
+            self._reads = plan_reads(self.plan, self.window, self.max_gap, self.max_read)
+        return self._reads
 
     def __len__(self):
         return len(self.plan)
 
-    def _read(self, sample):
-        return self.client.get(sample["bucket"], sample["key"], sample.get("offset"), sample.get("length"),
-                               sample.get("etag"))
+    def _fetch(self, read):
+        return self.client.get(read.bucket, read.key, read.offset, read.length, read.etag)
 
     def __iter__(self):
         plan = self.plan
+        reads = self.reads
+        read_of = [0] * len(plan)
+        for r, read in enumerate(reads):
+            for pos in read.positions:
+                read_of[pos] = r
+        left = [len(read.positions) for read in reads]
         pool = concurrent.futures.ThreadPoolExecutor(self.threads, thread_name_prefix="ferry-read")
-        ahead = collections.deque()
+        held = {}  # read -> future, from submission until its last sample is yielded
+        held_bytes = 0
+        following = 0  # the next read to submit: reads are submitted in the order they are needed
+
         try:
-            following = iter(plan)
-            for sample in following:
-                ahead.append((sample, pool.submit(self._read, sample)))
-                if len(ahead) >= self.prefetch:
-                    break
-            while ahead:
-                sample, future = ahead.popleft()
-                data = future.result()
-                nxt = next(following, None)
-                if nxt is not None:
-                    ahead.append((nxt, pool.submit(self._read, nxt)))
+            for pos, sample in enumerate(plan):
+                r = read_of[pos]
+                while following < len(reads) and (following <= r or (
+                        len(held) < self.prefetch
+                        and held_bytes + (reads[following].length or 0) <= self.ahead_bytes)):
+                    held[following] = pool.submit(self._fetch, reads[following])
+                    held_bytes += reads[following].length or 0
+                    following += 1
+                data = reads[r].cut(held[r].result(), sample)
+                left[r] -= 1
+                if not left[r]:
+                    del held[r]
+                    held_bytes -= reads[r].length or 0
                 yield (sample, data) if self.meta else data
         finally:
-            for _, future in ahead:
+            for future in held.values():
                 future.cancel()
             pool.shutdown(wait=False, cancel_futures=True)
 

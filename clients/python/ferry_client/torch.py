@@ -45,7 +45,10 @@ class FerryIterableDataset(torch.utils.data.IterableDataset):
     ``decode(data: bytes)`` turns a sample's bytes into what the model takes (default: the bytes).
     With ``with_sample=True`` each item is ``(meta, decoded)``, ``meta`` a dict with ``index``,
     ``bucket``, ``key``, ``offset`` and ``length``. ``start`` resumes after that many samples consumed
-    by the whole job this epoch. ``prefetch`` samples are read ahead per worker. ``url`` None is the node's
+    by the whole job this epoch. Each worker reads its samples as :class:`ferry_client.Samples` does: a run of a
+    shard's samples (the samples of one object within ``window`` samples) in one ranged GET, cut here, and up to
+    ``prefetch`` requests ahead on ``threads`` threads (default ``min(prefetch, 8)``), each with a kept-alive
+    connection, so small single-object samples come ``prefetch`` at a time. ``url`` None is the node's
     daemon as ``FerryClient()`` finds it (``FERRY_ENDPOINT``, else ``http://127.0.0.1:9099``); ``rank`` None is
     this process's rank from its launcher's environment (torchrun's ``RANK``; 0 with none).
 
@@ -55,7 +58,7 @@ class FerryIterableDataset(torch.utils.data.IterableDataset):
     """
 
     def __init__(self, url, job, epoch=1, rank=None, decode=None, start=0, prefetch=8, with_sample=False,
-                 access_key=None, secret_key=None, region="us-east-1", timeout=60):
+                 access_key=None, secret_key=None, region="us-east-1", timeout=60, threads=None, window=256):
         super().__init__()
         self.url = url
         self.job = job
@@ -70,6 +73,8 @@ class FerryIterableDataset(torch.utils.data.IterableDataset):
         self.start = start
         self.prefetch = prefetch
         self.with_sample = with_sample
+        self.threads = threads
+        self.window = window
         self._client_args = dict(access_key=access_key, secret_key=secret_key, region=region, timeout=timeout)
 
     def set_epoch(self, epoch, start=0):
@@ -81,7 +86,7 @@ class FerryIterableDataset(torch.utils.data.IterableDataset):
         worker, workers = worker_split()
         client = FerryClient(self.url, **self._client_args)  # one per worker process
         samples = Samples(client, self.job, self.epoch, self.rank, worker=worker, workers=workers,
-                          start=self.start, prefetch=self.prefetch, meta=True)
+                          start=self.start, prefetch=self.prefetch, threads=self.threads, window=self.window, meta=True)
         try:
             for sample, data in samples:
                 item = self.decode(data) if self.decode is not None else data

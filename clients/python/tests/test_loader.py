@@ -4,7 +4,8 @@ import random
 import unittest
 
 import support
-from ferry_client import FerryClient, FerryConnectionError, FerryError, Samples, StepReporter
+from ferry_client import FerryClient, FerryConnectionError, FerryError, Samples, StepReporter, plan_reads
+from ferry_client.client import samples_of, spans_of
 
 BUCKET = "ferry-loader"
 
@@ -44,6 +45,15 @@ class SamplesTest(unittest.TestCase):
                 got = list(Samples(self.client, plan=self.plan, prefetch=prefetch))
                 self.assertEqual(got, [s["expected"] for s in self.plan])
 
+    def test_yields_the_plan_in_order_however_it_is_cut_into_reads(self):
+        for window, max_gap, max_read in ((1, 1 << 20, 64 << 20), (7, 0, 64 << 20), (256, 1 << 20, 300),
+                                          (256, 1 << 20, 64 << 20)):
+            with self.subTest(window=window, max_gap=max_gap, max_read=max_read):
+                samples = Samples(self.client, plan=self.plan, prefetch=3, window=window, max_gap=max_gap,
+                                  max_read=max_read)
+                self.assertEqual(list(samples), [s["expected"] for s in self.plan])
+        self.assertEqual(len(Samples(self.client, plan=self.plan).reads), 2)  # one per shard
+
     def test_meta_pairs(self):
         samples = Samples(self.client, plan=self.plan, meta=True)
         self.assertEqual(len(samples), len(self.plan))
@@ -74,6 +84,58 @@ class SamplesTest(unittest.TestCase):
     def test_needs_a_job_or_a_plan(self):
         with self.assertRaises(ValueError):
             Samples(self.client)
+
+
+def _sample(index, key, offset, length=10, bucket="b", etag="e"):
+    return {"index": index, "bucket": bucket, "key": key, "offset": offset, "length": length, "etag": etag}
+
+
+class PlanReadsTest(unittest.TestCase):
+    """How an order becomes requests: pure, no server."""
+
+    def shape(self, reads):
+        return [(r.key, r.offset, r.length, r.positions) for r in reads]
+
+    def test_a_span_of_adjacent_samples_is_one_read(self):
+        plan = [_sample(0, "a", 20), _sample(1, "a", 0), _sample(2, "a", 10), _sample(3, "b", 0)]
+        self.assertEqual(self.shape(plan_reads(plan, window=1)), [("a", 0, 30, [0, 1, 2]), ("b", 0, 10, [3])])
+
+    def test_window_one_reads_each_span_alone_and_a_wider_window_merges_them(self):
+        plan = [_sample(0, "a", 0), _sample(1, "b", 0), _sample(2, "a", 10)]
+        self.assertEqual(self.shape(plan_reads(plan, window=1)),
+                         [("a", 0, 10, [0]), ("b", 0, 10, [1]), ("a", 10, 10, [2])])
+        self.assertEqual(self.shape(plan_reads(plan, window=3)), [("a", 0, 20, [0, 2]), ("b", 0, 10, [1])])
+        # windows of 2: [a, b] then [a]
+        self.assertEqual(self.shape(plan_reads(plan, window=2)),
+                         [("a", 0, 10, [0]), ("b", 0, 10, [1]), ("a", 10, 10, [2])])
+
+    def test_a_window_never_cuts_a_span(self):
+        plan = [_sample(i, "a", 10 * i) for i in range(5)] + [_sample(5, "b", 0)]
+        self.assertEqual(self.shape(plan_reads(plan, window=2)), [("a", 0, 50, [0, 1, 2, 3, 4]), ("b", 0, 10, [5])])
+
+    def test_a_wide_hole_or_a_long_read_splits(self):
+        plan = [_sample(0, "a", 0), _sample(1, "a", 100), _sample(2, "a", 115)]
+        self.assertEqual(self.shape(plan_reads(plan, max_gap=50)), [("a", 0, 10, [0]), ("a", 100, 25, [1, 2])])
+        self.assertEqual(self.shape(plan_reads(plan, max_gap=90)), [("a", 0, 125, [0, 1, 2])])
+        self.assertEqual(self.shape(plan_reads(plan, max_read=20)),
+                         [("a", 0, 10, [0]), ("a", 100, 10, [1]), ("a", 115, 10, [2])])
+
+    def test_other_versions_and_whole_objects_are_read_apart(self):
+        plan = [_sample(0, "a", 0), _sample(1, "a", 10, etag="f"), {"bucket": "b", "key": "w"},
+                {"bucket": "b", "key": "w"}]
+        self.assertEqual(self.shape(plan_reads(plan)),
+                         [("a", 0, 10, [0]), ("a", 10, 10, [1]), ("w", None, None, [2]), ("w", None, None, [3])])
+
+    def test_spans_cut_and_join_back(self):
+        plan = [_sample(0, "a", 20), _sample(1, "a", 0), _sample(2, "b", 0), _sample(3, "a", 50)]
+        spans = spans_of(plan)
+        self.assertEqual([(s["key"], s["offset"], s["length"], len(s["samples"])) for s in spans],
+                         [("a", 0, 30, 2), ("b", 0, 10, 1), ("a", 50, 10, 1)])
+        self.assertEqual(samples_of(spans), plan)
+
+    def test_bad_window(self):
+        with self.assertRaises(ValueError):
+            plan_reads([], window=0)
 
 
 class Clock:

@@ -14,6 +14,7 @@ import java.util.Map;
 import java.util.Random;
 import java.util.zip.CRC32;
 import java.util.zip.CRC32C;
+import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
@@ -41,6 +42,7 @@ import software.amazon.awssdk.services.s3.model.UploadPartResponse;
  * full-object checksum, a wrong part checksum at Complete is refused, and GetObjectAttributes tells them, in every
  * mode: a folder store, write-back (before and after the upload) and an S3 upstream (the embedded store).
  */
+@ExtendWith(StoreCredentials.class)
 class ChecksumTest {
     private static DaemonFixture start(String mode, Path dir) throws Exception {
         return switch (mode) {
@@ -226,8 +228,6 @@ class ChecksumTest {
     void writeThrough_bytesChangedOnTheWayToTheStore_areRefusedThere_andTheClientGets503(@TempDir Path dir) throws Exception {
         String original = "\u0001ferry-original-bytes";
         byte[] body = ("weights " + original + " more weights").getBytes(java.nio.charset.StandardCharsets.ISO_8859_1);
-        System.setProperty("aws.accessKeyId", "ferry");
-        System.setProperty("aws.secretAccessKey", "ferry");
         try (dev.ferry.embedded.EmbeddedStore store = dev.ferry.embedded.EmbeddedStore.start(dir.resolve("origin"), 0,
                 dev.ferry.embedded.CloudProfile.none());
                 AlteringRelay relay = new AlteringRelay(store.endpoint(), original, "\u0001ferry-CHANGED!-bytes");
@@ -248,9 +248,6 @@ class ChecksumTest {
                         assertThat(s.awsErrorDetails().errorMessage()).contains("changed on the way");
                     });
             assertThatThrownBy(() -> s3.headObject(b -> b.bucket("data").key("model.bin"))).as("nothing kept").isInstanceOf(S3Exception.class);
-        } finally {
-            System.clearProperty("aws.accessKeyId");
-            System.clearProperty("aws.secretAccessKey");
         }
     }
 

@@ -77,7 +77,8 @@ class DaemonAdvisorTest {
      * how long it waited for each. Returns the last progress answer.
      */
     static JsonNode epoch(HttpClient http, URI api, URI endpoint, String job, int epoch, long decodeMillis) throws Exception {
-        JsonNode order = get(http, api.resolve("jobs/" + job + "/order?epoch=" + epoch + "&rank=0"));
+        // one entry per sample (the order's older form), as a loader that reads sample by sample takes it
+        JsonNode order = get(http, api.resolve("jobs/" + job + "/order?epoch=" + epoch + "&rank=0&form=samples"));
         List<JsonNode> samples = new ArrayList<>();
         order.get("samples").forEach(samples::add);
         BlockingQueue<Integer> batches = new ArrayBlockingQueue<>(2);

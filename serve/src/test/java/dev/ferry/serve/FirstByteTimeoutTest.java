@@ -18,9 +18,8 @@ import java.time.Duration;
 import java.util.Map;
 import java.util.Random;
 import java.util.concurrent.CompletableFuture;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
@@ -29,20 +28,8 @@ import org.junit.jupiter.api.io.TempDir;
  * without write-back (PUT, DELETE) are bounded the same way (issue 20 item 7): a PUT by the time the origin
  * goes without taking a byte or answering.
  */
+@ExtendWith(StoreCredentials.class)
 class FirstByteTimeoutTest {
-    /** The daemon signs its upstream requests with the standard AWS chain; the embedded store takes any key. */
-    @BeforeAll
-    static void credentials() {
-        System.setProperty("aws.accessKeyId", "ferry");
-        System.setProperty("aws.secretAccessKey", "ferry");
-    }
-
-    @AfterAll
-    static void clearCredentials() {
-        System.clearProperty("aws.accessKeyId");
-        System.clearProperty("aws.secretAccessKey");
-    }
-
     private static Daemon daemon(Path dir, URI upstream, String timeout) throws Exception {
         return Daemon.start(ServeConfig.defaults().with(Map.of("upstream", upstream.toString(), "cache-dir", dir.resolve("cache").toString(),
                 "port", "0", "cache-size", "64MiB", "first-byte-timeout", timeout)));

@@ -91,7 +91,7 @@ class PlanApiTest {
                     .isEqualTo(missesAtRegistration);
 
             // a consumer reads its first samples (hits: prefetched) and reports its waits
-            JsonNode first = call(http, api.resolve("jobs/train/order?epoch=1&rank=0"), "GET", null).get("samples");
+            List<JsonNode> first = samples(call(http, api.resolve("jobs/train/order?epoch=1&rank=0"), "GET", null));
             for (int i = 0; i < 4; i++) {
                 JsonNode s = first.get(i);
                 HttpResponse<byte[]> r = http.send(HttpRequest.newBuilder(ferry.endpoint().resolve("/data/" + s.get("key").asText()))
@@ -138,7 +138,7 @@ class PlanApiTest {
             }
             URI api = ferry.endpoint().resolve("/_ferry/v1/");
             call(http, api.resolve("jobs"), "POST", "{\"job\":\"eval\",\"ranks\":[[\"data/c\",\"data/a\"],[\"data/b\"]]}");
-            JsonNode order = call(http, api.resolve("jobs/eval/order?rank=0"), "GET", null).get("samples");
+            List<JsonNode> order = samples(call(http, api.resolve("jobs/eval/order?rank=0"), "GET", null));
             assertThat(order.get(0).get("key").asText()).isEqualTo("c");
             assertThat(order.get(1).get("key").asText()).isEqualTo("a");
             assertThat(order.get(1).get("length").asLong()).isEqualTo(10);
@@ -166,8 +166,8 @@ class PlanApiTest {
             assertThat(reg.get("global_batch_shard_mix").asDouble()).isPositive().isLessThan(2.0); // a stratified batch may beat chance
             Set<String> node0 = new HashSet<>();
             Set<String> node1 = new HashSet<>();
-            call(http, api.resolve("jobs/two/order?epoch=1&rank=0"), "GET", null).get("samples").forEach(x -> node0.add(x.get("key").asText()));
-            call(http, api.resolve("jobs/two/order?epoch=1&rank=1"), "GET", null).get("samples").forEach(x -> node1.add(x.get("key").asText()));
+            samples(call(http, api.resolve("jobs/two/order?epoch=1&rank=0"), "GET", null)).forEach(x -> node0.add(x.get("key").asText()));
+            samples(call(http, api.resolve("jobs/two/order?epoch=1&rank=1"), "GET", null)).forEach(x -> node1.add(x.get("key").asText()));
             assertThat(node0).hasSize(4).doesNotContainAnyElementsOf(node1);
             assertThat(node1).hasSize(4);
             JsonNode global = call(http, api.resolve("jobs"), "POST", "{\"job\":\"g\",\"manifest\":" + manifest + ",\"partition\":\"global\","
@@ -184,8 +184,75 @@ class PlanApiTest {
 
     private static List<Integer> indexes(JsonNode order) {
         List<Integer> out = new ArrayList<>();
-        order.get("samples").forEach(s -> out.add(s.get("index").asInt()));
+        samples(order).forEach(s -> out.add(s.get("index").asInt()));
         return out;
+    }
+
+    /** The samples of an order answer's spans, in order, each in the older one-object-per-sample form. */
+    private static List<JsonNode> samples(JsonNode order) {
+        assertThat(order.has("samples")).as("the default form has spans, not samples").isFalse();
+        List<JsonNode> out = new ArrayList<>();
+        for (JsonNode span : order.get("spans")) {
+            for (JsonNode s : span.get("samples")) {
+                out.add(JSON.createObjectNode().put("index", s.get(0).asInt()).put("bucket", span.get("bucket").asText())
+                        .put("key", span.get("key").asText()).put("offset", s.get(1).asLong()).put("length", s.get(2).asLong())
+                        .put("etag", span.get("etag").asText()));
+            }
+        }
+        assertThat(out).hasSize(order.get("sample_count").asInt());
+        return out;
+    }
+
+    /**
+     * The order comes as spans: each a run of consecutive samples of one object with the range that covers them,
+     * no two neighbours of the same object; the same samples as the older form ({@code form=samples}), in order.
+     */
+    @Test
+    void theOrderComesAsSpans_runsOfOneObject_theSameSamplesAsTheOlderForm(@TempDir Path dir) throws Exception {
+        try (DaemonFixture ferry = new DaemonFixture(dir, Map.of("prefetch-bytes", "0"));
+                HttpClient http = HttpClient.newHttpClient()) {
+            List<Shard> shards = new ArrayList<>();
+            for (int i = 0; i < 6; i++) {
+                Files.write(ferry.root.resolve("data/s-" + i), new byte[10 * 1000]);
+                ObjectKey key = ObjectKey.of("data", "s-" + i);
+                shards.add(new Shard(key, 10 * 1000, ferry.daemon.node().cache().head(key).etag(), 10));
+            }
+            Path file = dir.resolve("m.json");
+            ManifestJson.write(new Manifest(shards), "test", file);
+            URI api = ferry.endpoint().resolve("/_ferry/v1/");
+            // a shuffle block of one shard: each shard's samples together in the order, shuffled among themselves
+            call(http, api.resolve("jobs"), "POST", "{\"job\":\"spans\",\"manifest\":" + Files.readString(file)
+                    + ",\"seed\":5,\"shuffle_block_shards\":1,\"batch_size\":8}");
+            for (String query : List.of("epoch=1&rank=0", "epoch=2&rank=0&worker=1&workers=3", "epoch=1&rank=0&start=17")) {
+                JsonNode spans = call(http, api.resolve("jobs/spans/order?" + query), "GET", null);
+                JsonNode old = call(http, api.resolve("jobs/spans/order?form=samples&" + query), "GET", null);
+                assertThat(old.has("spans")).isFalse();
+                List<JsonNode> flat = samples(spans);
+                List<String> expected = new ArrayList<>();
+                old.get("samples").forEach(s -> expected.add(s.toString()));
+                assertThat(flat.stream().map(JsonNode::toString).toList()).as(query).isEqualTo(expected);
+                assertThat(spans.get("spans").size()).as("%s: far fewer spans than samples", query).isLessThan(flat.size() / 3);
+                JsonNode previous = null;
+                for (JsonNode span : spans.get("spans")) {
+                    if (previous != null) {
+                        assertThat(span.get("key").asText()).as("neighbours read other objects").isNotEqualTo(previous.get("key").asText());
+                    }
+                    long from = Long.MAX_VALUE;
+                    long to = 0;
+                    for (JsonNode s : span.get("samples")) {
+                        from = Math.min(from, s.get(1).asLong());
+                        to = Math.max(to, s.get(1).asLong() + s.get(2).asLong());
+                    }
+                    assertThat(span.get("offset").asLong()).isEqualTo(from);
+                    assertThat(span.get("length").asLong()).isEqualTo(to - from);
+                    previous = span;
+                }
+            }
+            HttpResponse<String> bad = http.send(HttpRequest.newBuilder(api.resolve("jobs/spans/order?form=rows")).build(),
+                    HttpResponse.BodyHandlers.ofString());
+            assertThat(bad.statusCode()).isEqualTo(400);
+            assertThat(bad.body()).contains("form must be spans or samples");
+        }
     }
 
     /** A node whose share outgrows its tier gets the shuffle block the tier can serve, unless the job names one. */

@@ -13,9 +13,8 @@ import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.Map;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.api.io.TempDir;
 import software.amazon.awssdk.auth.credentials.AwsBasicCredentials;
 import software.amazon.awssdk.auth.credentials.StaticCredentialsProvider;
@@ -34,24 +33,12 @@ import software.amazon.awssdk.services.s3.model.S3Object;
  * it) keeps a key ending in '/' as an empty folder, and an {@link AlteringRelay} in front of it changes bytes
  * of PUT bodies on the wire. Clients: the AWS SDK for Java v2 and raw sockets.
  */
+@ExtendWith(StoreCredentials.class)
 class StoredBytesTest {
     private static final ObjectMapper JSON = new ObjectMapper();
     /** Starts with a byte no request ends with, so the relay never holds the last bytes of one. */
     private static final String ORIGINAL = "\u0001ferry-original-bytes";
     private static final String CHANGED = "\u0001ferry-CHANGED!-bytes";
-
-    /** The daemon signs its upstream requests with the standard AWS chain; the embedded store takes any key. */
-    @BeforeAll
-    static void credentials() {
-        System.setProperty("aws.accessKeyId", "ferry");
-        System.setProperty("aws.secretAccessKey", "ferry");
-    }
-
-    @AfterAll
-    static void clearCredentials() {
-        System.clearProperty("aws.accessKeyId");
-        System.clearProperty("aws.secretAccessKey");
-    }
 
     private static Daemon daemon(Path dir, URI upstream, boolean writeBack) throws Exception {
         return Daemon.start(ServeConfig.defaults().with(Map.of("upstream", upstream.toString(), "cache-dir", dir.resolve("cache").toString(),

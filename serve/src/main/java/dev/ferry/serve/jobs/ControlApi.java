@@ -53,7 +53,7 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 /**
- * ferry's own API under {@code /_ferry/} (see docs/node.md): job plans, consumer progress, status, the
+ * ferry's own API under {@code /_ferry/} (docs/daemon.md, "ferry's own API"): job plans, consumer progress, status, the
  * write-back fence, Prometheus metrics and the status page. JSON in and out; errors as
  * {@code {"error": {"code": ..., "message": ...}}}.
  */
@@ -160,7 +160,7 @@ public final class ControlApi {
             }
             throw new S3Error(405, "MethodNotAllowed", method + " is not allowed on " + path);
         }
-        throw new S3Error(404, "NoSuchEndpoint", "ferry has no API at " + method + " " + path + "; see docs/node.md");
+        throw new S3Error(404, "NoSuchEndpoint", "ferry has no API at " + method + " " + path + "; see ferry's own API in docs/daemon.md");
     }
 
     private static JsonNode parse(byte[] body) throws S3Error {
@@ -402,12 +402,22 @@ public final class ControlApi {
         }
     }
 
+    /**
+     * A worker's order. By default as spans ({@link Job.Span}: one entry per run of consecutive samples of one
+     * object, each sample {@code [index, offset, length]}); {@code form=samples} gives the older form, one object
+     * per sample.
+     */
     private static ObjectNode order(Job job, Map<String, List<String>> query) throws S3Error {
         int epoch = (int) param(query, "epoch", 1, 1, Integer.MAX_VALUE);
         int rank = (int) param(query, "rank", 0, 0, job.ranks() - 1);
         int workers = (int) param(query, "workers", 1, 1, 1024);
         int worker = (int) param(query, "worker", 0, 0, workers - 1);
         long start = param(query, "start", 0, 0, job.samplesPerEpoch());
+        List<String> forms = query.get("form");
+        String form = forms == null || forms.isEmpty() ? "spans" : forms.get(0);
+        if (!form.equals("spans") && !form.equals("samples")) {
+            throw S3Error.badRequest("InvalidArgument", "form must be spans or samples, not '" + form + "'");
+        }
         List<Job.Sample> samples;
         try {
             samples = job.order(epoch, rank, worker, workers, start);
@@ -416,11 +426,23 @@ public final class ControlApi {
         }
         ObjectNode out = JSON.createObjectNode();
         out.put("job", job.name).put("epoch", epoch).put("rank", rank).put("worker", worker).put("workers", workers)
-                .put("batch_size", job.batchSize());
-        ArrayNode list = out.putArray("samples");
-        for (Job.Sample s : samples) {
-            list.addObject().put("index", s.index()).put("bucket", s.key().bucket()).put("key", s.key().key())
-                    .put("offset", s.offset()).put("length", s.length()).put("etag", s.etag());
+                .put("batch_size", job.batchSize()).put("sample_count", samples.size());
+        if (form.equals("samples")) {
+            ArrayNode list = out.putArray("samples");
+            for (Job.Sample s : samples) {
+                list.addObject().put("index", s.index()).put("bucket", s.key().bucket()).put("key", s.key().key())
+                        .put("offset", s.offset()).put("length", s.length()).put("etag", s.etag());
+            }
+            return out;
+        }
+        ArrayNode list = out.putArray("spans");
+        for (Job.Span span : Job.Span.of(samples)) {
+            ObjectNode o = list.addObject().put("bucket", span.key().bucket()).put("key", span.key().key())
+                    .put("etag", span.etag()).put("offset", span.offset()).put("length", span.length());
+            ArrayNode each = o.putArray("samples");
+            for (Job.Sample s : span.samples()) {
+                each.addArray().add(s.index()).add(s.offset()).add(s.length());
+            }
         }
         return out;
     }
