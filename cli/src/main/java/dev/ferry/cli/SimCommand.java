@@ -7,6 +7,7 @@ import dev.ferry.plan.BlockRead;
 import dev.ferry.plan.Manifest;
 import dev.ferry.plan.PlanConfig;
 import dev.ferry.plan.Shard;
+import dev.ferry.plan.ShardMix;
 import dev.ferry.plan.World;
 import dev.ferry.sim.Access;
 import dev.ferry.sim.CacheSimulator;
@@ -123,7 +124,7 @@ final class SimCommand implements Callable<Integer> {
     @Option(names = "--step-ms", defaultValue = "100", description = "Cluster: the consumer's time per step (default: ${DEFAULT-VALUE}).")
     double stepMs;
 
-    @Option(names = "--batch-size", defaultValue = "256", description = "Cluster: samples per step and node (default: ${DEFAULT-VALUE}).")
+    @Option(names = "--batch-size", defaultValue = "256", description = "Cluster and plan: samples per step and node (default: ${DEFAULT-VALUE}).")
     int batchSize;
 
     @Override
@@ -234,12 +235,12 @@ final class SimCommand implements Callable<Integer> {
             planConfig = planConfig.forWorld(new World(nodes, 1, 1));
             sampled = ClusterSim.syntheticSample(dataset, shard, samplesPerShard, rate);
             result = ClusterSim.run(sampled, new ClusterSim.Config(nodes, cache, block, epochs, clusterPolicy, group, rate,
-                    planConfig, ClusterSim.TimeModel.defaults(stepMs / 1000, batchSize), Prices.AWS_S3_STANDARD, null));
+                    planConfig, ClusterSim.TimeModel.defaults(stepMs / 1000, batchSize), Prices.AWS_S3_STANDARD, null, dataset));
         } catch (IllegalArgumentException e) {
             throw new UserError(e.getMessage());
         }
         int simulatedNodes = ClusterSim.simulatedNodes(sampled, new ClusterSim.Config(nodes, cache, block, epochs, clusterPolicy, group, rate,
-                planConfig, ClusterSim.TimeModel.defaults(stepMs / 1000, batchSize), Prices.AWS_S3_STANDARD, null));
+                planConfig, ClusterSim.TimeModel.defaults(stepMs / 1000, batchSize), Prices.AWS_S3_STANDARD, null, dataset));
         List<String> advice = Advisor.partition(new Advisor.Cluster(planConfig.partition().label(), nodes, dataset, cache, false),
                 result.stream().map(e -> new Advisor.PartitionEpoch(e.epoch(), e.egressBytes(), e.readerLocalRate(), e.globalBatchShardMix(),
                         e.egressCostUsd())).toList());
@@ -300,8 +301,8 @@ final class SimCommand implements Callable<Integer> {
         } catch (IllegalArgumentException e) {
             throw new UserError(e.getMessage());
         }
-        if (shards < 1 || samplesPerShard < 1 || epochs < 1 || shardBytes < 1 || block < 4096 || block > Integer.MAX_VALUE) {
-            throw new UserError("--shards, --samples-per-shard, --epochs and --shard-size must be positive and --block-size 4 KiB to 2 GiB");
+        if (shards < 1 || samplesPerShard < 1 || epochs < 1 || batchSize < 1 || shardBytes < 1 || block < 4096 || block > Integer.MAX_VALUE) {
+            throw new UserError("--shards, --samples-per-shard, --epochs, --batch-size and --shard-size must be positive and --block-size 4 KiB to 2 GiB");
         }
         List<Shard> list = new ArrayList<>();
         for (int i = 0; i < shards; i++) {
@@ -319,6 +320,8 @@ final class SimCommand implements Callable<Integer> {
         }
         List<List<BlockRead>> future = EgressPrediction.nodeBlocksByEpoch(manifest, PlanConfig.DEFAULT.withSeed(seed), epochs,
                 World.single(), 0, (int) block);
+        // shuffle quality next to egress: a property of the plan, the same under every policy (one node: the global batch is --batch-size)
+        List<Double> mix = ShardMix.perEpoch(manifest, PlanConfig.DEFAULT.withSeed(seed).forWorld(World.single()), epochs, batchSize);
         if (json) {
             StringBuilder out = new StringBuilder("{\"policies\":[");
             for (int i = 0; i < policies.size(); i++) {
@@ -327,8 +330,9 @@ final class SimCommand implements Callable<Integer> {
                 for (int e = 0; e < perEpoch.size(); e++) {
                     SimResult r = perEpoch.get(e);
                     out.append(e == 0 ? "" : ",").append(String.format(Locale.ROOT,
-                            "{\"epoch\":%d,\"requests\":%d,\"hits\":%d,\"hit_rate\":%.6f,\"byte_hit_rate\":%.6f,\"upstream_bytes\":%d}",
-                            e + 1, r.requests(), r.hits(), r.hitRate(), r.byteHitRate(), r.upstreamBytes()));
+                            "{\"epoch\":%d,\"requests\":%d,\"hits\":%d,\"hit_rate\":%.6f,\"byte_hit_rate\":%.6f,\"upstream_bytes\":%d,"
+                            + "\"global_batch_shard_mix\":%.4f}", e + 1, r.requests(), r.hits(), r.hitRate(), r.byteHitRate(), r.upstreamBytes(),
+                            mix.get(e)));
                 }
                 out.append("]}");
             }
@@ -348,6 +352,11 @@ final class SimCommand implements Callable<Integer> {
             }
             System.out.println(line);
         }
+        StringBuilder mixLine = new StringBuilder(String.format(Locale.ROOT, "%-7s", "mix"));
+        for (int e = 0; e < epochs; e++) {
+            mixLine.append(String.format(Locale.ROOT, "  e%d %17.3f", e + 1, mix.get(e)));
+        }
+        System.out.println(mixLine + "   (global_batch_shard_mix for batches of " + batchSize + ")");
         return 0;
     }
 

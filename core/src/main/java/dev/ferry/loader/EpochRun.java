@@ -4,10 +4,10 @@ import dev.ferry.cache.BlockId;
 import dev.ferry.cache.CachingStore;
 import dev.ferry.plan.BlockRead;
 import dev.ferry.plan.EpochPlan;
+import dev.ferry.plan.Deal;
 import dev.ferry.plan.Prefetcher;
 import dev.ferry.plan.Shard;
 import dev.ferry.plan.ShardMix;
-import dev.ferry.plan.World;
 import dev.ferry.store.ByteRange;
 import dev.ferry.store.GetRequest;
 import dev.ferry.store.ObjectContent;
@@ -83,6 +83,7 @@ public final class EpochRun<T> implements Iterator<Batch<T>>, AutoCloseable {
     private final LongAdder reads = new LongAdder();
     private final Histogram waits = new Histogram(3_600_000_000L, 3);
     private final LongAdder bytes = new LongAdder();
+    private final Deal deal;
     private int submitted;
     private int delivered;
     private int steps;
@@ -91,17 +92,18 @@ public final class EpochRun<T> implements Iterator<Batch<T>>, AutoCloseable {
     private long lastNext;
     private boolean closed;
 
-    EpochRun(ObjectStore store, EpochPlan plan, long seed, World world, int rank, long start, LoaderConfig config, Decoder<T> decoder,
+    EpochRun(ObjectStore store, Deal deal, EpochPlan plan, long seed, int rank, LoaderConfig config, Decoder<T> decoder,
             ReadAheadBudget budget, Prefetcher.Stats lastPrefetch, Consumer<Prefetcher.Stats> prefetchMemory) {
         this.budget = budget;
         this.prefetchMemory = prefetchMemory;
         this.store = store;
         this.plan = plan;
         this.seed = seed;
-        this.ranks = world.ranks();
-        this.start = start;
-        this.samples = plan.rankSamples(world, rank, start);
-        this.shardMix = ShardMix.of(plan, Math.max(1, config.batchSize() * world.ranks()));
+        this.ranks = deal.world().ranks();
+        this.start = deal.start();
+        this.deal = deal;
+        this.samples = deal.rankSamples(rank);
+        this.shardMix = ShardMix.of(plan, Math.max(1, config.batchSize() * ranks));
         this.config = config;
         this.decoder = decoder;
         this.workers = new ThreadPoolExecutor(config.decodeWorkers(), config.decodeWorkers(), 0, TimeUnit.MILLISECONDS,
@@ -332,7 +334,8 @@ public final class EpochRun<T> implements Iterator<Batch<T>>, AutoCloseable {
 
     /** The checkpoint after the batches delivered so far (all ranks step together). */
     public LoaderState state() {
-        return new LoaderState(plan.epoch(), Math.min(plan.size(), start + (long) delivered * ranks), seed, plan.canonicalNodes());
+        long consumed = Math.min(plan.size(), start + (long) delivered * ranks);
+        return new LoaderState(plan.epoch(), consumed, seed, plan.canonicalNodes(), deal.homes(), deal.roundHomesAt(consumed));
     }
 
     /** Samples this rank reads in this epoch (from its start position). */

@@ -1,6 +1,7 @@
 package dev.ferry.loader;
 
 import dev.ferry.plan.EpochPlan;
+import dev.ferry.plan.Homes;
 import dev.ferry.plan.Manifest;
 import dev.ferry.plan.PlanConfig;
 import dev.ferry.plan.Placement;
@@ -26,6 +27,8 @@ public final class Loader<T> {
     private final ReadAheadBudget budget;
     /** What the last epoch's prefetcher measured (pace, fetch time), for the next one to start from. */
     private volatile Prefetcher.Stats lastPrefetch;
+    /** Where the canonical nodes live on this loader's world since the last resume (null: {@code c mod nodes}); later epochs keep them. */
+    private volatile Homes homes;
 
     public Loader(ObjectStore store, Manifest manifest, PlanConfig plan, World world, int rank, LoaderConfig config, Decoder<T> decoder) {
         this(store, manifest, plan, world, rank, config, decoder, null);
@@ -72,7 +75,8 @@ public final class Loader<T> {
 
     /** Starts an epoch (1-based) from its beginning, with the plan made definite for this loader's world. */
     public EpochRun<T> epoch(int epoch) {
-        return resume(new LoaderState(epoch, 0, plan.seed(), plan.forWorld(world).canonical()));
+        Homes h = homes;
+        return resume(new LoaderState(epoch, 0, plan.seed(), h != null ? h.canonical() : plan.forWorld(world).canonical(), h));
     }
 
     /**
@@ -104,7 +108,24 @@ public final class Loader<T> {
             throw new IllegalArgumentException("checkpoint position " + state.consumed() + " is past the end of epoch "
                     + state.epoch() + " (" + epochPlan.size() + " samples)");
         }
-        return new EpochRun<>(store, epochPlan, plan.seed(), world, rank, state.consumed(), config, decoder, budget, lastPrefetch,
-                stats -> lastPrefetch = stats);
+        Homes h = homesFor(state, epochPlan.canonicalNodes());
+        homes = h;
+        Homes round = state.homes() == null || state.homes().canonical() != h.canonical() ? h
+                : state.roundHomes() != null ? state.roundHomes() : state.homes();
+        return new EpochRun<>(store, epochPlan.deal(world, state.consumed(), h, round), epochPlan, plan.seed(), rank, config, decoder, budget,
+                lastPrefetch, stats -> lastPrefetch = stats);
+    }
+
+    /**
+     * Where the canonical nodes live on this loader's world: the checkpoint's homes when they are for a world of
+     * this size, else those resized to it (moving only what must move), else, when the checkpoint does not say,
+     * {@code c mod nodes}.
+     */
+    Homes homesFor(LoaderState state, int canonical) {
+        Homes recorded = state.homes();
+        if (recorded == null || recorded.canonical() != canonical) {
+            return Homes.of(canonical, world.nodes());
+        }
+        return recorded.nodes() == world.nodes() ? recorded : recorded.resized(world.nodes());
     }
 }

@@ -29,7 +29,8 @@ import java.util.SplittableRandom;
  * <p><b>Who reads what</b> ({@link Deal}). At every step the ranks of the world together take the next
  * {@code ranks} positions of the order, so after {@code t} steps the first {@code t * ranks} positions are
  * consumed, whatever the world: resuming on a different world is exact, the consumed prefix being a number.
- * Canonical node {@code c} lives on physical node {@code c mod nodes}; within a step each node takes the
+ * Canonical node {@code c} lives on physical node {@code c mod nodes}, or where a world change moved it
+ * ({@link Homes}); within a step each node takes the
  * positions of its canonical nodes, its ranks in position order. When the node count divides {@code C},
  * every step gives every node exactly its ranks' share, so no read leaves its node; otherwise the positions
  * a node cannot take go, in order, to the nodes with ranks left over. Within a rank, batches go round robin
@@ -48,6 +49,8 @@ public final class EpochPlan {
     private final int[] order;
     /** The canonical node of each position (null with one canonical node). */
     private final int[] canonicalAt;
+    /** Where each round of the order starts (one sample of every canonical node with samples left), and the end; empty for one canonical node. */
+    private final int[] roundStart;
     private final int[] shardOfSample;
     private final int[] firstSampleOfShard;
 
@@ -85,7 +88,12 @@ public final class EpochPlan {
             }
         }
         int pos = 0;
-        for (int round = 0; count > 0; round++) {
+        int[] starts = new int[canonical == 1 ? 0 : (count == 0 ? 1 : maxLength(orders) + 1)];
+        int round = 0;
+        for (; count > 0; round++) {
+            if (canonicalAt != null) {
+                starts[round] = pos;
+            }
             int kept = 0;
             for (int i = 0; i < count; i++) {
                 int c = live[i];
@@ -99,6 +107,18 @@ public final class EpochPlan {
             }
             count = kept;
         }
+        if (canonicalAt != null) {
+            starts[round] = pos;
+        }
+        roundStart = starts;
+    }
+
+    private static int maxLength(int[][] orders) {
+        int max = 0;
+        for (int[] o : orders) {
+            max = Math.max(max, o.length);
+        }
+        return max;
     }
 
     /** The plan of one epoch (1-based); {@code config} must be definite ({@link PlanConfig#forWorld}). */
@@ -255,6 +275,22 @@ public final class EpochPlan {
         return canonicalAt == null ? 0 : canonicalAt[(int) (position % order.length)];
     }
 
+    /** The rounds of the order (one position per canonical node with samples left); 0 for the global plan. */
+    int rounds() {
+        return Math.max(0, roundStart.length - 1);
+    }
+
+    /** The first position of round {@code r} ({@code r == rounds()}: the end of the order). */
+    int roundStart(int r) {
+        return roundStart[r];
+    }
+
+    /** The round holding position {@code position} (within the order, no wrap). */
+    int roundOf(long position) {
+        int r = java.util.Arrays.binarySearch(roundStart, (int) position);
+        return r >= 0 ? Math.min(r, rounds() - 1) : -r - 2;
+    }
+
     /** The shard (index into the manifest) holding a sample. */
     public int shardOf(int sample) {
         return shardOfSample[sample];
@@ -273,9 +309,33 @@ public final class EpochPlan {
         return (int) steps;
     }
 
-    /** Who reads which position on {@code world}, resuming after {@code start} consumed samples. */
+    /** Who reads which position on {@code world}, resuming after {@code start} consumed samples, canonical node {@code c} on node {@code c mod nodes}. */
     public Deal deal(World world, long start) {
-        return new Deal(this, world, start);
+        Homes standard = Homes.of(canonical, world.nodes());
+        return new Deal(this, world, start, standard, standard);
+    }
+
+    /** Who reads which position on {@code world} from {@code start}, with the canonical nodes where {@code homes} put them. */
+    public Deal deal(World world, long start, Homes homes) {
+        return deal(world, start, homes, homes);
+    }
+
+    /**
+     * Who reads which position on {@code world} from {@code start}, with the canonical nodes where {@code homes}
+     * put them, the round in progress at {@code start} read in the order of {@code roundHomes} (the world that
+     * began it, which a checkpoint records: {@link Deal#roundHomesAt}).
+     */
+    public Deal deal(World world, long start, Homes homes, Homes roundHomes) {
+        Objects.requireNonNull(homes, "homes is null");
+        Objects.requireNonNull(roundHomes, "roundHomes is null");
+        if (homes.canonical() != canonical || homes.nodes() != world.nodes()) {
+            throw new IllegalArgumentException("homes of " + homes.canonical() + " canonical nodes on " + homes.nodes() + " nodes do not fit a plan of "
+                    + canonical + " canonical nodes on " + world.nodes() + " nodes");
+        }
+        if (roundHomes.canonical() != canonical) {
+            throw new IllegalArgumentException("the round's homes are of " + roundHomes.canonical() + " canonical nodes, the plan's " + canonical);
+        }
+        return new Deal(this, world, start, homes, roundHomes);
     }
 
     /** The samples rank {@code rank} of {@code world} reads, in order, resuming after {@code start} consumed samples. */

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.ferry.plan.EpochPlan;
+import dev.ferry.plan.Homes;
 import dev.ferry.plan.Manifest;
 import dev.ferry.plan.PlanConfig;
 import dev.ferry.plan.Placement;
@@ -180,6 +181,42 @@ class LoaderTest {
                 LoaderConfig.DEFAULT, Decoder.identity());
         LoaderState taken = state;
         assertThatThrownBy(() -> global.resume(taken)).hasMessageContaining("over 2 canonical nodes");
+    }
+
+    /** Issue 24: the checkpoint records where the canonical nodes lived, so 4 -> 3 moves only the departed node's. */
+    @Test
+    void nodePartition_checkpointOnFourNodes_resumesOnThree_movingOnlyTheDepartedNodesCanonicalNodes() {
+        PlanConfig plan = PlanConfig.DEFAULT.withSeed(9).withPartition(PlanConfig.Partition.NODE).withCanonicalNodes(12)
+                .withShuffleBlockShards(1).withUneven(PlanConfig.Uneven.DROP);
+        World four = new World(4, 1, 1);
+        Set<Integer> seen = new HashSet<>();
+        LoaderState state = null;
+        for (int rank = 0; rank < 4; rank++) {
+            Loader<Sample> l = new Loader<>(store, manifest, plan, four, rank, LoaderConfig.DEFAULT.withBatchSize(3), Decoder.identity());
+            try (EpochRun<Sample> run = l.epoch(1)) {
+                run.next().samples().forEach(s -> assertThat(seen.add(idOf(s))).isTrue());
+                state = run.state();
+            }
+        }
+        assertThat(state.consumed()).isEqualTo(12);
+        assertThat(state.homes()).isEqualTo(Homes.of(12, 4));
+        World three = new World(3, 1, 1);
+        Homes moved = Homes.of(12, 4).resized(3);
+        for (int rank = 0; rank < 3; rank++) {
+            Loader<Sample> l = new Loader<>(store, manifest, plan, three, rank, LoaderConfig.DEFAULT.withBatchSize(2), Decoder.identity());
+            try (EpochRun<Sample> run = l.resume(state)) {
+                while (run.hasNext()) {
+                    run.next().samples().forEach(s -> assertThat(seen.add(idOf(s))).as("sample %d once", idOf(s)).isTrue());
+                }
+                assertThat(run.state().homes()).isEqualTo(moved);
+            }
+            try (EpochRun<Sample> next = l.epoch(2)) {
+                assertThat(next.state().homes()).as("the next epoch keeps the moved homes").isEqualTo(moved);
+            }
+        }
+        int total = manifest.totalSamples();
+        assertThat(seen.size()).isGreaterThan(total - 6); // DROP leaves out less than a step of three ranks' batches
+        assertThat(Homes.of(12, 4).moved(moved)).isEqualTo(3);
     }
 
     @Test

@@ -111,6 +111,46 @@ class ClusterSimTest {
         }
     }
 
+    /**
+     * Issue 24 at scale: 1,000 nodes whose shares (40 objects) are twice their tiers, sampled at 1.2%, so about a
+     * dozen nodes are simulated, against a full run of the same shape (a dozen nodes of 40 objects each, the same
+     * tier per share and shuffle block). The sample does not divide evenly over the simulated nodes: before it was
+     * trimmed to whole rounds, the nodes of one shard more read alone at each epoch's end, the others took their
+     * surplus (a whole block fetched for each sample), and the sampled run read 1.2x the corpus in epoch 1 and
+     * 1.6x the floor later where the full one reads 1.00x and 1.1x.
+     */
+    @Test
+    void aSampleOfANodePartitionOutgrowingItsTiers_agreesWithAFullRunOfTheSameShape() {
+        long shard = 4L << 20;
+        int perNode = 40;
+        long tier = perNode / 2 * shard;
+        long dataset = 1000L * perNode * shard;
+        PlanConfig plan = NODE.withShuffleBlockShards(PlanConfig.shuffleBlockFittingTier(tier, perNode * shard, shard));
+        double rate = 0.012; // 479 objects: 14 nodes of 34, and 3 over
+        Manifest sample = ClusterSim.syntheticSample(dataset, shard, 256, rate);
+        ClusterSim.Config sampled = new ClusterSim.Config(1000, tier, 1 << 20, 3, "min", false, rate, plan,
+                ClusterSim.TimeModel.defaults(0.05, 32), Prices.AWS_S3_STANDARD, null, dataset);
+        int simulated = ClusterSim.simulatedNodes(sample, sampled);
+        assertThat(simulated).isBetween(8, 16);
+        assertThat(sample.shards().size() % simulated).as("a sample that does not divide evenly over the simulated nodes").isNotZero();
+        Manifest same = ClusterSim.syntheticSample(simulated * perNode * shard, shard, 256, 1);
+        List<ClusterSim.Epoch> s = ClusterSim.run(sample, sampled);
+        List<ClusterSim.Epoch> f = ClusterSim.run(same, config(simulated, tier, false, 1, plan, "min"));
+        double floor = 1 - 0.5; // the dataset less the tiers, as a share of the dataset
+        for (int e = 0; e < 3; e++) {
+            double sampledShare = (double) s.get(e).egressBytes() / dataset;
+            double fullShare = (double) f.get(e).egressBytes() / same.totalBytes();
+            assertThat(sampledShare).as("epoch %d: sampled %.3f, full %.3f of the dataset", e + 1, sampledShare, fullShare)
+                    .isCloseTo(fullShare, within(0.03));
+            assertThat(s.get(e).localShare()).isEqualTo(1.0);
+            if (e == 0) {
+                assertThat(sampledShare).isLessThanOrEqualTo(1.02);
+            } else {
+                assertThat(sampledShare / floor).as("epoch %d against the floor", e + 1).isLessThanOrEqualTo(1.12);
+            }
+        }
+    }
+
     @Test
     void aGroupWhoseCachesHoldTheDatasetReadsItFromTheOriginOnce() {
         // 256 objects of 4 MiB (1 GiB), 8 nodes with 192 MiB each: 1.5 GiB together, but 19% of the dataset each

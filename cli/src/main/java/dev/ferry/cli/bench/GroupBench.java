@@ -63,6 +63,10 @@ final class GroupBench implements Callable<Integer> {
             "daemon leaves, and the others resume on one node fewer; every sample is checked to be read once."})
     boolean resize;
 
+    @Option(names = "--shuffle-block-shards", description = {"Shards whose samples are shuffled together (default: what each daemon's tier",
+            "can serve, as a daemon's registration and ferry sim choose: PlanConfig.shuffleBlockFittingTier)."})
+    Integer shuffleBlockShards;
+
     @Option(names = "--policy", defaultValue = "lru", description = "The simulator's policy for the comparison: lru or min (default: ${DEFAULT-VALUE}).")
     String policy;
 
@@ -71,7 +75,11 @@ final class GroupBench implements Callable<Integer> {
         PlanConfig plan;
         LoopbackCluster.Setup setup;
         try {
-            plan = PlanConfig.DEFAULT.withPartition(PlanConfig.Partition.parse(partition));
+            long cache = Sizes.parse(cachePerNode);
+            // samples are 1-2x --sample-bytes: the mean object is about 1.5x that times the samples in it
+            long meanShard = (long) (1.5 * Sizes.parse(sampleBytes) * samplesPerShard);
+            plan = PlanConfig.DEFAULT.withPartition(PlanConfig.Partition.parse(partition)).withShuffleBlockShards(shuffleBlockShards != null
+                    ? shuffleBlockShards : PlanConfig.shuffleBlockFittingTier(cache, meanShard * shards / Math.max(1, nodes), meanShard));
             if (canonicalNodes > 0) {
                 plan = plan.withCanonicalNodes(canonicalNodes);
             }
@@ -81,9 +89,9 @@ final class GroupBench implements Callable<Integer> {
             throw new UserError(e.getMessage());
         }
         try (WorkDir work = WorkDir.of(null, "ferry-bench-group")) {
-            System.out.printf(Locale.ROOT, "%d daemons %s, %s of cache each, %d epochs, %s partition (%d canonical nodes)%n", nodes,
-                    standalone ? "each on its own" : "in one group", Sizes.format(setup.cachePerNode()), epochs,
-                    setup.plan().partition().label(), setup.plan().canonical());
+            System.out.printf(Locale.ROOT, "%d daemons %s, %s of cache each, %d epochs, %s partition (%d canonical nodes), shuffle blocks of %d"
+                    + " shards%n", nodes, standalone ? "each on its own" : "in one group", Sizes.format(setup.cachePerNode()), epochs,
+                    setup.plan().partition().label(), setup.plan().canonical(), setup.plan().shuffleBlockShards());
             LoopbackCluster.Result real = LoopbackCluster.run(work.path(), setup);
             long dataset = real.manifest().totalBytes();
             System.out.printf(Locale.ROOT, "dataset: %d objects, %d samples, %s%n", real.manifest().shards().size(),
@@ -93,14 +101,14 @@ final class GroupBench implements Callable<Integer> {
                     Prices.AWS_S3_STANDARD, real.members()));
             System.out.println();
             System.out.println("epoch   hit rate real / sim     egress real / sim         requests real / sim    peer bytes real / sim"
-                    + "      failed  missing  extra");
+                    + "      failed  missing  extra   shard mix");
             for (int i = 0; i < epochs; i++) {
                 LoopbackCluster.Epoch r = real.epochs().get(i);
                 ClusterSim.Epoch s = sim.get(i);
-                System.out.printf(Locale.ROOT, "%5d   %6.1f%% / %6.1f%%     %10s / %-10s   %8d / %-8d   %10s / %-10s   %6d %8d %6d%n", r.epoch(),
+                System.out.printf(Locale.ROOT, "%5d   %6.1f%% / %6.1f%%     %10s / %-10s   %8d / %-8d   %10s / %-10s   %6d %8d %6d   %9.3f%n", r.epoch(),
                         100 * r.cacheHitRate(), 100 * s.cacheHitRate(), Sizes.format(r.egressBytes()), Sizes.format(s.egressBytes()),
                         r.egressRequests(), s.originRequests(), Sizes.format(r.peerBytes()), Sizes.format(s.peerBytes()), r.failedReads(),
-                        r.missingSamples(), r.extraReads());
+                        r.missingSamples(), r.extraReads(), s.globalBatchShardMix());
             }
             if (resize) {
                 System.out.println("(the simulator runs every epoch on " + nodes + " nodes; the real run lost one halfway through epoch " + epochs + ")");

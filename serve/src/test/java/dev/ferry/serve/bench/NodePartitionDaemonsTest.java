@@ -73,6 +73,36 @@ class NodePartitionDaemonsTest {
         assertThat(e.get(0).egressRequests()).as("one request per block").isEqualTo(sim.get(0).originRequests());
     }
 
+    /**
+     * Issue 24 item 6: tiers of half a share (2.5 MiB against 5 MiB), the shuffle block fitted to the tier as the
+     * daemon's registration fits it: later epochs fetch about the dataset less the tiers, and the simulator, fed
+     * the same plan, agrees with the real daemons within 10% of their egress.
+     */
+    @Test
+    void tiersSmallerThanAShare_egressNearTheFloor_andTheSimulatorAgreesWithinTenPercent(@TempDir Path dir) throws Exception {
+        long tier = 5L << 19;
+        PlanConfig fitted = NODE.withShuffleBlockShards(PlanConfig.shuffleBlockFittingTier(tier, 5L << 20, 24 * 16 * 1024));
+        assertThat(fitted.shuffleBlockShards()).isEqualTo(1);
+        LoopbackCluster.Setup s = new LoopbackCluster.Setup(4, 48, 16, 16 * 1024, tier, 1 << 20, 3, 5, -1, 0, true, fitted, false, false);
+        LoopbackCluster.Result real = LoopbackCluster.run(dir, s);
+        long dataset = real.manifest().totalBytes();
+        List<LoopbackCluster.Epoch> e = real.epochs();
+        assertThat(real.failures()).isEmpty();
+        List<ClusterSim.Epoch> sim = ClusterSim.run(real.manifest(), new ClusterSim.Config(s.nodes(), s.cachePerNode(), s.blockSize(),
+                s.epochs(), "min", false, 1.0, s.plan(), ClusterSim.TimeModel.defaults(0.01, 4), Prices.AWS_S3_STANDARD, null));
+        assertThat(e.get(0).egressBytes()).as("epoch 1 reads the dataset once").isBetween(dataset, dataset + dataset / 50);
+        double floor = dataset - 4.0 * tier;
+        for (int i = 0; i < 3; i++) {
+            assertThat((double) sim.get(i).egressBytes()).as("epoch %d egress: sim vs real", i + 1)
+                    .isCloseTo((double) e.get(i).egressBytes(), Offset.offset(0.10 * e.get(i).egressBytes()));
+            assertThat(e.get(i).missingSamples()).isZero();
+            assertThat(e.get(i).extraReads()).isZero();
+            if (i > 0) {
+                assertThat((double) e.get(i).egressBytes()).as("epoch %d against the floor", i + 1).isBetween(floor, 1.3 * floor);
+            }
+        }
+    }
+
     @Test
     void fourNodesToThreeMidEpoch_resumesExactly_sampleBySample(@TempDir Path dir) throws Exception {
         // 12 canonical nodes: 4 and 3 both divide it, so every read stays on its node before and after
