@@ -30,6 +30,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -130,6 +131,8 @@ public final class CachingStore extends ForwardingObjectStore {
     private final OpenFiles openFiles = new OpenFiles(OPEN_FILES);
     private final BlockCheck check;
     private final ConcurrentHashMap<ObjectKey, MetaEntry> metadata = new ConcurrentHashMap<>();
+    /** Misses being asked upstream with no metadata known ({@link #openMiss}): one per key, the rest wait for its answer. */
+    private final ConcurrentHashMap<ObjectKey, CompletableFuture<Void>> opening = new ConcurrentHashMap<>();
     /** Versions a reader vouches for ({@link #trustVersions}): per key, each ETag with its number of vouchers. */
     private final ConcurrentHashMap<ObjectKey, Map<String, Integer>> trusted = new ConcurrentHashMap<>();
 
@@ -302,6 +305,12 @@ public final class CachingStore extends ForwardingObjectStore {
     }
 
     private ObjectMeta resolve(ObjectKey key, String ifMatch) throws IOException {
+        ObjectMeta known = local(key, ifMatch);
+        return known != null ? known : headUpstream(key, ifMatch);
+    }
+
+    /** The metadata a read may go on with without asking upstream: fresh, named by If-Match, or pinned; null otherwise. */
+    private ObjectMeta local(ObjectKey key, String ifMatch) {
         MetaEntry m = metadata.get(key);
         long now = clock.nanoTime();
         if (m != null) {
@@ -313,11 +322,14 @@ public final class CachingStore extends ForwardingObjectStore {
             }
         }
         if (ifMatch != null) {
-            ObjectMeta pinned = blockIndex.pinnedMeta(key, ifMatch);
-            if (pinned != null) {
-                return pinned; // a pinned version, perhaps superseded: its resident blocks still serve it
-            }
+            return blockIndex.pinnedMeta(key, ifMatch); // a pinned version, perhaps superseded: its resident blocks still serve it
         }
+        return null;
+    }
+
+    /** Asks upstream with a HEAD; the answer becomes the key's metadata. */
+    private ObjectMeta headUpstream(ObjectKey key, String ifMatch) throws IOException {
+        long now = clock.nanoTime();
         ObjectMeta fresh;
         try {
             counters.upstreamRequests.increment();
@@ -390,12 +402,101 @@ public final class CachingStore extends ForwardingObjectStore {
             counters.upstreamRequests.increment();
             return delegate.get(request);
         }
-        ObjectMeta meta = resolve(request.key(), request.ifMatch());
+        ObjectMeta meta = local(request.key(), request.ifMatch());
+        if (meta == null && request.ifMatch() == null) {
+            CompletableFuture<Void> mine = new CompletableFuture<>();
+            CompletableFuture<Void> other = opening.putIfAbsent(request.key(), mine);
+            if (other == null) {
+                ObjectContent opened;
+                try {
+                    opened = openMiss(request);
+                } finally {
+                    opening.remove(request.key(), mine);
+                    mine.complete(null);
+                }
+                if (opened != null) {
+                    return opened;
+                }
+            } else {
+                other.join(); // one miss of a key at a time: its answer is the metadata, its blocks are in flight
+            }
+            meta = local(request.key(), null);
+        }
+        if (meta == null) {
+            meta = headUpstream(request.key(), request.ifMatch());
+        }
         ByteRange range = clipped(request, meta);
         if (range == null) {
             return new ObjectContent(meta, null, InputStream.nullInputStream());
         }
         return new ObjectContent(meta, range, new BlockStream(runs, meta, range));
+    }
+
+    /**
+     * A read whose metadata the cache does not know (or must ask again): one ranged GET upstream, of the run of
+     * blocks the read starts in, with no HEAD before it; the answer names the version (ETag, size from
+     * {@code Content-Range}, last-modified, attributes) and becomes the key's metadata, and its bytes fill the
+     * blocks as a reader's run would ({@link BlockRuns#claimOpened}). Null, having sent nothing, when the key's
+     * known version has its first block on disk (a HEAD costs less than a GET of bytes the cache holds), and
+     * null when upstream answers 416 (an empty object, where a store answers a ranged GET so, or a read past
+     * the end): then the caller asks with a HEAD. When the answer's first block is being fetched by another
+     * reader, or the policy refuses it, the answer is closed and the read goes on as a read of known metadata.
+     */
+    private ObjectContent openMiss(GetRequest request) throws IOException {
+        ObjectKey key = request.key();
+        long blockSize = config.blockSize();
+        long first = request.range() == null ? 0 : request.range().offset() / blockSize;
+        if (blockIndex.holdsAnyVersionAt(key, first)) {
+            return null; // perhaps the bytes wanted: a HEAD says whether they still are
+        }
+        long wanted = request.range() == null ? Long.MAX_VALUE : (request.range().end() - 1) / blockSize;
+        long last = first + Math.min(wanted - first, config.maxRunBlocks() - 1);
+        ObjectContent content;
+        long now = clock.nanoTime();
+        try {
+            counters.upstreamRequests.increment();
+            content = delegate.get(new GetRequest(key, ByteRange.of(first * blockSize, (last - first + 1) * blockSize), null));
+        } catch (ObjectNotFoundException e) {
+            metadata.remove(key);
+            blockIndex.dropVersionsOtherThan(key, null);
+            throw e;
+        } catch (StoreException e) {
+            if (e.httpStatus() == 416) {
+                return null;
+            }
+            throw e;
+        }
+        boolean handedOver = false;
+        try {
+            ObjectMeta meta = content.meta();
+            metadata.put(key, new MetaEntry(meta, now));
+            blockIndex.dropVersionsOtherThan(key, meta.etag());
+            ByteRange range = clipped(request, meta);
+            if (range == null) {
+                return new ObjectContent(meta, null, InputStream.nullInputStream());
+            }
+            if (content.range() == null || content.range().offset() != first * blockSize) {
+                return new ObjectContent(meta, range, new BlockStream(runs, meta, range));
+            }
+            BlockRuns.Claim claim = runs.claimOpened(meta, first, (range.end() - 1) / blockSize, content);
+            if (claim.outcome() == BlockRuns.Claim.Outcome.STARTED) {
+                handedOver = true;
+                runs.start(claim.run());
+                return new ObjectContent(meta, range, new BlockStream(runs, meta, range, claim.run()));
+            }
+            if (claim.outcome() == BlockRuns.Claim.Outcome.REFUSED) {
+                // the policy keeps none of it: the bytes this read wants of the first block, from the answer at hand
+                long blockEnd = Math.min(meta.size(), (first + 1) * blockSize);
+                content.stream().skipNBytes(range.offset() - first * blockSize);
+                BlockStream.Source bytes = runs.unkept(meta, content.stream(), range.offset(), Math.min(range.end(), blockEnd), first * blockSize);
+                return new ObjectContent(meta, range, new BlockStream(runs, meta, range, null, bytes));
+            }
+            return new ObjectContent(meta, range, new BlockStream(runs, meta, range));
+        } finally {
+            if (!handedOver) {
+                content.close();
+            }
+        }
     }
 
     /**
