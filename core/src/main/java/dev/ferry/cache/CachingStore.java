@@ -30,8 +30,11 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.Executor;
+import java.util.concurrent.RejectedExecutionException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -133,6 +136,9 @@ public final class CachingStore extends ForwardingObjectStore {
     private final ConcurrentHashMap<ObjectKey, MetaEntry> metadata = new ConcurrentHashMap<>();
     /** Misses being asked upstream with no metadata known ({@link #openMiss}): one per key, the rest wait for its answer. */
     private final ConcurrentHashMap<ObjectKey, CompletableFuture<Void>> opening = new ConcurrentHashMap<>();
+    /** Keys whose stale metadata is being revalidated in the background: one HEAD per key at a time. */
+    private final Set<ObjectKey> revalidating = ConcurrentHashMap.newKeySet();
+    private final Executor revalidators;
     /** Versions a reader vouches for ({@link #trustVersions}): per key, each ETag with its number of vouchers. */
     private final ConcurrentHashMap<ObjectKey, Map<String, Integer>> trusted = new ConcurrentHashMap<>();
 
@@ -151,7 +157,13 @@ public final class CachingStore extends ForwardingObjectStore {
 
     /** A cache with a given policy instance (MIN with a plan's future, say) and clock. */
     public CachingStore(ObjectStore upstream, CacheConfig config, EvictionPolicy<BlockId> policy, Clock clock) {
+        this(upstream, config, policy, clock, task -> Thread.ofVirtual().name("ferry-revalidate").start(task));
+    }
+
+    /** ... revalidating stale metadata in the background on {@code revalidators} (see {@link #servable}). */
+    public CachingStore(ObjectStore upstream, CacheConfig config, EvictionPolicy<BlockId> policy, Clock clock, Executor revalidators) {
         super(upstream);
+        this.revalidators = Objects.requireNonNull(revalidators, "revalidators is null");
         this.config = Objects.requireNonNull(config, "config is null");
         this.blockIndex = new BlockIndex(config, Objects.requireNonNull(policy, "policy is null"), counters, path -> {
             openFiles.forget(path);
@@ -223,7 +235,64 @@ public final class CachingStore extends ForwardingObjectStore {
      */
     public ObjectMeta freshMeta(ObjectKey key) {
         MetaEntry m = metadata.get(key);
-        return m != null && !passThrough && fresh(key, m, clock.nanoTime()) ? m.meta() : null;
+        return m != null && !passThrough && servable(key, m, clock.nanoTime()) ? m.meta() : null;
+    }
+
+    /**
+     * Whether a read may go on with {@code m} without asking upstream first: fresh ({@link #fresh}), or stale by
+     * less than the TTL again (younger than twice the TTL), in which case it is served as it is and revalidated
+     * in the background (stale-while-revalidate, RFC 5861): the read waits for nothing, and the key's next reads
+     * see what the revalidation found. Older than twice the TTL, the read asks upstream itself. So a change made
+     * upstream behind ferry's back is seen by every read that starts at least twice the TTL after it; with a TTL
+     * of 0 every read asks first.
+     */
+    private boolean servable(ObjectKey key, MetaEntry m, long now) {
+        if (fresh(key, m, now)) {
+            return true;
+        }
+        long ttl = config.metadataTtl().toNanos();
+        if (now - m.fetchedAt() - ttl < ttl) {
+            revalidate(key, m);
+            return true;
+        }
+        return false;
+    }
+
+    /**
+     * Asks upstream for {@code key}'s metadata in the background (one HEAD per key at a time), and makes the answer
+     * the key's metadata unless the entry changed meanwhile (a write through ferry is newer than any answer to a
+     * request sent before it). A failure leaves the entry to age past twice the TTL: reads then ask themselves.
+     */
+    private void revalidate(ObjectKey key, MetaEntry seen) {
+        if (closed || !revalidating.add(key)) {
+            return;
+        }
+        try {
+            revalidators.execute(() -> {
+                try {
+                    long sent = clock.nanoTime();
+                    counters.upstreamRequests.increment();
+                    ObjectMeta now;
+                    try {
+                        now = delegate.head(key);
+                    } catch (ObjectNotFoundException gone) {
+                        if (!closed && metadata.remove(key, seen)) {
+                            blockIndex.dropVersionsOtherThan(key, null);
+                        }
+                        return;
+                    }
+                    if (!closed && metadata.replace(key, seen, new MetaEntry(now, sent)) && !now.etag().equals(seen.meta().etag())) {
+                        blockIndex.dropVersionsOtherThan(key, now.etag());
+                    }
+                } catch (IOException | RuntimeException e) {
+                    LOG.debug("revalidating {} failed ({}); its reads ask upstream once its metadata is twice the TTL old", key, e.toString());
+                } finally {
+                    revalidating.remove(key);
+                }
+            });
+        } catch (RejectedExecutionException e) {
+            revalidating.remove(key);
+        }
     }
 
     /** Within the metadata TTL, or a version a reader vouches for: no need to ask upstream. */
@@ -317,7 +386,7 @@ public final class CachingStore extends ForwardingObjectStore {
             if (ifMatch != null && ifMatch.equals(m.meta().etag())) {
                 return m.meta();
             }
-            if (ifMatch == null && fresh(key, m, now)) {
+            if (ifMatch == null && servable(key, m, now)) {
                 return m.meta();
             }
         }
