@@ -526,12 +526,13 @@ public final class S3Service {
      * ranged GET whose answer is the metadata ({@link CachingStore#get}), with no HEAD before it (issue 26: a miss
      * is one request). Null where a HEAD comes first, as before: the metadata is fresh (nothing to ask), a
      * suffix or multi-range (where it starts depends on the size), a client asking for the object's checksum
-     * (a ranged GET does not answer it), a local copy (write-back, scratch), a range that upstream finds past the
+     * (a ranged GET does not answer it), a client revalidating its copy ({@code If-None-Match},
+     * {@code If-Modified-Since}: a 304 needs no bytes), a local copy (write-back, scratch), a range that upstream finds past the
      * end (answered 416 by the usual path).
      */
     private Reply readUnknown(Request r, ObjectKey key) throws S3Error, IOException {
         if (isScratch(key.bucket()) || (writeBack != null && writeBack.holdsLocally(key)) || ObjectHeaders.checksumWanted(r.headers())
-                || cache.freshMeta(key) != null) {
+                || r.headers().contains("If-None-Match") || r.headers().contains("If-Modified-Since") || cache.freshMeta(key) != null) {
             return null;
         }
         String header = r.headers().get("Range");
