@@ -115,7 +115,8 @@ public final class CachingStore extends ForwardingObjectStore {
     private static final int OPEN_FILES = 512;
     private static final int UNSYNCED_BACKLOG = 4096;
 
-    private record MetaEntry(ObjectMeta meta, long fetchedAt) {
+    /** A key's metadata, when it was asked for, and whether it is all a HEAD answers (a LIST's or a ranged GET's names no checksum). */
+    private record MetaEntry(ObjectMeta meta, long fetchedAt, boolean whole) {
     }
 
     private final CacheConfig config;
@@ -281,7 +282,7 @@ public final class CachingStore extends ForwardingObjectStore {
                         }
                         return;
                     }
-                    if (!closed && metadata.replace(key, seen, new MetaEntry(now, sent)) && !now.etag().equals(seen.meta().etag())) {
+                    if (!closed && metadata.replace(key, seen, new MetaEntry(now, sent, true)) && !now.etag().equals(seen.meta().etag())) {
                         blockIndex.dropVersionsOtherThan(key, now.etag());
                     }
                 } catch (IOException | RuntimeException e) {
@@ -363,8 +364,21 @@ public final class CachingStore extends ForwardingObjectStore {
         if (m != null && fresh(meta.key(), m, now)) {
             return;
         }
-        metadata.put(meta.key(), new MetaEntry(meta, now));
+        metadata.put(meta.key(), new MetaEntry(meta, now, false));
         blockIndex.dropVersionsOtherThan(meta.key(), meta.etag());
+    }
+
+    /**
+     * {@code meta}, as {@link #head} answered it, with the object's checksum where the store keeps one: when the cache's
+     * metadata came from a listing or from a miss's ranged GET (neither names a checksum), a HEAD asks for it, and its
+     * answer becomes the key's metadata. For a client asking for the checksum ({@code x-amz-checksum-mode}).
+     */
+    public ObjectMeta withChecksum(ObjectKey key, ObjectMeta meta) throws IOException {
+        MetaEntry m = metadata.get(key);
+        if (passThrough || m == null || m.whole() || !m.meta().equals(meta)) {
+            return meta;
+        }
+        return headUpstream(key, null);
     }
 
     /** The metadata the cache holds for {@code key} when it is version {@code etag}, however old; null otherwise. */
@@ -408,7 +422,7 @@ public final class CachingStore extends ForwardingObjectStore {
             blockIndex.dropVersionsOtherThan(key, null);
             throw e;
         }
-        metadata.put(key, new MetaEntry(fresh, now));
+        metadata.put(key, new MetaEntry(fresh, now, true));
         blockIndex.dropVersionsOtherThan(key, fresh.etag());
         if (ifMatch != null && !ifMatch.equals(fresh.etag())) {
             throw new StoreException(StoreException.Kind.PRECONDITION_FAILED, 412,
@@ -538,7 +552,7 @@ public final class CachingStore extends ForwardingObjectStore {
         boolean handedOver = false;
         try {
             ObjectMeta meta = content.meta();
-            metadata.put(key, new MetaEntry(meta, now));
+            metadata.put(key, new MetaEntry(meta, now, false));
             blockIndex.dropVersionsOtherThan(key, meta.etag());
             ByteRange range = clipped(request, meta);
             if (range == null) {
@@ -718,7 +732,7 @@ public final class CachingStore extends ForwardingObjectStore {
             metadata.remove(key);
             blockIndex.dropVersionsOtherThan(key, null);
         } else {
-            metadata.put(key, new MetaEntry(now, clock.nanoTime()));
+            metadata.put(key, new MetaEntry(now, clock.nanoTime(), true));
             blockIndex.dropVersionsOtherThan(key, now.etag());
         }
     }

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.ferry.store.Checksum;
 import dev.ferry.store.ObjectAttributes;
 import dev.ferry.store.ObjectKey;
 import dev.ferry.store.ObjectMeta;
@@ -25,7 +26,9 @@ import org.junit.jupiter.api.io.TempDir;
 import software.amazon.awssdk.core.ResponseBytes;
 import software.amazon.awssdk.core.sync.RequestBody;
 import software.amazon.awssdk.services.s3.S3Client;
+import software.amazon.awssdk.services.s3.model.ChecksumMode;
 import software.amazon.awssdk.services.s3.model.GetObjectResponse;
+import software.amazon.awssdk.services.s3.model.HeadObjectResponse;
 import software.amazon.awssdk.services.s3.model.NoSuchBucketException;
 import software.amazon.awssdk.services.s3.model.NoSuchKeyException;
 
@@ -127,6 +130,25 @@ class MissIsOneRequestTest {
             // what was missing and is then written behind ferry's back is found by the next read (nothing negative is kept)
             putBehind(ferry, "no/such/key", "here now".getBytes(StandardCharsets.UTF_8), ObjectAttributes.NONE);
             assertThat(s3.getObjectAsBytes(b -> b.bucket("data").key("no/such/key")).asUtf8String()).isEqualTo("here now");
+        }
+    }
+
+    @Test
+    void aChecksumAskedForAfterAColdGet_isAnswered_byAHeadThen(@TempDir Path dir) throws Exception {
+        try (DaemonFixture ferry = DaemonFixture.overS3(dir, Map.of("prefetch-bytes", "0")); S3Client s3 = ferry.sdk("a", "b")) {
+            byte[] data = new byte[100_000];
+            new Random(5).nextBytes(data);
+            Checksum crc = Checksum.ofStream(Checksum.Algorithm.CRC32C, new java.io.ByteArrayInputStream(data));
+            putBehind(ferry, "ckpt.pt", data, crc.applyTo(ObjectAttributes.NONE));
+            JsonNode before = byOp(ferry);
+            assertThat(s3.getObjectAsBytes(b -> b.bucket("data").key("ckpt.pt")).asByteArray()).isEqualTo(data);
+            assertThat(delta(before, byOp(ferry), "head")).isZero();
+            // a ranged GET's answer names no checksum: a client asking for it gets it from a HEAD
+            HeadObjectResponse head = s3.headObject(b -> b.bucket("data").key("ckpt.pt").checksumMode(ChecksumMode.ENABLED));
+            assertThat(head.checksumCRC32C()).isEqualTo(crc.value());
+            ResponseBytes<GetObjectResponse> got = s3.getObjectAsBytes(b -> b.bucket("data").key("ckpt.pt").checksumMode(ChecksumMode.ENABLED));
+            assertThat(got.response().checksumCRC32C()).isEqualTo(crc.value());
+            assertThat(delta(before, byOp(ferry), "head")).as("one HEAD, once").isEqualTo(1);
         }
     }
 

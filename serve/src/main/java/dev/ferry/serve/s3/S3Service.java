@@ -191,7 +191,7 @@ public final class S3Service {
             return Acls.policy();
         }
         if (m.equals(HttpMethod.GET) && r.has("attributes")) {
-            return ObjectAttributesReply.of(r, frontFor(key.bucket()).head(key));
+            return ObjectAttributesReply.of(r, checksummed(key, frontFor(key.bucket()).head(key)));
         }
         if (m.equals(HttpMethod.PUT) && r.has("acl") && !r.headers().contains(CopyOperations.SOURCE)) {
             Acls.checkPut(r.headers(), r.body() == null ? new byte[0] : r.body().bytes());
@@ -483,8 +483,8 @@ public final class S3Service {
             return null;
         }
         ObjectMeta meta = cache.freshMeta(key);
-        if (meta == null) {
-            return null;
+        if (meta == null || ObjectHeaders.checksumWanted(r.headers())) {
+            return null; // a checksum may need a HEAD upstream (CachingStore.withChecksum): not on the event loop
         }
         return getObject(r, key, head, meta, false, false);
     }
@@ -518,7 +518,18 @@ public final class S3Service {
             }
             throw e;
         }
+        if (ObjectHeaders.checksumWanted(r.headers())) {
+            meta = checksummed(key, meta);
+        }
         return getObject(r, key, head, meta, true, true);
+    }
+
+    /** {@code meta} with its checksum where the store keeps one, for a client that asks for it ({@link CachingStore#withChecksum}). */
+    private ObjectMeta checksummed(ObjectKey key, ObjectMeta meta) throws IOException {
+        if (isScratch(key.bucket()) || (writeBack != null && writeBack.holdsLocally(key))) {
+            return meta; // a local copy's metadata is all there is
+        }
+        return cache.withChecksum(key, meta);
     }
 
     /**
@@ -577,6 +588,9 @@ public final class S3Service {
             throw S3Error.badRequest("InvalidRequest", "Cannot specify both Range header and partNumber query parameter");
         }
         ObjectMeta meta = frontFor(key.bucket()).head(key);
+        if (ObjectHeaders.checksumWanted(r.headers())) {
+            meta = checksummed(key, meta);
+        }
         int count = ObjectAttributesReply.partsCount(meta.etag());
         if (n > Math.max(count, 1)) {
             throw S3Error.badRequest("InvalidPart", "The requested partnumber is not satisfiable: " + key + " has "
