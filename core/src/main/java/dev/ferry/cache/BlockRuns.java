@@ -309,17 +309,17 @@ final class BlockRuns {
      * A reader's run over a read already open upstream: {@code content}, a ranged GET that starts at block
      * {@code index} of {@code meta} (the version it answered), sent before the object's metadata was known, so
      * that a miss costs that one request and no HEAD before it. Claims the blocks the content covers, up to
-     * {@code lastIndex}, as {@link #claimRun} would. TAKEN when another reader fetches the first block or it is
+     * {@code lastIndex}, as {@link #claimRun} would (a prefetch's when {@code prefetch}: its caller fetches it). TAKEN when another reader fetches the first block or it is
      * resident, REFUSED when the policy will not keep it: the content is the caller's then. The run is not started
      * ({@link #start}).
      */
-    Claim claimOpened(ObjectMeta meta, long index, long lastIndex, ObjectContent content) {
+    Claim claimOpened(ObjectMeta meta, long index, long lastIndex, ObjectContent content, boolean prefetch) {
         long contentLast = (content.range().end() - 1) / config.blockSize();
-        Claimed c = claimBlocks(meta, index, Math.min(lastIndex, contentLast), false);
+        Claimed c = claimBlocks(meta, index, Math.min(lastIndex, contentLast), prefetch);
         if (c.outcome() != Claim.Outcome.STARTED) {
             return c.outcome() == Claim.Outcome.TAKEN ? Claim.TAKEN : Claim.REFUSED;
         }
-        return new Claim(Claim.Outcome.STARTED, new Run(meta, content.stream(), index, c.last(), c.fills(), c.reservations(), false));
+        return new Claim(Claim.Outcome.STARTED, new Run(meta, content.stream(), index, c.last(), c.fills(), c.reservations(), prefetch));
     }
 
     /** Blocks claimed for a run: {@code index} to {@code last}, each with its fill and reservation. */

@@ -486,7 +486,7 @@ public final class CachingStore extends ForwardingObjectStore {
             return delegate.get(request);
         }
         ObjectMeta meta = local(request.key(), request.ifMatch());
-        if (meta == null && request.ifMatch() == null) {
+        if (meta == null) {
             CompletableFuture<Void> mine = new CompletableFuture<>();
             CompletableFuture<Void> other = opening.putIfAbsent(request.key(), mine);
             if (other == null) {
@@ -503,7 +503,7 @@ public final class CachingStore extends ForwardingObjectStore {
             } else {
                 other.join(); // one miss of a key at a time: its answer is the metadata, its blocks are in flight
             }
-            meta = local(request.key(), null);
+            meta = local(request.key(), request.ifMatch());
         }
         if (meta == null) {
             meta = headUpstream(request.key(), request.ifMatch());
@@ -538,7 +538,7 @@ public final class CachingStore extends ForwardingObjectStore {
         long now = clock.nanoTime();
         try {
             counters.upstreamRequests.increment();
-            content = delegate.get(new GetRequest(key, ByteRange.of(first * blockSize, (last - first + 1) * blockSize), null));
+            content = delegate.get(new GetRequest(key, ByteRange.of(first * blockSize, (last - first + 1) * blockSize), request.ifMatch()));
         } catch (ObjectNotFoundException e) {
             metadata.remove(key);
             blockIndex.dropVersionsOtherThan(key, null);
@@ -561,7 +561,7 @@ public final class CachingStore extends ForwardingObjectStore {
             if (content.range() == null || content.range().offset() != first * blockSize) {
                 return new ObjectContent(meta, range, new BlockStream(runs, meta, range));
             }
-            BlockRuns.Claim claim = runs.claimOpened(meta, first, (range.end() - 1) / blockSize, content);
+            BlockRuns.Claim claim = runs.claimOpened(meta, first, (range.end() - 1) / blockSize, content, false);
             if (claim.outcome() == BlockRuns.Claim.Outcome.STARTED) {
                 handedOver = true;
                 runs.start(claim.run());
@@ -592,12 +592,70 @@ public final class CachingStore extends ForwardingObjectStore {
         if (passThrough || closed) {
             return 0;
         }
-        ObjectMeta meta = resolve(request.key(), request.ifMatch());
+        ObjectMeta meta = local(request.key(), request.ifMatch());
+        if (meta == null) {
+            long fetched = prefetchMiss(request);
+            if (fetched >= 0) {
+                return fetched;
+            }
+            meta = headUpstream(request.key(), request.ifMatch());
+        }
         ByteRange range = clipped(request, meta);
         if (range == null) {
             return 0;
         }
         return runs.prefetch(meta, range);
+    }
+
+    /**
+     * {@link #prefetch} of an object whose metadata the cache does not know, as {@link #openMiss} reads one: one
+     * ranged GET (pinned to the request's If-Match, a plan's ETag) whose answer is the metadata, its run fetched on
+     * this thread, then the rest of the range as any prefetch. -1, having sent nothing or been answered 416, when
+     * the caller should ask with a HEAD.
+     */
+    private long prefetchMiss(GetRequest request) throws IOException {
+        ObjectKey key = request.key();
+        long blockSize = config.blockSize();
+        long first = request.range() == null ? 0 : request.range().offset() / blockSize;
+        if (blockIndex.holdsAnyVersionAt(key, first) || opening.containsKey(key)) {
+            return -1;
+        }
+        long wanted = request.range() == null ? Long.MAX_VALUE : (request.range().end() - 1) / blockSize;
+        long last = first + Math.min(wanted - first, config.maxRunBlocks() - 1);
+        ObjectContent content;
+        long now = clock.nanoTime();
+        try {
+            counters.upstreamRequests.increment();
+            content = delegate.get(new GetRequest(key, ByteRange.of(first * blockSize, (last - first + 1) * blockSize), request.ifMatch()));
+        } catch (ObjectNotFoundException e) {
+            metadata.remove(key);
+            blockIndex.dropVersionsOtherThan(key, null);
+            throw e;
+        } catch (StoreException e) {
+            if (e.httpStatus() == 416) {
+                return -1;
+            }
+            throw e;
+        }
+        BlockRuns.Run run = null;
+        ObjectMeta meta;
+        ByteRange range;
+        try {
+            meta = content.meta();
+            metadata.put(key, new MetaEntry(meta, now, false));
+            blockIndex.dropVersionsOtherThan(key, meta.etag());
+            range = request.range() == null ? (meta.size() == 0 ? null : ByteRange.of(0, meta.size())) : request.range().clip(meta.size());
+            if (range == null || content.range() == null || content.range().offset() != first * blockSize) {
+                return 0;
+            }
+            BlockRuns.Claim claim = runs.claimOpened(meta, first, (range.end() - 1) / blockSize, content, true);
+            run = claim.outcome() == BlockRuns.Claim.Outcome.STARTED ? claim.run() : null;
+        } finally {
+            if (run == null) {
+                content.close();
+            }
+        }
+        return (run == null ? 0 : run.fetch()) + runs.prefetch(meta, range); // run.fetch closes the content
     }
 
     /** {@link #prefetch(GetRequest)} of one block, pinned to its version: the bytes fetched. */

@@ -518,6 +518,31 @@ class CachingStoreTest {
     }
 
     @Test
+    void coldPrefetch_andColdRead_pinnedToAVersion_areOneGetEach_withNoHead() throws IOException {
+        String etag = origin.head(key).etag();
+        tracking.reset();
+        assertThat(cache.prefetch(new GetRequest(key, ByteRange.of(0, 2L * BLOCK), etag))).isEqualTo(2L * BLOCK);
+        assertThat(tracking.count(Op.HEAD)).isZero();
+        assertThat(getRanges()).containsExactly(ByteRange.of(0, 2L * BLOCK));
+        assertThat(cache.stats().prefetchedBlocks()).isEqualTo(2);
+
+        ObjectKey other = ObjectKey.of("data", "other.bin");
+        byte[] otherBytes = random(3 * BLOCK, 3);
+        String otherEtag = origin.put(other, PutBody.ofBytes(otherBytes)).etag();
+        tracking.reset();
+        try (ObjectContent c = cache.get(new GetRequest(other, null, otherEtag))) {
+            assertThat(c.stream().readAllBytes()).isEqualTo(otherBytes);
+        }
+        assertThat(tracking.count(Op.HEAD)).isZero();
+        assertThat(tracking.count(Op.GET)).isEqualTo(1);
+
+        ObjectKey third = ObjectKey.of("data", "third.bin");
+        origin.put(third, PutBody.ofBytes(random(100, 4)));
+        assertThatThrownBy(() -> cache.get(new GetRequest(third, null, "not-its-etag"))).isInstanceOfSatisfying(StoreException.class,
+                e -> assertThat(e.kind()).isEqualTo(StoreException.Kind.PRECONDITION_FAILED));
+    }
+
+    @Test
     void coldGet_ofAMissingObject_isNotFound_afterOneGet() throws IOException {
         tracking.reset();
         assertThatThrownBy(() -> cache.readBytes(ObjectKey.of("data", "no/such"), null)).isInstanceOf(ObjectNotFoundException.class);
