@@ -536,13 +536,15 @@ public final class S3Service {
      * A GET of an object whose metadata the local tier does not hold fresh: the read itself asks upstream, one
      * ranged GET whose answer is the metadata ({@link CachingStore#get}), with no HEAD before it (issue 26: a miss
      * is one request). Null where a HEAD comes first, as before: the metadata is fresh (nothing to ask), a
-     * suffix or multi-range (where it starts depends on the size), a client asking for the object's checksum
-     * (a ranged GET does not answer it), a client revalidating its copy ({@code If-None-Match},
+     * suffix or multi-range (where it starts depends on the size), a client revalidating its copy ({@code If-None-Match},
      * {@code If-Modified-Since}: a 304 needs no bytes), a local copy (write-back, scratch), a range that upstream finds past the
-     * end (answered 416 by the usual path).
+     * end (answered 416 by the usual path). A client asking for the checksum ({@code x-amz-checksum-mode}, which
+     * boto3 and the AWS SDKs send on every GET by default) is answered it when the store's answer names it; a
+     * ranged GET's does not, so this first read goes without it (the SDK then has nothing to check), and the
+     * key's later reads that ask for it get it from one HEAD ({@link #checksummed}).
      */
     private Reply readUnknown(Request r, ObjectKey key) throws S3Error, IOException {
-        if (isScratch(key.bucket()) || (writeBack != null && writeBack.holdsLocally(key)) || ObjectHeaders.checksumWanted(r.headers())
+        if (isScratch(key.bucket()) || (writeBack != null && writeBack.holdsLocally(key))
                 || r.headers().contains("If-None-Match") || r.headers().contains("If-Modified-Since") || cache.freshMeta(key) != null) {
             return null;
         }
