@@ -371,11 +371,17 @@ public final class CachingStore extends ForwardingObjectStore {
     /**
      * {@code meta}, as {@link #head} answered it, with the object's checksum where the store keeps one: when the cache's
      * metadata came from a listing or from a miss's ranged GET (neither names a checksum), a HEAD asks for it, and its
-     * answer becomes the key's metadata. For a client asking for the checksum ({@code x-amz-checksum-mode}).
+     * answer becomes the key's metadata. For a client asking for the checksum ({@code x-amz-checksum-mode}): with
+     * {@code wait} (a HEAD's, whose answer is the metadata) this asks now; without (a read, which must not wait on
+     * it, and may be on an event loop) it returns {@code meta} as it is and asks in the background.
      */
-    public ObjectMeta withChecksum(ObjectKey key, ObjectMeta meta) throws IOException {
+    public ObjectMeta withChecksum(ObjectKey key, ObjectMeta meta, boolean wait) throws IOException {
         MetaEntry m = metadata.get(key);
         if (passThrough || m == null || m.whole() || !m.meta().equals(meta)) {
+            return meta;
+        }
+        if (!wait) {
+            revalidate(key, m); // in the background: this read goes without it, the next ones have it
             return meta;
         }
         return headUpstream(key, null);

@@ -191,7 +191,7 @@ public final class S3Service {
             return Acls.policy();
         }
         if (m.equals(HttpMethod.GET) && r.has("attributes")) {
-            return ObjectAttributesReply.of(r, checksummed(key, frontFor(key.bucket()).head(key)));
+            return ObjectAttributesReply.of(r, checksummed(key, frontFor(key.bucket()).head(key), true));
         }
         if (m.equals(HttpMethod.PUT) && r.has("acl") && !r.headers().contains(CopyOperations.SOURCE)) {
             Acls.checkPut(r.headers(), r.body() == null ? new byte[0] : r.body().bytes());
@@ -483,8 +483,14 @@ public final class S3Service {
             return null;
         }
         ObjectMeta meta = cache.freshMeta(key);
-        if (meta == null || ObjectHeaders.checksumWanted(r.headers())) {
-            return null; // a checksum may need a HEAD upstream (CachingStore.withChecksum): not on the event loop
+        if (meta == null) {
+            return null;
+        }
+        if (ObjectHeaders.checksumWanted(r.headers())) {
+            if (head) {
+                return null; // a HEAD may ask upstream for the checksum (CachingStore.withChecksum): not on the event loop
+            }
+            meta = cache.withChecksum(key, meta, false);
         }
         return getObject(r, key, head, meta, false, false);
     }
@@ -519,17 +525,20 @@ public final class S3Service {
             throw e;
         }
         if (ObjectHeaders.checksumWanted(r.headers())) {
-            meta = checksummed(key, meta);
+            meta = checksummed(key, meta, head);
         }
         return getObject(r, key, head, meta, true, true);
     }
 
-    /** {@code meta} with its checksum where the store keeps one, for a client that asks for it ({@link CachingStore#withChecksum}). */
-    private ObjectMeta checksummed(ObjectKey key, ObjectMeta meta) throws IOException {
+    /**
+     * {@code meta} with its checksum where the store keeps one, for a client that asks for it: asked for now when
+     * {@code wait} (a HEAD), in the background for a read ({@link CachingStore#withChecksum}).
+     */
+    private ObjectMeta checksummed(ObjectKey key, ObjectMeta meta, boolean wait) throws IOException {
         if (isScratch(key.bucket()) || (writeBack != null && writeBack.holdsLocally(key))) {
             return meta; // a local copy's metadata is all there is
         }
-        return cache.withChecksum(key, meta);
+        return cache.withChecksum(key, meta, wait);
     }
 
     /**
@@ -540,8 +549,8 @@ public final class S3Service {
      * {@code If-Modified-Since}: a 304 needs no bytes), a local copy (write-back, scratch), a range that upstream finds past the
      * end (answered 416 by the usual path). A client asking for the checksum ({@code x-amz-checksum-mode}, which
      * boto3 and the AWS SDKs send on every GET by default) is answered it when the store's answer names it; a
-     * ranged GET's does not, so this first read goes without it (the SDK then has nothing to check), and the
-     * key's later reads that ask for it get it from one HEAD ({@link #checksummed}).
+     * ranged GET's does not, so this first read goes without it (the SDK then has nothing to check), and one
+     * HEAD in the background, not in front of a read, gets it for the key's later reads ({@link #checksummed}).
      */
     private Reply readUnknown(Request r, ObjectKey key) throws S3Error, IOException {
         if (isScratch(key.bucket()) || (writeBack != null && writeBack.holdsLocally(key))
@@ -591,7 +600,7 @@ public final class S3Service {
         }
         ObjectMeta meta = frontFor(key.bucket()).head(key);
         if (ObjectHeaders.checksumWanted(r.headers())) {
-            meta = checksummed(key, meta);
+            meta = checksummed(key, meta, head);
         }
         int count = ObjectAttributesReply.partsCount(meta.etag());
         if (n > Math.max(count, 1)) {
