@@ -364,8 +364,14 @@ public final class ControlApi {
         if (hasEpoch != hasPosition) {
             throw S3Error.badRequest("InvalidArgument", "resume needs both epoch and position, or neither");
         }
-        int epoch = hasEpoch ? (int) number(resume, "epoch", Long.MIN_VALUE, 1, Integer.MAX_VALUE) : 0;
-        long position = hasPosition ? number(resume, "position", Long.MIN_VALUE, 0, samples) : 0;
+        int epoch;
+        long position;
+        try {
+            epoch = hasEpoch ? (int) ManifestJson.wholeNumber(resume.get("epoch"), "resume.epoch", 1, Integer.MAX_VALUE) : 0;
+            position = hasPosition ? ManifestJson.wholeNumber(resume.get("position"), "resume.position", 0, samples) : 0;
+        } catch (IllegalArgumentException e) {
+            throw S3Error.badRequest("InvalidArgument", e.getMessage());
+        }
         Homes round = null;
         JsonNode r = resume.get("round_homes");
         if (r != null && !r.isNull()) {
@@ -379,7 +385,7 @@ public final class ControlApi {
             }
         }
         JsonNode c = resume.get("canonical_nodes");
-        if (c != null && !c.isNull() && number(resume, "canonical_nodes", 0, 1, 100_000) != homes.canonical()) {
+        if (c != null && !c.isNull() && (!c.canConvertToInt() || c.asInt() != homes.canonical())) {
             throw S3Error.badRequest("InvalidArgument", "resume.canonical_nodes is " + c + " but resume.homes.node_of has " + homes.canonical()
                     + " entries: one per canonical node");
         }
