@@ -97,6 +97,19 @@ class ResumeHomesApiTest {
     }
 
     @Test
+    void resume_onOneNode_staysTheNodePartition_withEveryCanonicalNodeThere(@TempDir Path dir) throws Exception {
+        try (DaemonFixture ferry = daemonWithManifest(dir); HttpClient http = HttpClient.newHttpClient()) {
+            // no partition given: a fresh job on one node would read by the global plan, another order
+            JsonNode one = ok(post(http, ferry.endpoint().resolve("/_ferry/v1/jobs"), "{\"job\":\"one\",\"manifest_key\":\"data/manifest.json\","
+                    + "\"seed\":3,\"world\":{\"nodes\":1},\"resume\":{\"homes\":{\"nodes\":4,\"node_of\":[0,1,2,3,0,1,2,3,0,1,2,3]}}}"));
+            assertThat(one.get("partition").asText()).isEqualTo("node");
+            assertThat(one.get("canonical_nodes").asInt()).isEqualTo(12);
+            assertThat(one.get("homes").toString()).isEqualTo("{\"nodes\":1,\"node_of\":[0,0,0,0,0,0,0,0,0,0,0,0]}");
+            assertThat(one.get("moved_canonical_nodes").asInt()).isEqualTo(9);
+        }
+    }
+
+    @Test
     void resume_thatDoesNotFit_is400WithOneSentenceNamingWhatIsWrong(@TempDir Path dir) throws Exception {
         try (DaemonFixture ferry = daemonWithManifest(dir); HttpClient http = HttpClient.newHttpClient()) {
             URI jobs = ferry.endpoint().resolve("/_ferry/v1/jobs");

@@ -237,6 +237,7 @@ public final class ControlApi {
             resumeNode = null;
         }
         Job job;
+        Job.Resume resume = null;
         if (req.has("ranks")) {
             if (resumeNode != null) {
                 throw S3Error.badRequest("InvalidArgument", "resume applies to a job with a manifest, not to one given as ranks");
@@ -275,10 +276,10 @@ public final class ControlApi {
             // bounded before anything is built or summed (the tier-fitting shuffle block below adds the sizes)
             JobLimits.check(manifest, world, PlanConfig.DEFAULT.uneven(), this.node.config().blockSize());
             int epochs = (int) number(req, "epochs", 0, 0, 1_000_000);
-            Job.Resume resume = resumeNode == null ? null : resumeOf(resumeNode, manifest.totalSamples());
+            resume = resumeNode == null ? null : resumeOf(resumeNode, manifest.totalSamples());
             PlanConfig plan = planOf(req, manifest, world, this.node.config().cacheSize());
             if (resume != null) {
-                plan = withResumedCanonical(plan, req, resume);
+                plan = withResumedCanonical(plan, resume);
             }
             job = Job.planned(name, manifest, plan, world, node, batch, resume).withPlannedEpochs(epochs);
         }
@@ -301,9 +302,8 @@ public final class ControlApi {
         planFields(out, job, 1);
         if (job.plan() != null && job.plan().partition() != PlanConfig.Partition.GLOBAL) {
             homesJson(out.putObject("homes"), job.homes());
-            if (resumeNode != null && resumeNode.get("homes") != null) {
-                Homes recorded = homesOf(resumeNode.get("homes"), "resume.homes");
-                out.put("moved_canonical_nodes", recorded.moved(job.homes()));
+            if (resume != null) {
+                out.put("moved_canonical_nodes", resume.homes().moved(job.homes()));
             }
         }
         ArrayNode predicted = out.putArray("predicted_egress_bytes");
@@ -394,9 +394,10 @@ public final class ControlApi {
 
     /**
      * The plan's canonical node count from a resume: its homes' count when the registration does not say, and
-     * a clear refusal when it says otherwise or the partition is global.
+     * a clear refusal when it says otherwise or the partition is global. A resume is of the node partition, so
+     * {@code auto} stays the node partition even on one node (where a fresh job would read by the global plan).
      */
-    private static PlanConfig withResumedCanonical(PlanConfig plan, JsonNode req, Job.Resume resume) throws S3Error {
+    private static PlanConfig withResumedCanonical(PlanConfig plan, Job.Resume resume) throws S3Error {
         int canonical = resume.homes().canonical();
         if (plan.partition() == PlanConfig.Partition.GLOBAL) {
             throw S3Error.badRequest("InvalidArgument", "resume.homes applies to the node partition, not to global");
@@ -405,7 +406,7 @@ public final class ControlApi {
             throw S3Error.badRequest("InvalidArgument", "resume.homes.node_of has " + canonical + " entries but canonical_nodes is "
                     + plan.canonicalNodes() + ": a resumed job keeps the canonical node count it started with");
         }
-        return plan.withCanonicalNodes(canonical);
+        return plan.withPartition(PlanConfig.Partition.NODE).withCanonicalNodes(canonical);
     }
 
     /** Homes as JSON gives them: {@code {"nodes": N, "node_of": [node of canonical node 0, ...]}}. */
