@@ -79,6 +79,10 @@ class ResumeHomesApiTest {
             assertThat(three.get("moved_canonical_nodes").asInt()).isEqualTo(3);
             assertThat(three.get("homes").toString()).isEqualTo("{\"nodes\":3,\"node_of\":[0,1,2,0,0,1,2,1,0,1,2,2]}");
             assertThat(ok(post(http, api.resolve("jobs"), train(3, 0, resume))).get("registration").asText()).isEqualTo("existing");
+            // the resumed job starts in the checkpoint's epoch, at its position: prefetch and eviction follow from there
+            JsonNode job = get(http, api.resolve("status")).get("jobs").get(0);
+            assertThat(job.get("epoch").asInt()).isEqualTo(2);
+            assertThat(job.get("position").asLong()).isEqualTo(50);
 
             // a checkpoint inside the round the resume began in keeps the old world's order for it; later ones are the new world's
             JsonNode same = get(http, api.resolve("jobs/train/checkpoint?epoch=2&position=53"));

@@ -135,6 +135,9 @@ public final class Job {
      * homes are this one's): its epoch and a position in it, and those homes.
      */
     private final Resume inRound;
+    /** Where the job resumes (epoch 0: from the start of epoch 1). */
+    private final int resumeEpoch;
+    private final long resumePosition;
     private Deal resumedDeal;
     private final Map<Integer, EpochPlan> plans = new LinkedHashMap<>(4, 0.75f, true) {
         @Override
@@ -145,9 +148,11 @@ public final class Job {
     final List<Epoch> epochs = new ArrayList<>();
 
     private Job(String name, Manifest manifest, PlanConfig plan, World world, int node, int batchSize, List<List<Sample>> explicit,
-            Homes homes, Resume inRound) {
+            Homes homes, Resume inRound, int resumeEpoch, long resumePosition) {
         this.homes = homes;
         this.inRound = inRound;
+        this.resumeEpoch = resumeEpoch;
+        this.resumePosition = resumePosition;
         this.name = name;
         this.manifest = manifest;
         this.plan = plan;
@@ -190,7 +195,18 @@ public final class Job {
                 }
             }
         }
-        return new Job(name, manifest, definite, world, node, batchSize, null, homes, inRound);
+        return new Job(name, manifest, definite, world, node, batchSize, null, homes, inRound, resume == null ? 0 : resume.epoch(),
+                resume == null ? 0 : resume.position());
+    }
+
+    /** The epoch the job starts in: its resume's, else 1. */
+    int firstEpoch() {
+        return Math.max(1, resumeEpoch);
+    }
+
+    /** The samples of {@link #firstEpoch} the whole job consumed before it was registered (its resume's position). */
+    long firstPosition() {
+        return resumeEpoch > 0 ? resumePosition : 0;
     }
 
     /** Where each canonical node lives on this job's world, or null for an explicit job. */
@@ -377,7 +393,7 @@ public final class Job {
 
     /** A job reading whole objects in a given order per rank, every epoch alike. */
     static Job explicit(String name, List<List<Sample>> ranks, int batchSize) {
-        return new Job(name, null, null, new World(1, ranks.size(), 1), 0, batchSize, ranks, null, null);
+        return new Job(name, null, null, new World(1, ranks.size(), 1), 0, batchSize, ranks, null, null, 0, 0);
     }
 
     int ranks() {
