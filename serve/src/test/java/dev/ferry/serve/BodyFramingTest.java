@@ -47,15 +47,6 @@ class BodyFramingTest {
             new Broken("aws-hang-up", awsChunked(15), "5\r\nhello\r\n", true),
             new Broken("short-length", "Content-Length: 100\r\n", "hello", true));
 
-    private static DaemonFixture start(String mode, Path dir) throws Exception {
-        return switch (mode) {
-            case "folder" -> new DaemonFixture(dir, Map.of());
-            case "write-back" -> new DaemonFixture(dir, Map.of("write-back", "true"));
-            case "s3" -> DaemonFixture.overS3(dir, Map.of());
-            default -> throw new IllegalArgumentException(mode);
-        };
-    }
-
     private static void assertRefused(Broken c, RawHttp.Answer a) {
         if (c.cutShort()) {
             assertThat(a.status()).as("%s: a body cut short is not acknowledged: %s", c.name(), a.head()).isNotEqualTo(200);
@@ -68,7 +59,7 @@ class BodyFramingTest {
     @ParameterizedTest
     @ValueSource(strings = {"folder", "write-back", "s3"})
     void put_withBrokenFraming_isRefusedAndStoresNothing(String mode, @TempDir Path dir) throws Exception {
-        try (DaemonFixture ferry = start(mode, dir); HttpClient http = HttpClient.newHttpClient()) {
+        try (DaemonFixture ferry = DaemonFixture.inMode(mode, dir); HttpClient http = HttpClient.newHttpClient()) {
             int port = ferry.daemon.port();
             for (Broken c : CASES) {
                 String put = "PUT /data/" + c.name() + " HTTP/1.1\r\nHost: x\r\n" + c.headers() + "Connection: close\r\n\r\n" + c.body();
@@ -96,7 +87,7 @@ class BodyFramingTest {
     @ParameterizedTest
     @ValueSource(strings = {"folder", "write-back", "s3"})
     void uploadPart_withBrokenFraming_isRefusedAndStoresNoPart(String mode, @TempDir Path dir) throws Exception {
-        try (DaemonFixture ferry = start(mode, dir)) {
+        try (DaemonFixture ferry = DaemonFixture.inMode(mode, dir)) {
             int port = ferry.daemon.port();
             for (Broken c : CASES) {
                 String key = "/data/mp-" + c.name();

@@ -44,15 +44,6 @@ import software.amazon.awssdk.services.s3.model.UploadPartResponse;
  */
 @ExtendWith(StoreCredentials.class)
 class ChecksumTest {
-    private static DaemonFixture start(String mode, Path dir) throws Exception {
-        return switch (mode) {
-            case "folder" -> new DaemonFixture(dir, Map.of());
-            case "write-back" -> new DaemonFixture(dir, Map.of("write-back", "true"));
-            case "s3" -> DaemonFixture.overS3(dir, Map.of());
-            default -> throw new IllegalArgumentException(mode);
-        };
-    }
-
     private static byte[] random(int n, long seed) {
         byte[] b = new byte[n];
         new Random(seed).nextBytes(b);
@@ -91,7 +82,7 @@ class ChecksumTest {
     void put_keepsItsChecksum_andAnswersItWhenAsked(String mode, @TempDir Path dir) throws Exception {
         byte[] data = random(300_000, 1);
         String crc32c = b64(crc(new CRC32C(), data));
-        try (DaemonFixture ferry = start(mode, dir); S3Client s3 = ferry.sdk("a", "b")) {
+        try (DaemonFixture ferry = DaemonFixture.inMode(mode, dir); S3Client s3 = ferry.sdk("a", "b")) {
             PutObjectResponse put = s3.putObject(b -> b.bucket("data").key("ckpt.pt").checksumAlgorithm(ChecksumAlgorithm.CRC32_C),
                     RequestBody.fromBytes(data));
             assertThat(put.checksumCRC32C()).as("the PUT's answer names the checksum kept").isEqualTo(crc32c);
@@ -126,7 +117,7 @@ class ChecksumTest {
         byte[] one = random(5 << 20, 2);
         byte[] two = random(1234, 3);
         String expected = b64(sha256(sha256(one), sha256(two))) + "-2";
-        try (DaemonFixture ferry = start(mode, dir); S3Client s3 = ferry.sdk("a", "b")) {
+        try (DaemonFixture ferry = DaemonFixture.inMode(mode, dir); S3Client s3 = ferry.sdk("a", "b")) {
             CreateMultipartUploadResponse created = s3.createMultipartUpload(b -> b.bucket("data").key("shard.tar")
                     .checksumAlgorithm(ChecksumAlgorithm.SHA256));
             assertThat(created.checksumAlgorithm()).isEqualTo(ChecksumAlgorithm.SHA256);
@@ -178,7 +169,7 @@ class ChecksumTest {
         byte[] one = random(5 << 20, 4);
         byte[] two = random(777, 5);
         String expected = b64(crc(new CRC32(), one, two));
-        try (DaemonFixture ferry = start(mode, dir); S3Client s3 = ferry.sdk("a", "b")) {
+        try (DaemonFixture ferry = DaemonFixture.inMode(mode, dir); S3Client s3 = ferry.sdk("a", "b")) {
             String id = s3.createMultipartUpload(b -> b.bucket("data").key("full").checksumAlgorithm(ChecksumAlgorithm.CRC32)
                     .checksumType(ChecksumType.FULL_OBJECT)).uploadId();
             UploadPartResponse p1 = s3.uploadPart(b -> b.bucket("data").key("full").uploadId(id).partNumber(1)
@@ -204,7 +195,7 @@ class ChecksumTest {
     @ValueSource(strings = {"folder", "write-back"}) // over S3 the upstream checks Complete's part checksums (s3proxy does not)
     void complete_namingAPartChecksumThatIsNotThePart_is400InvalidPart(String mode, @TempDir Path dir) throws Exception {
         byte[] data = random(1000, 6);
-        try (DaemonFixture ferry = start(mode, dir); S3Client s3 = ferry.sdk("a", "b")) {
+        try (DaemonFixture ferry = DaemonFixture.inMode(mode, dir); S3Client s3 = ferry.sdk("a", "b")) {
             String id = s3.createMultipartUpload(b -> b.bucket("data").key("lied").checksumAlgorithm(ChecksumAlgorithm.SHA256)).uploadId();
             UploadPartResponse p1 = s3.uploadPart(b -> b.bucket("data").key("lied").uploadId(id).partNumber(1)
                     .checksumAlgorithm(ChecksumAlgorithm.SHA256), RequestBody.fromBytes(data));
@@ -254,7 +245,7 @@ class ChecksumTest {
     @ParameterizedTest
     @ValueSource(strings = {"folder", "s3"})
     void createMultipartUpload_refusesWhatS3Cannot(String mode, @TempDir Path dir) throws Exception {
-        try (DaemonFixture ferry = start(mode, dir); S3Client s3 = ferry.sdk("a", "b")) {
+        try (DaemonFixture ferry = DaemonFixture.inMode(mode, dir); S3Client s3 = ferry.sdk("a", "b")) {
             assertThatThrownBy(() -> s3.createMultipartUpload(b -> b.bucket("data").key("x").checksumAlgorithm(ChecksumAlgorithm.SHA256)
                     .checksumType(ChecksumType.FULL_OBJECT))).satisfies(e -> {
                         assertThat(((S3Exception) e).statusCode()).isEqualTo(400);

@@ -29,15 +29,6 @@ import software.amazon.awssdk.services.s3.model.S3Exception;
  * many racing creators exactly one wins.
  */
 class ConditionalWriteTest {
-    private static DaemonFixture start(String mode, Path dir) throws Exception {
-        return switch (mode) {
-            case "folder" -> new DaemonFixture(dir, Map.of());
-            case "write-back" -> new DaemonFixture(dir, Map.of("write-back", "true"));
-            case "s3" -> DaemonFixture.overS3(dir, Map.of());
-            default -> throw new IllegalArgumentException(mode);
-        };
-    }
-
     private static int status(Throwable t) {
         return ((S3Exception) t).statusCode();
     }
@@ -62,7 +53,7 @@ class ConditionalWriteTest {
     @ParameterizedTest
     @ValueSource(strings = {"folder", "write-back", "s3"})
     void put_ifNoneMatchAndIfMatch_writeOnlyWhenTheyHold(String mode, @TempDir Path dir) throws Exception {
-        try (DaemonFixture ferry = start(mode, dir); S3Client s3 = ferry.sdk("a", "b")) {
+        try (DaemonFixture ferry = DaemonFixture.inMode(mode, dir); S3Client s3 = ferry.sdk("a", "b")) {
             s3.putObject(b -> b.bucket("data").key("lock").ifNoneMatch("*"), RequestBody.fromString("v1"));
             String first = etag(ferry, s3, "lock");
             assertThatThrownBy(() -> s3.putObject(b -> b.bucket("data").key("lock").ifNoneMatch("*"), RequestBody.fromString("v2")))
@@ -89,7 +80,7 @@ class ConditionalWriteTest {
     @ParameterizedTest
     @ValueSource(strings = {"folder", "write-back", "s3"})
     void completeMultipart_ifNoneMatch_refusesAnExistingKey(String mode, @TempDir Path dir) throws Exception {
-        try (DaemonFixture ferry = start(mode, dir); S3Client s3 = ferry.sdk("a", "b")) {
+        try (DaemonFixture ferry = DaemonFixture.inMode(mode, dir); S3Client s3 = ferry.sdk("a", "b")) {
             s3.putObject(b -> b.bucket("data").key("ckpt"), RequestBody.fromString("old"));
             String etag = etag(ferry, s3, "ckpt");
             String id = s3.createMultipartUpload(b -> b.bucket("data").key("ckpt")).uploadId();
@@ -111,7 +102,7 @@ class ConditionalWriteTest {
     @ValueSource(strings = {"folder", "write-back"})
     void put_ifNoneMatch_ofManyRacingWriters_exactlyOneWins(String mode, @TempDir Path dir) throws Exception {
         int writers = 16;
-        try (DaemonFixture ferry = start(mode, dir); S3Client s3 = ferry.sdk("a", "b");
+        try (DaemonFixture ferry = DaemonFixture.inMode(mode, dir); S3Client s3 = ferry.sdk("a", "b");
                 ExecutorService pool = Executors.newFixedThreadPool(writers)) {
             for (int round = 0; round < 5; round++) {
                 String key = "race-" + round;

@@ -30,15 +30,6 @@ import software.amazon.awssdk.services.s3.model.S3Exception;
  * disk is copied from there.
  */
 class CopyObjectTest {
-    private static DaemonFixture start(String mode, Path dir) throws Exception {
-        return switch (mode) {
-            case "folder" -> new DaemonFixture(dir, Map.of());
-            case "write-back" -> new DaemonFixture(dir, Map.of("write-back", "true"));
-            case "s3" -> DaemonFixture.overS3(dir, Map.of());
-            default -> throw new IllegalArgumentException(mode);
-        };
-    }
-
     private static S3Exception s3Error(Throwable t) {
         return (S3Exception) t;
     }
@@ -64,7 +55,7 @@ class CopyObjectTest {
     @ValueSource(strings = {"folder", "write-back", "s3"})
     void copyObject_copiesTheBytes_andKeepsTheSource(String mode, @TempDir Path dir) throws Exception {
         byte[] data = random(3 << 20, 1);
-        try (DaemonFixture ferry = start(mode, dir); S3Client s3 = ferry.sdk("a", "b")) {
+        try (DaemonFixture ferry = DaemonFixture.inMode(mode, dir); S3Client s3 = ferry.sdk("a", "b")) {
             s3.putObject(b -> b.bucket("data").key("ckpt/step-1.pt"), RequestBody.fromBytes(data));
             CopyObjectResponse copied = s3.copyObject(b -> b.sourceBucket("data").sourceKey("ckpt/step-1.pt")
                     .destinationBucket("data").destinationKey("ckpt/latest.pt"));
@@ -96,7 +87,7 @@ class CopyObjectTest {
     @ParameterizedTest
     @ValueSource(strings = {"folder", "write-back", "s3"})
     void copyObject_refusesWhatS3Refuses(String mode, @TempDir Path dir) throws Exception {
-        try (DaemonFixture ferry = start(mode, dir); S3Client s3 = ferry.sdk("a", "b")) {
+        try (DaemonFixture ferry = DaemonFixture.inMode(mode, dir); S3Client s3 = ferry.sdk("a", "b")) {
             s3.putObject(b -> b.bucket("data").key("src"), RequestBody.fromString("source"));
             String etag = s3.headObject(b -> b.bucket("data").key("src")).eTag();
 
@@ -157,7 +148,7 @@ class CopyObjectTest {
     @ValueSource(strings = {"folder", "write-back", "s3"})
     void uploadPartCopy_copiesTheWholeSourceWithoutARange_andTheRangeWithOne(String mode, @TempDir Path dir) throws Exception {
         byte[] data = random(6 << 20, 2);
-        try (DaemonFixture ferry = start(mode, dir); S3Client s3 = ferry.sdk("a", "b")) {
+        try (DaemonFixture ferry = DaemonFixture.inMode(mode, dir); S3Client s3 = ferry.sdk("a", "b")) {
             s3.putObject(b -> b.bucket("data").key("shard-0"), RequestBody.fromBytes(data));
             String id = s3.createMultipartUpload(b -> b.bucket("data").key("joined")).uploadId();
             String whole = s3.uploadPartCopy(b -> b.sourceBucket("data").sourceKey("shard-0").destinationBucket("data")

@@ -43,6 +43,19 @@ final class DaemonFixture implements AutoCloseable {
         return f;
     }
 
+    /**
+     * A daemon in one of the modes the S3 semantics tests run in: over a folder store ({@code folder}), the same
+     * with write-back ({@code write-back}), or over an S3 endpoint ({@code s3}, see {@link #overS3}).
+     */
+    static DaemonFixture inMode(String mode, Path dir) throws IOException {
+        return switch (mode) {
+            case "folder" -> new DaemonFixture(dir, Map.of());
+            case "write-back" -> new DaemonFixture(dir, Map.of("write-back", "true"));
+            case "s3" -> overS3(dir, Map.of());
+            default -> throw new IllegalArgumentException("no daemon mode '" + mode + "': folder, write-back or s3");
+        };
+    }
+
     URI endpoint() {
         return daemon.endpoint();
     }
