@@ -66,6 +66,16 @@ def _world(world):
     return dict(zip(names, values))
 
 
+def _resume(resume):
+    """A checkpoint from :meth:`FerryClient.checkpoint` (or the ``homes`` of a registration's answer, as
+    ``{"homes": ...}``), checked for its shape; the daemon checks that it fits the job."""
+    if not isinstance(resume, dict):
+        raise ValueError(f"resume must be the dict FerryClient.checkpoint returned, not {type(resume).__name__}.")
+    if not isinstance(resume.get("homes"), dict):
+        raise ValueError("resume has no homes: pass the dict FerryClient.checkpoint returned for a node-partition job.")
+    return {k: resume[k] for k in ("epoch", "position", "canonical_nodes", "homes", "round_homes") if resume.get(k) is not None}
+
+
 def _load_manifest(manifest):
     """An inline manifest: a dict as it is, or a path to the JSON file ``ferry index`` wrote."""
     if isinstance(manifest, dict):
@@ -375,7 +385,7 @@ class FerryClient:
 
     def register_job(self, job, manifest=None, manifest_key=None, seed=0, world=None, node=None,
                      batch_size=1, ranks=None, partition=None, canonical_nodes=None, mix_fraction=None,
-                     shuffle_block_shards=None, replace=False):
+                     shuffle_block_shards=None, replace=False, resume=None):
         """Registers a job's plan (``POST /_ferry/v1/jobs``) and returns the daemon's answer
         (``job``, ``registration``, ``samples``, ``ranks``, ``steps_per_epoch``).
 
@@ -398,6 +408,14 @@ class FerryClient:
         the world's nodes); a job resumed on another world passes the count it started with (the answer's
         ``canonical_nodes``). ``mix_fraction`` (0 to 1) moves that share of each node's shards to another
         node each epoch; ``shuffle_block_shards`` is how many shards' samples are shuffled together.
+
+        ``resume`` is a checkpoint as :meth:`checkpoint` returned it (a dict with ``epoch``, ``position``,
+        ``canonical_nodes``, ``homes`` and ``round_homes``), saved with the model and passed back as it is when the
+        job resumes, on the same world or another (with ``replace=True`` there): the daemon then deals each
+        canonical node to the node it lived on, and on a new node count moves only what must move (a departed
+        node's canonical nodes, or a quarter of them to a fourth node), instead of ``c mod nodes`` again. The
+        canonical node count comes with it. The answer's ``homes`` are where the canonical nodes live now, and
+        ``moved_canonical_nodes`` how many changed node.
         """
         given = [n for n, v in (("manifest", manifest), ("manifest_key", manifest_key), ("ranks", ranks))
                  if v is not None]
@@ -411,6 +429,8 @@ class FerryClient:
         if replace:
             payload["replace"] = True
         if ranks is not None:
+            if resume is not None:
+                raise ValueError("resume applies to a job with a manifest, not to one given as ranks.")
             payload["ranks"] = [list(keys) for keys in ranks]
         else:
             if manifest is not None:
@@ -440,7 +460,17 @@ class FerryClient:
                 if not isinstance(shuffle_block_shards, int) or shuffle_block_shards < 1:
                     raise ValueError(f"shuffle_block_shards must be a positive integer, not {shuffle_block_shards!r}.")
                 payload["shuffle_block_shards"] = shuffle_block_shards
+            if resume is not None:
+                payload["resume"] = _resume(resume)
         return self._api("POST", "jobs", payload=payload)
+
+    def checkpoint(self, job, epoch, position):
+        """What to save to resume ``job`` after ``position`` samples consumed by the whole job in ``epoch`` (from 1):
+        a dict with ``epoch``, ``position``, ``canonical_nodes`` and, for the node partition, ``homes`` and
+        ``round_homes`` (where the canonical nodes live, and whose order the round in progress follows). Save it
+        with the model; pass it to :meth:`register_job` as ``resume=`` and read on from ``start=position``."""
+        params = [("epoch", epoch), ("position", position)]
+        return self._api("GET", f"jobs/{uri_encode(job)}/checkpoint", params)
 
     def order_spans(self, job, epoch, rank, worker=0, workers=1, start=0):
         """The order of loader ``worker`` of ``workers`` of ``rank`` in ``epoch`` (from 1), resuming after ``start``

@@ -26,6 +26,21 @@ class RegisterArgumentsTest(unittest.TestCase):
                     self.client.register_job("j", manifest_key="b/m.json", world=(2, 1, 1), **kwargs)
                 self.assertEqual(str(e.exception), message)
 
+    def test_a_resume_that_is_not_a_checkpoint_is_one_sentence(self):
+        cases = [
+            (dict(resume=[0, 1]), "resume must be the dict FerryClient.checkpoint returned, not list."),
+            (dict(resume={"epoch": 2, "position": 5}),
+             "resume has no homes: pass the dict FerryClient.checkpoint returned for a node-partition job."),
+        ]
+        for kwargs, message in cases:
+            with self.subTest(**kwargs):
+                with self.assertRaises(ValueError) as e:
+                    self.client.register_job("j", manifest_key="b/m.json", world=(2, 1, 1), node=0, **kwargs)
+                self.assertEqual(str(e.exception), message)
+        with self.assertRaises(ValueError) as e:
+            self.client.register_job("j", ranks=[["b/k"]], resume={"homes": {}})
+        self.assertEqual(str(e.exception), "resume applies to a job with a manifest, not to one given as ranks.")
+
 
 if __name__ == "__main__":
     unittest.main()

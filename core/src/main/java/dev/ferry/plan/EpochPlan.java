@@ -349,13 +349,20 @@ public final class EpochPlan {
      * to its {@code workers} workers (the last batch may be short).
      */
     public int[] workerSamples(World world, int rank, int worker, int workers, int batchSize, long start) {
+        checkRank(rank, world.ranks());
+        return workerSamples(deal(world, start), rank, worker, workers, batchSize);
+    }
+
+    /** As {@link #workerSamples(World, int, int, int, int, long)}, for a deal of this plan (its world, start and homes). */
+    public int[] workerSamples(Deal deal, int rank, int worker, int workers, int batchSize) {
+        checkRank(rank, deal.world().ranks());
         if (workers < 1 || worker < 0 || worker >= workers) {
             throw new IllegalArgumentException("worker must be 0 to " + (workers - 1) + ": " + worker);
         }
         if (batchSize < 1) {
             throw new IllegalArgumentException("batchSize must be at least 1: " + batchSize);
         }
-        int[] mine = rankSamples(world, rank, start);
+        int[] mine = deal.rankSamples(rank);
         int[] out = new int[mine.length];
         int n = 0;
         for (int batch = worker; (long) batch * batchSize < mine.length; batch += workers) {
@@ -391,7 +398,12 @@ public final class EpochPlan {
 
     /** The shards (manifest indexes) node {@code node} reads from {@code start}, in the order it first reads them. */
     public int[] nodeShards(World world, int node, long start) {
-        Deal deal = deal(world, start);
+        return nodeShards(deal(world, start), node);
+    }
+
+    /** The shards (manifest indexes) node {@code node} of a deal of this plan reads, in the order it first reads them. */
+    public int[] nodeShards(Deal deal, int node) {
+        World world = deal.world();
         LinkedHashSet<Integer> seen = new LinkedHashSet<>();
         for (int t = 0; t < deal.steps(); t++) {
             for (int local = 0; local < world.ranksPerNode(); local++) {

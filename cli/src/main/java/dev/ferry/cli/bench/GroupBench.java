@@ -60,7 +60,8 @@ final class GroupBench implements Callable<Integer> {
     boolean standalone;
 
     @Option(names = "--resize", description = {"With --kill (the last node): the job checkpoints halfway through the last epoch, that",
-            "daemon leaves, and the others resume on one node fewer; every sample is checked to be read once."})
+            "daemon leaves, and the others resume on one node fewer with the checkpoint's homes (only its canonical nodes move);",
+            "every sample is checked to be read once."})
     boolean resize;
 
     @Option(names = "--shuffle-block-shards", description = {"Shards whose samples are shuffled together (default: what each daemon's tier",

@@ -3,6 +3,7 @@ package dev.ferry.serve.bench;
 import dev.ferry.loader.SyntheticDataset;
 import dev.ferry.plan.Deal;
 import dev.ferry.plan.EpochPlan;
+import dev.ferry.plan.Homes;
 import dev.ferry.plan.Manifest;
 import dev.ferry.plan.PlanConfig;
 import dev.ferry.plan.Shard;
@@ -39,7 +40,8 @@ import java.util.concurrent.atomic.AtomicLong;
  * Optionally one daemon goes away halfway through an epoch: either it is closed and its consumer stops with
  * it (the others must not see a failed read), or ({@code resize}) the job checkpoints there, the last daemon
  * leaves, and the others resume the epoch on a world one node smaller, every sample read exactly once
- * (checked sample by sample). Measures, per epoch, what the daemons counted: origin egress and requests,
+ * (checked sample by sample), each daemon re-registered with the checkpoint's homes ({@link Job.Resume}), so only
+ * the departed node's canonical nodes move. Measures, per epoch, what the daemons counted: origin egress and requests,
  * bytes served by peers (and of those, read from last epoch's reader by a hint), cache hits and misses. Used by
  * {@code ferry bench group}, {@code GroupTest} and {@code NodePartitionDaemonsTest}. Drives the daemons through
  * their Java API ({@link dev.ferry.serve.jobs.JobRegistry#register}, {@link RunningJob#progress}), as a loader reporting progress would.
@@ -132,6 +134,8 @@ public final class LoopbackCluster {
                     runs.add(daemons.get(i).jobs().register(Job.planned("group-run", manifest, setup.plan(), world, i, 1)));
                 }
             }
+            // where each canonical node lives: c mod nodes, then, after a resize, only what had to move moved (plan.Homes)
+            Homes homes = Homes.of(setup.plan().canonical(), setup.nodes());
             boolean[] alive = new boolean[setup.nodes()];
             Arrays.fill(alive, true);
             List<Epoch> epochs = new ArrayList<>();
@@ -160,7 +164,7 @@ public final class LoopbackCluster {
                 AtomicLong samples = new AtomicLong();
                 AtomicLong failed = new AtomicLong();
                 long start = System.nanoTime();
-                Deal deal = plan.deal(world, 0);
+                Deal deal = plan.deal(world, 0, homes);
                 long padding;
                 if (kill >= 0 && setup.resize()) {
                     // every consumer stops at the same step (a checkpoint), the last daemon leaves, the rest resume
@@ -171,14 +175,19 @@ public final class LoopbackCluster {
                     alive[kill] = false;
                     world = new World(setup.nodes() - 1, 1, 1);
                     long consumed = (long) half * setup.nodes();
+                    // the checkpoint: the position, the homes, and whose order the round in progress follows
+                    Homes round = deal.roundHomesAt(consumed);
+                    Job.Resume checkpoint = new Job.Resume(homes, epoch, consumed, round);
+                    homes = homes.resized(world.nodes());
                     if (setup.plans()) {
                         for (int i = 0; i < world.nodes(); i++) {
-                            RunningJob resumed = daemons.get(i).jobs().register(Job.planned("group-run", manifest, setup.plan(), world, i, 1));
+                            RunningJob resumed = daemons.get(i).jobs().register(Job.planned("group-run", manifest, setup.plan(), world, i, 1,
+                                    checkpoint));
                             runs.set(i, resumed);
                             resumed.progress(epoch, consumed, 0, new double[0]);
                         }
                     }
-                    Deal rest = plan.deal(world, consumed);
+                    Deal rest = plan.deal(world, consumed, homes, round);
                     read(setup, manifest, plan, rest, 0, rest.steps(), alive, -1, daemons, runs, epoch, reads, samples, failed, failures, null);
                     padding = (long) rest.steps() * world.ranks() - (plan.size() - consumed);
                 } else {

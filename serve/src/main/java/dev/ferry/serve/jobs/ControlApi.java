@@ -6,6 +6,7 @@ import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.ferry.cache.CacheStats;
 import dev.ferry.metrics.EpochReport;
+import dev.ferry.plan.Homes;
 import dev.ferry.plan.Manifest;
 import dev.ferry.plan.ManifestJson;
 import dev.ferry.plan.PlanConfig;
@@ -59,7 +60,7 @@ import java.util.regex.Pattern;
  */
 public final class ControlApi {
     private static final ObjectMapper JSON = new ObjectMapper();
-    private static final Pattern JOB_PATH = Pattern.compile("/_ferry/v1/jobs/([A-Za-z0-9._-]{1,128})/(order|progress)");
+    private static final Pattern JOB_PATH = Pattern.compile("/_ferry/v1/jobs/([A-Za-z0-9._-]{1,128})/(order|progress|checkpoint)");
     private static final Pattern JOB_NAME = Pattern.compile("[A-Za-z0-9._-]{1,128}");
     private static final int MAX_EXPLICIT_KEYS = 1_000_000;
 
@@ -151,6 +152,9 @@ public final class ControlApi {
             if (get && m.group(2).equals("order")) {
                 return Reply.json(HttpResponseStatus.OK, order(run.job, query).toString());
             }
+            if (get && m.group(2).equals("checkpoint")) {
+                return Reply.json(HttpResponseStatus.OK, checkpoint(run.job, query).toString());
+            }
             if (post && m.group(2).equals("progress")) {
                 progress(run, parse(body));
                 run.advice.refresh(run, node.counters(), node.egressCostPerByte());
@@ -225,8 +229,19 @@ public final class ControlApi {
             throw S3Error.badRequest("InvalidArgument", "job must be 1 to 128 letters, digits, '.', '_' or '-': '" + name + "'");
         }
         int batch = (int) number(req, "batch_size", 1, 1, 1 << 20);
+        JsonNode resumeNode = req.get("resume");
+        if (resumeNode != null && !resumeNode.isNull() && !resumeNode.isObject()) {
+            throw S3Error.badRequest("InvalidArgument", "resume must be an object: the answer of GET /_ferry/v1/jobs/{job}/checkpoint");
+        }
+        if (resumeNode != null && resumeNode.isNull()) {
+            resumeNode = null;
+        }
         Job job;
+        Job.Resume resume = null;
         if (req.has("ranks")) {
+            if (resumeNode != null) {
+                throw S3Error.badRequest("InvalidArgument", "resume applies to a job with a manifest, not to one given as ranks");
+            }
             job = Job.explicit(name, explicitRanks(req.get("ranks")), batch);
         } else {
             Manifest manifest;
@@ -261,8 +276,12 @@ public final class ControlApi {
             // bounded before anything is built or summed (the tier-fitting shuffle block below adds the sizes)
             JobLimits.check(manifest, world, PlanConfig.DEFAULT.uneven(), this.node.config().blockSize());
             int epochs = (int) number(req, "epochs", 0, 0, 1_000_000);
-            job = Job.planned(name, manifest, planOf(req, manifest, world, this.node.config().cacheSize()), world, node, batch)
-                    .withPlannedEpochs(epochs);
+            resume = resumeNode == null ? null : resumeOf(resumeNode, manifest.totalSamples());
+            PlanConfig plan = planOf(req, manifest, world, this.node.config().cacheSize());
+            if (resume != null) {
+                plan = withResumedCanonical(plan, resume);
+            }
+            job = Job.planned(name, manifest, plan, world, node, batch, resume).withPlannedEpochs(epochs);
         }
         JsonNode replace = req.get("replace");
         if (replace != null && !replace.isNull() && !replace.isBoolean()) {
@@ -281,6 +300,12 @@ public final class ControlApi {
                 .put("steps_per_epoch", ((job.samplesPerEpoch() + job.ranks() - 1) / job.ranks() + batch - 1) / batch)
                 .put("planned_blocks", run.plannedBlocks());
         planFields(out, job, 1);
+        if (job.plan() != null && job.plan().partition() != PlanConfig.Partition.GLOBAL) {
+            homesJson(out.putObject("homes"), job.homes());
+            if (resume != null) {
+                out.put("moved_canonical_nodes", resume.homes().moved(job.homes()));
+            }
+        }
         ArrayNode predicted = out.putArray("predicted_egress_bytes");
         for (int e = 1; e <= JobAdvice.PREDICTED_EPOCHS && run.advice.predictedEgress(e) >= 0; e++) {
             predicted.add(run.advice.predictedEgress(e));
@@ -321,6 +346,137 @@ public final class ControlApi {
         } catch (IllegalArgumentException e) {
             throw S3Error.badRequest("InvalidArgument", e.getMessage());
         }
+    }
+
+    /**
+     * A resume from a registration: the checkpoint {@code GET .../checkpoint} answered, {@code {"epoch", "position",
+     * "canonical_nodes", "homes": {"nodes", "node_of"}, "round_homes": {...}}}; {@code homes} is required, the
+     * rest optional ({@code round_homes} needs {@code epoch} and {@code position}).
+     */
+    private static Job.Resume resumeOf(JsonNode resume, long samples) throws S3Error {
+        JsonNode h = resume.get("homes");
+        if (h == null || h.isNull()) {
+            throw S3Error.badRequest("InvalidArgument", "resume needs homes ({\"nodes\": N, \"node_of\": [...]}), as the checkpoint answered them");
+        }
+        Homes homes = homesOf(h, "resume.homes");
+        boolean hasEpoch = resume.hasNonNull("epoch");
+        boolean hasPosition = resume.hasNonNull("position");
+        if (hasEpoch != hasPosition) {
+            throw S3Error.badRequest("InvalidArgument", "resume needs both epoch and position, or neither");
+        }
+        int epoch;
+        long position;
+        try {
+            epoch = hasEpoch ? (int) ManifestJson.wholeNumber(resume.get("epoch"), "resume.epoch", 1, Integer.MAX_VALUE) : 0;
+            position = hasPosition ? ManifestJson.wholeNumber(resume.get("position"), "resume.position", 0, samples) : 0;
+        } catch (IllegalArgumentException e) {
+            throw S3Error.badRequest("InvalidArgument", e.getMessage());
+        }
+        Homes round = null;
+        JsonNode r = resume.get("round_homes");
+        if (r != null && !r.isNull()) {
+            if (!hasEpoch) {
+                throw S3Error.badRequest("InvalidArgument", "resume.round_homes needs resume.epoch and resume.position (where the round it orders is)");
+            }
+            round = homesOf(r, "resume.round_homes");
+            if (round.canonical() != homes.canonical()) {
+                throw S3Error.badRequest("InvalidArgument", "resume.round_homes.node_of has " + round.canonical()
+                        + " entries but resume.homes.node_of has " + homes.canonical() + ": both list every canonical node");
+            }
+        }
+        JsonNode c = resume.get("canonical_nodes");
+        if (c != null && !c.isNull() && (!c.canConvertToInt() || c.asInt() != homes.canonical())) {
+            throw S3Error.badRequest("InvalidArgument", "resume.canonical_nodes is " + c + " but resume.homes.node_of has " + homes.canonical()
+                    + " entries: one per canonical node");
+        }
+        return new Job.Resume(homes, epoch, position, round);
+    }
+
+    /**
+     * The plan's canonical node count from a resume: its homes' count when the registration does not say, and
+     * a clear refusal when it says otherwise or the partition is global. A resume is of the node partition, so
+     * {@code auto} stays the node partition even on one node (where a fresh job would read by the global plan).
+     */
+    private static PlanConfig withResumedCanonical(PlanConfig plan, Job.Resume resume) throws S3Error {
+        int canonical = resume.homes().canonical();
+        if (plan.partition() == PlanConfig.Partition.GLOBAL) {
+            throw S3Error.badRequest("InvalidArgument", "resume.homes applies to the node partition, not to global");
+        }
+        if (plan.canonicalNodes() > 0 && plan.canonicalNodes() != canonical) {
+            throw S3Error.badRequest("InvalidArgument", "resume.homes.node_of has " + canonical + " entries but canonical_nodes is "
+                    + plan.canonicalNodes() + ": a resumed job keeps the canonical node count it started with");
+        }
+        return plan.withPartition(PlanConfig.Partition.NODE).withCanonicalNodes(canonical);
+    }
+
+    /** Homes as JSON gives them: {@code {"nodes": N, "node_of": [node of canonical node 0, ...]}}. */
+    private static Homes homesOf(JsonNode n, String field) throws S3Error {
+        if (!n.isObject()) {
+            throw S3Error.badRequest("InvalidArgument", field + " must be an object {\"nodes\": N, \"node_of\": [...]}, not " + Uris.abbreviate(n.toString()));
+        }
+        JsonNode nodesNode = n.get("nodes");
+        if (nodesNode == null || nodesNode.isNull()) {
+            throw S3Error.badRequest("InvalidArgument", field + ".nodes is missing: the node count of the world the homes were recorded on");
+        }
+        int nodes;
+        try {
+            nodes = (int) ManifestJson.wholeNumber(nodesNode, field + ".nodes", 1, 100_000);
+        } catch (IllegalArgumentException e) {
+            throw S3Error.badRequest("InvalidArgument", e.getMessage());
+        }
+        JsonNode of = n.get("node_of");
+        if (of == null || !of.isArray() || of.isEmpty()) {
+            throw S3Error.badRequest("InvalidArgument", field + ".node_of must be a non-empty array with the node of each canonical node");
+        }
+        if (of.size() > 100_000) {
+            throw S3Error.badRequest("InvalidArgument", field + ".node_of has " + of.size() + " entries: at most 100000 canonical nodes");
+        }
+        int[] at = new int[of.size()];
+        for (int c = 0; c < at.length; c++) {
+            JsonNode v = of.get(c);
+            long x;
+            try {
+                x = ManifestJson.wholeNumber(v, field + ".node_of[" + c + "]", Integer.MIN_VALUE, Integer.MAX_VALUE);
+            } catch (IllegalArgumentException e) {
+                throw S3Error.badRequest("InvalidArgument", e.getMessage());
+            }
+            if (x < 0 || x >= nodes) {
+                throw S3Error.badRequest("InvalidArgument", field + ".node_of[" + c + "] is " + x + " but " + field + ".nodes is " + nodes
+                        + ": each entry must be a node from 0 to " + (nodes - 1));
+            }
+            at[c] = (int) x;
+        }
+        return Homes.parse(at, nodes);
+    }
+
+    private static void homesJson(ObjectNode out, Homes homes) {
+        out.put("nodes", homes.nodes());
+        ArrayNode of = out.putArray("node_of");
+        for (int n : homes.toArray()) {
+            of.add(n);
+        }
+    }
+
+    /**
+     * What to record to resume after {@code position} samples of {@code epoch}: the position, the canonical node
+     * count, and for the node partition the homes and the round's homes, which a registration's {@code resume}
+     * takes back as they are.
+     */
+    private static ObjectNode checkpoint(Job job, Map<String, List<String>> query) throws S3Error {
+        int epoch = (int) param(query, "epoch", Long.MIN_VALUE, 1, Integer.MAX_VALUE);
+        long position = param(query, "position", Long.MIN_VALUE, 0, job.samplesPerEpoch());
+        ObjectNode out = JSON.createObjectNode();
+        out.put("job", job.name).put("epoch", epoch).put("position", position);
+        PlanConfig plan = job.plan();
+        if (plan == null) {
+            return out;
+        }
+        out.put("canonical_nodes", plan.canonical());
+        if (plan.partition() != PlanConfig.Partition.GLOBAL) {
+            homesJson(out.putObject("homes"), job.homes());
+            homesJson(out.putObject("round_homes"), job.roundHomesAt(epoch, position));
+        }
+        return out;
     }
 
     /** The job's partition, canonical nodes, mix fraction and shuffle quality of {@code epoch}. */

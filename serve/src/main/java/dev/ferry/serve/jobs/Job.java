@@ -3,6 +3,7 @@ package dev.ferry.serve.jobs;
 import dev.ferry.cache.BlockId;
 import dev.ferry.plan.Deal;
 import dev.ferry.plan.EpochPlan;
+import dev.ferry.plan.Homes;
 import dev.ferry.plan.Manifest;
 import dev.ferry.plan.PlanConfig;
 import dev.ferry.plan.Shard;
@@ -92,6 +93,34 @@ public final class Job {
         }
     }
 
+    /**
+     * Where a planned job resumes from, as a checkpoint recorded it ({@code GET /_ferry/v1/jobs/{job}/checkpoint}):
+     * which node each canonical node lived on ({@code homes}, for the node count of the world that recorded them),
+     * and, for a checkpoint taken inside a round of the order, where ({@code epoch}, {@code position}) and whose
+     * order that round follows ({@code roundHomes}: the world that began it). {@code epoch} 0: no position (the
+     * homes alone, as a registration answered them).
+     */
+    public record Resume(Homes homes, int epoch, long position, Homes roundHomes) {
+        public Resume {
+            java.util.Objects.requireNonNull(homes, "homes is null");
+            if (epoch < 0 || position < 0) {
+                throw new IllegalArgumentException("need epoch >= 0 and position >= 0: " + epoch + ", " + position);
+            }
+            if (roundHomes != null && epoch == 0) {
+                throw new IllegalArgumentException("the round's homes need the epoch and position of the round they apply to");
+            }
+            if (roundHomes != null && roundHomes.canonical() != homes.canonical()) {
+                throw new IllegalArgumentException("the round's homes are of " + roundHomes.canonical() + " canonical nodes, the homes of "
+                        + homes.canonical());
+            }
+        }
+
+        /** Resuming from homes alone: no round in progress. */
+        public static Resume of(Homes homes) {
+            return new Resume(homes, 0, 0, null);
+        }
+    }
+
     final String name;
     private final Manifest manifest;
     private final PlanConfig plan;
@@ -99,6 +128,17 @@ public final class Job {
     private final int node;
     private final int batchSize;
     private final List<List<Sample>> explicit;
+    /** Where each canonical node lives on this job's world (null for an explicit job). */
+    private final Homes homes;
+    /**
+     * The round a resume began inside, read in the order of the world that began it (null: none, or that world's
+     * homes are this one's): its epoch and a position in it, and those homes.
+     */
+    private final Resume inRound;
+    /** Where the job resumes (epoch 0: from the start of epoch 1). */
+    private final int resumeEpoch;
+    private final long resumePosition;
+    private Deal resumedDeal;
     private final Map<Integer, EpochPlan> plans = new LinkedHashMap<>(4, 0.75f, true) {
         @Override
         protected boolean removeEldestEntry(Map.Entry<Integer, EpochPlan> eldest) {
@@ -107,7 +147,12 @@ public final class Job {
     };
     final List<Epoch> epochs = new ArrayList<>();
 
-    private Job(String name, Manifest manifest, PlanConfig plan, World world, int node, int batchSize, List<List<Sample>> explicit) {
+    private Job(String name, Manifest manifest, PlanConfig plan, World world, int node, int batchSize, List<List<Sample>> explicit,
+            Homes homes, Resume inRound, int resumeEpoch, long resumePosition) {
+        this.homes = homes;
+        this.inRound = inRound;
+        this.resumeEpoch = resumeEpoch;
+        this.resumePosition = resumePosition;
         this.name = name;
         this.manifest = manifest;
         this.plan = plan;
@@ -119,7 +164,78 @@ public final class Job {
 
     /** A job following a plan, made definite for its world ({@link PlanConfig#forWorld}). */
     public static Job planned(String name, Manifest manifest, PlanConfig plan, World world, int node, int batchSize) {
-        return new Job(name, manifest, plan.forWorld(world), world, node, batchSize, null);
+        return planned(name, manifest, plan, world, node, batchSize, null);
+    }
+
+    /**
+     * A job following a plan that resumes from a checkpoint's homes ({@code resume}; null: a fresh job, canonical
+     * node {@code c} on node {@code c mod nodes}): the homes for another node count are resized to this world,
+     * moving only what must move ({@link Homes#resized}).
+     */
+    public static Job planned(String name, Manifest manifest, PlanConfig plan, World world, int node, int batchSize, Resume resume) {
+        PlanConfig definite = plan.forWorld(world);
+        int canonical = definite.canonical();
+        Homes homes = Homes.of(canonical, world.nodes());
+        Resume inRound = null;
+        if (resume != null) {
+            Homes recorded = resume.homes();
+            if (recorded.canonical() != canonical) {
+                throw new IllegalArgumentException("the checkpoint's homes list " + recorded.canonical() + " canonical nodes but the plan has "
+                        + canonical + ": register with the checkpoint's canonical_nodes");
+            }
+            if (resume.epoch() > 0 && resume.position() > manifest.totalSamples()) {
+                throw new IllegalArgumentException("the checkpoint's position " + resume.position() + " is past the end of an epoch ("
+                        + manifest.totalSamples() + " samples)");
+            }
+            homes = recorded.nodes() == world.nodes() ? recorded : recorded.resized(world.nodes());
+            if (resume.epoch() > 0) {
+                Homes round = resume.roundHomes() != null ? resume.roundHomes() : recorded;
+                if (!round.equals(homes)) {
+                    inRound = new Resume(recorded, resume.epoch(), resume.position(), round);
+                }
+            }
+        }
+        return new Job(name, manifest, definite, world, node, batchSize, null, homes, inRound, resume == null ? 0 : resume.epoch(),
+                resume == null ? 0 : resume.position());
+    }
+
+    /** The epoch the job starts in: its resume's, else 1. */
+    int firstEpoch() {
+        return Math.max(1, resumeEpoch);
+    }
+
+    /** The samples of {@link #firstEpoch} the whole job consumed before it was registered (its resume's position). */
+    long firstPosition() {
+        return resumeEpoch > 0 ? resumePosition : 0;
+    }
+
+    /** Where each canonical node lives on this job's world, or null for an explicit job. */
+    public Homes homes() {
+        return homes;
+    }
+
+    /**
+     * Whose order the round in progress after {@code position} samples of {@code epoch} follows, for a checkpoint
+     * taken there: this job's homes, or, inside the round a resume began in, those of the world that began it.
+     */
+    public Homes roundHomesAt(int epoch, long position) {
+        if (inRound == null || epoch != inRound.epoch()) {
+            return homes;
+        }
+        return resumedDeal().roundHomesAt(position);
+    }
+
+    private synchronized Deal resumedDeal() {
+        if (resumedDeal == null) {
+            resumedDeal = epochPlan(inRound.epoch()).deal(world, inRound.position(), homes, inRound.roundHomes());
+        }
+        return resumedDeal;
+    }
+
+    /** Who reads which position of {@code epoch} from {@code start} on this job's world, with its homes. */
+    Deal deal(int epoch, long start) {
+        EpochPlan p = epochPlan(epoch);
+        return p.deal(world, start, homes, roundHomesAt(epoch, start));
     }
 
     private volatile int plannedEpochs;
@@ -154,7 +270,7 @@ public final class Job {
         synchronized (nodeBytes) {
             return nodeBytes.computeIfAbsent(epoch, e -> {
                 long bytes = 0;
-                for (int s : epochPlan(e).nodeShards(world, node, 0)) {
+                for (int s : epochPlan(e).nodeShards(deal(e, 0), node)) {
                     bytes += manifest.shards().get(s).size();
                 }
                 return bytes;
@@ -165,8 +281,8 @@ public final class Job {
     private final Map<Integer, Long> nodeBytes = new HashMap<>();
 
     /**
-     * The shards this node is home to under the node partition (sticky: canonical node c lives on node
-     * c mod nodes), as object keys; empty for the global plan or an explicit job.
+     * The shards this node is home to under the node partition (sticky: canonical node c lives on its home,
+     * c mod nodes unless a resume moved it), as object keys; empty for the global plan or an explicit job.
      */
     java.util.Set<ObjectKey> homedShards() {
         if (manifest == null || plan.canonical() == 1) {
@@ -175,7 +291,7 @@ public final class Job {
         int[] home = EpochPlan.assignment(manifest, plan.canonical());
         java.util.Set<ObjectKey> out = new java.util.HashSet<>();
         for (int s = 0; s < home.length; s++) {
-            if (home[s] % world.nodes() == node) {
+            if (homes.nodeOf(home[s]) == node) {
                 out.add(manifest.shards().get(s).key());
             }
         }
@@ -240,6 +356,16 @@ public final class Job {
             if (!world.equals(other.world)) {
                 out.add("world " + shape(world) + " here, " + shape(other.world) + " asked");
             }
+            if (homes != null && other.homes != null && !homes.equals(other.homes)) {
+                out.add("homes " + java.util.Arrays.toString(homes.toArray()) + " here, " + java.util.Arrays.toString(other.homes.toArray())
+                        + " asked (the node of each canonical node, from the checkpoint's homes)");
+            }
+            if (other.inRound != null && !sameRound(inRound, other.inRound)) {
+                out.add(inRound == null ? "no round resumed in another world's order here, one of epoch " + other.inRound.epoch() + " asked"
+                        : "the round resumed in another world's order is in epoch " + inRound.epoch() + " with homes "
+                                + java.util.Arrays.toString(inRound.roundHomes().toArray()) + " here, epoch " + other.inRound.epoch()
+                                + " with homes " + java.util.Arrays.toString(other.inRound.roundHomes().toArray()) + " asked");
+            }
             if (node != other.node) {
                 out.add("node " + node + " here, " + other.node + " asked (each node's ranks register with their own node's daemon)");
             }
@@ -255,6 +381,11 @@ public final class Job {
         return out;
     }
 
+    /** Whether two resumes inside a round follow the same world's order in the same epoch (positions in one round agree). */
+    private static boolean sameRound(Resume a, Resume b) {
+        return a != null && a.epoch() == b.epoch() && a.roundHomes().equals(b.roundHomes());
+    }
+
     /** A world as {@code nodes x ranks_per_node x workers_per_rank}. */
     private static String shape(World w) {
         return w.nodes() + "x" + w.ranksPerNode() + "x" + w.workersPerRank() + " (nodes x ranks_per_node x workers_per_rank)";
@@ -262,7 +393,7 @@ public final class Job {
 
     /** A job reading whole objects in a given order per rank, every epoch alike. */
     static Job explicit(String name, List<List<Sample>> ranks, int batchSize) {
-        return new Job(name, null, null, new World(1, ranks.size(), 1), 0, batchSize, ranks);
+        return new Job(name, null, null, new World(1, ranks.size(), 1), 0, batchSize, ranks, null, null, 0, 0);
     }
 
     int ranks() {
@@ -296,7 +427,7 @@ public final class Job {
         if (manifest != null) {
             EpochPlan p = epochPlan(epoch);
             List<Sample> out = new ArrayList<>();
-            for (int s : p.workerSamples(world, rank, worker, workers, batchSize, start)) {
+            for (int s : p.workerSamples(deal(epoch, start), rank, worker, workers, batchSize)) {
                 out.add(sample(p, s));
             }
             return out;
@@ -356,7 +487,7 @@ public final class Job {
         }
         int[] stepStart = new int[steps];
         EpochPlan p = manifest != null ? epochPlan(epoch) : null;
-        Deal deal = p != null ? p.deal(world, 0) : null;
+        Deal deal = p != null ? deal(epoch, 0) : null;
         for (int t = 0; t < steps; t++) {
             stepStart[t] = blocks.size();
             for (int rank = fromNode * ranksPerNode; rank < toNode * ranksPerNode; rank++) {

@@ -115,10 +115,13 @@ public final class JobRegistry {
         }
         RunningJob run = new RunningJob(job, node, history, gone);
         try {
-            run.startEpoch(1, gone);
+            run.startEpoch(job.firstEpoch(), gone); // a resumed job starts in its checkpoint's epoch
         } catch (CancellationException e) {
             run.stop(); // releases what it holds (the trusted versions)
             throw e;
+        }
+        if (job.firstPosition() > 0) {
+            run.progress(job.firstEpoch(), job.firstPosition(), 0, new double[0]); // prefetch and evict from the checkpoint on
         }
         jobs.put(job.name, run);
         if (old != null) {
