@@ -121,6 +121,22 @@ final class BlockIndex {
         }
     }
 
+    /** True when a block of {@code key} at {@code blockIndex} is resident or being fetched, of any version. */
+    boolean holdsAnyVersionAt(ObjectKey key, long blockIndex) {
+        synchronized (lock) {
+            Set<BlockId> ids = byObject.get(key);
+            if (ids == null) {
+                return false;
+            }
+            for (BlockId id : ids) {
+                if (id.index() == blockIndex) {
+                    return true;
+                }
+            }
+            return false;
+        }
+    }
+
     boolean isResident(BlockId id) {
         synchronized (lock) {
             BlockEntry e = index.get(id);

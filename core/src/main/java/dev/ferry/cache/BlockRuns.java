@@ -282,21 +282,66 @@ final class BlockRuns {
      * policy will not keep it (nothing is claimed then).
      */
     Claim claimRun(ObjectMeta meta, long index, long lastIndex, boolean prefetch) throws IOException {
+        Claimed c = claimBlocks(meta, index, lastIndex, prefetch);
+        if (c.outcome() != Claim.Outcome.STARTED) {
+            return c.outcome() == Claim.Outcome.TAKEN ? Claim.TAKEN : Claim.REFUSED;
+        }
+        long start = index * config.blockSize();
+        long length = (c.last() - index) * config.blockSize() + blockLength(meta, c.last());
+        try {
+            counters.upstreamRequests.increment();
+            ObjectContent content = upstream.get(new GetRequest(meta.key(), ByteRange.of(start, length), meta.etag()));
+            return new Claim(Claim.Outcome.STARTED, new Run(meta, content.stream(), index, c.last(), c.fills(), c.reservations(), prefetch));
+        } catch (IOException | RuntimeException e) {
+            if (e instanceof StoreException se && se.kind() == StoreException.Kind.PRECONDITION_FAILED) {
+                versionChanged(meta.key()); // the object changed under us: ask again next time
+            }
+            for (BlockFill f : c.fills().values()) {
+                f.fail(e instanceof IOException io ? io : new IOException(e));
+                inflight.remove(f.id, f);
+            }
+            c.reservations().values().forEach(blockIndex::releaseReservation);
+            throw e;
+        }
+    }
+
+    /**
+     * A reader's run over a read already open upstream: {@code content}, a ranged GET that starts at block
+     * {@code index} of {@code meta} (the version it answered), sent before the object's metadata was known, so
+     * that a miss costs that one request and no HEAD before it. Claims the blocks the content covers, up to
+     * {@code lastIndex}, as {@link #claimRun} would (a prefetch's when {@code prefetch}: its caller fetches it). TAKEN when another reader fetches the first block or it is
+     * resident, REFUSED when the policy will not keep it: the content is the caller's then. The run is not started
+     * ({@link #start}).
+     */
+    Claim claimOpened(ObjectMeta meta, long index, long lastIndex, ObjectContent content, boolean prefetch) {
+        long contentLast = (content.range().end() - 1) / config.blockSize();
+        Claimed c = claimBlocks(meta, index, Math.min(lastIndex, contentLast), prefetch);
+        if (c.outcome() != Claim.Outcome.STARTED) {
+            return c.outcome() == Claim.Outcome.TAKEN ? Claim.TAKEN : Claim.REFUSED;
+        }
+        return new Claim(Claim.Outcome.STARTED, new Run(meta, content.stream(), index, c.last(), c.fills(), c.reservations(), prefetch));
+    }
+
+    /** Blocks claimed for a run: {@code index} to {@code last}, each with its fill and reservation. */
+    private record Claimed(Claim.Outcome outcome, long last, Map<Long, BlockFill> fills, Map<Long, BlockEntry> reservations) {
+    }
+
+    private Claimed claimBlocks(ObjectMeta meta, long index, long lastIndex, boolean prefetch) {
         BlockId firstId = new BlockId(meta.key(), meta.etag(), index);
         BlockFill first = new BlockFill(firstId, (int) blockLength(meta, index));
         if (inflight.putIfAbsent(firstId, first) != null) {
-            return Claim.TAKEN; // someone else claimed it a moment ago
+            return new Claimed(Claim.Outcome.TAKEN, -1, null, null); // someone else claimed it a moment ago
         }
         if (blockIndex.isResident(firstId)) { // its fetcher finished between our look at the disk and the claim
             first.abandon();
             inflight.remove(firstId, first);
-            return Claim.TAKEN;
+            return new Claimed(Claim.Outcome.TAKEN, -1, null, null);
         }
         BlockEntry firstReservation = blockIndex.reserve(firstId, blockLength(meta, index), prefetch);
         if (firstReservation == null) {
             first.abandon(); // waiters decide for themselves
             inflight.remove(firstId, first);
-            return Claim.REFUSED;
+            return new Claimed(Claim.Outcome.REFUSED, -1, null, null);
         }
         Map<Long, BlockFill> claimed = new HashMap<>();
         Map<Long, BlockEntry> reservations = new HashMap<>();
@@ -322,23 +367,7 @@ final class BlockRuns {
             reservations.put(last + 1, reserved);
             last++;
         }
-        long start = index * config.blockSize();
-        long length = (last - index) * config.blockSize() + blockLength(meta, last);
-        try {
-            counters.upstreamRequests.increment();
-            ObjectContent content = upstream.get(new GetRequest(meta.key(), ByteRange.of(start, length), meta.etag()));
-            return new Claim(Claim.Outcome.STARTED, new Run(meta, content.stream(), index, last, claimed, reservations, prefetch));
-        } catch (IOException | RuntimeException e) {
-            if (e instanceof StoreException se && se.kind() == StoreException.Kind.PRECONDITION_FAILED) {
-                versionChanged(meta.key()); // the object changed under us: ask again next time
-            }
-            for (BlockFill f : claimed.values()) {
-                f.fail(e instanceof IOException io ? io : new IOException(e));
-                inflight.remove(f.id, f);
-            }
-            reservations.values().forEach(blockIndex::releaseReservation);
-            throw e;
-        }
+        return new Claimed(Claim.Outcome.STARTED, last, claimed, reservations);
     }
 
     /**
@@ -421,11 +450,26 @@ final class BlockRuns {
      * refuses them (counted as a write failure).
      */
     BlockStream.Source fetchUnkept(ObjectMeta meta, long from, long to, long blockStart) throws IOException {
-        int length = (int) (to - from);
         counters.upstreamRequests.increment();
+        try (ObjectContent c = upstream.get(new GetRequest(meta.key(), ByteRange.of(from, to - from), meta.etag()))) {
+            return unkept(meta, c.stream(), from, to, blockStart);
+        } catch (IOException | RuntimeException e) {
+            if (e instanceof StoreException se && se.kind() == StoreException.Kind.PRECONDITION_FAILED) {
+                versionChanged(meta.key());
+            }
+            throw e;
+        }
+    }
+
+    /**
+     * {@link #fetchUnkept}'s bytes {@code [from, to)} read from {@code in}, a read upstream already open at
+     * {@code from} (a miss's GET whose first block the policy refused); the caller closes it.
+     */
+    BlockStream.Source unkept(ObjectMeta meta, InputStream in, long from, long to, long blockStart) throws IOException {
+        int length = (int) (to - from);
         FileChannel spill = null;
         byte[] memory = null;
-        try (ObjectContent c = upstream.get(new GetRequest(meta.key(), ByteRange.of(from, length), meta.etag()))) {
+        try {
             try {
                 Path temp = tmpDir.resolve(UUID.randomUUID() + ".tmp");
                 spill = FileChannel.open(temp, StandardOpenOption.CREATE_NEW, StandardOpenOption.READ, StandardOpenOption.WRITE);
@@ -436,7 +480,6 @@ final class BlockRuns {
                 counters.writeFailed(e);
                 memory = new byte[length];
             }
-            InputStream in = c.stream();
             byte[] slice = new byte[Math.min(BlockFill.SLICE, length)];
             int got = 0;
             while (got < length) {
@@ -471,9 +514,6 @@ final class BlockRuns {
             }
         } catch (IOException | RuntimeException e) {
             closeQuietly(spill);
-            if (e instanceof StoreException se && se.kind() == StoreException.Kind.PRECONDITION_FAILED) {
-                versionChanged(meta.key());
-            }
             throw e;
         }
         counters.misses.increment();

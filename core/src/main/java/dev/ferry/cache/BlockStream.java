@@ -39,6 +39,19 @@ final class BlockStream extends BlockReadingInputStream implements FileRegionRea
     private boolean streamClosed;
 
     BlockStream(BlockRuns runs, ObjectMeta meta, ByteRange range) {
+        this(runs, meta, range, null);
+    }
+
+    /** ... whose first blocks come from {@code run}, started already (a miss read with no HEAD before it), when not null. */
+    BlockStream(BlockRuns runs, ObjectMeta meta, ByteRange range, BlockRuns.Run run) {
+        this(runs, meta, range, run, null);
+    }
+
+    /** ... or whose first block's bytes are {@code first} (a refused block's, fetched already), when not null. */
+    BlockStream(BlockRuns runs, ObjectMeta meta, ByteRange range, BlockRuns.Run run, Source first) {
+        this.run = run;
+        this.current = first;
+        this.currentIndex = first == null ? -1 : range.offset() / runs.config.blockSize();
         this.runs = runs;
         this.config = runs.config;
         this.counters = runs.counters;

@@ -30,7 +30,11 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.Executor;
+import java.util.concurrent.RejectedExecutionException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -111,7 +115,8 @@ public final class CachingStore extends ForwardingObjectStore {
     private static final int OPEN_FILES = 512;
     private static final int UNSYNCED_BACKLOG = 4096;
 
-    private record MetaEntry(ObjectMeta meta, long fetchedAt) {
+    /** A key's metadata, when it was asked for, and whether it is all a HEAD answers (a LIST's or a ranged GET's names no checksum). */
+    private record MetaEntry(ObjectMeta meta, long fetchedAt, boolean whole) {
     }
 
     private final CacheConfig config;
@@ -130,6 +135,11 @@ public final class CachingStore extends ForwardingObjectStore {
     private final OpenFiles openFiles = new OpenFiles(OPEN_FILES);
     private final BlockCheck check;
     private final ConcurrentHashMap<ObjectKey, MetaEntry> metadata = new ConcurrentHashMap<>();
+    /** Misses being asked upstream with no metadata known ({@link #openMiss}): one per key, the rest wait for its answer. */
+    private final ConcurrentHashMap<ObjectKey, CompletableFuture<Void>> opening = new ConcurrentHashMap<>();
+    /** Keys whose stale metadata is being revalidated in the background: one HEAD per key at a time. */
+    private final Set<ObjectKey> revalidating = ConcurrentHashMap.newKeySet();
+    private final Executor revalidators;
     /** Versions a reader vouches for ({@link #trustVersions}): per key, each ETag with its number of vouchers. */
     private final ConcurrentHashMap<ObjectKey, Map<String, Integer>> trusted = new ConcurrentHashMap<>();
 
@@ -148,7 +158,13 @@ public final class CachingStore extends ForwardingObjectStore {
 
     /** A cache with a given policy instance (MIN with a plan's future, say) and clock. */
     public CachingStore(ObjectStore upstream, CacheConfig config, EvictionPolicy<BlockId> policy, Clock clock) {
+        this(upstream, config, policy, clock, task -> Thread.ofVirtual().name("ferry-revalidate").start(task));
+    }
+
+    /** ... revalidating stale metadata in the background on {@code revalidators} (see {@link #servable}). */
+    public CachingStore(ObjectStore upstream, CacheConfig config, EvictionPolicy<BlockId> policy, Clock clock, Executor revalidators) {
         super(upstream);
+        this.revalidators = Objects.requireNonNull(revalidators, "revalidators is null");
         this.config = Objects.requireNonNull(config, "config is null");
         this.blockIndex = new BlockIndex(config, Objects.requireNonNull(policy, "policy is null"), counters, path -> {
             openFiles.forget(path);
@@ -220,7 +236,64 @@ public final class CachingStore extends ForwardingObjectStore {
      */
     public ObjectMeta freshMeta(ObjectKey key) {
         MetaEntry m = metadata.get(key);
-        return m != null && !passThrough && fresh(key, m, clock.nanoTime()) ? m.meta() : null;
+        return m != null && !passThrough && servable(key, m, clock.nanoTime()) ? m.meta() : null;
+    }
+
+    /**
+     * Whether a read may go on with {@code m} without asking upstream first: fresh ({@link #fresh}), or stale by
+     * less than the TTL again (younger than twice the TTL), in which case it is served as it is and revalidated
+     * in the background (stale-while-revalidate, RFC 5861): the read waits for nothing, and the key's next reads
+     * see what the revalidation found. Older than twice the TTL, the read asks upstream itself. So a change made
+     * upstream behind ferry's back is seen by every read that starts at least twice the TTL after it; with a TTL
+     * of 0 every read asks first.
+     */
+    private boolean servable(ObjectKey key, MetaEntry m, long now) {
+        if (fresh(key, m, now)) {
+            return true;
+        }
+        long ttl = config.metadataTtl().toNanos();
+        if (now - m.fetchedAt() - ttl < ttl) {
+            revalidate(key, m);
+            return true;
+        }
+        return false;
+    }
+
+    /**
+     * Asks upstream for {@code key}'s metadata in the background (one HEAD per key at a time), and makes the answer
+     * the key's metadata unless the entry changed meanwhile (a write through ferry is newer than any answer to a
+     * request sent before it). A failure leaves the entry to age past twice the TTL: reads then ask themselves.
+     */
+    private void revalidate(ObjectKey key, MetaEntry seen) {
+        if (closed || !revalidating.add(key)) {
+            return;
+        }
+        try {
+            revalidators.execute(() -> {
+                try {
+                    long sent = clock.nanoTime();
+                    counters.upstreamRequests.increment();
+                    ObjectMeta now;
+                    try {
+                        now = delegate.head(key);
+                    } catch (ObjectNotFoundException gone) {
+                        if (!closed && metadata.remove(key, seen)) {
+                            blockIndex.dropVersionsOtherThan(key, null);
+                        }
+                        return;
+                    }
+                    if (!closed && metadata.replace(key, seen, new MetaEntry(now, sent, true)) && !now.etag().equals(seen.meta().etag())) {
+                        blockIndex.dropVersionsOtherThan(key, now.etag());
+                    }
+                } catch (IOException | RuntimeException e) {
+                    LOG.debug("revalidating {} failed ({}); its reads ask upstream once its metadata is twice the TTL old", key, e.toString());
+                } finally {
+                    revalidating.remove(key);
+                }
+            });
+        } catch (RejectedExecutionException e) {
+            revalidating.remove(key);
+        }
     }
 
     /** Within the metadata TTL, or a version a reader vouches for: no need to ask upstream. */
@@ -291,8 +364,27 @@ public final class CachingStore extends ForwardingObjectStore {
         if (m != null && fresh(meta.key(), m, now)) {
             return;
         }
-        metadata.put(meta.key(), new MetaEntry(meta, now));
+        metadata.put(meta.key(), new MetaEntry(meta, now, false));
         blockIndex.dropVersionsOtherThan(meta.key(), meta.etag());
+    }
+
+    /**
+     * {@code meta}, as {@link #head} answered it, with the object's checksum where the store keeps one: when the cache's
+     * metadata came from a listing or from a miss's ranged GET (neither names a checksum), a HEAD asks for it, and its
+     * answer becomes the key's metadata. For a client asking for the checksum ({@code x-amz-checksum-mode}): with
+     * {@code wait} (a HEAD's, whose answer is the metadata) this asks now; without (a read, which must not wait on
+     * it, and may be on an event loop) it returns {@code meta} as it is and asks in the background.
+     */
+    public ObjectMeta withChecksum(ObjectKey key, ObjectMeta meta, boolean wait) throws IOException {
+        MetaEntry m = metadata.get(key);
+        if (passThrough || m == null || m.whole() || !m.meta().equals(meta)) {
+            return meta;
+        }
+        if (!wait) {
+            revalidate(key, m); // in the background: this read goes without it, the next ones have it
+            return meta;
+        }
+        return headUpstream(key, null);
     }
 
     /** The metadata the cache holds for {@code key} when it is version {@code etag}, however old; null otherwise. */
@@ -302,22 +394,31 @@ public final class CachingStore extends ForwardingObjectStore {
     }
 
     private ObjectMeta resolve(ObjectKey key, String ifMatch) throws IOException {
+        ObjectMeta known = local(key, ifMatch);
+        return known != null ? known : headUpstream(key, ifMatch);
+    }
+
+    /** The metadata a read may go on with without asking upstream: fresh, named by If-Match, or pinned; null otherwise. */
+    private ObjectMeta local(ObjectKey key, String ifMatch) {
         MetaEntry m = metadata.get(key);
         long now = clock.nanoTime();
         if (m != null) {
             if (ifMatch != null && ifMatch.equals(m.meta().etag())) {
                 return m.meta();
             }
-            if (ifMatch == null && fresh(key, m, now)) {
+            if (ifMatch == null && servable(key, m, now)) {
                 return m.meta();
             }
         }
         if (ifMatch != null) {
-            ObjectMeta pinned = blockIndex.pinnedMeta(key, ifMatch);
-            if (pinned != null) {
-                return pinned; // a pinned version, perhaps superseded: its resident blocks still serve it
-            }
+            return blockIndex.pinnedMeta(key, ifMatch); // a pinned version, perhaps superseded: its resident blocks still serve it
         }
+        return null;
+    }
+
+    /** Asks upstream with a HEAD; the answer becomes the key's metadata. */
+    private ObjectMeta headUpstream(ObjectKey key, String ifMatch) throws IOException {
+        long now = clock.nanoTime();
         ObjectMeta fresh;
         try {
             counters.upstreamRequests.increment();
@@ -327,7 +428,7 @@ public final class CachingStore extends ForwardingObjectStore {
             blockIndex.dropVersionsOtherThan(key, null);
             throw e;
         }
-        metadata.put(key, new MetaEntry(fresh, now));
+        metadata.put(key, new MetaEntry(fresh, now, true));
         blockIndex.dropVersionsOtherThan(key, fresh.etag());
         if (ifMatch != null && !ifMatch.equals(fresh.etag())) {
             throw new StoreException(StoreException.Kind.PRECONDITION_FAILED, 412,
@@ -390,12 +491,101 @@ public final class CachingStore extends ForwardingObjectStore {
             counters.upstreamRequests.increment();
             return delegate.get(request);
         }
-        ObjectMeta meta = resolve(request.key(), request.ifMatch());
+        ObjectMeta meta = local(request.key(), request.ifMatch());
+        if (meta == null) {
+            CompletableFuture<Void> mine = new CompletableFuture<>();
+            CompletableFuture<Void> other = opening.putIfAbsent(request.key(), mine);
+            if (other == null) {
+                ObjectContent opened;
+                try {
+                    opened = openMiss(request);
+                } finally {
+                    opening.remove(request.key(), mine);
+                    mine.complete(null);
+                }
+                if (opened != null) {
+                    return opened;
+                }
+            } else {
+                other.join(); // one miss of a key at a time: its answer is the metadata, its blocks are in flight
+            }
+            meta = local(request.key(), request.ifMatch());
+        }
+        if (meta == null) {
+            meta = headUpstream(request.key(), request.ifMatch());
+        }
         ByteRange range = clipped(request, meta);
         if (range == null) {
             return new ObjectContent(meta, null, InputStream.nullInputStream());
         }
         return new ObjectContent(meta, range, new BlockStream(runs, meta, range));
+    }
+
+    /**
+     * A read whose metadata the cache does not know (or must ask again): one ranged GET upstream, of the run of
+     * blocks the read starts in, with no HEAD before it; the answer names the version (ETag, size from
+     * {@code Content-Range}, last-modified, attributes) and becomes the key's metadata, and its bytes fill the
+     * blocks as a reader's run would ({@link BlockRuns#claimOpened}). Null, having sent nothing, when the key's
+     * known version has its first block on disk (a HEAD costs less than a GET of bytes the cache holds), and
+     * null when upstream answers 416 (an empty object, where a store answers a ranged GET so, or a read past
+     * the end): then the caller asks with a HEAD. When the answer's first block is being fetched by another
+     * reader, or the policy refuses it, the answer is closed and the read goes on as a read of known metadata.
+     */
+    private ObjectContent openMiss(GetRequest request) throws IOException {
+        ObjectKey key = request.key();
+        long blockSize = config.blockSize();
+        long first = request.range() == null ? 0 : request.range().offset() / blockSize;
+        if (blockIndex.holdsAnyVersionAt(key, first)) {
+            return null; // perhaps the bytes wanted: a HEAD says whether they still are
+        }
+        long wanted = request.range() == null ? Long.MAX_VALUE : (request.range().end() - 1) / blockSize;
+        long last = first + Math.min(wanted - first, config.maxRunBlocks() - 1);
+        ObjectContent content;
+        long now = clock.nanoTime();
+        try {
+            counters.upstreamRequests.increment();
+            content = delegate.get(new GetRequest(key, ByteRange.of(first * blockSize, (last - first + 1) * blockSize), request.ifMatch()));
+        } catch (ObjectNotFoundException e) {
+            metadata.remove(key);
+            blockIndex.dropVersionsOtherThan(key, null);
+            throw e;
+        } catch (StoreException e) {
+            if (e.httpStatus() == 416) {
+                return null;
+            }
+            throw e;
+        }
+        boolean handedOver = false;
+        try {
+            ObjectMeta meta = content.meta();
+            metadata.put(key, new MetaEntry(meta, now, false));
+            blockIndex.dropVersionsOtherThan(key, meta.etag());
+            ByteRange range = clipped(request, meta);
+            if (range == null) {
+                return new ObjectContent(meta, null, InputStream.nullInputStream());
+            }
+            if (content.range() == null || content.range().offset() != first * blockSize) {
+                return new ObjectContent(meta, range, new BlockStream(runs, meta, range));
+            }
+            BlockRuns.Claim claim = runs.claimOpened(meta, first, (range.end() - 1) / blockSize, content, false);
+            if (claim.outcome() == BlockRuns.Claim.Outcome.STARTED) {
+                handedOver = true;
+                runs.start(claim.run());
+                return new ObjectContent(meta, range, new BlockStream(runs, meta, range, claim.run()));
+            }
+            if (claim.outcome() == BlockRuns.Claim.Outcome.REFUSED) {
+                // the policy keeps none of it: the bytes this read wants of the first block, from the answer at hand
+                long blockEnd = Math.min(meta.size(), (first + 1) * blockSize);
+                content.stream().skipNBytes(range.offset() - first * blockSize);
+                BlockStream.Source bytes = runs.unkept(meta, content.stream(), range.offset(), Math.min(range.end(), blockEnd), first * blockSize);
+                return new ObjectContent(meta, range, new BlockStream(runs, meta, range, null, bytes));
+            }
+            return new ObjectContent(meta, range, new BlockStream(runs, meta, range));
+        } finally {
+            if (!handedOver) {
+                content.close();
+            }
+        }
     }
 
     /**
@@ -408,12 +598,70 @@ public final class CachingStore extends ForwardingObjectStore {
         if (passThrough || closed) {
             return 0;
         }
-        ObjectMeta meta = resolve(request.key(), request.ifMatch());
+        ObjectMeta meta = local(request.key(), request.ifMatch());
+        if (meta == null) {
+            long fetched = prefetchMiss(request);
+            if (fetched >= 0) {
+                return fetched;
+            }
+            meta = headUpstream(request.key(), request.ifMatch());
+        }
         ByteRange range = clipped(request, meta);
         if (range == null) {
             return 0;
         }
         return runs.prefetch(meta, range);
+    }
+
+    /**
+     * {@link #prefetch} of an object whose metadata the cache does not know, as {@link #openMiss} reads one: one
+     * ranged GET (pinned to the request's If-Match, a plan's ETag) whose answer is the metadata, its run fetched on
+     * this thread, then the rest of the range as any prefetch. -1, having sent nothing or been answered 416, when
+     * the caller should ask with a HEAD.
+     */
+    private long prefetchMiss(GetRequest request) throws IOException {
+        ObjectKey key = request.key();
+        long blockSize = config.blockSize();
+        long first = request.range() == null ? 0 : request.range().offset() / blockSize;
+        if (blockIndex.holdsAnyVersionAt(key, first) || opening.containsKey(key)) {
+            return -1;
+        }
+        long wanted = request.range() == null ? Long.MAX_VALUE : (request.range().end() - 1) / blockSize;
+        long last = first + Math.min(wanted - first, config.maxRunBlocks() - 1);
+        ObjectContent content;
+        long now = clock.nanoTime();
+        try {
+            counters.upstreamRequests.increment();
+            content = delegate.get(new GetRequest(key, ByteRange.of(first * blockSize, (last - first + 1) * blockSize), request.ifMatch()));
+        } catch (ObjectNotFoundException e) {
+            metadata.remove(key);
+            blockIndex.dropVersionsOtherThan(key, null);
+            throw e;
+        } catch (StoreException e) {
+            if (e.httpStatus() == 416) {
+                return -1;
+            }
+            throw e;
+        }
+        BlockRuns.Run run = null;
+        ObjectMeta meta;
+        ByteRange range;
+        try {
+            meta = content.meta();
+            metadata.put(key, new MetaEntry(meta, now, false));
+            blockIndex.dropVersionsOtherThan(key, meta.etag());
+            range = request.range() == null ? (meta.size() == 0 ? null : ByteRange.of(0, meta.size())) : request.range().clip(meta.size());
+            if (range == null || content.range() == null || content.range().offset() != first * blockSize) {
+                return 0;
+            }
+            BlockRuns.Claim claim = runs.claimOpened(meta, first, (range.end() - 1) / blockSize, content, true);
+            run = claim.outcome() == BlockRuns.Claim.Outcome.STARTED ? claim.run() : null;
+        } finally {
+            if (run == null) {
+                content.close();
+            }
+        }
+        return (run == null ? 0 : run.fetch()) + runs.prefetch(meta, range); // run.fetch closes the content
     }
 
     /** {@link #prefetch(GetRequest)} of one block, pinned to its version: the bytes fetched. */
@@ -548,7 +796,7 @@ public final class CachingStore extends ForwardingObjectStore {
             metadata.remove(key);
             blockIndex.dropVersionsOtherThan(key, null);
         } else {
-            metadata.put(key, new MetaEntry(now, clock.nanoTime()));
+            metadata.put(key, new MetaEntry(now, clock.nanoTime(), true));
             blockIndex.dropVersionsOtherThan(key, now.etag());
         }
     }

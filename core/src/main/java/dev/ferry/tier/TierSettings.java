@@ -41,8 +41,9 @@ public final class TierSettings {
                     + "(the daemon answers 503 ServiceUnavailable), e.g. 10s (default) or 500ms. Writes too: a DELETE's answer, "
                     + "a PUT's once the store stops taking its body.");
     public static final Setting<Duration> METADATA_TTL = Setting.flag("metadata-ttl", "DURATION", Codec.DURATION, "60s",
-            "How long an object's size and ETag (from a listing or a HEAD) are trusted before a read, a lookup or an open asks the "
-                    + "object store again; the mount's kernel keeps names and attributes as long (default 60s; 0: every read asks). A job "
+            "How long an object's size and ETag (from a listing, a HEAD or a GET) are trusted before a read, a lookup or an open asks the "
+                    + "object store again; up to twice this they still serve, revalidated in the background; the mount's kernel keeps names "
+                    + "and attributes as long (default 60s; 0: every read asks). A job "
                     + "registered with the daemon has its manifest versions trusted while it is registered.");
     /** ferry mount's only, so far: the daemon reads a fixed 16 blocks ahead ({@code SequentialReadAhead.Config.DEFAULT}). */
     public static final Setting<Long> READ_AHEAD = Setting.flag("read-ahead", "SIZE", Codec.SIZE, "64MiB",

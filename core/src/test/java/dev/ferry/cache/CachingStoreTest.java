@@ -7,6 +7,7 @@ import dev.ferry.store.ByteRange;
 import dev.ferry.store.FileRegionReadable;
 import dev.ferry.store.GetRequest;
 import dev.ferry.store.LatencyStore;
+import dev.ferry.store.ObjectAttributes;
 import dev.ferry.store.ObjectContent;
 import dev.ferry.store.ObjectKey;
 import dev.ferry.store.ObjectMeta;
@@ -327,8 +328,16 @@ class CachingStoreTest {
         }
         tracking.reset();
         assertThat(cache.readBytes(key, ByteRange.of(BLOCK + 100, 300))).isEqualTo(Arrays.copyOfRange(bytes, BLOCK + 100, BLOCK + 400));
-        assertThat(getRanges()).containsExactly(ByteRange.of(BLOCK + 100, 300));
+        // the miss is one request, for the block the bytes lie in, with no HEAD before it: the policy's refusal comes
+        // with its answer, and only the bytes wanted are read of it
+        assertThat(getRanges()).containsExactly(ByteRange.of(BLOCK, BLOCK));
+        assertThat(tracking.count(Op.HEAD)).isZero();
         assertThat(cache.stats().bytesFromUpstream()).isEqualTo(64L * BLOCK + 300);
+        tracking.reset();
+        // the version known, a refused block is fetched for the bytes wanted only
+        assertThat(cache.readBytes(key, ByteRange.of(3L * BLOCK + 5, 100))).isEqualTo(Arrays.copyOfRange(bytes, 3 * BLOCK + 5, 3 * BLOCK + 105));
+        assertThat(getRanges()).containsExactly(ByteRange.of(3L * BLOCK + 5, 100));
+        assertThat(tracking.count(Op.HEAD)).isZero();
     }
 
     @Test
@@ -468,7 +477,77 @@ class CachingStoreTest {
     void emptyObject_readsEmpty() throws IOException {
         ObjectKey empty = ObjectKey.of("data", "empty");
         origin.put(empty, PutBody.ofBytes(new byte[0]));
-        assertThat(cache.readBytes(empty, null)).isEmpty();
+        try (ObjectContent c = cache.get(GetRequest.whole(empty))) {
+            assertThat(c.meta().size()).isZero();
+            assertThat(c.meta().etag()).isEqualTo(origin.head(empty).etag());
+            assertThat(c.stream().readAllBytes()).isEmpty();
+        }
+        assertThatThrownBy(() -> cache.readBytes(empty, ByteRange.of(0, 10))).isInstanceOf(StoreException.class)
+                .hasMessageContaining("starts past the end");
+    }
+
+    @Test
+    void coldGet_isOneGet_withNoHead_andTheAnswerIsTheMetadata() throws IOException {
+        ObjectKey small = ObjectKey.of("data", "img/0001.jpg");
+        byte[] image = random(20_000, 7);
+        ObjectMeta put = origin.put(small, PutBody.ofBytes(image).withAttributes(
+                new ObjectAttributes(java.util.Map.of("content-type", "image/jpeg", "x-amz-meta-label", "cat"))));
+        tracking.reset();
+        try (ObjectContent c = cache.get(GetRequest.whole(small))) {
+            assertThat(c.stream().readAllBytes()).isEqualTo(image);
+            assertThat(c.meta().size()).isEqualTo(image.length);
+            assertThat(c.meta().etag()).isEqualTo(put.etag());
+            assertThat(c.meta().attributes().headers()).containsEntry("content-type", "image/jpeg").containsEntry("x-amz-meta-label", "cat");
+        }
+        assertThat(tracking.count(Op.HEAD)).isZero();
+        assertThat(getRanges()).containsExactly(ByteRange.of(0, (long) cache.config().maxRunBlocks() * BLOCK));
+        tracking.reset();
+        // the answer became the metadata: a HEAD and a read within the TTL ask nothing
+        assertThat(cache.head(small).etag()).isEqualTo(put.etag());
+        assertThat(cache.readBytes(small, null)).isEqualTo(image);
+        assertThat(tracking.total()).isZero();
+    }
+
+    @Test
+    void coldRangedGet_startsItsRunAtTheBlockTheRangeStartsIn() throws IOException {
+        assertThat(cache.readBytes(key, ByteRange.of(3L * BLOCK + 7, 10))).isEqualTo(Arrays.copyOfRange(bytes, 3 * BLOCK + 7, 3 * BLOCK + 17));
+        assertThat(getRanges()).containsExactly(ByteRange.of(3L * BLOCK, BLOCK));
+        assertThat(tracking.count(Op.HEAD)).isZero();
+        assertThatThrownBy(() -> cache.readBytes(key, ByteRange.of(40L * BLOCK, 10))).isInstanceOf(StoreException.class)
+                .hasMessageContaining("starts past the end");
+    }
+
+    @Test
+    void coldPrefetch_andColdRead_pinnedToAVersion_areOneGetEach_withNoHead() throws IOException {
+        String etag = origin.head(key).etag();
+        tracking.reset();
+        assertThat(cache.prefetch(new GetRequest(key, ByteRange.of(0, 2L * BLOCK), etag))).isEqualTo(2L * BLOCK);
+        assertThat(tracking.count(Op.HEAD)).isZero();
+        assertThat(getRanges()).containsExactly(ByteRange.of(0, 2L * BLOCK));
+        assertThat(cache.stats().prefetchedBlocks()).isEqualTo(2);
+
+        ObjectKey other = ObjectKey.of("data", "other.bin");
+        byte[] otherBytes = random(3 * BLOCK, 3);
+        String otherEtag = origin.put(other, PutBody.ofBytes(otherBytes)).etag();
+        tracking.reset();
+        try (ObjectContent c = cache.get(new GetRequest(other, null, otherEtag))) {
+            assertThat(c.stream().readAllBytes()).isEqualTo(otherBytes);
+        }
+        assertThat(tracking.count(Op.HEAD)).isZero();
+        assertThat(tracking.count(Op.GET)).isEqualTo(1);
+
+        ObjectKey third = ObjectKey.of("data", "third.bin");
+        origin.put(third, PutBody.ofBytes(random(100, 4)));
+        assertThatThrownBy(() -> cache.get(new GetRequest(third, null, "not-its-etag"))).isInstanceOfSatisfying(StoreException.class,
+                e -> assertThat(e.kind()).isEqualTo(StoreException.Kind.PRECONDITION_FAILED));
+    }
+
+    @Test
+    void coldGet_ofAMissingObject_isNotFound_afterOneGet() throws IOException {
+        tracking.reset();
+        assertThatThrownBy(() -> cache.readBytes(ObjectKey.of("data", "no/such"), null)).isInstanceOf(ObjectNotFoundException.class);
+        assertThat(tracking.count(Op.GET)).isEqualTo(1);
+        assertThat(tracking.count(Op.HEAD)).isZero();
     }
 
     @Test

@@ -191,7 +191,7 @@ public final class S3Service {
             return Acls.policy();
         }
         if (m.equals(HttpMethod.GET) && r.has("attributes")) {
-            return ObjectAttributesReply.of(r, frontFor(key.bucket()).head(key));
+            return ObjectAttributesReply.of(r, checksummed(key, frontFor(key.bucket()).head(key), true));
         }
         if (m.equals(HttpMethod.PUT) && r.has("acl") && !r.headers().contains(CopyOperations.SOURCE)) {
             Acls.checkPut(r.headers(), r.body() == null ? new byte[0] : r.body().bytes());
@@ -486,6 +486,12 @@ public final class S3Service {
         if (meta == null) {
             return null;
         }
+        if (ObjectHeaders.checksumWanted(r.headers())) {
+            if (head) {
+                return null; // a HEAD may ask upstream for the checksum (CachingStore.withChecksum): not on the event loop
+            }
+            meta = cache.withChecksum(key, meta, false);
+        }
         return getObject(r, key, head, meta, false, false);
     }
 
@@ -502,6 +508,12 @@ public final class S3Service {
             }
             return reply;
         }
+        if (!head) {
+            Reply read = readUnknown(r, key);
+            if (read != null) {
+                return read;
+            }
+        }
         ObjectMeta meta;
         try {
             meta = frontFor(key.bucket()).head(key);
@@ -512,7 +524,66 @@ public final class S3Service {
             }
             throw e;
         }
+        if (ObjectHeaders.checksumWanted(r.headers())) {
+            meta = checksummed(key, meta, head);
+        }
         return getObject(r, key, head, meta, true, true);
+    }
+
+    /**
+     * {@code meta} with its checksum where the store keeps one, for a client that asks for it: asked for now when
+     * {@code wait} (a HEAD), in the background for a read ({@link CachingStore#withChecksum}).
+     */
+    private ObjectMeta checksummed(ObjectKey key, ObjectMeta meta, boolean wait) throws IOException {
+        if (isScratch(key.bucket()) || (writeBack != null && writeBack.holdsLocally(key))) {
+            return meta; // a local copy's metadata is all there is
+        }
+        return cache.withChecksum(key, meta, wait);
+    }
+
+    /**
+     * A GET of an object whose metadata the local tier does not hold fresh: the read itself asks upstream, one
+     * ranged GET whose answer is the metadata ({@link CachingStore#get}), with no HEAD before it (issue 26: a miss
+     * is one request). Null where a HEAD comes first, as before: the metadata is fresh (nothing to ask), a
+     * suffix or multi-range (where it starts depends on the size), a client revalidating its copy ({@code If-None-Match},
+     * {@code If-Modified-Since}: a 304 needs no bytes), a local copy (write-back, scratch), a range that upstream finds past the
+     * end (answered 416 by the usual path). A client asking for the checksum ({@code x-amz-checksum-mode}, which
+     * boto3 and the AWS SDKs send on every GET by default) is answered it when the store's answer names it; a
+     * ranged GET's does not, so this first read goes without it (the SDK then has nothing to check), and one
+     * HEAD in the background, not in front of a read, gets it for the key's later reads ({@link #checksummed}).
+     */
+    private Reply readUnknown(Request r, ObjectKey key) throws S3Error, IOException {
+        if (isScratch(key.bucket()) || (writeBack != null && writeBack.holdsLocally(key))
+                || r.headers().contains("If-None-Match") || r.headers().contains("If-Modified-Since") || cache.freshMeta(key) != null) {
+            return null;
+        }
+        String header = r.headers().get("Range");
+        ByteRange asked = null;
+        if (header != null) {
+            String spec = header.trim();
+            if (!spec.startsWith("bytes=") || spec.contains(",") || spec.substring("bytes=".length()).trim().startsWith("-")) {
+                return null;
+            }
+            try {
+                asked = Ranges.parse(header, Long.MAX_VALUE, key);
+            } catch (S3Error malformed) {
+                return null; // answered by the usual path, as ever
+            }
+        }
+        ObjectContent content;
+        try {
+            content = frontFor(key.bucket()).get(new GetRequest(key, asked, null));
+        } catch (ObjectNotFoundException e) {
+            // a store's 404 may mean the key or its bucket: S3 names which
+            frontFor(key.bucket()).list(new ListRequest(key.bucket(), "", null, null, 1));
+            throw e;
+        } catch (StoreException e) {
+            if (e.httpStatus() == 416) {
+                return null;
+            }
+            throw e;
+        }
+        return getObject(r, key, false, content.meta(), true, true, null, content);
     }
 
     /**
@@ -528,6 +599,9 @@ public final class S3Service {
             throw S3Error.badRequest("InvalidRequest", "Cannot specify both Range header and partNumber query parameter");
         }
         ObjectMeta meta = frontFor(key.bucket()).head(key);
+        if (ObjectHeaders.checksumWanted(r.headers())) {
+            meta = checksummed(key, meta, head);
+        }
         int count = ObjectAttributesReply.partsCount(meta.etag());
         if (n > Math.max(count, 1)) {
             throw S3Error.badRequest("InvalidPart", "The requested partnumber is not satisfiable: " + key + " has "
@@ -574,8 +648,30 @@ public final class S3Service {
     /** ... of {@code part} of it, when not null (a part's read: its range, whatever the request's Range). */
     private Reply getObject(Request r, ObjectKey key, boolean head, ObjectMeta meta, boolean mayCheck, boolean mayFetch, ByteRange part)
             throws S3Error, IOException {
+        return getObject(r, key, head, meta, mayCheck, mayFetch, part, null);
+    }
+
+    /**
+     * ... answered from {@code opened} (a read of {@code meta} already open, closed here unless it is the reply's) when
+     * it holds just the bytes the reply sends; otherwise as usual.
+     */
+    private Reply getObject(Request r, ObjectKey key, boolean head, ObjectMeta meta, boolean mayCheck, boolean mayFetch, ByteRange part,
+            ObjectContent opened) throws S3Error, IOException {
+        try {
+            return getObjectFrom(r, key, head, meta, mayCheck, mayFetch, part, opened);
+        } catch (S3Error | IOException | RuntimeException e) {
+            if (opened != null) {
+                opened.close();
+            }
+            throw e;
+        }
+    }
+
+    private Reply getObjectFrom(Request r, ObjectKey key, boolean head, ObjectMeta meta, boolean mayCheck, boolean mayFetch, ByteRange part,
+            ObjectContent opened) throws S3Error, IOException {
         HttpHeaders h = objectHeaders(meta);
         if (Preconditions.notModified(r.headers(), meta, key)) {
+            closeUnused(opened);
             return new Reply.Full(HttpResponseStatus.NOT_MODIFIED, h, new byte[0], true);
         }
         ResponseOverrides.apply(r, h);
@@ -591,7 +687,14 @@ public final class S3Service {
             ObjectHeaders.applyChecksum(meta.attributes(), h);
         }
         if (head || length == 0) {
+            closeUnused(opened);
             return new Reply.Full(status, h, new byte[0], true);
+        }
+        if (opened != null) {
+            if ((range != null ? range : ByteRange.of(0, meta.size())).equals(opened.range())) {
+                return new Reply.Streamed(status, h, opened);
+            }
+            closeUnused(opened); // another range than the one opened (a part's): read it as usual
         }
         GetRequest get = new GetRequest(key, range, meta.etag());
         if ((writeBack == null || !writeBack.holdsLocally(key)) && !isScratch(key.bucket())) {
@@ -611,6 +714,12 @@ public final class S3Service {
                     + length + " were announced; nothing was sent, ask again");
         }
         return new Reply.Streamed(status, h, content);
+    }
+
+    private static void closeUnused(ObjectContent opened) throws IOException {
+        if (opened != null) {
+            opened.close();
+        }
     }
 
     private static HttpHeaders objectHeaders(ObjectMeta meta) {

@@ -1,0 +1,203 @@
+package dev.ferry.serve;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.ferry.store.Checksum;
+import dev.ferry.store.ObjectAttributes;
+import dev.ferry.store.ObjectKey;
+import dev.ferry.store.ObjectMeta;
+import dev.ferry.store.ObjectStore;
+import dev.ferry.store.PutBody;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import software.amazon.awssdk.core.ResponseBytes;
+import software.amazon.awssdk.core.sync.RequestBody;
+import software.amazon.awssdk.services.s3.S3Client;
+import software.amazon.awssdk.services.s3.model.ChecksumMode;
+import software.amazon.awssdk.services.s3.model.GetObjectResponse;
+import software.amazon.awssdk.services.s3.model.HeadObjectResponse;
+import software.amazon.awssdk.services.s3.model.NoSuchBucketException;
+import software.amazon.awssdk.services.s3.model.NoSuchKeyException;
+
+/**
+ * What reads through the daemon cost the object store (issue 26), counted by op as the daemon's status reports
+ * them: a cold GET is one GET with no HEAD before it, its answer the object's metadata; a client's HEAD is still a
+ * HEAD; a warm read of metadata older than the TTL sends nothing in front of it, and a change made upstream
+ * behind ferry's back is seen within twice the TTL. The origin is the embedded S3 server, spoken to over S3.
+ */
+class MissIsOneRequestTest {
+    private static final ObjectMapper JSON = new ObjectMapper();
+
+    /** The origin's requests so far, by op (head, get), from the daemon's status. */
+    private static JsonNode byOp(DaemonFixture ferry) throws Exception {
+        try (HttpClient http = HttpClient.newHttpClient()) {
+            String body = http.send(HttpRequest.newBuilder(ferry.endpoint().resolve("/_ferry/v1/status")).build(),
+                    HttpResponse.BodyHandlers.ofString()).body();
+            return JSON.readTree(body).path("tiers").path("origin").path("requests_by_op");
+        }
+    }
+
+    private static long delta(JsonNode before, JsonNode after, String op) {
+        return after.path(op).asLong() - before.path(op).asLong();
+    }
+
+    /** Writes straight to the origin, behind the local tier: ferry's cache knows nothing of it. */
+    private static ObjectMeta putBehind(DaemonFixture ferry, String key, byte[] data, ObjectAttributes attributes) throws Exception {
+        ObjectStore below = ferry.daemon.node().belowCache();
+        return below.put(ObjectKey.of("data", key), PutBody.ofBytes(data).withAttributes(attributes));
+    }
+
+    @Test
+    void coldGets_areOneGetEach_withNoHead_andAnswerTheObjectsMetadata(@TempDir Path dir) throws Exception {
+        try (DaemonFixture ferry = DaemonFixture.overS3(dir, Map.of("prefetch-bytes", "0")); S3Client s3 = ferry.sdk("a", "b")) {
+            Random random = new Random(26);
+            List<byte[]> contents = new ArrayList<>();
+            List<String> etags = new ArrayList<>();
+            for (int i = 0; i < 20; i++) {
+                byte[] data = new byte[5000 + random.nextInt(30_000)];
+                random.nextBytes(data);
+                contents.add(data);
+                etags.add(putBehind(ferry, "img-" + i + ".jpg", data,
+                        new ObjectAttributes(Map.of("content-type", "image/jpeg", "x-amz-meta-label", "n" + i))).etag());
+            }
+            JsonNode before = byOp(ferry);
+            for (int i = 0; i < 20; i++) {
+                int n = i;
+                ResponseBytes<GetObjectResponse> got = s3.getObjectAsBytes(b -> b.bucket("data").key("img-" + n + ".jpg"));
+                assertThat(got.asByteArray()).isEqualTo(contents.get(i));
+                assertThat(got.response().eTag()).isEqualTo("\"" + etags.get(i) + "\"");
+                assertThat(got.response().contentType()).isEqualTo("image/jpeg");
+                assertThat(got.response().metadata()).containsEntry("label", "n" + i);
+                assertThat(got.response().contentLength()).isEqualTo(contents.get(i).length);
+                assertThat(got.response().lastModified()).isNotNull();
+            }
+            JsonNode after = byOp(ferry);
+            assertThat(delta(before, after, "head")).as("HEADs for 20 cold GETs").isZero();
+            assertThat(delta(before, after, "get")).as("GETs for 20 cold GETs").isEqualTo(20);
+
+            // a cold ranged GET: one GET of the block it starts in, the range cut from it
+            byte[] big = new byte[3 << 20];
+            random.nextBytes(big);
+            putBehind(ferry, "big.bin", big, ObjectAttributes.NONE);
+            before = byOp(ferry);
+            ResponseBytes<GetObjectResponse> part = s3.getObjectAsBytes(b -> b.bucket("data").key("big.bin").range("bytes=1048580-1048779"));
+            assertThat(part.asByteArray()).isEqualTo(Arrays.copyOfRange(big, 1048580, 1048780));
+            assertThat(part.response().contentRange()).isEqualTo("bytes 1048580-1048779/" + big.length);
+            after = byOp(ferry);
+            assertThat(delta(before, after, "head")).isZero();
+            assertThat(delta(before, after, "get")).isEqualTo(1);
+
+            // a client's HEAD of a cold key is a HEAD
+            putBehind(ferry, "headed.txt", "x".getBytes(StandardCharsets.UTF_8), ObjectAttributes.NONE);
+            before = byOp(ferry);
+            assertThat(s3.headObject(b -> b.bucket("data").key("headed.txt")).contentLength()).isEqualTo(1);
+            after = byOp(ferry);
+            assertThat(delta(before, after, "head")).isEqualTo(1);
+            assertThat(delta(before, after, "get")).isZero();
+        }
+    }
+
+    @Test
+    void coldGets_ofEmptyAndMissingObjects(@TempDir Path dir) throws Exception {
+        try (DaemonFixture ferry = DaemonFixture.overS3(dir, Map.of("prefetch-bytes", "0")); S3Client s3 = ferry.sdk("a", "b")) {
+            String etag = putBehind(ferry, "empty", new byte[0], ObjectAttributes.NONE).etag();
+            ResponseBytes<GetObjectResponse> got = s3.getObjectAsBytes(b -> b.bucket("data").key("empty"));
+            assertThat(got.asByteArray()).isEmpty();
+            assertThat(got.response().eTag()).isEqualTo("\"" + etag + "\"");
+            assertThatThrownBy(() -> s3.getObjectAsBytes(b -> b.bucket("data").key("empty").range("bytes=0-9")))
+                    .hasMessageContaining("416");
+
+            JsonNode before = byOp(ferry);
+            assertThatThrownBy(() -> s3.getObjectAsBytes(b -> b.bucket("data").key("no/such/key"))).isInstanceOf(NoSuchKeyException.class);
+            JsonNode after = byOp(ferry);
+            assertThat(delta(before, after, "head")).isZero();
+            assertThat(delta(before, after, "get")).isEqualTo(1);
+            assertThatThrownBy(() -> s3.getObjectAsBytes(b -> b.bucket("no-such-bucket").key("k"))).isInstanceOf(NoSuchBucketException.class);
+
+            // what was missing and is then written behind ferry's back is found by the next read (nothing negative is kept)
+            putBehind(ferry, "no/such/key", "here now".getBytes(StandardCharsets.UTF_8), ObjectAttributes.NONE);
+            assertThat(s3.getObjectAsBytes(b -> b.bucket("data").key("no/such/key")).asUtf8String()).isEqualTo("here now");
+        }
+    }
+
+    @Test
+    void aChecksumAskedForAfterAColdGet_isAnswered_byAHeadThen(@TempDir Path dir) throws Exception {
+        try (DaemonFixture ferry = DaemonFixture.overS3(dir, Map.of("prefetch-bytes", "0")); S3Client s3 = ferry.sdk("a", "b")) {
+            byte[] data = new byte[100_000];
+            new Random(5).nextBytes(data);
+            Checksum crc = Checksum.ofStream(Checksum.Algorithm.CRC32C, new java.io.ByteArrayInputStream(data));
+            putBehind(ferry, "ckpt.pt", data, crc.applyTo(ObjectAttributes.NONE));
+            JsonNode before = byOp(ferry);
+            // a cold GET asking for the checksum, as the SDKs do by default: one GET, no HEAD first
+            assertThat(s3.getObjectAsBytes(b -> b.bucket("data").key("ckpt.pt").checksumMode(ChecksumMode.ENABLED)).asByteArray())
+                    .isEqualTo(data);
+            assertThat(delta(before, byOp(ferry), "head")).isZero();
+            assertThat(delta(before, byOp(ferry), "get")).isEqualTo(1);
+            // a ranged GET's answer names no checksum: the next reads asking for it get it from one HEAD, sent in the
+            // background (not in front of a read)
+            String seen = null;
+            for (int i = 0; i < 200 && seen == null; i++) {
+                seen = s3.getObjectAsBytes(b -> b.bucket("data").key("ckpt.pt").checksumMode(ChecksumMode.ENABLED)).response().checksumCRC32C();
+                if (seen == null) {
+                    Thread.sleep(50);
+                }
+            }
+            assertThat(seen).isEqualTo(crc.value());
+            assertThat(delta(before, byOp(ferry), "head")).as("one HEAD, once").isEqualTo(1);
+            assertThat(delta(before, byOp(ferry), "get")).isEqualTo(1);
+            // a client's HEAD asking for it is answered it
+            putBehind(ferry, "ckpt2.pt", data, crc.applyTo(ObjectAttributes.NONE));
+            s3.getObjectAsBytes(b -> b.bucket("data").key("ckpt2.pt"));
+            HeadObjectResponse head = s3.headObject(b -> b.bucket("data").key("ckpt2.pt").checksumMode(ChecksumMode.ENABLED));
+            assertThat(head.checksumCRC32C()).isEqualTo(crc.value());
+        }
+    }
+
+    @Test
+    void warmReadsAfterTheTtl_askNothingFirst_andAReplacementIsSeenWithinTwiceTheTtl(@TempDir Path dir) throws Exception {
+        long ttlMillis = 4000;
+        try (DaemonFixture ferry = DaemonFixture.overS3(dir, Map.of("prefetch-bytes", "0", "metadata-ttl", ttlMillis + "ms"));
+                S3Client s3 = ferry.sdk("a", "b")) {
+            putBehind(ferry, "label.txt", "version one".getBytes(StandardCharsets.UTF_8), ObjectAttributes.NONE);
+            assertThat(read(s3, "label.txt")).isEqualTo("version one");
+            putBehind(ferry, "label.txt", "version two".getBytes(StandardCharsets.UTF_8), ObjectAttributes.NONE);
+            Thread.sleep(ttlMillis + ttlMillis / 8); // past the TTL; the next read comes well before twice it
+            JsonNode before = byOp(ferry);
+            assertThat(read(s3, "label.txt")).as("stale, served from the tier while it is revalidated").isEqualTo("version one");
+            assertThat(delta(before, byOp(ferry), "get")).as("GETs for a warm read").isZero();
+            String seen = read(s3, "label.txt");
+            for (int i = 0; i < 200 && !seen.equals("version two"); i++) { // the background revalidation, however slow
+                Thread.sleep(50);
+                seen = read(s3, "label.txt");
+            }
+            assertThat(seen).as("once revalidated").isEqualTo("version two");
+
+            // the bound: metadata twice the TTL old is asked for in front of the read
+            putBehind(ferry, "label.txt", "version three".getBytes(StandardCharsets.UTF_8), ObjectAttributes.NONE);
+            Thread.sleep(2 * ttlMillis + 100);
+            assertThat(read(s3, "label.txt")).as("twice the TTL after the change").isEqualTo("version three");
+
+            // a write through ferry is read back at once, stale or not
+            Thread.sleep(ttlMillis + ttlMillis / 8);
+            s3.putObject(b -> b.bucket("data").key("label.txt"), RequestBody.fromString("written through ferry"));
+            assertThat(read(s3, "label.txt")).isEqualTo("written through ferry");
+        }
+    }
+
+    private static String read(S3Client s3, String key) {
+        return s3.getObjectAsBytes(b -> b.bucket("data").key(key)).asUtf8String();
+    }
+}
