@@ -522,6 +522,31 @@ public final class CachingStore extends ForwardingObjectStore {
     }
 
     /**
+     * A miss's one request: a ranged GET of the run of blocks from {@code first} the read wants (at most a run),
+     * pinned to the request's If-Match; null when upstream answers 416 (an empty object, or a read past its end).
+     * A key upstream does not have is forgotten here, its blocks dropped.
+     */
+    private ObjectContent missGet(GetRequest request, long first) throws IOException {
+        ObjectKey key = request.key();
+        long blockSize = config.blockSize();
+        long wanted = request.range() == null ? Long.MAX_VALUE : (request.range().end() - 1) / blockSize;
+        long last = first + Math.min(wanted - first, config.maxRunBlocks() - 1);
+        try {
+            counters.upstreamRequests.increment();
+            return delegate.get(new GetRequest(key, ByteRange.of(first * blockSize, (last - first + 1) * blockSize), request.ifMatch()));
+        } catch (ObjectNotFoundException e) {
+            metadata.remove(key);
+            blockIndex.dropVersionsOtherThan(key, null);
+            throw e;
+        } catch (StoreException e) {
+            if (e.httpStatus() == 416) {
+                return null;
+            }
+            throw e;
+        }
+    }
+
+    /**
      * A read whose metadata the cache does not know (or must ask again): one ranged GET upstream, of the run of
      * blocks the read starts in, with no HEAD before it; the answer names the version (ETag, size from
      * {@code Content-Range}, last-modified, attributes) and becomes the key's metadata, and its bytes fill the
@@ -538,22 +563,10 @@ public final class CachingStore extends ForwardingObjectStore {
         if (blockIndex.holdsAnyVersionAt(key, first)) {
             return null; // perhaps the bytes wanted: a HEAD says whether they still are
         }
-        long wanted = request.range() == null ? Long.MAX_VALUE : (request.range().end() - 1) / blockSize;
-        long last = first + Math.min(wanted - first, config.maxRunBlocks() - 1);
-        ObjectContent content;
         long now = clock.nanoTime();
-        try {
-            counters.upstreamRequests.increment();
-            content = delegate.get(new GetRequest(key, ByteRange.of(first * blockSize, (last - first + 1) * blockSize), request.ifMatch()));
-        } catch (ObjectNotFoundException e) {
-            metadata.remove(key);
-            blockIndex.dropVersionsOtherThan(key, null);
-            throw e;
-        } catch (StoreException e) {
-            if (e.httpStatus() == 416) {
-                return null;
-            }
-            throw e;
+        ObjectContent content = missGet(request, first);
+        if (content == null) {
+            return null;
         }
         boolean handedOver = false;
         try {
@@ -626,22 +639,10 @@ public final class CachingStore extends ForwardingObjectStore {
         if (blockIndex.holdsAnyVersionAt(key, first) || opening.containsKey(key)) {
             return -1;
         }
-        long wanted = request.range() == null ? Long.MAX_VALUE : (request.range().end() - 1) / blockSize;
-        long last = first + Math.min(wanted - first, config.maxRunBlocks() - 1);
-        ObjectContent content;
         long now = clock.nanoTime();
-        try {
-            counters.upstreamRequests.increment();
-            content = delegate.get(new GetRequest(key, ByteRange.of(first * blockSize, (last - first + 1) * blockSize), request.ifMatch()));
-        } catch (ObjectNotFoundException e) {
-            metadata.remove(key);
-            blockIndex.dropVersionsOtherThan(key, null);
-            throw e;
-        } catch (StoreException e) {
-            if (e.httpStatus() == 416) {
-                return -1;
-            }
-            throw e;
+        ObjectContent content = missGet(request, first);
+        if (content == null) {
+            return -1;
         }
         BlockRuns.Run run = null;
         ObjectMeta meta;
