@@ -1,5 +1,6 @@
 package dev.ferry.time;
 
+import java.time.Instant;
 import java.util.concurrent.TimeUnit;
 
 /** The JVM's monotonic clock; sleeps park the calling thread. */
@@ -9,6 +10,16 @@ enum SystemClock implements Clock {
     @Override
     public long nanoTime() {
         return System.nanoTime();
+    }
+
+    @Override
+    public Instant now() {
+        return Instant.now();
+    }
+
+    @Override
+    public long epochMillis() {
+        return System.currentTimeMillis();
     }
 
     @Override
