@@ -2,7 +2,6 @@ package dev.ferry.cli.bench;
 
 import dev.ferry.cli.errors.UserError;
 import dev.ferry.plan.PlanConfig;
-import dev.ferry.serve.bench.LoopbackCluster;
 import dev.ferry.sim.ClusterSim;
 import dev.ferry.store.Prices;
 import dev.ferry.util.Sizes;

@@ -1,4 +1,4 @@
-package dev.ferry.serve.bench;
+package dev.ferry.cli.bench;
 
 import dev.ferry.loader.SyntheticDataset;
 import dev.ferry.plan.Deal;

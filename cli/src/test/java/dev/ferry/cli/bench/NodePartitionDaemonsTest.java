@@ -1,4 +1,4 @@
-package dev.ferry.serve.bench;
+package dev.ferry.cli.bench;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
