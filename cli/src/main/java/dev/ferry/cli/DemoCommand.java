@@ -84,6 +84,9 @@ final class DemoCommand implements Callable<Integer> {
 
     private static final int BATCH = 32;
 
+    /** The real clock: a command is where it enters. */
+    private final Clock clock = Clock.system();
+
     @Override
     public Integer call() throws Exception {
         if (epochs < 1) {
@@ -156,11 +159,11 @@ final class DemoCommand implements Callable<Integer> {
             for (SimResult r : EgressPrediction.predict(manifest, future, cacheBytes + cacheBytes / 8, "min", blockSize)) {
                 predictedWithHeldRoom.add(r.upstreamBytes());
             }
-            Path cacheDir = root.resolve("cache-" + System.nanoTime());
+            Path cacheDir = root.resolve("cache-" + clock.nanoTime());
             try (StoreChain chain = StoreChain.over(new S3ObjectStore(S3StoreConfig.endpoint(server.endpoint(), "demo", "demo")),
                     ChainConfig.DEFAULT);
                     CachingStore cache = new CachingStore(chain, CacheConfig.of(cacheDir, cacheBytes).withBlockSize(blockSize)
-                            .withWatermarks(1.0, 1.0), Policies.<BlockId>create("min", EgressPrediction.flatten(future)), Clock.system())) {
+                            .withWatermarks(1.0, 1.0), Policies.<BlockId>create("min", EgressPrediction.flatten(future)), clock)) {
                 LoaderConfig loader = LoaderConfig.DEFAULT.withBatchSize(BATCH);
                 Advisor.Context ferryContext = new Advisor.Context(dataset, cacheBytes, loader.decodeWorkers(), loader.fetchConcurrency(),
                         epochs, Prices.AWS_S3_STANDARD.egressPerGb() / 1e9, c -> predictSteady(manifest, future, c, blockSize));

@@ -7,6 +7,7 @@ import dev.ferry.store.ObjectKey;
 import dev.ferry.store.ObjectMeta;
 import dev.ferry.store.ObjectNotFoundException;
 import dev.ferry.store.ObjectStore;
+import dev.ferry.time.Clock;
 import dev.ferry.writeback.WriteBackStore;
 import java.io.IOException;
 import java.io.InterruptedIOException;
@@ -70,6 +71,7 @@ final class Folders {
     static final int AHEAD_CONCURRENCY = 8;
 
     private final ObjectStore reader;
+    private final Clock clock;
     private final long ttlNanos;
     private final Executor ahead;
     private final Semaphore aheadPermits = new Semaphore(AHEAD_CONCURRENCY);
@@ -91,9 +93,10 @@ final class Folders {
     /** Bumped by every change made through the mount: a listing begun before one is not kept. */
     private final AtomicLong generation = new AtomicLong();
 
-    /** Listings are kept for {@code ttl}; subfolders are listed ahead on {@code ahead} (null: never). */
-    Folders(ObjectStore reader, Duration ttl, Executor ahead, BucketOperations buckets, WriteBackStore writeBack, Attrs attrs) {
+    /** Listings are kept for {@code ttl} of {@code clock}'s time; subfolders are listed ahead on {@code ahead} (null: never). */
+    Folders(ObjectStore reader, Clock clock, Duration ttl, Executor ahead, BucketOperations buckets, WriteBackStore writeBack, Attrs attrs) {
         this.reader = reader;
+        this.clock = clock;
         this.ahead = ahead;
         this.ttlNanos = ttl.toNanos();
         this.buckets = buckets;
@@ -180,7 +183,7 @@ final class Folders {
         if (l == null) {
             return null; // never listed (or dropped): a HEAD is cheaper than listing a folder of unknown size
         }
-        if (!fresh(l, System.nanoTime())) {
+        if (!fresh(l, clock.nanoTime())) {
             if (l.entries().size() > MAX_RELIST_ENTRIES) {
                 return null;
             }
@@ -227,7 +230,7 @@ final class Folders {
             throws IOException {
         try {
             long gen = generation.get();
-            long at = System.nanoTime();
+            long at = clock.nanoTime();
             List<Entry> entries = new ArrayList<>();
             String token = null;
             do {
@@ -261,7 +264,7 @@ final class Folders {
             return;
         }
         int n = 0;
-        long now = System.nanoTime();
+        long now = clock.nanoTime();
         for (Entry e : entries) {
             if (e.meta() != null || !usable(e.name())) {
                 continue;
@@ -326,7 +329,7 @@ final class Folders {
     }
 
     boolean bucketExists(String bucket) throws IOException {
-        long now = System.nanoTime();
+        long now = clock.nanoTime();
         List<String> names = bucketNames;
         if (names == null || now - bucketNamesAt > 2_000_000_000L || !names.contains(bucket)) {
             names = buckets.listBuckets().stream().map(BucketOperations.Bucket::name).toList();
@@ -541,7 +544,7 @@ final class Folders {
             last = false;
             gathered = loc.isRoot() || ttlNanos <= 0 ? null : new ArrayList<>();
             gen = generation.get();
-            listedAt = System.nanoTime();
+            listedAt = clock.nanoTime();
         }
 
         /** Loads the next page; false when there is none. */
@@ -560,14 +563,14 @@ final class Folders {
                 String prefix = loc.prefix();
                 String id = folderId(loc.bucket(), prefix);
                 Listing kept = started ? null : kept(id);
-                if (!started && (kept == null || !fresh(kept, System.nanoTime()))) {
+                if (!started && (kept == null || !fresh(kept, clock.nanoTime()))) {
                     try {
                         kept = pending(id); // being listed ahead: the same LIST serves this reader
                     } catch (IOException failed) {
                         kept = null; // listed here instead
                     }
                 }
-                if (kept != null && fresh(kept, System.nanoTime())) {
+                if (kept != null && fresh(kept, clock.nanoTime())) {
                     entries.addAll(kept.entries());
                     last = true;
                     gathered = null;

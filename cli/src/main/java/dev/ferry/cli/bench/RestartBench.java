@@ -36,6 +36,9 @@ final class RestartBench implements Callable<Integer> {
     @Option(names = "--work-dir", description = "Where to build the cache (default: a temporary folder, removed after).")
     Path workDir;
 
+    /** Times the opens, and is the caches' clock: a command is where the real clock enters. */
+    private final Clock clock = Clock.system();
+
     @Override
     public Integer call() throws Exception {
         if (blocks < 1 || blockSize < 4096) {
@@ -48,9 +51,8 @@ final class RestartBench implements Callable<Integer> {
             Path dir = work.resolve("cache");
             CacheConfig config = SyntheticBlocks.write(dir, blocks, blockSize);
             ObjectStore origin = new FileObjectStore(work.resolve("origin"));
-            Clock clock = Clock.system();
-            Open afterCrash = open(origin, config, clock);
-            Open clean = open(origin, config, clock);
+            Open afterCrash = open(origin, config);
+            Open clean = open(origin, config);
             System.out.println(dropCaches ? "page cache dropped before each open" : "page cache warm (add --drop-caches for a cold disk)");
             System.out.printf(Locale.ROOT, "open after a crash (scan %d block headers): %8.0f ms, %d blocks warm%n",
                     blocks, afterCrash.millis(), afterCrash.blocks());
@@ -65,7 +67,7 @@ final class RestartBench implements Callable<Integer> {
     }
 
     /** Opens the cache on {@code config}, timed, and closes it cleanly (which writes the snapshot). */
-    private Open open(ObjectStore origin, CacheConfig config, Clock clock) throws Exception {
+    private Open open(ObjectStore origin, CacheConfig config) throws Exception {
         maybeDropCaches();
         long start = clock.nanoTime();
         try (CachingStore cache = new CachingStore(origin, config, new LruPolicy<>(), clock)) {
