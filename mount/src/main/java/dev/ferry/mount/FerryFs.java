@@ -41,7 +41,7 @@ import org.cryptomator.jfuse.api.TimeSpec;
  * (files being written, truncate, delete, rename); a failure becomes an errno in one place, {@link Errnos}.
  *
  * <ul>
- *   <li><b>Listings are the metadata</b> ({@link Folders}): a file its folder's listing described is stat'ed and
+ *   <li><b>Listings are the metadata</b> ({@link FolderListings}): a file its folder's listing described is stat'ed and
  *       opened with no HEAD, at the listed size and ETag; a prefix is a folder on direct lookup.
  *   <li><b>Read-ahead</b> is the local tier's ({@link dev.ferry.cache.SequentialReadAhead}, attached by {@link Mount}):
  *       it sees the blocks every read asks for, whichever handle reads.
@@ -161,7 +161,7 @@ final class FerryFs implements FuseOperations {
                 attrs.file(stat, w.size(), clock.now());
                 return 0;
             }
-            Folders.Entry listed = folders.listed(loc);
+            FolderEntry listed = folders.listed(loc);
             if (listed != null) {
                 if (listed.meta() == null) {
                     attrs.dir(stat);
@@ -287,7 +287,7 @@ final class FerryFs implements FuseOperations {
             return 0;
         }
         return call("open", path, () -> {
-            Folders.Entry listed = folders.listed(loc);
+            FolderEntry listed = folders.listed(loc);
             ObjectMeta meta;
             if (listed != null && listed.meta() != null) {
                 meta = listed.meta();

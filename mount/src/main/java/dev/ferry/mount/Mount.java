@@ -115,7 +115,7 @@ public final class Mount implements AutoCloseable {
     /**
      * How long the kernel keeps a name and its attributes without asking the mount again ({@code entry_timeout},
      * {@code attr_timeout}): {@code metadata-ttl}, the time the mount itself trusts a listing or a HEAD. S3 objects
-     * are immutable per ETag and the store's listings are the metadata (see {@link Folders}), so a shorter kernel
+     * are immutable per ETag and the store's listings are the metadata (see {@link FolderListings}), so a shorter kernel
      * timeout would only repeat lookups whose answer the mount already holds (a cold epoch over small files paid a
      * lookup per file); a change made behind the mount's back is seen within about twice {@code metadata-ttl}
      * (the kernel's clock starts at its lookup). Changes made through the mount update the kernel's view at once.
