@@ -61,7 +61,7 @@ import picocli.CommandLine.Option;
         header = "Compare a training job read straight from an S3-like store and through ferry.",
         description = {"A training job read twice from an embedded store that behaves like S3: directly, as a plain loader",
                 "would, and through ferry. Prints the four numbers per epoch side by side, and the advisor's findings."},
-        subcommands = {ChainTour.class})
+        subcommands = {ChainDemo.class})
 final class DemoCommand implements Callable<Integer> {
     @Option(names = "--quick", description = "A small dataset and short epochs: under a minute on 2 cores.")
     boolean quick;

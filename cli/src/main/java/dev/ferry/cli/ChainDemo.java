@@ -62,7 +62,7 @@ import picocli.CommandLine.Option;
         header = "Tour the chain of stores against an S3-like store.",
         description = {"A tour of the chain of stores against the embedded store with the cloud profile: parallel ranged GETs",
                 "vs one stream per object, the per-prefix governor vs a SlowDown storm, and two epochs through the local tier."})
-final class ChainTour implements Callable<Integer> {
+final class ChainDemo implements Callable<Integer> {
     @Option(names = "--shards", defaultValue = "16", description = "Shards in the demo dataset (default: ${DEFAULT-VALUE}).")
     int shards;
 
