@@ -11,10 +11,12 @@ import dev.ferry.store.ObjectKey;
 import dev.ferry.store.PutBody;
 import dev.ferry.store.chain.MeterSnapshot;
 import dev.ferry.store.chain.MeteredStore.Op;
+import dev.ferry.time.Await;
 import dev.ferry.time.Clock;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.Random;
@@ -103,10 +105,7 @@ class MountListingTest {
 
     /** Waits (up to 30 s) until the mount has sent {@code expected} LISTs, for those made ahead; the count then. */
     static long lists(Mount m, long expected) throws InterruptedException {
-        long deadline = System.nanoTime() + 30_000_000_000L;
-        while (m.meter().requests(Op.LIST) < expected && System.nanoTime() < deadline) {
-            Thread.sleep(50);
-        }
+        Await.until(expected + " LISTs", Duration.ofSeconds(30), () -> m.meter().requests(Op.LIST) >= expected);
         Thread.sleep(200); // and none more
         return m.meter().requests(Op.LIST);
     }

@@ -3,6 +3,7 @@ package dev.ferry.mount;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.ferry.store.chain.MeteredStore;
+import dev.ferry.time.Await;
 import dev.ferry.time.Clock;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -190,12 +191,9 @@ class MountToolsTest {
         long before = mount.cache().stats().prefetchedBlocks();
         // 2 MiB sequentially: without read-ahead only those 2 blocks would be fetched
         assertThat(Tools.sh("dd if='" + mp + "/data/seq.bin' bs=128k count=16 status=none | wc -c").trim()).isEqualTo(Integer.toString(2 * BLOCK));
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-        while (mount.cache().stats().prefetchedBlocks() - before < 4 && System.nanoTime() < deadline) {
-            Thread.sleep(50);
-        }
+        Await.until("4 blocks fetched ahead of the reader", Duration.ofSeconds(30),
+                () -> mount.cache().stats().prefetchedBlocks() - before >= 4);
         assertThat(mount.readAheadBlocks()).isPositive();
-        assertThat(mount.cache().stats().prefetchedBlocks() - before).as("blocks fetched ahead of the reader").isGreaterThanOrEqualTo(4);
     }
 
     @Test
