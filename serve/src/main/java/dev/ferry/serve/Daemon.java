@@ -8,6 +8,7 @@ import dev.ferry.serve.node.Node;
 import dev.ferry.serve.protocol.SigV4;
 import dev.ferry.serve.protocol.VirtualHosts;
 import dev.ferry.serve.s3.S3Service;
+import dev.ferry.time.Clock;
 import java.io.IOException;
 import java.net.URI;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -33,13 +34,15 @@ public final class Daemon implements AutoCloseable {
     private Daemon(ServeConfig config) throws IOException {
         config.validate();
         this.config = config;
-        this.node = Node.start(config);
+        Clock clock = Clock.system(); // the one clock of the daemon: its node, jobs and front read time from it
+        this.node = Node.start(config, clock);
         try {
-            this.jobs = new JobRegistry(node);
+            this.jobs = new JobRegistry(node, clock);
             SigV4 sig = config.accessKey() == null ? null : new SigV4(config.accessKey(), config.secretKey());
             ServeContext.Limits limits = new ServeContext.Limits(config.maxHeaderBytes(), config.maxXmlBytes(), config.maxObjectBytes());
-            ServeContext context = new ServeContext(S3Service.over(node, limits.maxObjectBytes()), new ControlApi(node, jobs, this::endpoint),
-                    sig, node.spool(), limits, node.workers(), node.stats(), new VirtualHosts(config.virtualHosts()));
+            ServeContext context = new ServeContext(S3Service.over(node, limits.maxObjectBytes(), clock),
+                    new ControlApi(node, jobs, this::endpoint), sig, node.spool(), limits, node.workers(), node.stats(),
+                    new VirtualHosts(config.virtualHosts()), clock);
             this.server = S3Server.start(config.bind(), config.port(), config.headerTimeout(), context);
             try {
                 node.joinGroup(server.port());

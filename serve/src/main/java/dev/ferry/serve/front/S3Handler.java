@@ -38,7 +38,6 @@ import io.netty.handler.codec.http.LastHttpContent;
 import io.netty.handler.timeout.IdleStateEvent;
 import java.io.IOException;
 import java.io.InputStream;
-import java.time.Instant;
 import java.time.ZoneOffset;
 import java.time.format.DateTimeFormatter;
 import java.util.List;
@@ -131,8 +130,8 @@ final class S3Handler extends ChannelInboundHandlerAdapter {
 
     private void onRequest(ChannelHandlerContext ctx, HttpRequest r) {
         request = r;
-        startNanos = System.nanoTime();
-        requestId = Long.toHexString(System.currentTimeMillis()) + "-" + Long.toHexString(REQUEST_IDS.incrementAndGet());
+        startNanos = context.clock().nanoTime();
+        requestId = Long.toHexString(context.clock().epochMillis()) + "-" + Long.toHexString(REQUEST_IDS.incrementAndGet());
         keepAlive = HttpUtil.isKeepAlive(r);
         head = r.method().equals(HttpMethod.HEAD);
         failed = null;
@@ -153,7 +152,7 @@ final class S3Handler extends ChannelInboundHandlerAdapter {
             route = route(r.uri(), context.virtualHosts().bucketOf(r.headers().get(HttpHeaderNames.HOST)));
             SigV4.Signed signed = null;
             if (context.sigV4() != null && !(route.api() && context.api().isPublic(r.method(), route.rawPath()))) {
-                signed = context.sigV4().verify(r.method().name(), route.rawPath(), route.rawQuery(), r.headers(), Instant.now());
+                signed = context.sigV4().verify(r.method().name(), route.rawPath(), route.rawQuery(), r.headers(), context.clock().now());
             }
             // (a PutObjectAcl's body is a policy in XML, held in memory as other XML bodies)
             boolean objectData = !route.api() && route.key() != null && r.method().equals(HttpMethod.PUT) && !route.query().containsKey("acl");
@@ -317,7 +316,7 @@ final class S3Handler extends ChannelInboundHandlerAdapter {
     private void decorate(HttpHeaders h) {
         h.set("x-amz-request-id", requestId);
         h.set(HttpHeaderNames.SERVER, "ferry");
-        h.set(HttpHeaderNames.DATE, HTTP_DATE.format(Instant.now()));
+        h.set(HttpHeaderNames.DATE, HTTP_DATE.format(context.clock().now()));
         if (keepAlive) {
             if (!request.protocolVersion().isKeepAliveDefault()) {
                 h.set(HttpHeaderNames.CONNECTION, HttpHeaderValues.KEEP_ALIVE);
@@ -428,7 +427,7 @@ final class S3Handler extends ChannelInboundHandlerAdapter {
 
     private void finish(ChannelFuture written, RequestBody b, CachingStore.ResidentRead resident) {
         boolean close = !keepAlive;
-        long elapsed = System.nanoTime() - startNanos;
+        long elapsed = context.clock().nanoTime() - startNanos;
         request = null;
         written.addListener((ChannelFutureListener) f -> {
             discard(b);

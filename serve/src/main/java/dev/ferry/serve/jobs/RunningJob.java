@@ -7,6 +7,7 @@ import dev.ferry.plan.Prefetcher;
 import dev.ferry.serve.node.Counters;
 import dev.ferry.serve.node.Node;
 import dev.ferry.store.ObjectKey;
+import dev.ferry.time.Clock;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HashSet;
@@ -25,6 +26,7 @@ public final class RunningJob {
     final Job job;
     private final Node node;
     private final History history;
+    private final Clock clock;
     private Job.Epoch current;
     private Job.NodeFuture future;
     private Job.NodeFuture evictionFuture;
@@ -44,12 +46,13 @@ public final class RunningJob {
 
     /**
      * Predicts the job's egress (checking {@code gone} between epochs), then trusts its manifest's versions
-     * until {@link #stop}; {@link #startEpoch} starts it.
+     * until {@link #stop}; {@link #startEpoch} starts it. {@code clock} times the consumers' reports.
      */
-    RunningJob(Job job, Node node, History history, ClientGone gone) {
+    RunningJob(Job job, Node node, History history, Clock clock, ClientGone gone) {
         this.job = job;
         this.node = node;
         this.history = history;
+        this.clock = clock;
         this.advice = new JobAdvice(job, node.config().cacheSize(), node.config().blockSize(), gone);
         Manifest manifest = job.manifest();
         if (manifest == null) {
@@ -202,7 +205,7 @@ public final class RunningJob {
             }
             e.samples += samples;
             e.steps += waitsMillis.length;
-            e.lastReportNanos = System.nanoTime();
+            e.lastReportNanos = clock.nanoTime();
             for (double w : waitsMillis) {
                 long micros = Math.max(0, Math.round(w * 1000));
                 e.waits.recordValue(Math.min(micros, e.waits.getHighestTrackableValue()));

@@ -99,7 +99,8 @@ public final class Node implements AutoCloseable {
         t.setDaemon(true);
         return t;
     });
-    private final long startNanos = System.nanoTime();
+    private final Clock clock;
+    private final long startNanos;
     /** Per registered job with the node partition: the shards whose home is this node (read here, kept as owned). */
     private final Map<String, Set<ObjectKey>> homes = new ConcurrentHashMap<>();
     private volatile Function<BlockId, String> holders = block -> null;
@@ -107,8 +108,10 @@ public final class Node implements AutoCloseable {
     private MemberProber prober;
     private volatile String planOwner;
 
-    private Node(NodeConfig config) throws IOException {
+    private Node(NodeConfig config, Clock clock) throws IOException {
         this.config = config;
+        this.clock = clock;
+        this.startNanos = clock.nanoTime();
         EmbeddedStore e = null;
         if (config.upstream() != null) {
             S3ObjectStore store = new S3ObjectStore(S3StoreConfig.endpoint(config.upstream(), S3Credentials.fromEnvironment()));
@@ -165,9 +168,12 @@ public final class Node implements AutoCloseable {
         }
     }
 
-    /** Builds the node's tiers and starts its timers; close it to release them. */
-    public static Node start(NodeConfig config) throws IOException {
-        return new Node(config);
+    /**
+     * Builds the node's tiers and starts its timers; close it to release them. {@code clock} is the one every
+     * part of the node reads time from (its uptime, its counters' time, eviction's pace, prefetch, expiry).
+     */
+    public static Node start(NodeConfig config, Clock clock) throws IOException {
+        return new Node(config, clock);
     }
 
     /** A folder beside the local tier's: {@code <cache-dir><suffix>}. */
@@ -234,7 +240,7 @@ public final class Node implements AutoCloseable {
 
     /** Aborts the multipart uploads started longer than multipart-ttl ago, deleting their parts. */
     private void expireUploads() {
-        Instant cutoff = Instant.now().minus(config.multipartTtl());
+        Instant cutoff = clock.now().minus(config.multipartTtl());
         try {
             int n = (localMultipart == null ? 0 : localMultipart.expire(cutoff)) + (originUploads == null ? 0 : originUploads.expireUploads(cutoff));
             if (n > 0) {
@@ -269,7 +275,7 @@ public final class Node implements AutoCloseable {
     }
 
     public double uptimeSeconds() {
-        return (System.nanoTime() - startNanos) / 1e9;
+        return (clock.nanoTime() - startNanos) / 1e9;
     }
 
     /** The origin, when it is a folder store (writes check their keys against it), else null. */
@@ -364,7 +370,7 @@ public final class Node implements AutoCloseable {
     /** The node's counters now. */
     public Counters counters() {
         return new Counters(chain.meter().snapshot(), cache.stats(), group == null ? null : group.stats(),
-                shared == null ? null : shared.stats(), System.nanoTime());
+                shared == null ? null : shared.stats(), clock.nanoTime());
     }
 
     /** Bytes this node read from the node that read them last epoch (0 outside a group). */
@@ -414,7 +420,7 @@ public final class Node implements AutoCloseable {
      * future of the job that reported last.
      */
     public void follow(String job, List<BlockId> future, long blockPosition, boolean replan) {
-        long now = System.nanoTime();
+        long now = clock.nanoTime();
         synchronized (policy) {
             if (config.evictionFollows().equals(NodeConfig.LAST_REPORT)) {
                 if (replan || !job.equals(planOwner)) {
@@ -452,7 +458,7 @@ public final class Node implements AutoCloseable {
         }
         Prefetcher.Settings settings = Prefetcher.Settings.DEFAULT.withSlots(PREFETCH_THREADS)
                 .withMaxAheadBlocks((int) Math.min(Integer.MAX_VALUE, ahead));
-        return new Prefetcher(name, future, Prefetcher.Target.over(cache), settings, Clock.system()).start();
+        return new Prefetcher(name, future, Prefetcher.Target.over(cache), settings, clock).start();
     }
 
     /** How many planned blocks a job fetches at a time. */

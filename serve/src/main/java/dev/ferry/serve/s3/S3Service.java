@@ -30,6 +30,7 @@ import dev.ferry.store.PartRanges;
 import dev.ferry.store.Parts;
 import dev.ferry.store.PutBody;
 import dev.ferry.store.StoreException;
+import dev.ferry.time.Clock;
 import dev.ferry.writeback.Durability;
 import dev.ferry.writeback.WriteBackStore;
 import dev.ferry.writeback.WriteStatus;
@@ -109,10 +110,12 @@ public final class S3Service {
      * @param scratch   the node-local scratch bucket, kept on local disk and never uploaded, or null
      * @param slashKeysHoldNoBytes the origin keeps a key ending in '/' as a folder (the embedded store): a write
      *                  of bytes to one is refused, as it would be lost
+     * @param originParts where the origin's parts lie (S3), or null
+     * @param clock     the daemon's: the time a copy answers as its LastModified
      */
     S3Service(CachingStore cache, ObjectStore below, BucketOperations buckets, WriteBackStore writeBack, LocalMultipart localMultipart,
             WriteChecks checks, dev.ferry.store.PendingUploads originUploads, Path spoolDir, long maxCopyBytes,
-            dev.ferry.writeback.Scratch scratch, boolean slashKeysHoldNoBytes, PartRanges originParts) {
+            dev.ferry.writeback.Scratch scratch, boolean slashKeysHoldNoBytes, PartRanges originParts, Clock clock) {
         this.scratch = scratch;
         this.slashKeysHoldNoBytes = slashKeysHoldNoBytes;
         this.originParts = originParts;
@@ -134,21 +137,22 @@ public final class S3Service {
         this.uploadSources = List.copyOf(sources);
         this.listing = new Listing(this::frontFor, writeBack == null ? (bucket, prefix) -> List.of()
                 : (bucket, prefix) -> isScratch(bucket) ? List.of() : writeBack.pendingIn(bucket, prefix));
-        this.copies = new CopyOperations(this::frontFor, spoolDir, maxCopyBytes);
+        this.copies = new CopyOperations(this::frontFor, spoolDir, maxCopyBytes, clock);
     }
 
     /**
      * The S3 semantics over {@code node}'s stores: reads and writes at its top, conditional writes checked under
-     * its local tier; {@code maxCopyBytes} is the largest object (or part) one copy request may copy.
+     * its local tier; {@code maxCopyBytes} is the largest object (or part) one copy request may copy; {@code clock}
+     * is the node's.
      */
-    public static S3Service over(Node node, long maxCopyBytes) {
+    public static S3Service over(Node node, long maxCopyBytes, Clock clock) {
         WriteBackStore writeBack = node.writeBack();
         WriteChecks checks = writeBack == null ? null
-                : new WriteChecks(node.belowCache(), node.folderOrigin(), writeBack, Duration.ofSeconds(30));
+                : new WriteChecks(node.belowCache(), node.folderOrigin(), writeBack, Duration.ofSeconds(30), clock);
         // under write-back the origin's uploads in progress are write-back's own: clients list the uploads they started
         return new S3Service(node.cache(), node.belowCache(), node.buckets(), writeBack, node.localMultipart(), checks,
                 writeBack == null ? node.originUploads() : null, node.spool(), maxCopyBytes, node.scratch(),
-                node.originKeepsSlashKeysAsFolders(), node.originParts());
+                node.originKeepsSlashKeysAsFolders(), node.originParts(), clock);
     }
 
     /** True for the scratch bucket: served from local disk only, never from or to the object store. */
@@ -784,7 +788,7 @@ public final class S3Service {
                 attributes = checksum.applyTo(attributes);
             }
             PutBody data = PutBody.ofFile(source.file()).withAttributes(attributes);
-            return CopyOperations.copied(locks.with(key, () -> {
+            return copies.copied(locks.with(key, () -> {
                 checkWrite(r, key);
                 return put(r, key, data);
             }), checksum);
@@ -920,7 +924,7 @@ public final class S3Service {
         String id = uploadId(r);
         int part = partNumber(r.param("partNumber"));
         try (CopyOperations.Source source = copies.read(r, key, true)) {
-            return CopyOperations.partCopied(storePart(new MultipartUpload(key, id), part, PutBody.ofFile(source.file())));
+            return copies.partCopied(storePart(new MultipartUpload(key, id), part, PutBody.ofFile(source.file())));
         }
     }
 
