@@ -270,8 +270,7 @@ final class S3Handler extends ChannelInboundHandlerAdapter {
                 reply = toStatusPage(rt); // the page asks for its data relative to its own address
             } else if (rt.api()) {
                 Channel ch = ctx.channel();
-                reply = context.api().handle(r.method(), rt.rawPath(), rt.query(), r.headers(), b == null ? new byte[0] : b.bytes(),
-                        () -> !ch.isActive());
+                reply = context.api().handle(r.method(), rt.rawPath(), rt.query(), b == null ? new byte[0] : b.bytes(), () -> !ch.isActive());
             } else {
                 S3Service.Request s3 = new S3Service.Request(r.method(), rt.bucket(), rt.key(), rt.query(), r.headers(), b);
                 reply = context.s3().handle(s3);

@@ -13,7 +13,6 @@ import io.netty.handler.codec.http.HttpHeaders;
 import io.netty.handler.codec.http.HttpMethod;
 import io.netty.handler.codec.http.HttpResponseStatus;
 import java.io.IOException;
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
@@ -213,9 +212,5 @@ public final class S3Service {
             return buckets.delete(r.bucket());
         }
         throw S3Error.notImplemented(m + " bucket" + (r.query().isEmpty() ? "" : " ?" + String.join("&", r.query().keySet())));
-    }
-
-    public static byte[] utf8(String s) {
-        return s.getBytes(StandardCharsets.UTF_8);
     }
 }
