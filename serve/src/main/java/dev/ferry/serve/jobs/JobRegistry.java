@@ -197,7 +197,7 @@ public final class JobRegistry {
                     .register(node.registry());
             return values;
         });
-        Job.Epoch cur = run.current();
+        EpochRecord cur = run.current();
         g[0].set(run.advice.predictedEgress(cur.number));
         Counters end = cur.atEnd != null ? cur.atEnd : node.counters();
         g[1].set(end.meter().egressBytes() - cur.atStart.meter().egressBytes());

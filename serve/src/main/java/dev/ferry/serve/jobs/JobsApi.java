@@ -147,7 +147,7 @@ final class JobsApi {
     }
 
     /**
-     * A worker's order. By default as spans ({@link Job.Span}: one entry per run of consecutive samples of one
+     * A worker's order. By default as spans ({@link Span}: one entry per run of consecutive samples of one
      * object, each sample {@code [index, offset, length]}); {@code form=samples} gives the older form, one object
      * per sample.
      */
@@ -162,7 +162,7 @@ final class JobsApi {
         if (!form.equals("spans") && !form.equals("samples")) {
             throw S3Error.badRequest("InvalidArgument", "form must be spans or samples, not '" + form + "'");
         }
-        List<Job.Sample> samples;
+        List<Sample> samples;
         try {
             samples = job.order(epoch, rank, worker, workers, start);
         } catch (IllegalArgumentException e) {
@@ -173,18 +173,18 @@ final class JobsApi {
                 .put("batch_size", job.batchSize()).put("sample_count", samples.size());
         if (form.equals("samples")) {
             ArrayNode list = out.putArray("samples");
-            for (Job.Sample s : samples) {
+            for (Sample s : samples) {
                 list.addObject().put("index", s.index()).put("bucket", s.key().bucket()).put("key", s.key().key())
                         .put("offset", s.offset()).put("length", s.length()).put("etag", s.etag());
             }
             return out;
         }
         ArrayNode list = out.putArray("spans");
-        for (Job.Span span : Job.Span.of(samples)) {
+        for (Span span : Span.of(samples)) {
             ObjectNode o = list.addObject().put("bucket", span.key().bucket()).put("key", span.key().key())
                     .put("etag", span.etag()).put("offset", span.offset()).put("length", span.length());
             ArrayNode each = o.putArray("samples");
-            for (Job.Sample s : span.samples()) {
+            for (Sample s : span.samples()) {
                 each.addArray().add(s.index()).add(s.offset()).add(s.length());
             }
         }

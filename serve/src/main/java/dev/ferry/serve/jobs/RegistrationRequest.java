@@ -253,7 +253,7 @@ record RegistrationRequest(Job job, Job.Resume resume, int batchSize, boolean re
     }
 
     /** Each rank's keys, with sizes and ETags looked up (HEAD, many at a time). */
-    private static List<List<Job.Sample>> explicitRanks(JsonNode ranks, Node node) throws S3Error, IOException {
+    private static List<List<Sample>> explicitRanks(JsonNode ranks, Node node) throws S3Error, IOException {
         if (!ranks.isArray() || ranks.isEmpty()) {
             throw S3Error.badRequest("InvalidArgument", "ranks must be a non-empty array of arrays of bucket/key");
         }
@@ -290,13 +290,13 @@ record RegistrationRequest(Job job, Job.Resume resume, int batchSize, boolean re
                 }
                 heads.add(fs);
             }
-            List<List<Job.Sample>> out = new ArrayList<>();
+            List<List<Sample>> out = new ArrayList<>();
             int index = 0;
             for (List<Future<ObjectMeta>> rank : heads) {
-                List<Job.Sample> mine = new ArrayList<>();
+                List<Sample> mine = new ArrayList<>();
                 for (Future<ObjectMeta> f : rank) {
                     ObjectMeta m = f.get();
-                    mine.add(new Job.Sample(index++, m.key(), 0, m.size(), m.etag()));
+                    mine.add(new Sample(index++, m.key(), 0, m.size(), m.etag()));
                 }
                 out.add(mine);
             }

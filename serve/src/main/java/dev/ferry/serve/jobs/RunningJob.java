@@ -27,7 +27,7 @@ public final class RunningJob {
     private final Node node;
     private final History history;
     private final Clock clock;
-    private Job.Epoch current;
+    private EpochRecord current;
     private Job.NodeFuture future;
     private Job.NodeFuture evictionFuture;
     private List<BlockId> planned = List.of();
@@ -97,7 +97,7 @@ public final class RunningJob {
         return m == null || members == null ? null : members.get(m);
     }
 
-    synchronized Job.Epoch current() {
+    synchronized EpochRecord current() {
         return current;
     }
 
@@ -140,7 +140,7 @@ public final class RunningJob {
         if (current != null) {
             current.atEnd = now;
         }
-        current = new Job.Epoch(epoch, now.nanos(), now);
+        current = new EpochRecord(epoch, now.nanos(), now);
         synchronized (job.epochs) {
             job.epochs.add(current);
         }
@@ -187,7 +187,7 @@ public final class RunningJob {
             if (epoch > current.number) {
                 startEpoch(epoch);
             }
-            Job.Epoch e = current;
+            EpochRecord e = current;
             if (epoch == current.number) {
                 e.position = Math.max(e.position, position);
                 blockPosition = Math.max(blockPosition, future.indexOfPosition(e.position, job.ranks()));

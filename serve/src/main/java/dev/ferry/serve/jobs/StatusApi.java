@@ -170,7 +170,7 @@ final class StatusApi {
         long latestAt = Long.MIN_VALUE;
         for (RunningJob run : jobs.jobs().values()) {
             ObjectNode j = list.addObject();
-            Job.Epoch cur = run.current();
+            EpochRecord cur = run.current();
             j.put("job", run.job.name).put("epoch", cur.number).put("position", cur.position)
                     .put("samples_per_epoch", run.job.samplesPerEpoch()).put("planned_blocks", run.plannedBlocks())
                     .put("block_position", run.blockPosition());
@@ -185,11 +185,11 @@ final class StatusApi {
             }
             run.advice.findings().forEach(j.putArray("advice")::add);
             ArrayNode epochs = j.putArray("epochs");
-            List<Job.Epoch> epochList;
+            List<EpochRecord> epochList;
             synchronized (run.job.epochs) {
                 epochList = new ArrayList<>(run.job.epochs);
             }
-            for (Job.Epoch e : epochList) {
+            for (EpochRecord e : epochList) {
                 ObjectNode en = epochs.addObject();
                 synchronized (run) {
                     fourNumbers(en, e, e.atEnd != null ? e.atEnd : now);
@@ -252,7 +252,7 @@ final class StatusApi {
     }
 
     /** One epoch's four numbers: the consumers' reports, and the daemon's counters from its start to {@code end}. */
-    private static void fourNumbers(ObjectNode out, Job.Epoch e, Counters end) {
+    private static void fourNumbers(ObjectNode out, EpochRecord e, Counters end) {
         EpochReport r = JobAdvice.report(e, end, -1, 1); // the same figures the advisor reads
         out.put("epoch", r.epoch()).put("samples", r.samples()).put("steps", e.steps)
                 .put("samples_per_s", round(r.samplesPerSecond(), 1))
