@@ -75,7 +75,7 @@ final class StatusApi {
     private ObjectNode report() {
         Counters now = node.counters();
         ObjectNode root = ApiJson.JSON.createObjectNode();
-        root.putObject("daemon").put("endpoint", endpoint.get().toString()).put("upstream", node.upstreamDescription())
+        root.putObject("daemon").put("endpoint", endpoint.get().toString()).put("upstream", node.origin().description())
                 .put("uptime_s", round(node.uptimeSeconds(), 1)).put("block_size", node.config().blockSize());
         tiers(root, now);
         serving(root);

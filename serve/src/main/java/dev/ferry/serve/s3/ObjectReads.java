@@ -1,7 +1,7 @@
 package dev.ferry.serve.s3;
 
 import dev.ferry.cache.CachingStore;
-import dev.ferry.serve.node.Node;
+import dev.ferry.serve.protocol.FerryHeaders;
 import dev.ferry.serve.protocol.ObjectHeaders;
 import dev.ferry.serve.protocol.Ranges;
 import dev.ferry.serve.protocol.Reply;
@@ -35,7 +35,7 @@ import java.util.List;
 final class ObjectReads {
     private static final DateTimeFormatter HTTP_DATE = DateTimeFormatter.RFC_1123_DATE_TIME.withZone(ZoneOffset.UTC);
     /** The header a daemon sends another to read only what that one holds on disk (never fetching). */
-    private static final String CACHED_ONLY = Node.CACHED_ONLY;
+    private static final String CACHED_ONLY = FerryHeaders.CACHED_ONLY;
 
     private final Stores stores;
     private final CachingStore cache;

@@ -13,6 +13,7 @@ import io.netty.handler.codec.http.HttpHeaders;
 import io.netty.handler.codec.http.HttpMethod;
 import io.netty.handler.codec.http.HttpResponseStatus;
 import java.io.IOException;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
@@ -70,24 +71,24 @@ public final class S3Service {
 
     /**
      * The S3 semantics over {@code node}'s stores: reads and writes at its top, conditional writes checked under
-     * its local tier; {@code maxCopyBytes} is the largest object (or part) one copy request may copy; {@code clock}
-     * is the node's.
+     * its local tier; a copy's source lies in {@code spool} while it is written, and may be at most {@code maxCopyBytes}
+     * (an object, or a part); {@code clock} is the node's.
      */
-    public static S3Service over(Node node, long maxCopyBytes, Clock clock) {
+    public static S3Service over(Node node, Path spool, long maxCopyBytes, Clock clock) {
         WriteBackStore writeBack = node.writeBack();
         Stores stores = new Stores(node.cache(), node.belowCache(), writeBack, node.localMultipart(), node.scratch());
         // what write-back checks before it acknowledges a write
         WriteChecks checks = writeBack == null ? null
-                : new WriteChecks(node.belowCache(), node.folderOrigin(), writeBack, Duration.ofSeconds(30), clock);
+                : new WriteChecks(node.belowCache(), node.origin().folder(), writeBack, Duration.ofSeconds(30), clock);
         KeyLocks locks = new KeyLocks();
-        CopyOperations copies = new CopyOperations(stores::frontFor, node.spool(), maxCopyBytes, clock);
-        ObjectWrites writes = new ObjectWrites(stores, checks, locks, copies, node.originKeepsSlashKeysAsFolders());
+        CopyOperations copies = new CopyOperations(stores::frontFor, spool, maxCopyBytes, clock);
+        ObjectWrites writes = new ObjectWrites(stores, checks, locks, copies, node.origin().keepsSlashKeysAsFolders());
         // under write-back the origin's uploads in progress are write-back's own: clients list the uploads they started
-        MultipartUploads multipart = new MultipartUploads(stores, checks, locks, copies, writes, writeBack == null ? node.originUploads() : null);
+        MultipartUploads multipart = new MultipartUploads(stores, checks, locks, copies, writes, writeBack == null ? node.origin().uploads() : null);
         Listing listing = new Listing(stores::frontFor, writeBack == null ? (bucket, prefix) -> List.of()
                 : (bucket, prefix) -> stores.isScratch(bucket) ? List.of() : writeBack.pendingIn(bucket, prefix));
-        return new S3Service(stores, new ObjectReads(stores, node.originParts()), writes, multipart,
-                new Buckets(node.buckets(), stores, checks), listing);
+        return new S3Service(stores, new ObjectReads(stores, node.origin().parts()), writes, multipart,
+                new Buckets(node.origin().buckets(), stores, checks), listing);
     }
 
     /** {@link ObjectReads#tryFast}: a GET or HEAD answered on the event loop (a hit of fresh metadata and resident blocks), or null. */
