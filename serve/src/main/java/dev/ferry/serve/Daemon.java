@@ -2,14 +2,19 @@ package dev.ferry.serve;
 
 import dev.ferry.serve.front.S3Server;
 import dev.ferry.serve.front.ServeContext;
+import dev.ferry.serve.front.SpoolFolder;
 import dev.ferry.serve.jobs.ControlApi;
 import dev.ferry.serve.jobs.JobRegistry;
 import dev.ferry.serve.node.Node;
 import dev.ferry.serve.protocol.SigV4;
 import dev.ferry.serve.protocol.VirtualHosts;
 import dev.ferry.serve.s3.S3Service;
+import dev.ferry.time.Clock;
 import java.io.IOException;
 import java.net.URI;
+import java.nio.file.Path;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -28,18 +33,26 @@ public final class Daemon implements AutoCloseable {
     private final Node node;
     private final JobRegistry jobs;
     private final S3Server server;
+    /** Request handling and the local tier's sequential read-ahead, on virtual threads. */
+    private final ExecutorService workers;
     private final AtomicBoolean closed = new AtomicBoolean();
 
     private Daemon(ServeConfig config) throws IOException {
         config.validate();
         this.config = config;
-        this.node = Node.start(config);
+        Clock clock = Clock.system(); // the one clock of the daemon: its node, jobs and front read time from it
+        this.workers = Executors.newVirtualThreadPerTaskExecutor();
+        Node started = null;
         try {
-            this.jobs = new JobRegistry(node);
+            started = Node.start(config, clock, workers);
+            this.node = started;
+            this.jobs = new JobRegistry(node, clock);
+            Path spool = SpoolFolder.prepare(config.cacheDir());
             SigV4 sig = config.accessKey() == null ? null : new SigV4(config.accessKey(), config.secretKey());
             ServeContext.Limits limits = new ServeContext.Limits(config.maxHeaderBytes(), config.maxXmlBytes(), config.maxObjectBytes());
-            ServeContext context = new ServeContext(S3Service.over(node, limits.maxObjectBytes()), new ControlApi(node, jobs, this::endpoint),
-                    sig, node.spool(), limits, node.workers(), node.stats(), new VirtualHosts(config.virtualHosts()));
+            ServeContext context = new ServeContext(S3Service.over(node, spool, limits.maxObjectBytes(), clock),
+                    new ControlApi(node, jobs, this::endpoint), sig, spool, limits, workers, node.stats(),
+                    new VirtualHosts(config.virtualHosts()), clock);
             this.server = S3Server.start(config.bind(), config.port(), config.headerTimeout(), context);
             try {
                 node.joinGroup(server.port());
@@ -48,7 +61,10 @@ public final class Daemon implements AutoCloseable {
                 throw e;
             }
         } catch (IOException | RuntimeException e) {
-            node.close();
+            workers.shutdownNow();
+            if (started != null) {
+                started.close();
+            }
             throw e;
         }
         node.everySecond(jobs::sample);
@@ -96,6 +112,7 @@ public final class Daemon implements AutoCloseable {
         }
         jobs.stopAll();
         server.close();
+        workers.shutdownNow();
         node.close();
     }
 }

@@ -136,7 +136,7 @@ class CorruptBlockDaemonTest {
         assertThat(sdkGet(null)).isEqualTo(bytes);
         // at once: the blocks were never checked since they were written, so this reply checks them (not on the event loop)
         HttpRequest cachedOnly = HttpRequest.newBuilder(URI.create(daemon.endpoint() + "/data/obj.bin"))
-                .header(dev.ferry.serve.node.Node.CACHED_ONLY, "1").build();
+                .header(dev.ferry.serve.protocol.FerryHeaders.CACHED_ONLY, "1").build();
         HttpResponse<byte[]> sound = http.send(cachedOnly, HttpResponse.BodyHandlers.ofByteArray());
         assertThat(sound.statusCode()).isEqualTo(200);
         assertThat(sound.body()).isEqualTo(bytes);

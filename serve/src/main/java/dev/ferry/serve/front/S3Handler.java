@@ -2,66 +2,59 @@ package dev.ferry.serve.front;
 
 import dev.ferry.cache.CachingStore;
 import dev.ferry.serve.jobs.ControlApi;
-import dev.ferry.serve.protocol.Keys;
 import dev.ferry.serve.protocol.Reply;
 import dev.ferry.serve.protocol.RequestBody;
 import dev.ferry.serve.protocol.S3Error;
 import dev.ferry.serve.protocol.SigV4;
-import dev.ferry.serve.protocol.Uris;
 import dev.ferry.serve.s3.S3Service;
-import dev.ferry.store.FileRegionReadable;
-import dev.ferry.store.ObjectContent;
-import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelFuture;
 import io.netty.channel.ChannelFutureListener;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
-import io.netty.channel.DefaultFileRegion;
 import io.netty.handler.codec.TooLongFrameException;
 import io.netty.handler.codec.http.DefaultFullHttpResponse;
-import io.netty.handler.codec.http.DefaultHttpContent;
-import io.netty.handler.codec.http.DefaultHttpResponse;
-import io.netty.handler.codec.http.FullHttpResponse;
+import io.netty.handler.codec.http.DefaultHttpHeaders;
 import io.netty.handler.codec.http.HttpContent;
 import io.netty.handler.codec.http.HttpHeaderNames;
 import io.netty.handler.codec.http.HttpHeaderValues;
 import io.netty.handler.codec.http.HttpHeaders;
 import io.netty.handler.codec.http.HttpMethod;
 import io.netty.handler.codec.http.HttpRequest;
-import io.netty.handler.codec.http.HttpResponse;
 import io.netty.handler.codec.http.HttpResponseStatus;
 import io.netty.handler.codec.http.HttpUtil;
 import io.netty.handler.codec.http.HttpVersion;
 import io.netty.handler.codec.http.LastHttpContent;
 import io.netty.handler.timeout.IdleStateEvent;
+import io.netty.util.ReferenceCountUtil;
 import java.io.IOException;
-import java.io.InputStream;
-import java.time.Instant;
 import java.time.ZoneOffset;
 import java.time.format.DateTimeFormatter;
-import java.util.List;
-import java.util.Map;
 import java.util.concurrent.atomic.AtomicLong;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * One connection's HTTP exchanges: parses a request's target and headers, checks its signature, receives
- * its body (checked, spooled), runs the operation on a virtual thread and writes the reply: from memory,
- * streamed from the store with backpressure, or from block files with sendfile. One request at a time per
- * connection: reading stops while a request is served and resumes when its reply is written.
+ * One connection's HTTP exchanges, the last stage of its pipeline: parses a request's target
+ * ({@link RequestTarget}) and headers, checks its signature, receives its body (checked, spooled by
+ * {@link RequestBody}), runs the operation (a hit on the event loop, anything else on a worker thread) and has the
+ * {@link ReplyWriter} write the reply. One request at a time per connection: {@link PipelinedRequests}, in front of
+ * this handler, holds what comes while a request is answered; an error answered before a body was all read closes
+ * the connection after a {@link BodyDrain}.
+ *
+ * <p>Not thread-safe: one instance per connection; its state is touched on the event loop only.
  */
 final class S3Handler extends ChannelInboundHandlerAdapter {
     private static final Logger LOG = LoggerFactory.getLogger(S3Handler.class);
     private static final DateTimeFormatter HTTP_DATE = DateTimeFormatter.RFC_1123_DATE_TIME.withZone(ZoneOffset.UTC);
-    private static final int STREAM_CHUNK = 256 * 1024;
     private static final AtomicLong REQUEST_IDS = new AtomicLong();
 
     private final ServeContext context;
+    private final PipelinedRequests pipelining;
+    private final ReplyWriter replies;
     private HttpRequest request;
-    private Route route;
+    private RequestTarget route;
     private RequestBody body;
     private long unexpectedBodyBytes;
     private S3Error failed;
@@ -69,22 +62,14 @@ final class S3Handler extends ChannelInboundHandlerAdapter {
     private boolean keepAlive;
     private boolean head;
     private long startNanos;
-    /** True from a request's last byte until its reply is written: pipelined requests wait in {@code queued}. */
-    private boolean busy;
-    private final java.util.ArrayDeque<Object> queued = new java.util.ArrayDeque<>();
     /** An error was answered while the client was still sending its body: read the rest and drop it before closing. */
     private boolean lingering;
-    private boolean draining;
-    private long drained;
-    private static final long MAX_DRAIN_BYTES = 64L << 20;
-    private static final long MAX_DRAIN_SECONDS = 5;
 
-    /** Where a request goes: an S3 bucket/key, or ferry's own API. */
-    record Route(boolean api, String rawPath, String rawQuery, Map<String, List<String>> query, String bucket, String key) {
-    }
-
-    S3Handler(ServeContext context) {
+    /** {@code pipelining}: the stage in front of this one, which holds pipelined requests while one is answered. */
+    S3Handler(ServeContext context, PipelinedRequests pipelining) {
         this.context = context;
+        this.pipelining = pipelining;
+        this.replies = new ReplyWriter(context.stats(), context.executor());
     }
 
     @Override
@@ -98,25 +83,11 @@ final class S3Handler extends ChannelInboundHandlerAdapter {
     public void channelInactive(ChannelHandlerContext ctx) throws Exception {
         context.stats().connectionClosed();
         discardBody();
-        queued.forEach(io.netty.util.ReferenceCountUtil::release);
-        queued.clear();
         super.channelInactive(ctx);
     }
 
     @Override
     public void channelRead(ChannelHandlerContext ctx, Object msg) {
-        if (draining) {
-            drain(ctx, msg);
-            return;
-        }
-        if (busy || !queued.isEmpty()) {
-            queued.add(msg); // a pipelined request: served after the one in progress
-            return;
-        }
-        process(ctx, msg);
-    }
-
-    private void process(ChannelHandlerContext ctx, Object msg) {
         try {
             if (msg instanceof HttpRequest r) {
                 onRequest(ctx, r);
@@ -125,14 +96,14 @@ final class S3Handler extends ChannelInboundHandlerAdapter {
                 onContent(ctx, c);
             }
         } finally {
-            io.netty.util.ReferenceCountUtil.release(msg);
+            ReferenceCountUtil.release(msg);
         }
     }
 
     private void onRequest(ChannelHandlerContext ctx, HttpRequest r) {
         request = r;
-        startNanos = System.nanoTime();
-        requestId = Long.toHexString(System.currentTimeMillis()) + "-" + Long.toHexString(REQUEST_IDS.incrementAndGet());
+        startNanos = context.clock().nanoTime();
+        requestId = Long.toHexString(context.clock().epochMillis()) + "-" + Long.toHexString(REQUEST_IDS.incrementAndGet());
         keepAlive = HttpUtil.isKeepAlive(r);
         head = r.method().equals(HttpMethod.HEAD);
         failed = null;
@@ -150,10 +121,10 @@ final class S3Handler extends ChannelInboundHandlerAdapter {
             return;
         }
         try {
-            route = route(r.uri(), context.virtualHosts().bucketOf(r.headers().get(HttpHeaderNames.HOST)));
+            route = RequestTarget.parse(r.uri(), context.virtualHosts().bucketOf(r.headers().get(HttpHeaderNames.HOST)));
             SigV4.Signed signed = null;
             if (context.sigV4() != null && !(route.api() && context.api().isPublic(r.method(), route.rawPath()))) {
-                signed = context.sigV4().verify(r.method().name(), route.rawPath(), route.rawQuery(), r.headers(), Instant.now());
+                signed = context.sigV4().verify(r.method().name(), route.rawPath(), route.rawQuery(), r.headers(), context.clock().now());
             }
             // (a PutObjectAcl's body is a policy in XML, held in memory as other XML bodies)
             boolean objectData = !route.api() && route.key() != null && r.method().equals(HttpMethod.PUT) && !route.query().containsKey("acl");
@@ -222,8 +193,7 @@ final class S3Handler extends ChannelInboundHandlerAdapter {
         if (request == null) {
             return; // already answered (an error mid-body)
         }
-        ctx.channel().config().setAutoRead(false);
-        busy = true;
+        pipelining.replying();
         if (failed == null && body != null) {
             try {
                 body.finish();
@@ -238,7 +208,7 @@ final class S3Handler extends ChannelInboundHandlerAdapter {
             return;
         }
         HttpRequest r = request;
-        Route rt = route;
+        RequestTarget rt = route;
         RequestBody b = body;
         if (!rt.api() && b == null) {
             try {
@@ -264,15 +234,14 @@ final class S3Handler extends ChannelInboundHandlerAdapter {
     }
 
     /** Runs on a virtual thread: the operation may block on the store. */
-    private void serve(ChannelHandlerContext ctx, HttpRequest r, Route rt, RequestBody b) {
+    private void serve(ChannelHandlerContext ctx, HttpRequest r, RequestTarget rt, RequestBody b) {
         Reply reply;
         try {
             if (rt.api() && rt.rawPath().equals("/_ferry") && (r.method().equals(HttpMethod.GET) || r.method().equals(HttpMethod.HEAD))) {
                 reply = toStatusPage(rt); // the page asks for its data relative to its own address
             } else if (rt.api()) {
                 Channel ch = ctx.channel();
-                reply = context.api().handle(r.method(), rt.rawPath(), rt.query(), r.headers(), b == null ? new byte[0] : b.bytes(),
-                        () -> !ch.isActive());
+                reply = context.api().handle(r.method(), rt.rawPath(), rt.query(), b == null ? new byte[0] : b.bytes(), () -> !ch.isActive());
             } else {
                 S3Service.Request s3 = new S3Service.Request(r.method(), rt.bucket(), rt.key(), rt.query(), r.headers(), b);
                 reply = context.s3().handle(s3);
@@ -289,13 +258,13 @@ final class S3Handler extends ChannelInboundHandlerAdapter {
         ctx.executor().execute(() -> write(ctx, done, b));
     }
 
-    private static Reply toStatusPage(Route rt) {
-        HttpHeaders h = new io.netty.handler.codec.http.DefaultHttpHeaders();
+    private static Reply toStatusPage(RequestTarget rt) {
+        HttpHeaders h = new DefaultHttpHeaders();
         h.set(HttpHeaderNames.LOCATION, "/_ferry/" + (rt.rawQuery() == null ? "" : "?" + rt.rawQuery()));
         return new Reply.Full(HttpResponseStatus.MOVED_PERMANENTLY, h, new byte[0], false);
     }
 
-    private Reply errorReply(S3Error e, Route rt) {
+    private Reply errorReply(S3Error e, RequestTarget rt) {
         context.stats().error(e.status());
         if (rt.api()) {
             return ControlApi.error(e);
@@ -304,8 +273,7 @@ final class S3Handler extends ChannelInboundHandlerAdapter {
     }
 
     private void respondError(ChannelHandlerContext ctx, S3Error e) {
-        ctx.channel().config().setAutoRead(false);
-        busy = true;
+        pipelining.replying();
         Reply reply = route != null && route.api() ? ControlApi.error(e) : Reply.error(e, route == null ? null : route.rawPath(), requestId, head);
         if (route == null || !route.api()) {
             context.stats().error(e.status());
@@ -317,7 +285,7 @@ final class S3Handler extends ChannelInboundHandlerAdapter {
     private void decorate(HttpHeaders h) {
         h.set("x-amz-request-id", requestId);
         h.set(HttpHeaderNames.SERVER, "ferry");
-        h.set(HttpHeaderNames.DATE, HTTP_DATE.format(Instant.now()));
+        h.set(HttpHeaderNames.DATE, HTTP_DATE.format(context.clock().now()));
         if (keepAlive) {
             if (!request.protocolVersion().isKeepAliveDefault()) {
                 h.set(HttpHeaderNames.CONNECTION, HttpHeaderValues.KEEP_ALIVE);
@@ -329,106 +297,26 @@ final class S3Handler extends ChannelInboundHandlerAdapter {
 
     /** On the event loop: writes the reply, then reads the next request (or closes). */
     private void write(ChannelHandlerContext ctx, Reply reply, RequestBody b) {
-        HttpRequest r = request;
-        if (r == null) {
+        if (request == null) {
             return;
         }
-        Channel ch = ctx.channel();
-        switch (reply) {
-            case Reply.Full f -> {
-                FullHttpResponse res = new DefaultFullHttpResponse(HttpVersion.HTTP_1_1, f.status(),
-                        f.headOnly() || head ? Unpooled.EMPTY_BUFFER : Unpooled.wrappedBuffer(f.body()));
-                res.headers().set(f.headers());
-                if (!res.headers().contains(HttpHeaderNames.CONTENT_LENGTH)) {
-                    res.headers().set(HttpHeaderNames.CONTENT_LENGTH, f.body().length);
-                }
-                decorate(res.headers());
-                context.stats().served(f.status().code(), 0, 0);
-                finish(ch.writeAndFlush(res), b, null);
+        replies.write(ctx, reply, head, this::decorate, new ReplyWriter.Then() {
+            @Override
+            public void written(ChannelFuture last, CachingStore.ResidentRead resident) {
+                finish(last, b, resident);
             }
-            case Reply.Files files -> {
-                HttpResponse res = new DefaultHttpResponse(HttpVersion.HTTP_1_1, files.status());
-                res.headers().set(files.headers());
-                decorate(res.headers());
-                ch.write(res);
-                long bytes = 0;
-                for (CachingStore.FileRegion region : files.read().regions()) {
-                    ch.write(new DefaultFileRegion(region.channel(), region.position(), region.length()));
-                    bytes += region.length();
-                }
-                context.stats().served(files.status().code(), bytes, 0);
-                finish(ch.writeAndFlush(LastHttpContent.EMPTY_LAST_CONTENT), b, files.read());
-            }
-            case Reply.Streamed s -> {
-                HttpResponse res = new DefaultHttpResponse(HttpVersion.HTTP_1_1, s.status());
-                res.headers().set(s.headers());
-                decorate(res.headers());
-                ch.writeAndFlush(res);
-                context.executor().execute(() -> stream(ctx, s.content(), b));
-            }
-        }
-    }
 
-    /**
-     * On a virtual thread: copies a store read to the socket, waiting whenever the socket's buffer is full, so
-     * a client that does not read holds at most the buffer's high watermark and one write. Bytes the store has in
-     * a local file (the local tier's blocks, being fetched or resident) go file-to-socket and hold no memory at
-     * all; the rest is copied, a chunk per write.
-     */
-    private void stream(ChannelHandlerContext ctx, ObjectContent content, RequestBody b) {
-        Channel ch = ctx.channel();
-        long sent = 0;
-        try (content) {
-            InputStream in = content.stream();
-            FileRegionReadable files = in instanceof FileRegionReadable f ? f : null;
-            while (sent < content.length()) {
-                int max = (int) Math.min(STREAM_CHUNK, content.length() - sent);
-                FileRegionReadable.Region region = files == null ? null : files.nextRegion(max);
-                Object message;
-                long n;
-                if (region != null) {
-                    message = new SharedFileRegion(region);
-                    n = region.length();
-                } else {
-                    ByteBuf buf = ch.alloc().buffer(max);
-                    try {
-                        n = buf.writeBytes(in, max);
-                    } catch (IOException | RuntimeException e) {
-                        buf.release();
-                        throw e;
-                    }
-                    if (n < 0) {
-                        buf.release();
-                        throw new IOException("the store's stream ended " + (content.length() - sent) + " bytes early");
-                    }
-                    message = new DefaultHttpContent(buf);
-                }
-                sent += n;
-                ChannelFuture f = ch.writeAndFlush(message);
-                if (!ch.isWritable()) {
-                    f.sync();
-                }
-                if (!ch.isActive()) {
-                    throw new IOException("the client went away");
-                }
-            }
-            context.stats().served(200, 0, sent);
-            ChannelFuture last = ch.writeAndFlush(LastHttpContent.EMPTY_LAST_CONTENT);
-            ctx.executor().execute(() -> finish(last, b, null));
-        } catch (Exception e) {
-            // the status line is gone: the only honest signal left is to cut the connection short
-            LOG.debug("stream of {} bytes cut after {}: {}", content.length(), sent, e.toString());
-            context.stats().cut();
-            ctx.executor().execute(() -> {
+            @Override
+            public void cut() {
                 discard(b);
-                ch.close();
-            });
-        }
+                ctx.channel().close();
+            }
+        });
     }
 
     private void finish(ChannelFuture written, RequestBody b, CachingStore.ResidentRead resident) {
         boolean close = !keepAlive;
-        long elapsed = System.nanoTime() - startNanos;
+        long elapsed = context.clock().nanoTime() - startNanos;
         request = null;
         written.addListener((ChannelFutureListener) f -> {
             discard(b);
@@ -437,49 +325,15 @@ final class S3Handler extends ChannelInboundHandlerAdapter {
             }
             context.stats().latency(elapsed);
             if (close && lingering && f.isSuccess()) {
-                // Closing now, with request bytes unread, makes the kernel reset the connection, and the
-                // client may lose the answer it has not read yet: read the rest of the body and drop it
-                // (at most 64 MiB or 5 s), then close.
-                ChannelHandlerContext ctx = f.channel().pipeline().context(this);
-                draining = true;
-                java.util.List<Object> pending = new java.util.ArrayList<>(queued);
-                queued.clear();
-                for (Object m : pending) {
-                    drain(ctx, m);
-                }
-                if (f.channel().isActive()) {
-                    f.channel().eventLoop().schedule(() -> f.channel().close(), MAX_DRAIN_SECONDS, java.util.concurrent.TimeUnit.SECONDS);
-                    f.channel().config().setAutoRead(true);
-                    f.channel().read();
-                }
+                pipelining.drainRest(); // closing with request bytes unread could cost the client this answer
                 return;
             }
             if (close || !f.isSuccess()) {
                 f.channel().close();
                 return;
             }
-            busy = false;
-            while (!busy && !queued.isEmpty()) {
-                process(f.channel().pipeline().context(this), queued.poll());
-            }
-            if (!busy) {
-                f.channel().config().setAutoRead(true);
-                f.channel().read();
-            }
+            pipelining.written();
         });
-    }
-
-    private void drain(ChannelHandlerContext ctx, Object msg) {
-        try {
-            if (msg instanceof HttpContent c) {
-                drained += c.content().readableBytes();
-            }
-            if (msg instanceof LastHttpContent || msg instanceof HttpRequest || drained > MAX_DRAIN_BYTES) {
-                ctx.close();
-            }
-        } finally {
-            io.netty.util.ReferenceCountUtil.release(msg);
-        }
     }
 
     private void discardBody() {
@@ -506,49 +360,5 @@ final class S3Handler extends ChannelInboundHandlerAdapter {
     public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
         LOG.debug("connection {} failed: {}", ctx.channel().remoteAddress(), cause.toString());
         ctx.close();
-    }
-
-    /**
-     * Splits a request target into ferry's API or an S3 bucket and key, decoded and checked. With
-     * {@code hostBucket} (virtual-hosted style: the Host named the bucket) the whole path is the key.
-     */
-    static Route route(String uri, String hostBucket) throws S3Error {
-        String target = uri;
-        if (target.startsWith("http://") || target.startsWith("https://")) {
-            int slash = target.indexOf('/', target.indexOf("//") + 2);
-            target = slash < 0 ? "/" : target.substring(slash);
-        }
-        if (!target.startsWith("/")) {
-            throw S3Error.invalidArgument("the request target must start with '/': " + Uris.abbreviate(uri));
-        }
-        int q = target.indexOf('?');
-        String rawPath = q < 0 ? target : target.substring(0, q);
-        String rawQuery = q < 0 ? null : target.substring(q + 1);
-        Map<String, List<String>> query = Uris.query(rawQuery);
-        boolean api = hostBucket == null && (rawPath.equals("/_ferry") || rawPath.startsWith("/_ferry/"));
-        if (!api) {
-            // S3 takes each parameter once: with two, which one is meant (?versionId=null&versionId=abc)?
-            for (Map.Entry<String, List<String>> p : query.entrySet()) {
-                if (p.getValue().size() > 1) {
-                    throw S3Error.invalidArgument("the query gives " + Uris.abbreviate(p.getKey()) + " " + p.getValue().size()
-                            + " times; each parameter may be given once");
-                }
-            }
-        }
-        if (hostBucket != null) {
-            String key = rawPath.length() <= 1 ? null : Keys.check(Uris.decode(rawPath.substring(1)));
-            return new Route(false, rawPath, rawQuery, query, hostBucket, key);
-        }
-        if (api) {
-            return new Route(true, rawPath, rawQuery, query, null, null);
-        }
-        String path = rawPath.substring(1);
-        if (path.isEmpty()) {
-            return new Route(false, rawPath, rawQuery, query, null, null);
-        }
-        int slash = path.indexOf('/');
-        String bucket = Keys.bucket(Uris.decode(slash < 0 ? path : path.substring(0, slash)));
-        String key = slash < 0 || slash == path.length() - 1 ? null : Keys.check(Uris.decode(path.substring(slash + 1)));
-        return new Route(false, rawPath, rawQuery, query, bucket, key);
     }
 }

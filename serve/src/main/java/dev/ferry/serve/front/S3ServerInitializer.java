@@ -10,7 +10,8 @@ import java.util.concurrent.TimeUnit;
 
 /**
  * Each connection's pipeline: an idle timeout, the header timeout (its byte side before the codec, its request
- * side after), the HTTP codec within the header limits, and the {@link S3Handler}.
+ * side after), the HTTP codec within the header limits, {@link PipelinedRequests} (one exchange at a time), and
+ * the {@link S3Handler}.
  */
 final class S3ServerInitializer extends ChannelInitializer<SocketChannel> {
     private final ServeContext context;
@@ -30,6 +31,8 @@ final class S3ServerInitializer extends ChannelInitializer<SocketChannel> {
                 .setMaxInitialLineLength(context.limits().maxHeaderBytes()).setMaxHeaderSize(context.limits().maxHeaderBytes())
                 .setMaxChunkSize(256 * 1024)));
         ch.pipeline().addLast(timeout.requests());
-        ch.pipeline().addLast(new S3Handler(context));
+        PipelinedRequests pipelining = new PipelinedRequests();
+        ch.pipeline().addLast(pipelining);
+        ch.pipeline().addLast(new S3Handler(context, pipelining));
     }
 }

@@ -1,8 +1,10 @@
 /**
  * The daemon's Netty front, arranged as Netty's {@code HttpStaticFileServer} example: {@code S3Server}
- * (bootstrap), {@code S3ServerInitializer} (each connection's pipeline, with {@code HeaderTimeout}) and
- * {@code S3Handler} (a request to {@code serve.s3} or to the jobs' {@code ControlApi}, and its reply: sendfile
- * or streamed); {@code ServeContext} is what the handlers share. Depends on {@code serve.s3}, {@code serve.jobs},
- * {@code serve.node} and {@code serve.protocol}.
+ * (bootstrap), {@code S3ServerInitializer} (each connection's pipeline) and its stages: {@code HeaderTimeout},
+ * the HTTP codec, {@code PipelinedRequests} (one exchange at a time; {@code BodyDrain} after an early error) and
+ * {@code S3Handler} (a request's target, {@code RequestTarget}; its signature and body; the operation in
+ * {@code serve.s3} or the jobs' {@code ControlApi}), whose replies {@code ReplyWriter} writes (sendfile, or streamed
+ * with back-pressure). {@code ServeContext} is what the handlers share; {@code SpoolFolder} where bodies lie. Depends on {@code serve.s3},
+ * {@code serve.jobs}, {@code serve.node} and {@code serve.protocol}.
  */
 package dev.ferry.serve.front;

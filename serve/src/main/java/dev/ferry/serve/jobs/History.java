@@ -1,6 +1,7 @@
 package dev.ferry.serve.jobs;
 
 import dev.ferry.serve.node.Counters;
+import dev.ferry.time.Clock;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.List;
@@ -22,11 +23,13 @@ final class History {
     private final ArrayDeque<Point> points = new ArrayDeque<>();
     private final Recorder waits = new Recorder(3_600_000_000L, 2);
     private final LongAdder samples = new LongAdder();
-    private final long origin = System.nanoTime();
+    private final long origin;
     private Counters last;
 
-    History(int capacity) {
+    /** {@code clock}: the daemon's, from whose start the points' times count. */
+    History(int capacity, Clock clock) {
         this.capacity = capacity;
+        this.origin = clock.nanoTime();
     }
 
     void recordWait(long micros) {

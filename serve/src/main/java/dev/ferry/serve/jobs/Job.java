@@ -9,90 +9,20 @@ import dev.ferry.plan.PlanConfig;
 import dev.ferry.plan.Shard;
 import dev.ferry.plan.ShardMix;
 import dev.ferry.plan.World;
-import dev.ferry.serve.node.Counters;
 import dev.ferry.store.ObjectKey;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import org.HdrHistogram.Histogram;
 
 /**
  * A registered job: its plan (a manifest, seed, world and partition; or an explicit ordered list of objects per rank),
- * the samples each loader worker reads, the blocks this node will read (for prefetch and eviction), and
- * what its consumers reported: position, samples and wait per step, per epoch. Thread-safe.
+ * the samples each loader worker reads ({@link Sample}, cut into {@link Span}s for a worker's order), the blocks this
+ * node will read (for prefetch and eviction), and what its consumers reported, an {@link EpochRecord} per epoch.
+ * Thread-safe.
  */
 public final class Job {
-    /** One sample to read: an object's byte range, pinned to a version when the ETag is known. */
-    record Sample(int index, ObjectKey key, long offset, long length, String etag) {
-    }
-
-    /**
-     * A run of consecutive samples of an order that read one object (the same key and ETag): what a client reads
-     * in one ranged GET ({@code offset}, {@code length}: the bytes that cover every sample of the run) and splits.
-     * The samples keep their order, which need not be the order of their bytes (a shuffled shard).
-     */
-    record Span(ObjectKey key, String etag, long offset, long length, List<Sample> samples) {
-        Span {
-            if (samples.isEmpty()) {
-                throw new IllegalArgumentException("samples is empty");
-            }
-            samples = List.copyOf(samples);
-        }
-
-        /** The order cut into spans: concatenating their samples gives the order back. */
-        static List<Span> of(List<Sample> order) {
-            List<Span> out = new ArrayList<>();
-            int from = 0;
-            for (int i = 1; i <= order.size(); i++) {
-                if (i == order.size() || !sameObject(order.get(from), order.get(i))) {
-                    if (i > from) {
-                        out.add(span(order.subList(from, i)));
-                    }
-                    from = i;
-                }
-            }
-            return out;
-        }
-
-        private static boolean sameObject(Sample a, Sample b) {
-            return a.key().equals(b.key()) && java.util.Objects.equals(a.etag(), b.etag());
-        }
-
-        private static Span span(List<Sample> run) {
-            long start = Long.MAX_VALUE;
-            long end = 0;
-            for (Sample s : run) {
-                start = Math.min(start, s.offset());
-                end = Math.max(end, s.offset() + s.length());
-            }
-            Sample first = run.get(0);
-            return new Span(first.key(), first.etag(), start, end - start, run);
-        }
-    }
-
-    /** One epoch's record: what the consumers reported, and the daemon-wide counters when it began. */
-    static final class Epoch {
-        final int number;
-        final long startNanos;
-        final Histogram waits = new Histogram(3_600_000_000L, 2); // microseconds
-        final Counters atStart;
-        long samples;
-        long steps;
-        long waitTotalMicros;
-        long lastReportNanos;
-        long position;
-        Counters atEnd;
-
-        Epoch(int number, long startNanos, Counters atStart) {
-            this.number = number;
-            this.startNanos = startNanos;
-            this.atStart = atStart;
-            this.lastReportNanos = startNanos;
-        }
-    }
-
     /**
      * Where a planned job resumes from, as a checkpoint recorded it ({@code GET /_ferry/v1/jobs/{job}/checkpoint}):
      * which node each canonical node lived on ({@code homes}, for the node count of the world that recorded them),
@@ -145,7 +75,7 @@ public final class Job {
             return size() > 2;
         }
     };
-    final List<Epoch> epochs = new ArrayList<>();
+    final List<EpochRecord> epochs = new ArrayList<>();
 
     private Job(String name, Manifest manifest, PlanConfig plan, World world, int node, int batchSize, List<List<Sample>> explicit,
             Homes homes, Resume inRound, int resumeEpoch, long resumePosition) {

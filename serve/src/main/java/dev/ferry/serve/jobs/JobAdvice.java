@@ -69,15 +69,15 @@ final class JobAdvice {
 
     /** Recomputes the findings from the job's epochs as of {@code now}. */
     List<String> refresh(RunningJob run, Counters now, double egressCostPerByte) {
-        List<Job.Epoch> epochs;
+        List<EpochRecord> epochs;
         synchronized (job.epochs) {
             epochs = new ArrayList<>(job.epochs);
         }
         List<EpochReport> reports = new ArrayList<>();
         List<Advisor.PartitionEpoch> partition = new ArrayList<>();
-        Job.Epoch last = null;
+        EpochRecord last = null;
         Counters lastEnd = null;
-        for (Job.Epoch e : epochs) {
+        for (EpochRecord e : epochs) {
             if (e.steps == 0) {
                 continue; // an epoch nobody has reported a step of yet says nothing
             }
@@ -123,7 +123,7 @@ final class JobAdvice {
     }
 
     /** One epoch's four numbers, from the consumers' reports and the daemon's counters from its start to {@code end}. */
-    static EpochReport report(Job.Epoch e, Counters end, long predicted, double shardMix) {
+    static EpochReport report(EpochRecord e, Counters end, long predicted, double shardMix) {
         double seconds = (e.lastReportNanos - e.startNanos) / 1e9;
         long hits = end.cache().hits() - e.atStart.cache().hits();
         long misses = end.cache().misses() - e.atStart.cache().misses();

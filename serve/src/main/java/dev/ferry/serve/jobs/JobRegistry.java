@@ -3,6 +3,7 @@ package dev.ferry.serve.jobs;
 import dev.ferry.cache.BlockId;
 import dev.ferry.serve.node.Counters;
 import dev.ferry.serve.node.Node;
+import dev.ferry.time.Clock;
 import io.micrometer.core.instrument.Gauge;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -29,12 +30,16 @@ public final class JobRegistry {
     private final Node node;
     private final Map<String, RunningJob> jobs = new ConcurrentHashMap<>();
     private final ReentrantLock registering = new ReentrantLock();
-    private final History history = new History(300);
+    private final Clock clock;
+    private final History history;
     /** Per job on /metrics: the current epoch's predicted and measured egress and the advisor's finding count. */
     private final Map<String, AtomicLong[]> jobGauges = new ConcurrentHashMap<>();
 
-    public JobRegistry(Node node) {
+    /** {@code clock}: the daemon's (the node's), which times the jobs' reports and the history. */
+    public JobRegistry(Node node, Clock clock) {
         this.node = node;
+        this.clock = clock;
+        this.history = new History(300, clock);
         node.holders(this::holderOf);
     }
 
@@ -113,7 +118,7 @@ public final class JobRegistry {
             }
             LOG.info("job {} replaced: {}", job.name, String.join("; ", differences));
         }
-        RunningJob run = new RunningJob(job, node, history, gone);
+        RunningJob run = new RunningJob(job, node, history, clock, gone);
         try {
             run.startEpoch(job.firstEpoch(), gone); // a resumed job starts in its checkpoint's epoch
         } catch (CancellationException e) {
@@ -192,7 +197,7 @@ public final class JobRegistry {
                     .register(node.registry());
             return values;
         });
-        Job.Epoch cur = run.current();
+        EpochRecord cur = run.current();
         g[0].set(run.advice.predictedEgress(cur.number));
         Counters end = cur.atEnd != null ? cur.atEnd : node.counters();
         g[1].set(end.meter().egressBytes() - cur.atStart.meter().egressBytes());

@@ -7,6 +7,7 @@ import dev.ferry.plan.Prefetcher;
 import dev.ferry.serve.node.Counters;
 import dev.ferry.serve.node.Node;
 import dev.ferry.store.ObjectKey;
+import dev.ferry.time.Clock;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HashSet;
@@ -25,7 +26,8 @@ public final class RunningJob {
     final Job job;
     private final Node node;
     private final History history;
-    private Job.Epoch current;
+    private final Clock clock;
+    private EpochRecord current;
     private Job.NodeFuture future;
     private Job.NodeFuture evictionFuture;
     private List<BlockId> planned = List.of();
@@ -44,12 +46,13 @@ public final class RunningJob {
 
     /**
      * Predicts the job's egress (checking {@code gone} between epochs), then trusts its manifest's versions
-     * until {@link #stop}; {@link #startEpoch} starts it.
+     * until {@link #stop}; {@link #startEpoch} starts it. {@code clock} times the consumers' reports.
      */
-    RunningJob(Job job, Node node, History history, ClientGone gone) {
+    RunningJob(Job job, Node node, History history, Clock clock, ClientGone gone) {
         this.job = job;
         this.node = node;
         this.history = history;
+        this.clock = clock;
         this.advice = new JobAdvice(job, node.config().cacheSize(), node.config().blockSize(), gone);
         Manifest manifest = job.manifest();
         if (manifest == null) {
@@ -94,7 +97,7 @@ public final class RunningJob {
         return m == null || members == null ? null : members.get(m);
     }
 
-    synchronized Job.Epoch current() {
+    synchronized EpochRecord current() {
         return current;
     }
 
@@ -137,7 +140,7 @@ public final class RunningJob {
         if (current != null) {
             current.atEnd = now;
         }
-        current = new Job.Epoch(epoch, now.nanos(), now);
+        current = new EpochRecord(epoch, now.nanos(), now);
         synchronized (job.epochs) {
             job.epochs.add(current);
         }
@@ -184,7 +187,7 @@ public final class RunningJob {
             if (epoch > current.number) {
                 startEpoch(epoch);
             }
-            Job.Epoch e = current;
+            EpochRecord e = current;
             if (epoch == current.number) {
                 e.position = Math.max(e.position, position);
                 blockPosition = Math.max(blockPosition, future.indexOfPosition(e.position, job.ranks()));
@@ -202,7 +205,7 @@ public final class RunningJob {
             }
             e.samples += samples;
             e.steps += waitsMillis.length;
-            e.lastReportNanos = System.nanoTime();
+            e.lastReportNanos = clock.nanoTime();
             for (double w : waitsMillis) {
                 long micros = Math.max(0, Math.round(w * 1000));
                 e.waits.recordValue(Math.min(micros, e.waits.getHighestTrackableValue()));

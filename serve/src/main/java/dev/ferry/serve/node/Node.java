@@ -14,7 +14,7 @@ import dev.ferry.s3.S3StoreConfig;
 import dev.ferry.serve.membership.MemberProber;
 import dev.ferry.serve.membership.Membership;
 import dev.ferry.serve.membership.SelfAddress;
-import dev.ferry.store.BucketOperations;
+import dev.ferry.serve.protocol.FerryHeaders;
 import dev.ferry.store.ObjectKey;
 import dev.ferry.store.ObjectStore;
 import dev.ferry.store.PendingUploads;
@@ -39,12 +39,11 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executor;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Function;
-import java.util.stream.Stream;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -69,14 +68,10 @@ import org.slf4j.LoggerFactory;
 public final class Node implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(Node.class);
     private static final int PREFETCH_THREADS = 8;
-    /** The request header that asks a member for blocks on its own disk only, never fetching. */
-    public static final String CACHED_ONLY = "x-ferry-cached-only";
 
     private final NodeConfig config;
     private final EmbeddedStore embedded;
-    private final ObjectStore origin;
-    private final BucketOperations buckets;
-    private final String upstreamDescription;
+    private final Origin origin;
     private final TierStack tiers;
     private final StoreChain chain;
     private final SharedTierStore shared;
@@ -88,18 +83,16 @@ public final class Node implements AutoCloseable {
     private final WriteBackStore writeBack;
     private final LocalMultipart localMultipart;
     private final Scratch scratch;
-    private final PendingUploads originUploads;
-    private final Path spool;
     private final PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
     private final FerryMetrics metrics;
     private final ServeStats stats = new ServeStats();
-    private final ExecutorService workers = Executors.newVirtualThreadPerTaskExecutor();
     private final ScheduledExecutorService ticker = Executors.newSingleThreadScheduledExecutor(r -> {
         Thread t = new Thread(r, "ferry-status");
         t.setDaemon(true);
         return t;
     });
-    private final long startNanos = System.nanoTime();
+    private final Clock clock;
+    private final long startNanos;
     /** Per registered job with the node partition: the shards whose home is this node (read here, kept as owned). */
     private final Map<String, Set<ObjectKey>> homes = new ConcurrentHashMap<>();
     private volatile Function<BlockId, String> holders = block -> null;
@@ -107,39 +100,34 @@ public final class Node implements AutoCloseable {
     private MemberProber prober;
     private volatile String planOwner;
 
-    private Node(NodeConfig config) throws IOException {
+    private Node(NodeConfig config, Clock clock, Executor readAhead) throws IOException {
         this.config = config;
+        this.clock = clock;
+        this.startNanos = clock.nanoTime();
         EmbeddedStore e = null;
         if (config.upstream() != null) {
-            S3ObjectStore store = new S3ObjectStore(S3StoreConfig.endpoint(config.upstream(), S3Credentials.fromEnvironment()));
-            origin = store;
-            buckets = store;
-            upstreamDescription = config.upstream().toString();
+            origin = new Origin(new S3ObjectStore(S3StoreConfig.endpoint(config.upstream(), S3Credentials.fromEnvironment())),
+                    config.upstream().toString(), false);
         } else if (config.storeRoot() != null) {
-            FileObjectStore store = new FileObjectStore(config.storeRoot());
-            origin = store;
-            buckets = store;
-            upstreamDescription = "folder " + config.storeRoot();
+            origin = new Origin(new FileObjectStore(config.storeRoot()), "folder " + config.storeRoot(), false);
         } else {
             Files.createDirectories(config.dataDir());
             e = EmbeddedStore.start(config.dataDir(), 0, CloudProfile.named(config.profile()));
-            S3ObjectStore store = new S3ObjectStore(S3StoreConfig.endpoint(e.endpoint(), S3Credentials.PLACEHOLDER));
-            origin = store;
-            buckets = store;
-            upstreamDescription = "embedded store over " + config.dataDir() + " (profile " + config.profile() + ") at " + e.endpoint();
+            origin = new Origin(new S3ObjectStore(S3StoreConfig.endpoint(e.endpoint(), S3Credentials.PLACEHOLDER)),
+                    "embedded store over " + config.dataDir() + " (profile " + config.profile() + ") at " + e.endpoint(), true);
         }
         this.embedded = e;
-        TierStack.Builder tiers = TierStack.over(origin, config.values(), config.cacheDir())
-                .checkWrites(!(origin instanceof FileObjectStore)) // a folder store writes the bytes itself
+        TierStack.Builder tiers = TierStack.over(origin.store(), config.values(), config.cacheDir())
+                .checkWrites(origin.folder() == null) // a folder store writes the bytes itself
                 .sharedTier(config.sharedTier(), Duration.ofSeconds(60))
                 .policy("planned", policy)
                 // clients without a plan (awscli, boto3, any front-to-back reader): blocks ahead of sequential readers
-                .readAhead(SequentialReadAhead.Config.DEFAULT, workers)
+                .readAhead(SequentialReadAhead.Config.DEFAULT, readAhead)
                 .writeBack(config.writeBack());
         if (config.group() != null) {
             // members come and go (joinGroup): a client per member is made when it joins; hints ask last epoch's reader first
             tiers.group(url -> memberClient(config, url, 64, Map.of()), Duration.ofSeconds(5),
-                    group -> new HintedStore(group, url -> memberClient(config, url, 16, Map.of(CACHED_ONLY, "1")),
+                    group -> new HintedStore(group, url -> memberClient(config, url, 16, Map.of(FerryHeaders.CACHED_ONLY, "1")),
                             config.blockSize(), block -> holders.apply(block)));
         }
         this.tiers = tiers.build();
@@ -151,10 +139,7 @@ public final class Node implements AutoCloseable {
         this.cache = this.tiers.cache();
         this.writeBack = this.tiers.writeBack();
         this.metrics = FerryMetrics.bind(registry, chain.meter(), cache);
-        this.spool = config.cacheDir().resolve("spool");
-        clearSpool(spool);
         this.localMultipart = writeBack == null ? null : new LocalMultipart(sibling("-multipart"));
-        this.originUploads = origin instanceof PendingUploads p ? p : null;
         this.scratch = config.scratchBucket() == null ? null
                 : new Scratch(sibling("-scratch"), config.scratchBucket(), config.scratchQuota(), config.scratchTtl());
         long sweep = Math.clamp(config.multipartTtl().toMillis() / 10, 1000, 3_600_000);
@@ -165,23 +150,18 @@ public final class Node implements AutoCloseable {
         }
     }
 
-    /** Builds the node's tiers and starts its timers; close it to release them. */
-    public static Node start(NodeConfig config) throws IOException {
-        return new Node(config);
+    /**
+     * Builds the node's tiers and starts its timers; close it to release them. {@code clock} is the one every
+     * part of the node reads time from (its uptime, its counters' time, eviction's pace, prefetch, expiry);
+     * {@code readAhead} runs the local tier's sequential read-ahead (the caller's: the node does not shut it down).
+     */
+    public static Node start(NodeConfig config, Clock clock, Executor readAhead) throws IOException {
+        return new Node(config, clock, readAhead);
     }
 
     /** A folder beside the local tier's: {@code <cache-dir><suffix>}. */
     private Path sibling(String suffix) {
         return TierStack.sibling(config.cacheDir(), suffix);
-    }
-
-    private static void clearSpool(Path spool) throws IOException {
-        Files.createDirectories(spool);
-        try (Stream<Path> s = Files.list(spool)) {
-            for (Path p : s.toList()) {
-                Files.deleteIfExists(p);
-            }
-        }
     }
 
     /**
@@ -234,8 +214,9 @@ public final class Node implements AutoCloseable {
 
     /** Aborts the multipart uploads started longer than multipart-ttl ago, deleting their parts. */
     private void expireUploads() {
-        Instant cutoff = Instant.now().minus(config.multipartTtl());
+        Instant cutoff = clock.now().minus(config.multipartTtl());
         try {
+            PendingUploads originUploads = origin.uploads();
             int n = (localMultipart == null ? 0 : localMultipart.expire(cutoff)) + (originUploads == null ? 0 : originUploads.expireUploads(cutoff));
             if (n > 0) {
                 LOG.info("expired {} multipart uploads started more than {} ago", n, config.multipartTtl());
@@ -263,37 +244,13 @@ public final class Node implements AutoCloseable {
         return config;
     }
 
-    /** The origin in words, for the status. */
-    public String upstreamDescription() {
-        return upstreamDescription;
+    /** The store at the bottom of the stack. */
+    public Origin origin() {
+        return origin;
     }
 
     public double uptimeSeconds() {
-        return (System.nanoTime() - startNanos) / 1e9;
-    }
-
-    /** The origin, when it is a folder store (writes check their keys against it), else null. */
-    public FileObjectStore folderOrigin() {
-        return origin instanceof FileObjectStore folder ? folder : null;
-    }
-
-    /** The origin's bucket operations. */
-    public BucketOperations buckets() {
-        return buckets;
-    }
-
-    /** Where the origin's objects' parts lie, when it can tell (S3), else null. */
-    public dev.ferry.store.PartRanges originParts() {
-        return origin instanceof dev.ferry.store.PartRanges p ? p : null;
-    }
-
-    /** The origin's multipart uploads in progress, or null when it keeps none. */
-    public PendingUploads originUploads() {
-        return originUploads;
-    }
-
-    public StoreChain chain() {
-        return chain;
+        return (clock.nanoTime() - startNanos) / 1e9;
     }
 
     /** The regional group, or null. */
@@ -304,14 +261,6 @@ public final class Node implements AutoCloseable {
     /** The group with hints, or null outside a group. */
     public HintedStore hinted() {
         return hinted;
-    }
-
-    /**
-     * True when the origin is the embedded store, which keeps a key ending in {@code /} as a folder: such a key
-     * holds no bytes there (s3proxy's file-system backend), so a write of bytes to one would be lost.
-     */
-    public boolean originKeepsSlashKeysAsFolders() {
-        return embedded != null;
     }
 
     /** The store right under the local tier: the group with hints, the shared tier, or the bounded chain. */
@@ -338,19 +287,9 @@ public final class Node implements AutoCloseable {
         return scratch;
     }
 
-    /** Where request bodies are spooled (emptied at start). */
-    public Path spool() {
-        return spool;
-    }
-
     /** The top of the stack: what reads go to. */
     public ObjectStore reads() {
         return writeBack != null ? writeBack : cache;
-    }
-
-    /** The executor of request handling and sequential read-ahead (virtual threads). */
-    public ExecutorService workers() {
-        return workers;
     }
 
     public ServeStats stats() {
@@ -364,7 +303,7 @@ public final class Node implements AutoCloseable {
     /** The node's counters now. */
     public Counters counters() {
         return new Counters(chain.meter().snapshot(), cache.stats(), group == null ? null : group.stats(),
-                shared == null ? null : shared.stats(), System.nanoTime());
+                shared == null ? null : shared.stats(), clock.nanoTime());
     }
 
     /** Bytes this node read from the node that read them last epoch (0 outside a group). */
@@ -414,7 +353,7 @@ public final class Node implements AutoCloseable {
      * future of the job that reported last.
      */
     public void follow(String job, List<BlockId> future, long blockPosition, boolean replan) {
-        long now = System.nanoTime();
+        long now = clock.nanoTime();
         synchronized (policy) {
             if (config.evictionFollows().equals(NodeConfig.LAST_REPORT)) {
                 if (replan || !job.equals(planOwner)) {
@@ -452,7 +391,7 @@ public final class Node implements AutoCloseable {
         }
         Prefetcher.Settings settings = Prefetcher.Settings.DEFAULT.withSlots(PREFETCH_THREADS)
                 .withMaxAheadBlocks((int) Math.min(Integer.MAX_VALUE, ahead));
-        return new Prefetcher(name, future, Prefetcher.Target.over(cache), settings, Clock.system()).start();
+        return new Prefetcher(name, future, Prefetcher.Target.over(cache), settings, clock).start();
     }
 
     /** How many planned blocks a job fetches at a time. */
@@ -460,7 +399,7 @@ public final class Node implements AutoCloseable {
         return PREFETCH_THREADS;
     }
 
-    /** Stops the timers and the workers and closes the stores, top down, and the embedded store. */
+    /** Stops the timers and closes the stores, top down, and the embedded store. */
     @Override
     public void close() {
         if (prober != null) {
@@ -470,7 +409,6 @@ public final class Node implements AutoCloseable {
             membership.close(); // an etcd member withdraws at once
         }
         ticker.shutdownNow();
-        workers.shutdownNow();
         try {
             try {
                 tiers.close(); // write-back, the local tier, then the hints (their clients, the group's peers' clients) or the origin

@@ -13,6 +13,7 @@ import dev.ferry.store.ObjectContent;
 import dev.ferry.store.ObjectKey;
 import dev.ferry.store.ObjectMeta;
 import dev.ferry.store.ObjectStore;
+import dev.ferry.time.Clock;
 import io.netty.handler.codec.http.DefaultHttpHeaders;
 import io.netty.handler.codec.http.HttpHeaders;
 import io.netty.handler.codec.http.HttpResponseStatus;
@@ -21,7 +22,6 @@ import java.io.IOException;
 import java.io.OutputStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.time.Instant;
 import java.util.Locale;
 
 /**
@@ -44,17 +44,20 @@ final class CopyOperations {
     private final java.util.function.Function<String, ObjectStore> stores;
     private final Path spoolDir;
     private final long maxCopyBytes;
+    private final Clock clock;
 
     /**
-     * @param store        where sources are read: the front of the daemon's chain (write-back copies, the local tier)
+     * @param stores       the store a bucket's objects are read through: the front of the daemon's chain (write-back
+     *                     copies, the local tier), local disk for the scratch bucket
      * @param spoolDir     where a source's bytes are kept while they are written
      * @param maxCopyBytes the largest source (or source range) one request copies (S3's is 5 GiB)
+     * @param clock        the time a copy answers as its LastModified
      */
-    /** {@code stores}: the store a bucket's objects are read through (the scratch bucket's is local disk). */
-    CopyOperations(java.util.function.Function<String, ObjectStore> stores, Path spoolDir, long maxCopyBytes) {
+    CopyOperations(java.util.function.Function<String, ObjectStore> stores, Path spoolDir, long maxCopyBytes, Clock clock) {
         this.stores = stores;
         this.spoolDir = spoolDir;
         this.maxCopyBytes = maxCopyBytes;
+        this.clock = clock;
     }
 
     /** A copy's source bytes on local disk; closing deletes them. */
@@ -195,9 +198,9 @@ final class CopyOperations {
     }
 
     /** CopyObject's answer, from the PUT's answer: its ETag (and durability header), now as the time. */
-    static Reply copied(Reply.Full put, Checksum checksum) {
+    Reply copied(Reply.Full put, Checksum checksum) {
         String etag = put.headers().get("ETag");
-        Xml x = new Xml().openRoot("CopyObjectResult").element("LastModified", Listing.ISO.format(Instant.now())).element("ETag", etag);
+        Xml x = new Xml().openRoot("CopyObjectResult").element("LastModified", Listing.ISO.format(clock.now())).element("ETag", etag);
         if (checksum != null) {
             x.element(checksum.algorithm().element(), checksum.value()).element("ChecksumType", checksum.type().name());
         }
@@ -207,9 +210,9 @@ final class CopyOperations {
     }
 
     /** UploadPartCopy's answer. */
-    static Reply partCopied(CompletedPart part) {
+    Reply partCopied(CompletedPart part) {
         return Reply.xml(HttpResponseStatus.OK, new Xml().openRoot("CopyPartResult")
-                .element("LastModified", Listing.ISO.format(Instant.now())).element("ETag", S3Service.quote(part.etag()))
+                .element("LastModified", Listing.ISO.format(clock.now())).element("ETag", S3Service.quote(part.etag()))
                 .close("CopyPartResult"));
     }
 

@@ -9,6 +9,7 @@ import dev.ferry.store.ObjectNotFoundException;
 import dev.ferry.store.ObjectStore;
 import dev.ferry.store.StoreException;
 import dev.ferry.store.file.FileObjectStore;
+import dev.ferry.time.Clock;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -33,18 +34,21 @@ final class WriteChecks {
     private final FileObjectStore folder;
     private final dev.ferry.writeback.WriteBackStore writeBack;
     private final Duration ttl;
+    private final Clock clock;
     private final ConcurrentHashMap<String, Long> seen = new ConcurrentHashMap<>();
 
     /**
      * @param store  the store under the local tier, asked for the bucket
      * @param folder the origin when it is a folder store (keys are checked too), else null
      * @param writeBack the write-back store, whose writes not yet uploaded the folder store does not see
+     * @param ttl    how long a bucket seen to exist is believed, by {@code clock}
      */
-    WriteChecks(ObjectStore store, FileObjectStore folder, dev.ferry.writeback.WriteBackStore writeBack, Duration ttl) {
+    WriteChecks(ObjectStore store, FileObjectStore folder, dev.ferry.writeback.WriteBackStore writeBack, Duration ttl, Clock clock) {
         this.store = store;
         this.folder = folder;
         this.writeBack = writeBack;
         this.ttl = ttl;
+        this.clock = clock;
     }
 
     /**
@@ -103,7 +107,7 @@ final class WriteChecks {
             return;
         }
         Long at = seen.get(key.bucket());
-        if (at != null && System.nanoTime() - at < ttl.toNanos()) {
+        if (at != null && clock.nanoTime() - at < ttl.toNanos()) {
             return;
         }
         try {
@@ -116,7 +120,7 @@ final class WriteChecks {
             }
             return; // not a definite answer: write-back takes the write and retries its upload
         }
-        seen.put(key.bucket(), System.nanoTime());
+        seen.put(key.bucket(), clock.nanoTime());
     }
 
     /** Forgets what is known of a bucket (created or deleted through the daemon). */

@@ -1,0 +1,271 @@
+package dev.ferry.serve.s3;
+
+import dev.ferry.serve.protocol.Keys;
+import dev.ferry.serve.protocol.ObjectHeaders;
+import dev.ferry.serve.protocol.Reply;
+import dev.ferry.serve.protocol.RequestBody;
+import dev.ferry.serve.protocol.S3Error;
+import dev.ferry.serve.protocol.Xml;
+import dev.ferry.serve.s3.S3Service.Request;
+import dev.ferry.store.Checksum;
+import dev.ferry.store.ObjectAttributes;
+import dev.ferry.store.ObjectKey;
+import dev.ferry.store.ObjectMeta;
+import dev.ferry.store.ObjectNotFoundException;
+import dev.ferry.store.Parts;
+import dev.ferry.store.PutBody;
+import dev.ferry.store.StoreException;
+import dev.ferry.writeback.Durability;
+import dev.ferry.writeback.FlushResult;
+import dev.ferry.writeback.WriteStatus;
+import io.netty.handler.codec.http.DefaultHttpHeaders;
+import io.netty.handler.codec.http.HttpHeaders;
+import io.netty.handler.codec.http.HttpResponseStatus;
+import java.io.IOException;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import org.w3c.dom.Element;
+
+/**
+ * PutObject, CopyObject, DeleteObject and DeleteObjects: each write of a key under the key's lock, from its
+ * precondition check ({@code If-Match}, {@code If-None-Match}) to its commit, so that no other write of the key
+ * comes between. A write goes to the scratch bucket, to write-back (acknowledged once on local disk, checked first
+ * for what would fail its upload forever), or through the local tier to the store, and drops the key's cached
+ * blocks. Thread-safe.
+ */
+final class ObjectWrites {
+    private final Stores stores;
+    /** What write-back checks before acknowledging (null without write-back). */
+    private final WriteChecks checks;
+    private final KeyLocks locks;
+    private final CopyOperations copies;
+    /** The origin keeps a key ending in '/' as a folder, which holds no bytes (the embedded store). */
+    private final boolean slashKeysHoldNoBytes;
+
+    /**
+     * @param slashKeysHoldNoBytes the origin keeps a key ending in '/' as a folder (the embedded store): a write
+     *                             of bytes to one is refused, as it would be lost
+     */
+    ObjectWrites(Stores stores, WriteChecks checks, KeyLocks locks, CopyOperations copies, boolean slashKeysHoldNoBytes) {
+        this.stores = stores;
+        this.checks = checks;
+        this.locks = locks;
+        this.copies = copies;
+        this.slashKeysHoldNoBytes = slashKeysHoldNoBytes;
+    }
+
+    /**
+     * Checks a write's {@code If-Match} / {@code If-None-Match} against the object as it is now: the local
+     * copy of a write not yet uploaded, else the store under the local tier. Call under the key's lock.
+     */
+    void checkWrite(Request r, ObjectKey key) throws S3Error, IOException {
+        if (!Preconditions.conditionalWrite(r.headers())) {
+            return;
+        }
+        ObjectMeta current;
+        try {
+            current = stores.isScratch(key.bucket()) ? stores.scratch().head(key)
+                    : stores.pendingUpload(key) ? stores.writeBack().head(key) : stores.below().head(key);
+        } catch (ObjectNotFoundException e) {
+            current = null;
+        } catch (StoreException e) {
+            if (e.kind() != StoreException.Kind.NOT_FOUND) {
+                throw e;
+            }
+            current = null;
+        }
+        Preconditions.checkWrite(r.headers(), key, current);
+    }
+
+    /** PutObject: the body, with the headers and verified checksum it came with, written under the key's lock. */
+    Reply putObject(Request r, ObjectKey key) throws S3Error, IOException {
+        RequestBody body = requireBody(r);
+        ObjectAttributes attributes = ObjectHeaders.from(r.headers());
+        if (body.checksum() != null) { // verified: kept with the object, as S3 keeps it
+            attributes = body.checksum().applyTo(attributes);
+        }
+        PutBody data = PutBody.ofFile(body.file()).withAttributes(attributes);
+        Reply.Full reply = locks.with(key, () -> {
+            checkWrite(r, key);
+            return put(r, key, data);
+        });
+        ObjectHeaders.applyChecksum(attributes, reply.headers());
+        return reply;
+    }
+
+    /** CopyObject: the source's bytes written as a PUT's body would be (conditions, lock, write-back included). */
+    Reply copyObject(Request r, ObjectKey key) throws S3Error, IOException {
+        try (CopyOperations.Source source = copies.read(r, key, false)) {
+            // COPY (the default) keeps the source's headers and metadata; REPLACE takes the request's
+            ObjectAttributes attributes = "REPLACE".equals(r.headers().get("x-amz-metadata-directive"))
+                    ? ObjectHeaders.from(r.headers()) : Parts.strip(Checksum.strip(source.meta().attributes())); // one part
+            Checksum checksum = copyChecksum(r.headers(), source);
+            if (checksum != null) {
+                attributes = checksum.applyTo(attributes);
+            }
+            PutBody data = PutBody.ofFile(source.file()).withAttributes(attributes);
+            return copies.copied(locks.with(key, () -> {
+                checkWrite(r, key);
+                return put(r, key, data);
+            }), checksum);
+        }
+    }
+
+    /**
+     * The checksum a copy keeps: of the algorithm the request names ({@code x-amz-checksum-algorithm}), else of
+     * the source's, over the bytes copied (a one-part object: a composite source's becomes a FULL_OBJECT one, as
+     * a copy is one PUT); the source's own value when it already is that. Null when neither names one.
+     */
+    private static Checksum copyChecksum(HttpHeaders headers, CopyOperations.Source source) throws S3Error, IOException {
+        Checksum had = Checksum.of(source.meta().attributes());
+        Checksum.Algorithm algorithm = had == null ? null : had.algorithm();
+        String asked = headers.get(Checksum.ALGORITHM_HEADER);
+        if (asked != null) {
+            algorithm = Checksum.Algorithm.named(asked);
+            if (algorithm == null) {
+                throw S3Error.badRequest("InvalidRequest", "Checksum algorithm provided is unsupported. Please try again with any of the "
+                        + "valid types: [CRC32, CRC32C, CRC64NVME, SHA1, SHA256]");
+            }
+        }
+        if (algorithm == null) {
+            return null;
+        }
+        if (had != null && had.algorithm() == algorithm && had.type() == Checksum.Type.FULL_OBJECT) {
+            return had;
+        }
+        return Checksum.ofFile(algorithm, source.file());
+    }
+
+    /**
+     * Refuses, before anything is written or acknowledged, bytes for a key the origin would keep as an empty
+     * folder (a key ending in '/' in the embedded store). S3 takes such keys, and so does ferry over S3; empty
+     * ones ("folder markers") are taken everywhere but a folder store.
+     */
+    void refuseFolderKey(ObjectKey key, long length, String what) throws S3Error {
+        if (slashKeysHoldNoBytes && length > 0 && key.key().endsWith("/")) {
+            throw S3Error.badRequest("InvalidRequest", "the embedded store keeps a key ending in '/' as a folder, which holds no bytes: "
+                    + what + " to " + key + " would be lost, so nothing was written (such a key may only be written empty)");
+        }
+    }
+
+    private Reply.Full put(Request r, ObjectKey key, PutBody data) throws S3Error, IOException {
+        HttpHeaders h = new DefaultHttpHeaders();
+        if (!stores.isScratch(key.bucket())) {
+            refuseFolderKey(key, data.length(), data.length() + " bytes");
+        }
+        if (stores.isScratch(key.bucket())) {
+            h.set("ETag", S3Service.quote(stores.scratch().put(key, data).etag()));
+            h.set("x-ferry-durability", "local"); // and never more: scratch is not uploaded
+        } else if (stores.writesBack(r)) {
+            checks.check(key, data.attributes()); // what would fail forever is refused now, not acknowledged
+            WriteStatus w = stores.writeBack().write(key, data);
+            h.set("ETag", S3Service.quote(w.etag()));
+            h.set("x-ferry-durability", w.durability() == Durability.DURABLE ? "durable" : "local");
+        } else if (stores.pendingUpload(key)) {
+            // an earlier write of this key is still local: this one must land after it, so it goes the same
+            // way and waits for the fence (every pending write: slower, but never reordered)
+            stores.writeBack().write(key, data);
+            FlushResult fence = stores.writeBack().flush(Duration.ofMinutes(10));
+            if (!fence.complete() || fence.firstError() != null) {
+                throw new S3Error(503, "ServiceUnavailable", "the write is kept locally but could not be made durable yet: "
+                        + (fence.firstError() != null ? fence.firstError() : "the fence timed out"));
+            }
+            h.set("ETag", S3Service.quote(stores.top().head(key).etag()));
+            h.set("x-ferry-durability", "durable");
+        } else {
+            try {
+                h.set("ETag", S3Service.quote(stores.cache().put(key, data).etag()));
+            } catch (StoreException e) {
+                throw damagedOnTheWay(key, e);
+            }
+            h.set("x-ferry-durability", "durable");
+        }
+        return new Reply.Full(HttpResponseStatus.OK, h, new byte[0], false);
+    }
+
+    /**
+     * A store that refuses a body as not matching its digest (BadDigest: the checksum that travels with it since
+     * the daemon keeps checksums) refuses bytes the daemon checked when they arrived: they were changed between the
+     * two, not by the client. That is the daemon's (or the network's) fault, so it answers 503, which clients retry,
+     * not the store's 400, which would blame the client's bytes. Nothing was kept.
+     */
+    private static IOException damagedOnTheWay(ObjectKey key, StoreException e) {
+        String code = e.errorCode();
+        if ("BadDigest".equals(code) || "XAmzContentSHA256Mismatch".equals(code) || "InvalidDigest".equals(code)) {
+            return new StoreException(StoreException.Kind.RETRYABLE, 503, "ServiceUnavailable", "the object store refused the bytes of "
+                    + key + " as changed on the way from the daemon (" + code + "); nothing was kept: send them again", e);
+        }
+        return e;
+    }
+
+    static RequestBody requireBody(Request r) throws S3Error {
+        if (r.body() == null) {
+            throw new S3Error(411, "MissingContentLength", "the request has no body; send Content-Length");
+        }
+        return r.body();
+    }
+
+    /** DeleteObject: 204; under write-back its durability says whether the delete waits behind a write not uploaded yet. */
+    Reply deleteObject(ObjectKey key) throws S3Error, IOException {
+        delete(key);
+        Reply.Full deleted = Reply.empty(HttpResponseStatus.NO_CONTENT);
+        if (stores.writeBack() != null && !stores.isScratch(key.bucket())) {
+            // journaled behind a write not uploaded yet, or made in the store
+            deleted.headers().set("x-ferry-durability", stores.writeBack().deletePending(key) ? "local" : "durable");
+        }
+        return deleted;
+    }
+
+    private void delete(ObjectKey key) throws S3Error, IOException {
+        locks.with(key, () -> {
+            stores.frontFor(key.bucket()).delete(key);
+            return null;
+        });
+    }
+
+    /**
+     * DeleteObjects. The whole request is read before anything is deleted, so that a malformed or ambiguous
+     * one (an {@code <Object>} with two {@code <Key>}s or {@code <VersionId>}s) deletes nothing. A version
+     * id is taken as sent: {@code " null"} is not the null version.
+     */
+    Reply deleteObjects(Request r) throws S3Error, IOException {
+        Element root = Xml.parse(r.body().bytes(), "Delete");
+        boolean quiet = "true".equalsIgnoreCase(Xml.text(root, "Quiet"));
+        List<Element> objects = Xml.children(root, "Object");
+        if (objects.size() > 1000) {
+            throw S3Error.badRequest("MalformedXML", "a Delete request may name at most 1000 objects, not " + objects.size());
+        }
+        record Named(String key, String version) {
+        }
+        List<Named> named = new ArrayList<>(objects.size());
+        for (Element o : objects) {
+            String k = Xml.rawText(o, "Key"); // keys are bytes: a key of spaces is a key
+            if (k == null || k.isEmpty()) {
+                throw S3Error.badRequest("MalformedXML", "an Object in a Delete request has no Key");
+            }
+            named.add(new Named(k, Xml.rawText(o, "VersionId")));
+        }
+        stores.requireBucket(r.bucket()); // a missing bucket fails it whole: NoSuchBucket
+        Xml x = new Xml().openRoot("DeleteResult");
+        for (Named o : named) {
+            String k = o.key();
+            try {
+                String version = o.version();
+                if (version != null && !version.equals(S3Service.NULL_VERSION)) {
+                    throw S3Error.notImplemented("VersionId other than 'null' (ferry serves the current version only)");
+                }
+                delete(ObjectKey.of(r.bucket(), Keys.check(k)));
+                if (!quiet) {
+                    x.open("Deleted").element("Key", k).close("Deleted");
+                }
+            } catch (S3Error e) {
+                x.open("Error").element("Key", k).element("Code", e.code()).element("Message", e.getMessage()).close("Error");
+            } catch (IOException e) {
+                S3Error s = S3Error.from(e);
+                x.open("Error").element("Key", k).element("Code", s.code()).element("Message", s.getMessage()).close("Error");
+            }
+        }
+        return Reply.xml(HttpResponseStatus.OK, x.close("DeleteResult"));
+    }
+}
