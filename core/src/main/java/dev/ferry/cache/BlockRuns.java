@@ -7,6 +7,7 @@ import dev.ferry.store.ObjectKey;
 import dev.ferry.store.ObjectMeta;
 import dev.ferry.store.ObjectStore;
 import dev.ferry.store.StoreException;
+import dev.ferry.time.Clock;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.ByteBuffer;
@@ -58,6 +59,7 @@ final class BlockRuns {
     private final Consumer<ObjectKey> onVersionChanged;
     private final ConcurrentHashMap<BlockId, BlockFill> inflight = new ConcurrentHashMap<>();
     private final Executor fetchers;
+    private final Clock clock;
     private volatile CachingStore.ReadObserver readObserver;
     private volatile boolean closing;
     /** Runs being fetched; also the lock for {@code closing} against a run starting. */
@@ -66,8 +68,9 @@ final class BlockRuns {
 
     /** {@code onVersionChanged} is told when upstream refuses a fetch pinned to an ETag: the object changed. */
     BlockRuns(CacheConfig config, ObjectStore upstream, BlockIndex blockIndex, CacheCounters counters, OpenFiles openFiles,
-            BlockCheck check, UnsyncedBlocks unsynced, Consumer<ObjectKey> onVersionChanged, Executor fetchers) {
+            BlockCheck check, UnsyncedBlocks unsynced, Consumer<ObjectKey> onVersionChanged, Executor fetchers, Clock clock) {
         this.fetchers = fetchers;
+        this.clock = clock;
         this.config = config;
         this.upstream = upstream;
         this.blockIndex = blockIndex;
@@ -425,10 +428,10 @@ final class BlockRuns {
                 // stopping it is all we want
             }
         }
-        long deadline = System.nanoTime() + CLOSE_WAIT.toNanos();
+        long deadline = clock.nanoTime() + CLOSE_WAIT.toNanos();
         synchronized (active) {
             while (!active.isEmpty()) {
-                long left = deadline - System.nanoTime();
+                long left = deadline - clock.nanoTime();
                 if (left <= 0) {
                     LOG.warn("{} block fetches did not stop within {}", active.size(), CLOSE_WAIT);
                     return;

@@ -145,7 +145,12 @@ public final class CachingStore extends ForwardingObjectStore {
 
     /** A cache with the policy its config names (lru, pin or sieve). */
     public CachingStore(ObjectStore upstream, CacheConfig config) {
-        this(upstream, config, policyNamed(config.policy()), Clock.system());
+        this(upstream, config, Clock.system());
+    }
+
+    /** The same, on {@code clock}. */
+    public CachingStore(ObjectStore upstream, CacheConfig config, Clock clock) {
+        this(upstream, config, policyNamed(config.policy()), clock);
     }
 
     private static EvictionPolicy<BlockId> policyNamed(String name) {
@@ -170,10 +175,10 @@ public final class CachingStore extends ForwardingObjectStore {
             openFiles.forget(path);
             unsynced.forget(path);
         });
-        this.check = new BlockCheck(config.verify(), counters);
-        this.runs = new BlockRuns(config, upstream, blockIndex, counters, openFiles, check, unsynced, metadata::remove,
-                fetch -> Thread.ofVirtual().name("ferry-fetch").start(fetch));
         this.clock = Objects.requireNonNull(clock, "clock is null");
+        this.check = new BlockCheck(config.verify(), counters, clock);
+        this.runs = new BlockRuns(config, upstream, blockIndex, counters, openFiles, check, unsynced, metadata::remove,
+                fetch -> Thread.ofVirtual().name("ferry-fetch").start(fetch), clock);
         this.blocksDir = config.dir().resolve(BLOCKS);
         this.tmpDir = config.dir().resolve(TMP);
         try {

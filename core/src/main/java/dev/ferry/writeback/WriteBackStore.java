@@ -13,6 +13,7 @@ import dev.ferry.store.ObjectStore;
 import dev.ferry.store.PutBody;
 import dev.ferry.store.StoreException;
 import dev.ferry.store.Uploads;
+import dev.ferry.time.Clock;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.InterruptedIOException;
@@ -28,6 +29,7 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.TreeMap;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -114,6 +116,7 @@ public final class WriteBackStore extends ForwardingObjectStore {
     }
 
     private final WriteBackConfig config;
+    private final Clock clock;
     private final Path dataDir;
     private final Path journalDir;
     private final Path tmpDir;
@@ -131,8 +134,14 @@ public final class WriteBackStore extends ForwardingObjectStore {
     private final Scratch scratch;
 
     public WriteBackStore(ObjectStore upstream, WriteBackConfig config) throws IOException {
+        this(upstream, config, Clock.system());
+    }
+
+    /** Write-back whose records are stamped, uploads timed and backoffs waited on {@code clock}. */
+    public WriteBackStore(ObjectStore upstream, WriteBackConfig config, Clock clock) throws IOException {
         super(upstream);
         this.config = config;
+        this.clock = Objects.requireNonNull(clock, "clock is null");
         this.dataDir = Files.createDirectories(config.dir().resolve("data"));
         this.journalDir = Files.createDirectories(config.dir().resolve("journal"));
         this.tmpDir = Files.createDirectories(config.dir().resolve("tmp"));
@@ -143,7 +152,7 @@ public final class WriteBackStore extends ForwardingObjectStore {
         }
         replay();
         if (config.scratchBucket() != null && config.scratchQuota() > 0) {
-            scratch = new Scratch(config.dir().resolve("scratch"), config.scratchBucket(), config.scratchQuota(), config.scratchTtl());
+            scratch = new Scratch(config.dir().resolve("scratch"), config.scratchBucket(), config.scratchQuota(), config.scratchTtl(), clock);
         } else {
             scratch = null;
         }
@@ -290,7 +299,7 @@ public final class WriteBackStore extends ForwardingObjectStore {
             }
             crc = (int) sum.getValue();
             String etag = givenEtag != null ? givenEtag : Etags.ofDigest(md5.digest());
-            e = new Entry(new WriteRecord(sequence, key, body.length(), crc, Instant.now(), etag, partSizes, body.attributes()), etag);
+            e = new Entry(new WriteRecord(sequence, key, body.length(), crc, clock.now(), etag, partSizes, body.attributes()), etag);
             Files.move(tempData, e.data(), StandardCopyOption.ATOMIC_MOVE);
             writeSynced(tempRecord, e.record.encode());
             Files.move(tempRecord, e.record(), StandardCopyOption.ATOMIC_MOVE);
@@ -333,7 +342,7 @@ public final class WriteBackStore extends ForwardingObjectStore {
     @Override
     public ObjectMeta put(ObjectKey key, PutBody body) throws IOException {
         WriteStatus s = write(key, body);
-        return new ObjectMeta(key, s.size(), s.etag(), null, Instant.now(), body.attributes());
+        return new ObjectMeta(key, s.size(), s.etag(), null, clock.now(), body.attributes());
     }
 
     /** Uploads a lane's writes in order, retrying transient failures with backoff. */
@@ -347,10 +356,10 @@ public final class WriteBackStore extends ForwardingObjectStore {
             }
             long backoff = 50;
             while (!closed) {
-                long t0 = System.nanoTime();
+                long t0 = clock.nanoTime();
                 try {
                     upload(e);
-                    uploadNanos.add(System.nanoTime() - t0);
+                    uploadNanos.add(clock.nanoTime() - t0);
                     uploadedBytes.add(e.size);
                     finish(e);
                     break;
@@ -371,7 +380,7 @@ public final class WriteBackStore extends ForwardingObjectStore {
                     LOG.debug("upload of {} failed ({}), retrying in {} ms", e.key, failure.getMessage(), backoff);
                 }
                 try {
-                    Thread.sleep(ThreadLocalRandom.current().nextLong(backoff / 2, backoff + 1));
+                    clock.sleep(Duration.ofMillis(ThreadLocalRandom.current().nextLong(backoff / 2, backoff + 1)));
                 } catch (InterruptedException ie) {
                     return;
                 }
@@ -483,7 +492,7 @@ public final class WriteBackStore extends ForwardingObjectStore {
 
     /** The fence over the writes (and deletes) of the keys {@code which} accepts. */
     public FlushResult flush(java.util.function.Predicate<ObjectKey> which, Duration timeout) throws InterruptedIOException {
-        long deadline = timeout == null ? Long.MAX_VALUE : System.nanoTime() + timeout.toNanos();
+        long deadline = timeout == null ? Long.MAX_VALUE : clock.nanoTime() + timeout.toNanos();
         List<Entry> fence;
         synchronized (lock) {
             fence = entries.values().stream().filter(e -> which.test(e.key)).toList();
@@ -491,7 +500,7 @@ public final class WriteBackStore extends ForwardingObjectStore {
         synchronized (lock) {
             while (true) {
                 boolean done = fence.stream().allMatch(e -> e.durability != Durability.LOCAL);
-                long left = deadline - System.nanoTime();
+                long left = deadline - clock.nanoTime();
                 if (done || left <= 0) {
                     break;
                 }
@@ -570,7 +579,7 @@ public final class WriteBackStore extends ForwardingObjectStore {
             delegate.delete(key);
             return;
         }
-        Entry e = new Entry(WriteRecord.deletion(sequence, key, Instant.now()), null);
+        Entry e = new Entry(WriteRecord.deletion(sequence, key, clock.now()), null);
         Path tempRecord = tmpDir.resolve(sequence + ".rec");
         try {
             writeSynced(tempRecord, e.record.encode());
@@ -587,7 +596,7 @@ public final class WriteBackStore extends ForwardingObjectStore {
     public WriteBackStats stats() {
         synchronized (lock) {
             double oldest = entries.values().stream().filter(e -> e.durability == Durability.LOCAL).map(e -> e.written)
-                    .min(Instant::compareTo).map(t -> Duration.between(t, Instant.now()).toMillis() / 1000.0).orElse(0.0);
+                    .min(Instant::compareTo).map(t -> Duration.between(t, clock.now()).toMillis() / 1000.0).orElse(0.0);
             long pending = entries.values().stream().filter(e -> e.durability == Durability.LOCAL).count();
             List<Entry> failed = entries.values().stream().filter(e -> e.durability == Durability.FAILED).toList();
             return new WriteBackStats(pendingBytes, pending, oldest, uploadedBytes.sum(), uploadNanos.sum() / 1e9,
