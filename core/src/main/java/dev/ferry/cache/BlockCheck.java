@@ -13,8 +13,8 @@ import java.util.Map;
 /**
  * Whether a resident block's bytes may leave the cache as they are on disk, and the check (the block read back
  * whole against its CRC32C) that makes them trusted again. Every path by which cached bytes leave asks it
- * first: {@link BlockRuns#fromDisk} for readers of {@link CachingStore#get} (the loader, the daemon's streamed
- * replies, the mount's reads through the store) and {@link CachingStore#openResident} (the daemon's sendfile
+ * first: {@link ResidentBlocks#source} for readers of a {@link BlockStream} (the loader, the daemon's streamed
+ * replies, the mount's reads through the store) and {@link ResidentBlocks#regions} (the daemon's sendfile
  * replies, the mount's reads straight from block files). What it answers depends on {@link VerifyMode}.
  *
  * <h2>Design: check once per loaded state, and forget the check when the bytes could have changed</h2>
