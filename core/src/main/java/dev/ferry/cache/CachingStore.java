@@ -12,7 +12,6 @@ import dev.ferry.store.ObjectKey;
 import dev.ferry.store.ObjectMeta;
 import dev.ferry.store.ObjectStore;
 import dev.ferry.store.PutBody;
-import dev.ferry.store.StoreException;
 import dev.ferry.time.Clock;
 import java.io.Closeable;
 import java.io.IOException;

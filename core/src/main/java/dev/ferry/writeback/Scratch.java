@@ -1,11 +1,8 @@
 package dev.ferry.writeback;
 
-import dev.ferry.store.CompletedPart;
 import dev.ferry.store.GetRequest;
 import dev.ferry.store.ListPage;
 import dev.ferry.store.ListRequest;
-import dev.ferry.store.MultipartUpload;
-import dev.ferry.store.ObjectAttributes;
 import dev.ferry.store.ObjectContent;
 import dev.ferry.store.ObjectKey;
 import dev.ferry.store.ObjectMeta;
@@ -18,7 +15,6 @@ import dev.ferry.time.Clock;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.atomic.LongAdder;
 
