@@ -10,6 +10,7 @@ import dev.ferry.store.ObjectKey;
 import dev.ferry.store.ObjectMeta;
 import dev.ferry.store.PutBody;
 import dev.ferry.store.file.FileObjectStore;
+import dev.ferry.time.Clock;
 import java.io.IOException;
 import java.lang.management.ManagementFactory;
 import java.lang.management.ThreadMXBean;
@@ -53,7 +54,7 @@ public final class CheckedReadCost {
     public static void main(String[] args) throws Exception {
         Path dir = Files.createTempDirectory("ferry-checked-read-");
         try {
-            run(dir);
+            run(dir, Clock.system());
         } finally {
             try (Stream<Path> walk = Files.walk(dir)) {
                 for (Path p : walk.sorted(Comparator.reverseOrder()).toList()) {
@@ -63,7 +64,8 @@ public final class CheckedReadCost {
         }
     }
 
-    private static void run(Path dir) throws Exception {
+    /** {@code clock} times the reads after the page cache is dropped (the reads of resident blocks are timed in CPU time). */
+    private static void run(Path dir, Clock clock) throws Exception {
         FileObjectStore origin = new FileObjectStore(dir.resolve("origin"));
         origin.createBucket("bench");
         ObjectMeta[] metas = new ObjectMeta[OBJECTS];
@@ -118,11 +120,11 @@ public final class CheckedReadCost {
                 for (Map.Entry<String, CachingStore> e : caches.entrySet()) {
                     Process p = new ProcessBuilder("sh", "-c", "sync && echo 3 > /proc/sys/vm/drop_caches").inheritIO().start();
                     p.waitFor();
-                    long start = System.nanoTime();
+                    long start = clock.nanoTime();
                     for (int i = 0; i < OBJECTS; i++) {
                         read(e.getValue(), metas[i], (long) (i * 7919L % 62) * 65536 + 1234, 64 * 1024);
                     }
-                    wall.computeIfAbsent(e.getKey(), k -> new ArrayList<>()).add((System.nanoTime() - start) / 1e3 / OBJECTS);
+                    wall.computeIfAbsent(e.getKey(), k -> new ArrayList<>()).add((clock.nanoTime() - start) / 1e3 / OBJECTS);
                 }
             }
             for (Map.Entry<String, List<Double>> e : wall.entrySet()) {

@@ -61,7 +61,7 @@ import picocli.CommandLine.Option;
         header = "Compare a training job read straight from an S3-like store and through ferry.",
         description = {"A training job read twice from an embedded store that behaves like S3: directly, as a plain loader",
                 "would, and through ferry. Prints the four numbers per epoch side by side, and the advisor's findings."},
-        subcommands = {ChainTour.class})
+        subcommands = {ChainDemo.class})
 final class DemoCommand implements Callable<Integer> {
     @Option(names = "--quick", description = "A small dataset and short epochs: under a minute on 2 cores.")
     boolean quick;
@@ -83,6 +83,9 @@ final class DemoCommand implements Callable<Integer> {
     Path dir;
 
     private static final int BATCH = 32;
+
+    /** The real clock: a command is where it enters. */
+    private final Clock clock = Clock.system();
 
     @Override
     public Integer call() throws Exception {
@@ -156,11 +159,11 @@ final class DemoCommand implements Callable<Integer> {
             for (SimResult r : EgressPrediction.predict(manifest, future, cacheBytes + cacheBytes / 8, "min", blockSize)) {
                 predictedWithHeldRoom.add(r.upstreamBytes());
             }
-            Path cacheDir = root.resolve("cache-" + System.nanoTime());
+            Path cacheDir = root.resolve("cache-" + clock.nanoTime());
             try (StoreChain chain = StoreChain.over(new S3ObjectStore(S3StoreConfig.endpoint(server.endpoint(), "demo", "demo")),
                     ChainConfig.DEFAULT);
                     CachingStore cache = new CachingStore(chain, CacheConfig.of(cacheDir, cacheBytes).withBlockSize(blockSize)
-                            .withWatermarks(1.0, 1.0), Policies.<BlockId>create("min", EgressPrediction.flatten(future)), Clock.system())) {
+                            .withWatermarks(1.0, 1.0), Policies.<BlockId>create("min", EgressPrediction.flatten(future)), clock)) {
                 LoaderConfig loader = LoaderConfig.DEFAULT.withBatchSize(BATCH);
                 Advisor.Context ferryContext = new Advisor.Context(dataset, cacheBytes, loader.decodeWorkers(), loader.fetchConcurrency(),
                         epochs, Prices.AWS_S3_STANDARD.egressPerGb() / 1e9, c -> predictSteady(manifest, future, c, blockSize));

@@ -6,6 +6,7 @@ import dev.ferry.cli.errors.Errors;
 import dev.ferry.cli.errors.UserError;
 import dev.ferry.serve.protocol.S3Error;
 import dev.ferry.serve.protocol.SigV4;
+import dev.ferry.time.Clock;
 import java.io.IOException;
 import java.net.ConnectException;
 import java.net.URI;
@@ -15,7 +16,6 @@ import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.net.http.HttpTimeoutException;
 import java.time.Duration;
-import java.time.Instant;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
@@ -48,7 +48,7 @@ final class FlushCommand implements Callable<Integer> {
         if (accessKey != null && !accessKey.isBlank() && secretKey != null && !secretKey.isBlank()) {
             String host = base.getPort() < 0 ? base.getHost() : base.getHost() + ":" + base.getPort();
             try {
-                query = new SigV4(accessKey.trim(), secretKey.trim()).presignedQuery("POST", path, query, host, "us-east-1", Instant.now(),
+                query = new SigV4(accessKey.trim(), secretKey.trim()).presignedQuery("POST", path, query, host, "us-east-1", Clock.system().now(),
                         wait.plusMinutes(5));
             } catch (S3Error e) {
                 throw new IllegalStateException("cannot sign " + path + ": " + e.getMessage(), e);

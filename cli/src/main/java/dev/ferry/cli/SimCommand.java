@@ -18,6 +18,7 @@ import dev.ferry.sim.SyntheticTrace;
 import dev.ferry.sim.TraceParser;
 import dev.ferry.store.ObjectKey;
 import dev.ferry.store.Prices;
+import dev.ferry.time.Clock;
 import dev.ferry.util.Sizes;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
@@ -127,6 +128,9 @@ final class SimCommand implements Callable<Integer> {
     @Option(names = "--batch-size", defaultValue = "256", description = "Cluster and plan: samples per step and node (default: ${DEFAULT-VALUE}).")
     int batchSize;
 
+    /** Times the simulation: a command is where the real clock enters. */
+    private final Clock clock = Clock.system();
+
     @Override
     public Integer call() throws Exception {
         if (nodes != null) {
@@ -221,7 +225,7 @@ final class SimCommand implements Callable<Integer> {
         if (!(rate > 0 && rate <= 1)) {
             throw new UserError("--sample-rate must be in (0, 1]: " + rate);
         }
-        long start = System.nanoTime();
+        long start = clock.nanoTime();
         Manifest sampled;
         List<ClusterSim.Epoch> result;
         PlanConfig planConfig;
@@ -244,7 +248,7 @@ final class SimCommand implements Callable<Integer> {
         List<String> advice = Advisor.partition(new Advisor.Cluster(planConfig.partition().label(), nodes, dataset, cache, false),
                 result.stream().map(e -> new Advisor.PartitionEpoch(e.epoch(), e.egressBytes(), e.readerLocalRate(), e.globalBatchShardMix(),
                         e.egressCostUsd())).toList());
-        double seconds = (System.nanoTime() - start) / 1e9;
+        double seconds = (clock.nanoTime() - start) / 1e9;
         long scaledBlocks = (long) (cache * rate) / block;
         if (json) {
             StringBuilder b = new StringBuilder("{\"nodes\":" + nodes + ",\"partition\":\"" + planConfig.partition().label()

@@ -3,6 +3,7 @@ package dev.ferry.cli;
 import dev.ferry.cli.errors.UserError;
 import dev.ferry.embedded.CloudProfile;
 import dev.ferry.embedded.EmbeddedStore;
+import dev.ferry.time.Clock;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.concurrent.Callable;
@@ -45,7 +46,7 @@ final class StoreCommand implements Callable<Integer> {
     @Override
     public Integer call() throws Exception {
         CloudProfile p = profile();
-        try (EmbeddedStore store = EmbeddedStore.start(root, bind, port, p)) {
+        try (EmbeddedStore store = EmbeddedStore.start(root, bind, port, p, Clock.system())) {
             System.out.println("ferry store: serving " + store.root() + " at " + store.endpoint() + " (profile " + p.describe() + ")");
             System.out.println("try: aws --endpoint-url " + store.endpoint() + " s3 ls    (any credentials work; Ctrl-C stops)");
             CountDownLatch stop = new CountDownLatch(1);

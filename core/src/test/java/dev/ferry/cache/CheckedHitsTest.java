@@ -8,15 +8,16 @@ import dev.ferry.store.GetRequest;
 import dev.ferry.store.ObjectContent;
 import dev.ferry.store.ObjectKey;
 import dev.ferry.store.PutBody;
-import dev.ferry.store.TrackingStore;
 import dev.ferry.store.TrackingStore.Op;
+import dev.ferry.store.TrackingStore;
 import dev.ferry.store.file.FileObjectStore;
+import dev.ferry.time.Await;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.Arrays;
 import java.util.Random;
-import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeEach;
@@ -167,11 +168,8 @@ class CheckedHitsTest {
             byte[] first = new byte[BLOCK];
             assertThat(in.readNBytes(first, 0, BLOCK)).isEqualTo(BLOCK); // and no further: block 1 is not looked at yet
             assertThat(first).isEqualTo(Arrays.copyOf(bytes, BLOCK));
-            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-            while (cache.stats().residentBlocks() < run) { // the run fetches on while its reader stops
-                assertThat(System.nanoTime()).as("the run fetched its blocks").isLessThan(deadline);
-                Thread.sleep(5);
-            }
+            // the run fetches on while its reader stops
+            Await.until("the run's blocks in place", Duration.ofSeconds(30), () -> cache.stats().residentBlocks() >= run);
             CorruptBlocks.waitToSettle();
             assertThat(CorruptBlocks.flip16InEach(tmp.resolve("cache"))).isEqualTo(run);
             assertThat(in.readAllBytes()).isEqualTo(Arrays.copyOfRange(bytes, BLOCK, bytes.length));

@@ -11,15 +11,17 @@ import dev.ferry.store.ObjectContent;
 import dev.ferry.store.ObjectKey;
 import dev.ferry.store.ObjectStore;
 import dev.ferry.store.PutBody;
-import dev.ferry.store.TrackingStore;
 import dev.ferry.store.TrackingStore.Op;
+import dev.ferry.store.TrackingStore;
 import dev.ferry.store.file.FileObjectStore;
+import dev.ferry.time.Await;
 import java.io.FilterInputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.InterruptedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Random;
@@ -167,11 +169,8 @@ class StreamThroughTest {
                 byte[] first = new byte[100];
                 assertThat(stalled.stream().readNBytes(first, 0, 100)).isEqualTo(100); // reading the fetch under way
                 gated.gate.countDown();
-                long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-                while (cache.stats().residentBlocks() < 1) { // the fetch finishes and puts the block in place
-                    assertThat(System.nanoTime()).as("block 0 in place").isLessThan(deadline);
-                    Thread.sleep(5);
-                }
+                // the fetch finishes and puts the block in place
+                Await.until("block 0 in place", Duration.ofSeconds(30), () -> cache.stats().residentBlocks() >= 1);
                 CorruptBlocks.waitToSettle();
                 assertThat(CorruptBlocks.flip16InEach(tmp.resolve("cache"))).isEqualTo(1);
                 assertThat(stalled.stream().readAllBytes()).as("the bytes as fetched, not as they are on disk now")

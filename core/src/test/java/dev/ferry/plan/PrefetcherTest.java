@@ -11,10 +11,12 @@ import dev.ferry.store.ObjectKey;
 import dev.ferry.store.ObjectMeta;
 import dev.ferry.store.PutBody;
 import dev.ferry.store.file.FileObjectStore;
+import dev.ferry.time.Await;
 import dev.ferry.time.Clock;
 import dev.ferry.time.ManualClock;
 import java.io.IOException;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Random;
@@ -55,11 +57,7 @@ class PrefetcherTest {
     }
 
     static void await(BooleanSupplier condition) throws InterruptedException {
-        long deadline = System.nanoTime() + 20_000_000_000L;
-        while (!condition.getAsBoolean()) {
-            assertThat(System.nanoTime()).as("waited 20 s for the prefetcher").isLessThan(deadline);
-            Thread.sleep(5);
-        }
+        Await.until("the prefetcher", Duration.ofSeconds(30), condition::getAsBoolean);
     }
 
     static void quiet() throws InterruptedException {

@@ -1,5 +1,6 @@
 package dev.ferry.embedded;
 
+import dev.ferry.time.Clock;
 import java.io.FilterInputStream;
 import java.io.IOException;
 import java.io.InputStream;
@@ -42,19 +43,22 @@ final class CloudProfileBlobStore extends ForwardingBlobStore {
     private static final int CHUNK = 64 * 1024;
 
     private final CloudProfile profile;
+    private final Clock clock;
     private final PrefixLimiter limiter;
     private final Pacer aggregate;
     private final LongAdder requests = new LongAdder();
     private final LongAdder slowDowns = new LongAdder();
     private final LongAdder bytesServed = new LongAdder();
 
-    CloudProfileBlobStore(BlobStore delegate, CloudProfile profile) {
+    /** {@code clock} paces, refills the per-prefix limits and waits the first-byte latency. */
+    CloudProfileBlobStore(BlobStore delegate, CloudProfile profile, Clock clock) {
         super(delegate);
         this.profile = profile;
+        this.clock = clock;
         this.limiter = profile.prefixRequestRate() > 0
-                ? new PrefixLimiter(profile.prefixRequestRate(), profile.prefixBurst().toNanos() / 1e9, profile.prefixDepth())
+                ? new PrefixLimiter(profile.prefixRequestRate(), profile.prefixBurst().toNanos() / 1e9, profile.prefixDepth(), clock)
                 : null;
-        this.aggregate = profile.aggregateBandwidth() > 0 ? new Pacer(profile.aggregateBandwidth()) : null;
+        this.aggregate = profile.aggregateBandwidth() > 0 ? new Pacer(profile.aggregateBandwidth(), clock) : null;
     }
 
     EmbeddedStore.Stats stats() {
@@ -71,7 +75,7 @@ final class CloudProfileBlobStore extends ForwardingBlobStore {
         long latency = profile.firstByteLatency().toNanos();
         if (latency > 0) {
             try {
-                java.util.concurrent.TimeUnit.NANOSECONDS.sleep(latency);
+                clock.sleepNanos(latency);
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
                 throw S3Exception.builder().statusCode(500).message("interrupted").build();
@@ -115,7 +119,7 @@ final class CloudProfileBlobStore extends ForwardingBlobStore {
         if (blob == null) {
             return null;
         }
-        Pacer connection = profile.connectionBandwidth() > 0 ? new Pacer(profile.connectionBandwidth()) : null;
+        Pacer connection = profile.connectionBandwidth() > 0 ? new Pacer(profile.connectionBandwidth(), clock) : null;
         return new ResponseInputStream<>(blob.response(), new PacedStream(blob, connection));
     }
 

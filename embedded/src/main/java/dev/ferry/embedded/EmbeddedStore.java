@@ -1,5 +1,6 @@
 package dev.ferry.embedded;
 
+import dev.ferry.time.Clock;
 import java.io.IOException;
 import java.lang.reflect.Field;
 import java.lang.reflect.Modifier;
@@ -45,22 +46,25 @@ public final class EmbeddedStore implements AutoCloseable {
     }
 
     /**
-     * Starts a server over {@code root} (created if missing) on {@code port} (0 picks a free one).
+     * Starts a server over {@code root} (created if missing) on loopback, on {@code port} (0 picks a free one),
+     * paced by the real clock: what the demo, the benchmarks, the daemon's embedded origin and tests run.
      *
      * @throws IOException when the folder cannot be created or the port cannot be bound
      */
     public static EmbeddedStore start(Path root, int port, CloudProfile profile) throws IOException {
-        return start(root, "127.0.0.1", port, profile);
+        return start(root, "127.0.0.1", port, profile, Clock.system());
     }
 
     /**
      * As {@link #start(Path, int, CloudProfile)}, listening on {@code host} (an address of this machine) instead
      * of loopback: a store other hosts reach, as the cluster tests' store in its own network namespace.
+     * {@code clock} times the profile: bandwidth pacing, per-prefix limits, first-byte latency.
      */
-    public static EmbeddedStore start(Path root, String host, int port, CloudProfile profile) throws IOException {
+    public static EmbeddedStore start(Path root, String host, int port, CloudProfile profile, Clock clock) throws IOException {
         Objects.requireNonNull(root, "root is null");
         Objects.requireNonNull(host, "host is null");
         Objects.requireNonNull(profile, "profile is null");
+        Objects.requireNonNull(clock, "clock is null");
         if (port < 0 || port > 65535) {
             throw new IllegalArgumentException("port must be 0 to 65535: " + port);
         }
@@ -68,7 +72,7 @@ public final class EmbeddedStore implements AutoCloseable {
         Properties props = new Properties();
         props.setProperty("jclouds.filesystem.basedir", dir.toString());
         BlobStore backend = BlobStores.create("filesystem-nio2", props);
-        CloudProfileBlobStore profiled = new CloudProfileBlobStore(new EtagFillingBlobStore(backend), profile);
+        CloudProfileBlobStore profiled = new CloudProfileBlobStore(new EtagFillingBlobStore(backend), profile, clock);
         S3Proxy proxy = S3Proxy.builder()
                 .blobStore(profiled)
                 .endpoint(URI.create("http://" + hostPart(host) + ":" + port))

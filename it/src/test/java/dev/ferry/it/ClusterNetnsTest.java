@@ -18,6 +18,7 @@ import dev.ferry.store.ListRequest;
 import dev.ferry.store.ObjectMeta;
 import dev.ferry.store.file.FileObjectStore;
 import dev.ferry.store.tier.Rendezvous;
+import dev.ferry.time.Await;
 import java.io.IOException;
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -213,37 +214,27 @@ class ClusterNetnsTest {
     }
 
     static void awaitHttp(URI uri, Duration within) throws Exception {
-        long deadline = System.nanoTime() + within.toNanos();
-        while (true) {
-            try {
-                HTTP.send(HttpRequest.newBuilder(uri).timeout(Duration.ofSeconds(2)).build(), HttpResponse.BodyHandlers.discarding());
-                return;
-            } catch (IOException e) {
-                if (System.nanoTime() > deadline) {
-                    throw new AssertionError("nothing answers at " + uri + " after " + within, e);
-                }
-                Thread.sleep(100);
-            }
-        }
+        Await.until("an answer at " + uri, within, () -> {
+            HTTP.send(HttpRequest.newBuilder(uri).timeout(Duration.ofSeconds(2)).build(), HttpResponse.BodyHandlers.discarding());
+            return true;
+        });
     }
 
     /** Waits for daemon {@code n} to answer; if it exits first, fails with the end of its log. */
     void awaitDaemon(int n, String run) throws Exception {
-        long deadline = System.nanoTime() + Duration.ofSeconds(90).toNanos();
-        while (true) {
-            try {
+        Process p = daemons.get(n);
+        try {
+            Await.until("daemon n" + n + "'s answer", Duration.ofSeconds(90), () -> {
+                if (!p.isAlive()) {
+                    throw new AssertionError("daemon n" + n + " exited " + p.exitValue());
+                }
                 HTTP.send(HttpRequest.newBuilder(daemon(n).resolve("/_ferry/")).timeout(Duration.ofSeconds(2)).build(),
                         HttpResponse.BodyHandlers.discarding());
-                return;
-            } catch (IOException e) {
-                Process p = daemons.get(n);
-                if (!p.isAlive() || System.nanoTime() > deadline) {
-                    List<String> log = Files.readAllLines(work.resolve(run).resolve("n" + n + ".log"));
-                    throw new AssertionError("daemon n" + n + (p.isAlive() ? " does not answer after 90 s" : " exited " + p.exitValue())
-                            + "; its log ends:\n" + String.join("\n", log.subList(Math.max(0, log.size() - 30), log.size())));
-                }
-                Thread.sleep(100);
-            }
+                return true;
+            });
+        } catch (AssertionError e) {
+            List<String> log = Files.readAllLines(work.resolve(run).resolve("n" + n + ".log"));
+            throw new AssertionError(e.getMessage() + "; its log ends:\n" + String.join("\n", log.subList(Math.max(0, log.size() - 30), log.size())), e);
         }
     }
 
@@ -267,15 +258,14 @@ class ClusterNetnsTest {
     static long awaitMembers(List<Integer> nodes, List<String> expected, Duration within) throws Exception {
         long start = System.nanoTime();
         for (int n : nodes) {
-            while (true) {
-                JsonNode s = status(n);
-                if (members(s, null).equals(expected) && members(s, "up").size() == expected.size()) {
-                    break;
-                }
-                if (System.nanoTime() - start > within.toNanos()) {
-                    throw new AssertionError("node " + n + " lists " + s.path("group") + ", not " + expected);
-                }
-                Thread.sleep(25);
+            Duration left = within.minusNanos(System.nanoTime() - start);
+            try {
+                Await.until("node " + n + " to list " + expected + ", all up", left.isNegative() ? Duration.ZERO : left, () -> {
+                    JsonNode s = status(n);
+                    return members(s, null).equals(expected) && members(s, "up").size() == expected.size();
+                });
+            } catch (AssertionError e) {
+                throw new AssertionError(e.getMessage() + "; it lists " + status(n).path("group"), e);
             }
         }
         return (System.nanoTime() - start) / 1_000_000;

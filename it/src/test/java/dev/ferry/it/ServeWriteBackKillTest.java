@@ -2,6 +2,7 @@ package dev.ferry.it;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.ferry.time.Await;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -18,6 +19,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import software.amazon.awssdk.auth.credentials.AnonymousCredentialsProvider;
@@ -64,6 +66,7 @@ class ServeWriteBackKillTest {
             URI endpoint = URI.create("http://127.0.0.1:" + port);
             AtomicBoolean stop = new AtomicBoolean();
             AtomicInteger ackedThisRound = new AtomicInteger();
+            AtomicReference<RuntimeException> writerEnd = new AtomicReference<>();
             try (S3Client s3 = S3Client.builder().endpointOverride(endpoint).forcePathStyle(true).region(Region.US_EAST_1)
                     .credentialsProvider(AnonymousCredentialsProvider.create()).build()) {
                 Thread writer = Thread.ofPlatform().start(() -> {
@@ -95,6 +98,7 @@ class ServeWriteBackKillTest {
                             acked.merge(k, v, Math::max);
                             ackedThisRound.incrementAndGet();
                         } catch (RuntimeException e) {
+                            writerEnd.set(e);
                             return; // the daemon died under us: this write was not acknowledged
                         }
                     }
@@ -102,11 +106,10 @@ class ServeWriteBackKillTest {
                 // kill after the Nth acknowledgement of this round, then a little later: a point in the write stream,
                 // not a time, so a slow machine kills as far into the stream as a fast one
                 int killAfter = 1 + random.nextInt(5);
-                long deadline = System.nanoTime() + TimeUnit.MINUTES.toNanos(3);
-                while (ackedThisRound.get() < killAfter && writer.isAlive() && System.nanoTime() < deadline) {
-                    Thread.sleep(5);
-                }
-                assertThat(ackedThisRound.get()).as("round %d: acknowledged writes before the kill", iteration)
+                Await.until("the acknowledgements before the kill", Duration.ofMinutes(3),
+                        () -> ackedThisRound.get() >= killAfter || !writer.isAlive());
+                assertThat(ackedThisRound.get()).as("round %d: acknowledged writes before the kill (the writer ended on %s)",
+                                iteration, writerEnd.get())
                         .isGreaterThanOrEqualTo(killAfter);
                 Thread.sleep(random.nextInt(300));
                 acknowledgements += ackedThisRound.get();

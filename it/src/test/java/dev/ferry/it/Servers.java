@@ -1,5 +1,6 @@
 package dev.ferry.it;
 
+import dev.ferry.time.Await;
 import java.io.IOException;
 import java.net.ServerSocket;
 import java.net.Socket;
@@ -23,18 +24,18 @@ final class Servers {
     }
 
     static void awaitPort(int port, Duration timeout, Process process) throws IOException, InterruptedException {
-        long deadline = System.nanoTime() + timeout.toNanos();
-        while (System.nanoTime() < deadline) {
-            if (process != null && !process.isAlive()) {
-                throw new IOException("the server exited with " + process.exitValue() + " before listening on " + port);
-            }
-            try (Socket ignored = new Socket("127.0.0.1", port)) {
-                return;
-            } catch (IOException e) {
-                Thread.sleep(50);
-            }
+        try {
+            Await.until("a listener on 127.0.0.1:" + port, timeout, () -> {
+                if (process != null && !process.isAlive()) {
+                    throw new AssertionError("the server exited with " + process.exitValue() + " before listening on " + port);
+                }
+                try (Socket ignored = new Socket("127.0.0.1", port)) {
+                    return true;
+                }
+            });
+        } catch (AssertionError e) {
+            throw new IOException(e.getMessage(), e);
         }
-        throw new IOException("nothing listened on 127.0.0.1:" + port + " within " + timeout);
     }
 
     /** A command that runs {@code main} in its own JVM on this test's class path, with quiet logs. */

@@ -14,11 +14,11 @@ import dev.ferry.store.BucketOperations;
 import dev.ferry.store.ObjectMeta;
 import dev.ferry.store.ObjectNotFoundException;
 import dev.ferry.store.ObjectStore;
+import dev.ferry.time.Clock;
 import dev.ferry.writeback.WriteBackStore;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.file.Path;
-import java.time.Instant;
 import java.util.EnumSet;
 import java.util.Map;
 import java.util.Set;
@@ -41,7 +41,7 @@ import org.cryptomator.jfuse.api.TimeSpec;
  * (files being written, truncate, delete, rename); a failure becomes an errno in one place, {@link Errnos}.
  *
  * <ul>
- *   <li><b>Listings are the metadata</b> ({@link Folders}): a file its folder's listing described is stat'ed and
+ *   <li><b>Listings are the metadata</b> ({@link FolderListings}): a file its folder's listing described is stat'ed and
  *       opened with no HEAD, at the listed size and ETag; a prefix is a folder on direct lookup.
  *   <li><b>Read-ahead</b> is the local tier's ({@link dev.ferry.cache.SequentialReadAhead}, attached by {@link Mount}):
  *       it sees the blocks every read asks for, whichever handle reads.
@@ -62,6 +62,7 @@ final class FerryFs implements FuseOperations {
 
     private final Errno errno;
     private final MountConfig config;
+    private final Clock clock;
     private final CachingStore cache;
     private final ObjectStore reader;
     private final Attrs attrs;
@@ -74,16 +75,18 @@ final class FerryFs implements FuseOperations {
 
     /**
      * {@code tier} is the store under write-back (the local tier, or with none the chain to the store);
-     * {@code cache} the local tier or null; {@code writeBack} null with write-through.
+     * {@code cache} the local tier or null; {@code writeBack} null with write-through; {@code clock} ages the
+     * listings and dates the files being written.
      */
-    FerryFs(Errno errno, MountConfig config, ObjectStore tier, CachingStore cache, WriteBackStore writeBack, BucketOperations buckets,
-            Path spoolDir, java.util.concurrent.Executor listers) throws IOException {
+    FerryFs(Errno errno, MountConfig config, Clock clock, ObjectStore tier, CachingStore cache, WriteBackStore writeBack,
+            BucketOperations buckets, Path spoolDir, java.util.concurrent.Executor listers) throws IOException {
         this.errno = errno;
         this.config = config;
+        this.clock = clock;
         this.cache = cache;
         this.reader = writeBack != null ? writeBack : tier;
         this.attrs = new Attrs(config.readOnly());
-        this.folders = new Folders(reader, config.metadataTtl(), listers, buckets, writeBack, attrs);
+        this.folders = new Folders(reader, clock, config.metadataTtl(), listers, buckets, writeBack, attrs);
         this.reads = new Reads(reader, cache, writeBack);
         this.writes = new Writes(reader, tier, writeBack, folders, reads, spoolDir, config.flushTimeout());
     }
@@ -155,10 +158,10 @@ final class FerryFs implements FuseOperations {
             }
             Writes.WriteHandle w = writes.writing(path);
             if (w != null) {
-                attrs.file(stat, w.size(), Instant.now());
+                attrs.file(stat, w.size(), clock.now());
                 return 0;
             }
-            Folders.Entry listed = folders.listed(loc);
+            FolderEntry listed = folders.listed(loc);
             if (listed != null) {
                 if (listed.meta() == null) {
                     attrs.dir(stat);
@@ -284,7 +287,7 @@ final class FerryFs implements FuseOperations {
             return 0;
         }
         return call("open", path, () -> {
-            Folders.Entry listed = folders.listed(loc);
+            FolderEntry listed = folders.listed(loc);
             ObjectMeta meta;
             if (listed != null && listed.meta() != null) {
                 meta = listed.meta();

@@ -10,6 +10,7 @@ import dev.ferry.store.ObjectStore;
 import dev.ferry.store.chain.MeterSnapshot;
 import dev.ferry.store.file.FileObjectStore;
 import dev.ferry.tier.TierStack;
+import dev.ferry.time.Clock;
 import dev.ferry.writeback.WriteBackStore;
 import java.io.IOException;
 import java.nio.file.Files;
@@ -42,7 +43,7 @@ public final class Mount implements AutoCloseable {
     private final String description;
     private boolean closed;
 
-    private Mount(MountConfig config, Consumer<String> say) throws IOException {
+    private Mount(MountConfig config, Clock clock, Consumer<String> say) throws IOException {
         this.config = config;
         this.say = say;
         boolean root = "root".equals(System.getProperty("user.name"));
@@ -54,7 +55,8 @@ public final class Mount implements AutoCloseable {
         BucketOperations buckets;
         ObjectStore origin;
         if (config.upstream() != null) {
-            S3ObjectStore store = new S3ObjectStore(S3StoreConfig.endpoint(config.upstream(), credentials(config.upstream())));
+            S3ObjectStore store = new S3ObjectStore(S3StoreConfig.endpoint(config.upstream(), credentials(config.upstream())), java.util.Map.of(),
+                    clock);
             origin = store;
             buckets = store;
             description = config.upstream().toString();
@@ -90,7 +92,7 @@ public final class Mount implements AutoCloseable {
                     + System.getProperty("os.name") + " " + System.getProperty("os.arch") + ").");
         }
         builder.setLibraryPath(lib.toString());
-        fs = new FerryFs(builder.errno(), config, tier, tiers.cache(), tiers.writeBack(), buckets, spool, fetchers);
+        fs = new FerryFs(builder.errno(), config, clock, tier, tiers.cache(), tiers.writeBack(), buckets, spool, fetchers);
         List<String> options = new ArrayList<>(List.of("fsname=ferry", "subtype=ferry", "attr_timeout=" + kernelTimeout(config),
                 "entry_timeout=" + kernelTimeout(config), "negative_timeout=0"));
         if (config.readOnly()) {
@@ -113,7 +115,7 @@ public final class Mount implements AutoCloseable {
     /**
      * How long the kernel keeps a name and its attributes without asking the mount again ({@code entry_timeout},
      * {@code attr_timeout}): {@code metadata-ttl}, the time the mount itself trusts a listing or a HEAD. S3 objects
-     * are immutable per ETag and the store's listings are the metadata (see {@link Folders}), so a shorter kernel
+     * are immutable per ETag and the store's listings are the metadata (see {@link FolderListings}), so a shorter kernel
      * timeout would only repeat lookups whose answer the mount already holds (a cold epoch over small files paid a
      * lookup per file); a change made behind the mount's back is seen within about twice {@code metadata-ttl}
      * (the kernel's clock starts at its lookup). Changes made through the mount update the kernel's view at once.
@@ -149,9 +151,12 @@ public final class Mount implements AutoCloseable {
         }
     }
 
-    /** Mounts; the file system answers when this returns. {@code say} receives notes for the user (one sentence each). */
-    public static Mount start(MountConfig config, Consumer<String> say) throws IOException {
-        return new Mount(config, say);
+    /**
+     * Mounts; the file system answers when this returns. {@code clock} ages listings and dates what is written;
+     * {@code say} receives notes for the user (one sentence each).
+     */
+    public static Mount start(MountConfig config, Clock clock, Consumer<String> say) throws IOException {
+        return new Mount(config, clock, say);
     }
 
     public MountConfig config() {

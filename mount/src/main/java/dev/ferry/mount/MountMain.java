@@ -1,5 +1,6 @@
 package dev.ferry.mount;
 
+import dev.ferry.time.Clock;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.util.LinkedHashMap;
@@ -24,7 +25,7 @@ public final class MountMain {
         }
         Mount mount;
         try {
-            mount = Mount.start(config, note -> err.println("ferry: " + note));
+            mount = Mount.start(config, Clock.system(), note -> err.println("ferry: " + note));
         } catch (FuseCheck.FuseUnavailableException e) {
             err.println("ferry: " + e.getMessage());
             return 1;

@@ -3,8 +3,9 @@
  * Buckets are top-level folders, prefixes folders, objects files; reads go through the local tier
  * ({@code CachingStore}) pinned to the ETag a file was opened at, writes through write-back. {@code Mount}
  * builds the chain and mounts; {@code FerryFs} answers libfuse and hands each operation to {@code Folders}
- * (listings), {@code Reads} (version-pinned reads) or {@code Writes} (spooled writes, truncate, delete,
- * rename); {@code Errnos} turns failures into errnos. Depends on core, s3 and jfuse; nothing in core depends
+ * (folders: the listings kept as metadata, {@code FolderListings}; open folders, {@code FolderHandle}; names
+ * only the mount has so far, {@code LocalNames}), {@code Reads} (version-pinned reads) or {@code Writes}
+ * (spooled writes, truncate, delete, rename); {@code Errnos} turns failures into errnos. Depends on core, s3 and jfuse; nothing in core depends
  * on this package.
  */
 package dev.ferry.mount;

@@ -3,6 +3,7 @@ package dev.ferry.mount;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.ferry.cache.CorruptBlocks;
+import dev.ferry.time.Clock;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.security.MessageDigest;
@@ -35,7 +36,7 @@ class CorruptBlockMountTest {
         MountConfig config = MountConfig.from(Map.of("mountpoint", mp.toString(), "store-root", dir.resolve("store").toString(),
                 "cache-dir", dir.resolve("cache").toString(), "block-size", "1MiB", "cache-size", "64MiB", "read-ahead", "0"));
         assertThat(config.verify()).isEqualTo(dev.ferry.cache.VerifyMode.ON_LOAD);
-        try (Mount mount = Mount.start(config, s -> { })) {
+        try (Mount mount = Mount.start(config, Clock.system(), s -> { })) {
             String file = mp.resolve("data/obj.bin").toString();
             assertThat(Tools.sh("cat '" + file + "' | sha256sum | cut -d' ' -f1").trim()).isEqualTo(sha256(bytes));
             CorruptBlocks.waitToSettle();

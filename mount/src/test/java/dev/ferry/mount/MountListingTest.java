@@ -11,9 +11,12 @@ import dev.ferry.store.ObjectKey;
 import dev.ferry.store.PutBody;
 import dev.ferry.store.chain.MeterSnapshot;
 import dev.ferry.store.chain.MeteredStore.Op;
+import dev.ferry.time.Await;
+import dev.ferry.time.Clock;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.Random;
@@ -63,7 +66,7 @@ class MountListingTest {
         Files.write(Files.createDirectories(data.resolve("again")).resolve("x.bin"), bytes(random, 50_000));
         store = EmbeddedStore.start(dir.resolve("store"), 0, CloudProfile.none());
         mp = Files.createDirectories(dir.resolve("mp"));
-        mount = Mount.start(config(mp, "cache", Map.of()), s -> { });
+        mount = Mount.start(config(mp, "cache", Map.of()), Clock.system(), s -> { });
     }
 
     static byte[] bytes(Random random, int n) {
@@ -102,10 +105,7 @@ class MountListingTest {
 
     /** Waits (up to 30 s) until the mount has sent {@code expected} LISTs, for those made ahead; the count then. */
     static long lists(Mount m, long expected) throws InterruptedException {
-        long deadline = System.nanoTime() + 30_000_000_000L;
-        while (m.meter().requests(Op.LIST) < expected && System.nanoTime() < deadline) {
-            Thread.sleep(50);
-        }
+        Await.until(expected + " LISTs", Duration.ofSeconds(30), () -> m.meter().requests(Op.LIST) >= expected);
         Thread.sleep(200); // and none more
         return m.meter().requests(Op.LIST);
     }
@@ -113,7 +113,7 @@ class MountListingTest {
     @Test
     void walkAndStatOfATree_listEachFolderOnce_aheadOfTheWalker_andSendNoHead() throws Exception {
         Path mp2 = Files.createDirectories(tmp.resolve("mp-walk"));
-        try (Mount walking = Mount.start(config(mp2, "cache-walk", Map.of()), s -> { })) {
+        try (Mount walking = Mount.start(config(mp2, "cache-walk", Map.of()), Clock.system(), s -> { })) {
             String out = python(mp2, """
                     os.listdir(os.path.join(mp, 'data'))
                     n = 0
@@ -166,7 +166,7 @@ class MountListingTest {
     @Test
     void reopeningAnUnchangedFile_keepsTheKernelsPages_evenAfterTheMetadataTtl_andAChangedOneDropsThem() throws Exception {
         Path mp2 = Files.createDirectories(tmp.resolve("mp-ttl"));
-        try (Mount short1 = Mount.start(config(mp2, "cache-ttl", Map.of("metadata-ttl", "1s")), s -> { })) {
+        try (Mount short1 = Mount.start(config(mp2, "cache-ttl", Map.of("metadata-ttl", "1s")), Clock.system(), s -> { })) {
             Path file = mp2.resolve("data/again/x.bin");
             Tools.sh("ls '" + mp2 + "/data' '" + mp2 + "/data/again' >/dev/null");
             assertThat(Files.readAllBytes(file)).isEqualTo(Files.readAllBytes(data.resolve("again/x.bin")));

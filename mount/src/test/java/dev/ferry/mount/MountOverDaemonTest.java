@@ -14,6 +14,7 @@ import dev.ferry.s3.S3StoreConfig;
 import dev.ferry.serve.Daemon;
 import dev.ferry.serve.ServeConfig;
 import dev.ferry.store.ObjectKey;
+import dev.ferry.time.Clock;
 import java.io.InputStream;
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -63,7 +64,7 @@ class MountOverDaemonTest {
                 Files.copy(in, script);
             }
             Tools.Result r;
-            try (Mount mount = Mount.start(config, s -> { })) {
+            try (Mount mount = Mount.start(config, Clock.system(), s -> { })) {
                 assertThat(mount.cache()).as("no local tier of the mount's own").isNull();
                 Path repo = Path.of(System.getProperty("user.dir")).getParent();
                 r = Tools.run("env", "PYTHONPATH=" + repo.resolve("clients/python"), "python3", script.toString(),

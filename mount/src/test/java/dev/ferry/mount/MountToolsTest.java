@@ -3,6 +3,8 @@ package dev.ferry.mount;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.ferry.store.chain.MeteredStore;
+import dev.ferry.time.Await;
+import dev.ferry.time.Clock;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -57,7 +59,7 @@ class MountToolsTest {
         }
         Files.createDirectories(store.resolve("other"));
         mp = Files.createDirectories(tmp.resolve("mp"));
-        mount = Mount.start(config(mp, "cache", Map.of("metadata-ttl", "0")), s -> { });
+        mount = Mount.start(config(mp, "cache", Map.of("metadata-ttl", "0")), Clock.system(), s -> { });
     }
 
     MountConfig config(Path mountpoint, String cache, Map<String, String> extra) {
@@ -189,12 +191,9 @@ class MountToolsTest {
         long before = mount.cache().stats().prefetchedBlocks();
         // 2 MiB sequentially: without read-ahead only those 2 blocks would be fetched
         assertThat(Tools.sh("dd if='" + mp + "/data/seq.bin' bs=128k count=16 status=none | wc -c").trim()).isEqualTo(Integer.toString(2 * BLOCK));
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-        while (mount.cache().stats().prefetchedBlocks() - before < 4 && System.nanoTime() < deadline) {
-            Thread.sleep(50);
-        }
+        Await.until("4 blocks fetched ahead of the reader", Duration.ofSeconds(30),
+                () -> mount.cache().stats().prefetchedBlocks() - before >= 4);
         assertThat(mount.readAheadBlocks()).isPositive();
-        assertThat(mount.cache().stats().prefetchedBlocks() - before).as("blocks fetched ahead of the reader").isGreaterThanOrEqualTo(4);
     }
 
     @Test
@@ -277,7 +276,7 @@ class MountToolsTest {
     @Test
     void writeThroughMount_uploadsBeforeCloseReturns() throws Exception {
         Path mp2 = Files.createDirectories(tmp.resolve("mp-wt"));
-        try (Mount wt = Mount.start(config(mp2, "cache-wt", Map.of("write-through", "true")), s -> { })) {
+        try (Mount wt = Mount.start(config(mp2, "cache-wt", Map.of("write-through", "true")), Clock.system(), s -> { })) {
             assertThat(wt.writeBack()).isNull();
             Tools.sh("head -c 3000000 /dev/urandom > '" + tmp + "/wt.bin' && cp '" + tmp + "/wt.bin' '" + mp2 + "/other/wt.bin'");
             // no flush: cp's close returned after the upload
@@ -289,7 +288,7 @@ class MountToolsTest {
     @Test
     void readOnlyMount_refusesWritesWithEROFS() throws Exception {
         Path mp3 = Files.createDirectories(tmp.resolve("mp-ro"));
-        try (Mount ro = Mount.start(config(mp3, "cache-ro", Map.of("read-only", "true")), s -> { })) {
+        try (Mount ro = Mount.start(config(mp3, "cache-ro", Map.of("read-only", "true")), Clock.system(), s -> { })) {
             Tools.Result r = Tools.run("bash", "-c", "echo x > '" + mp3 + "/data/ro.txt'");
             assertThat(r.exitCode()).isNotZero();
             assertThat(r.output()).contains("Read-only file system");
@@ -318,7 +317,7 @@ class MountToolsTest {
         killed.waitFor(20, TimeUnit.SECONDS);
         assertThat(FuseCheck.isMounted(mp4)).as("a killed mount leaves a stale mountpoint").isTrue();
         StringBuilder notes = new StringBuilder();
-        try (Mount next = Mount.start(config(mp4, "cache-proc2", Map.of()), notes::append)) {
+        try (Mount next = Mount.start(config(mp4, "cache-proc2", Map.of()), Clock.system(), notes::append)) {
             assertThat(notes.toString()).contains("stale").contains("fusermount3 -u -z");
             assertThat(Tools.sh("cat '" + mp4 + "/data/a/b/c.txt'")).isEqualTo("hello\n");
         }

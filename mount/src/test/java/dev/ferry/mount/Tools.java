@@ -1,9 +1,11 @@
 package dev.ferry.mount;
 
+import dev.ferry.time.Await;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Assumptions;
@@ -86,19 +88,19 @@ final class Tools {
     static Process startMount(List<String> command, Path mountpoint) throws IOException, InterruptedException {
         Process p = new ProcessBuilder(command).redirectErrorStream(true)
                 .redirectOutput(mountpoint.resolveSibling(mountpoint.getFileName() + ".log").toFile()).start();
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-        while (System.nanoTime() < deadline) {
-            if (!p.isAlive()) {
-                throw new AssertionError("the mount process exited " + p.exitValue() + ": "
-                        + Files.readString(mountpoint.resolveSibling(mountpoint.getFileName() + ".log")));
-            }
-            if (FuseCheck.isMounted(mountpoint) && Files.isDirectory(mountpoint.resolve("data"))
-                    && Files.readString(mountpoint.resolveSibling(mountpoint.getFileName() + ".log")).contains("ferry: mounted")) {
-                return p;
-            }
-            Thread.sleep(100);
+        Path log = mountpoint.resolveSibling(mountpoint.getFileName() + ".log");
+        try {
+            Await.until("the mount at " + mountpoint, Duration.ofSeconds(30), () -> {
+                if (!p.isAlive()) {
+                    throw new AssertionError("the mount process exited " + p.exitValue() + ": " + Files.readString(log));
+                }
+                return FuseCheck.isMounted(mountpoint) && Files.isDirectory(mountpoint.resolve("data"))
+                        && Files.readString(log).contains("ferry: mounted");
+            });
+            return p;
+        } catch (AssertionError e) {
+            p.destroyForcibly();
+            throw e;
         }
-        p.destroyForcibly();
-        throw new AssertionError("the mount did not come up within 30 s");
     }
 }

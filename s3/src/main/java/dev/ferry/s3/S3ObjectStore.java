@@ -19,6 +19,7 @@ import dev.ferry.store.PartRanges;
 import dev.ferry.store.PendingUploads;
 import dev.ferry.store.PutBody;
 import dev.ferry.store.StoreException;
+import dev.ferry.time.Clock;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.time.Instant;
@@ -82,14 +83,25 @@ public final class S3ObjectStore implements ObjectStore, BucketOperations, Multi
 
     private final S3StoreConfig config;
     private final S3Client s3;
+    private final Clock clock;
 
+    /** A store on the real clock. */
     public S3ObjectStore(S3StoreConfig config) {
         this(config, java.util.Map.of());
     }
 
-    /** A store whose every request carries {@code headers} too (ferry's daemons use one to talk to each other). */
+    /** A store on the real clock whose every request carries {@code headers} too (ferry's daemons use one to talk to each other). */
     public S3ObjectStore(S3StoreConfig config, java.util.Map<String, String> headers) {
+        this(config, headers, Clock.system());
+    }
+
+    /**
+     * A store whose every request carries {@code headers} too; {@code clock} gives a PUT its last-modified time
+     * (S3 answers a PUT without one).
+     */
+    public S3ObjectStore(S3StoreConfig config, java.util.Map<String, String> headers, Clock clock) {
         this.config = Objects.requireNonNull(config, "config is null");
+        this.clock = Objects.requireNonNull(clock, "clock is null");
         S3ClientBuilder builder = S3Client.builder()
                 .region(Region.of(config.region()))
                 .forcePathStyle(config.pathStyle())
@@ -216,7 +228,7 @@ public final class S3ObjectStore implements ObjectStore, BucketOperations, Multi
         PutObjectRequest put = b.build();
         PutObjectResponse r = call("PUT " + key, key, () -> s3.putObject(put, requestBody(body)));
         // S3 does not return Last-Modified on PUT; the acknowledgement time is close enough for ferry's uses.
-        return new ObjectMeta(key, body.length(), r.eTag(), r.versionId(), Instant.now(), a);
+        return new ObjectMeta(key, body.length(), r.eTag(), r.versionId(), clock.now(), a);
     }
 
     private static RequestBody requestBody(PutBody body) {

@@ -6,6 +6,7 @@ import dev.ferry.plan.Manifest;
 import dev.ferry.plan.ManifestJson;
 import dev.ferry.plan.Shard;
 import dev.ferry.store.ObjectKey;
+import dev.ferry.time.Await;
 import java.net.Socket;
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -14,9 +15,9 @@ import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -71,10 +72,7 @@ class JobLimitsTest {
                 Thread.sleep(200); // the daemon is planning
             }
             // the registration notices at its next step and ends as a client error (499), never registered
-            long deadline = System.nanoTime() + TimeUnit.MINUTES.toNanos(5);
-            while (ferry.stats().clientErrors() == 0 && System.nanoTime() < deadline) {
-                Thread.sleep(20);
-            }
+            Await.until("the abandoned registration's end", Duration.ofMinutes(5), () -> ferry.stats().clientErrors() > 0);
             assertThat(ferry.stats().clientErrors()).as("the abandoned registration ended").isEqualTo(1);
             assertThat(ferry.daemon.jobs().jobs()).as("nothing of it took effect").isEmpty();
             Files.write(ferry.root.resolve("data/ok.bin"), new byte[4096]);

@@ -11,11 +11,13 @@ import dev.ferry.store.ObjectKey;
 import dev.ferry.store.ObjectMeta;
 import dev.ferry.store.ObjectStore;
 import dev.ferry.store.PutBody;
+import dev.ferry.time.Await;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
@@ -148,14 +150,8 @@ class MissIsOneRequestTest {
             assertThat(delta(before, byOp(ferry), "get")).isEqualTo(1);
             // a ranged GET's answer names no checksum: the next reads asking for it get it from one HEAD, sent in the
             // background (not in front of a read)
-            String seen = null;
-            for (int i = 0; i < 200 && seen == null; i++) {
-                seen = s3.getObjectAsBytes(b -> b.bucket("data").key("ckpt.pt").checksumMode(ChecksumMode.ENABLED)).response().checksumCRC32C();
-                if (seen == null) {
-                    Thread.sleep(50);
-                }
-            }
-            assertThat(seen).isEqualTo(crc.value());
+            Await.until("the checksum on a GET's answer", Duration.ofSeconds(10), () -> crc.value().equals(
+                    s3.getObjectAsBytes(b -> b.bucket("data").key("ckpt.pt").checksumMode(ChecksumMode.ENABLED)).response().checksumCRC32C()));
             assertThat(delta(before, byOp(ferry), "head")).as("one HEAD, once").isEqualTo(1);
             assertThat(delta(before, byOp(ferry), "get")).isEqualTo(1);
             // a client's HEAD asking for it is answered it
@@ -178,12 +174,8 @@ class MissIsOneRequestTest {
             JsonNode before = byOp(ferry);
             assertThat(read(s3, "label.txt")).as("stale, served from the tier while it is revalidated").isEqualTo("version one");
             assertThat(delta(before, byOp(ferry), "get")).as("GETs for a warm read").isZero();
-            String seen = read(s3, "label.txt");
-            for (int i = 0; i < 200 && !seen.equals("version two"); i++) { // the background revalidation, however slow
-                Thread.sleep(50);
-                seen = read(s3, "label.txt");
-            }
-            assertThat(seen).as("once revalidated").isEqualTo("version two");
+            Await.until("version two, once revalidated in the background", Duration.ofSeconds(10),
+                    () -> read(s3, "label.txt").equals("version two"));
 
             // the bound: metadata twice the TTL old is asked for in front of the read
             putBehind(ferry, "label.txt", "version three".getBytes(StandardCharsets.UTF_8), ObjectAttributes.NONE);

@@ -8,12 +8,14 @@ import dev.ferry.plan.Manifest;
 import dev.ferry.plan.ManifestJson;
 import dev.ferry.plan.Shard;
 import dev.ferry.store.ObjectKey;
+import dev.ferry.time.Await;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
@@ -82,11 +84,8 @@ class PlanApiTest {
             assertThat(nextEpoch).isNotEqualTo(rank);
 
             // the prefetcher fetches ahead of position 0 without any read: 4 MiB of planned blocks
-            long deadline = System.nanoTime() + 10_000_000_000L;
-            while (ferry.daemon.node().cache().stats().prefetchedBytes() < (4L << 20) && System.nanoTime() < deadline) {
-                Thread.sleep(50);
-            }
-            assertThat(ferry.daemon.node().cache().stats().prefetchedBytes()).isGreaterThanOrEqualTo(4L << 20);
+            Await.until("4 MiB prefetched with no read", Duration.ofSeconds(30),
+                    () -> ferry.daemon.node().cache().stats().prefetchedBytes() >= (4L << 20));
             assertThat(ferry.daemon.node().cache().stats().misses()).as("prefetch is not counted as a reader's miss")
                     .isEqualTo(missesAtRegistration);
 

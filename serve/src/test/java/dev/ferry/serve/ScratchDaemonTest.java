@@ -4,10 +4,12 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import dev.ferry.time.Await;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.Arrays;
 import java.util.Map;
 import java.util.Random;
@@ -110,11 +112,7 @@ class ScratchDaemonTest {
                     .isInstanceOfSatisfying(S3Exception.class, e -> assertThat(e.statusCode()).isEqualTo(507));
             Path file = dir.resolve("cache-scratch").resolve("tmp-node").resolve("x");
             assertThat(file).exists();
-            long deadline = System.nanoTime() + 10_000_000_000L;
-            while (Files.exists(file) && System.nanoTime() < deadline) {
-                Thread.sleep(100);
-            }
-            assertThat(file).as("swept after the TTL").doesNotExist();
+            Await.until("the scratch file swept after its TTL", Duration.ofSeconds(30), () -> !Files.exists(file));
             assertThatThrownBy(() -> s3.headObject(b -> b.bucket("tmp-node").key("x"))).isInstanceOf(S3Exception.class)
                     .satisfies(e -> assertThat(((S3Exception) e).statusCode()).isEqualTo(404));
             assertThat(s3.listObjectsV2(b -> b.bucket("tmp-node")).contents()).isEmpty();

@@ -2,6 +2,7 @@ package dev.ferry.serve;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.ferry.time.Await;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStream;
@@ -12,6 +13,7 @@ import java.net.InetSocketAddress;
 import java.net.Socket;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Random;
@@ -126,14 +128,8 @@ class StalledReaderMemoryTest {
         return new long[] {Long.parseLong(f[1]), Long.parseLong(f[3])};
     }
 
-    private static void awaitBytes(Socket s) throws IOException, InterruptedException {
-        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(TIMEOUT_MS);
-        while (s.getInputStream().available() == 0) {
-            if (System.nanoTime() > deadline) {
-                throw new AssertionError("no answer started for a stalled reader");
-            }
-            Thread.sleep(10);
-        }
+    private static void awaitBytes(Socket s) throws InterruptedException {
+        Await.until("an answer started for a stalled reader", Duration.ofMillis(TIMEOUT_MS), () -> s.getInputStream().available() > 0);
     }
 
     private static void put(int port, String path, byte[] body) throws IOException {

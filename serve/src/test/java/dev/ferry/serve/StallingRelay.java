@@ -10,6 +10,7 @@ import java.net.Socket;
 import java.net.URI;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
 
 /**
  * A TCP relay in front of a real server that can be told to stall: from then on it accepts connections and
@@ -20,6 +21,7 @@ final class StallingRelay implements AutoCloseable {
     private final ServerSocket server;
     private final InetSocketAddress target;
     private final List<Socket> sockets = new CopyOnWriteArrayList<>();
+    private final CountDownLatch closed = new CountDownLatch(1);
     private volatile boolean stalled;
 
     StallingRelay(InetSocketAddress target) throws IOException {
@@ -60,8 +62,9 @@ final class StallingRelay implements AutoCloseable {
             byte[] buffer = new byte[64 * 1024];
             try (InputStream in = from.getInputStream(); OutputStream out = to.getOutputStream()) {
                 for (int n; (n = in.read(buffer)) >= 0; ) {
-                    while (stalled) {
-                        Thread.sleep(50); // hold the bytes: nothing crosses any more
+                    if (stalled) {
+                        closed.await(); // hold the bytes: nothing crosses any more
+                        return;
                     }
                     out.write(buffer, 0, n);
                     out.flush();
@@ -74,6 +77,7 @@ final class StallingRelay implements AutoCloseable {
 
     @Override
     public void close() throws IOException {
+        closed.countDown();
         server.close();
         for (Socket s : sockets) {
             s.close();

@@ -2,11 +2,13 @@ package dev.ferry.serve;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.ferry.time.Await;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -319,9 +321,7 @@ class WriteBackListingTest {
                 .redirectOutput(dir.resolve("moto.log").toFile()).start();
         try {
             String motoUrl = "http://127.0.0.1:" + port;
-            for (int i = 0; i < 100 && !answers(motoUrl); i++) {
-                Thread.sleep(100);
-            }
+            Await.until("moto's server at " + motoUrl, Duration.ofSeconds(30), () -> answers(motoUrl));
             String reference = run(script, motoUrl, "create");
             for (String writeBack : List.of("false", "true")) {
                 try (DaemonFixture ferry = DaemonFixture.overS3(dir.resolve("wb-" + writeBack), Map.of("write-back", writeBack))) {

@@ -3,12 +3,14 @@ package dev.ferry.serve;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.ferry.time.Await;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.security.MessageDigest;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HexFormat;
@@ -216,21 +218,14 @@ class WriteBackSafetyTest {
                         .multipartUpload(m -> m.parts(CompletedPart.builder().partNumber(1).eTag(e).build())));
                 assertThat(s3.listMultipartUploads(b -> b.bucket("data")).uploads()).extracting(u -> u.uploadId())
                         .as("completed uploads are not listed").containsExactlyInAnyOrder(a, other);
-                long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
-                while (!s3.listMultipartUploads(b -> b.bucket("data")).uploads().isEmpty() && System.nanoTime() < deadline) {
-                    Thread.sleep(200);
-                }
-                assertThat(s3.listMultipartUploads(b -> b.bucket("data")).uploads()).as("expired after multipart-ttl").isEmpty();
+                Await.until("the uploads expired after multipart-ttl", Duration.ofSeconds(30),
+                        () -> s3.listMultipartUploads(b -> b.bucket("data")).uploads().isEmpty());
                 assertThat(code(() -> s3.uploadPart(b -> b.bucket("data").key("logs/a").uploadId(a).partNumber(2),
                         RequestBody.fromBytes(new byte[1])))).isEqualTo("NoSuchUpload");
                 Path staged = writeBack.equals("true") ? d.resolve("cache-multipart/.ferry-uploads") : ferry.root.resolve(".ferry-uploads");
                 // the completed upload's record (kept so that a retried Complete answers 200) expires a TTL after its
                 // completion, a moment after the others: wait for it as well
-                long recordDeadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
-                while (!stagedFiles(staged).isEmpty() && System.nanoTime() < recordDeadline) {
-                    Thread.sleep(200);
-                }
-                assertThat(stagedFiles(staged)).as("staged parts deleted").isEmpty();
+                Await.until("the staged parts deleted", Duration.ofSeconds(30), () -> stagedFiles(staged).isEmpty());
             }
         }
     }

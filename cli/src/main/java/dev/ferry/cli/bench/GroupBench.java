@@ -2,9 +2,9 @@ package dev.ferry.cli.bench;
 
 import dev.ferry.cli.errors.UserError;
 import dev.ferry.plan.PlanConfig;
-import dev.ferry.serve.bench.LoopbackCluster;
 import dev.ferry.sim.ClusterSim;
 import dev.ferry.store.Prices;
+import dev.ferry.time.Clock;
 import dev.ferry.util.Sizes;
 import java.util.List;
 import java.util.Locale;
@@ -93,7 +93,7 @@ final class GroupBench implements Callable<Integer> {
             System.out.printf(Locale.ROOT, "%d daemons %s, %s of cache each, %d epochs, %s partition (%d canonical nodes), shuffle blocks of %d"
                     + " shards%n", nodes, standalone ? "each on its own" : "in one group", Sizes.format(setup.cachePerNode()), epochs,
                     setup.plan().partition().label(), setup.plan().canonical(), setup.plan().shuffleBlockShards());
-            LoopbackCluster.Result real = LoopbackCluster.run(work.path(), setup);
+            LoopbackCluster.Result real = LoopbackCluster.run(work.path(), setup, Clock.system());
             long dataset = real.manifest().totalBytes();
             System.out.printf(Locale.ROOT, "dataset: %d objects, %d samples, %s%n", real.manifest().shards().size(),
                     real.manifest().totalSamples(), Sizes.format(dataset));

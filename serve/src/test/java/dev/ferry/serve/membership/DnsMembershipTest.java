@@ -2,6 +2,7 @@ package dev.ferry.serve.membership;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.ferry.time.Await;
 import java.net.URI;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -21,12 +22,8 @@ class DnsMembershipTest {
     }
 
     static void await(List<List<URI>> seen, List<URI> expected) throws InterruptedException {
-        long deadline = System.nanoTime() + Duration.ofSeconds(5).toNanos();
-        while (System.nanoTime() < deadline && (seen.isEmpty() || !seen.getLast().equals(expected))) {
-            Thread.sleep(20);
-        }
-        assertThat(seen).isNotEmpty();
-        assertThat(seen.getLast()).isEqualTo(expected);
+        Await.until("the members " + expected + " (seen: " + seen + ")", Duration.ofSeconds(30),
+                () -> !seen.isEmpty() && seen.getLast().equals(expected));
     }
 
     @Test

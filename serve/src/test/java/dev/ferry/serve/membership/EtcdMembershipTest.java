@@ -2,6 +2,7 @@ package dev.ferry.serve.membership;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.ferry.time.Await;
 import java.net.URI;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -13,12 +14,7 @@ import org.junit.jupiter.api.io.TempDir;
 /** An etcd: group over a real etcd: each member registers itself on a lease and sees the others come and go. */
 class EtcdMembershipTest {
     static void await(List<List<URI>> seen, List<URI> expected, Duration within) throws InterruptedException {
-        long deadline = System.nanoTime() + within.toNanos();
-        while (System.nanoTime() < deadline && (seen.isEmpty() || !seen.getLast().equals(expected))) {
-            Thread.sleep(20);
-        }
-        assertThat(seen).isNotEmpty();
-        assertThat(seen.getLast()).isEqualTo(expected);
+        Await.until("the members " + expected, within, () -> !seen.isEmpty() && seen.getLast().equals(expected));
     }
 
     @Test

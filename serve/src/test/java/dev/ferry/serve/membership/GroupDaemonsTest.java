@@ -6,6 +6,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.ferry.serve.Daemon;
 import dev.ferry.serve.ServeConfig;
+import dev.ferry.time.Await;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -73,12 +74,11 @@ class GroupDaemonsTest {
 
     /** Waits (at most {@code within}) until {@code d}'s group satisfies {@code test}; the time it took. */
     static Duration await(Daemon d, Predicate<JsonNode> test, Duration within) throws Exception {
-        long start = System.nanoTime();
-        while (!test.test(group(d))) {
-            assertThat(System.nanoTime() - start).as("waiting on %s's group: %s", d.endpoint(), group(d)).isLessThan(within.toNanos());
-            Thread.sleep(20);
+        try {
+            return Await.until(d.endpoint() + "'s group", within, () -> test.test(group(d)));
+        } catch (AssertionError e) {
+            throw new AssertionError(e.getMessage() + "; it lists " + group(d), e);
         }
-        return Duration.ofNanos(System.nanoTime() - start);
     }
 
     static void readAll(Daemon d) throws Exception {

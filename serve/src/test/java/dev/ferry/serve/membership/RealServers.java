@@ -1,11 +1,13 @@
 package dev.ferry.serve.membership;
 
+import dev.ferry.time.Await;
 import java.io.IOException;
 import java.net.ServerSocket;
 import java.net.Socket;
 import java.net.URI;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Assumptions;
@@ -95,18 +97,18 @@ final class RealServers {
     }
 
     static void waitForTcp(int port, Process p, Path log) throws IOException, InterruptedException {
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
-        while (System.nanoTime() < deadline) {
-            if (!p.isAlive()) {
-                throw new IOException("exited " + p.exitValue() + ": " + Files.readString(log));
-            }
-            try (Socket s = new Socket("127.0.0.1", port)) {
-                return;
-            } catch (IOException e) {
-                Thread.sleep(50);
-            }
+        try {
+            Await.until("a listener on port " + port, Duration.ofSeconds(20), () -> {
+                if (!p.isAlive()) {
+                    throw new AssertionError("exited " + p.exitValue());
+                }
+                try (Socket s = new Socket("127.0.0.1", port)) {
+                    return true;
+                }
+            });
+        } catch (AssertionError e) {
+            p.destroyForcibly();
+            throw new IOException(e.getMessage() + "; its log: " + Files.readString(log), e);
         }
-        p.destroyForcibly();
-        throw new IOException("nothing listens on port " + port + " after 20 s: " + Files.readString(log));
     }
 }

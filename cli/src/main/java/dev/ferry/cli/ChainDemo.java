@@ -32,6 +32,7 @@ import dev.ferry.store.chain.ParallelReadConfig;
 import dev.ferry.store.chain.RetryPolicy;
 import dev.ferry.store.chain.RetryingStore;
 import dev.ferry.store.chain.StoreChain;
+import dev.ferry.time.Clock;
 import dev.ferry.util.Sizes;
 import java.io.InputStream;
 import java.io.OutputStream;
@@ -61,7 +62,7 @@ import picocli.CommandLine.Option;
         header = "Tour the chain of stores against an S3-like store.",
         description = {"A tour of the chain of stores against the embedded store with the cloud profile: parallel ranged GETs",
                 "vs one stream per object, the per-prefix governor vs a SlowDown storm, and two epochs through the local tier."})
-final class ChainTour implements Callable<Integer> {
+final class ChainDemo implements Callable<Integer> {
     @Option(names = "--shards", defaultValue = "16", description = "Shards in the demo dataset (default: ${DEFAULT-VALUE}).")
     int shards;
 
@@ -85,6 +86,9 @@ final class ChainTour implements Callable<Integer> {
     Path dir;
 
     private static final Prices PRICES = Prices.AWS_S3_STANDARD;
+
+    /** Times the steps: a command is where the real clock enters. */
+    private final Clock clock = Clock.system();
 
     @Override
     public Integer call() throws Exception {
@@ -123,7 +127,7 @@ final class ChainTour implements Callable<Integer> {
             System.out.printf(Locale.ROOT, "3. 16 threads read 64 KiB samples from one prefix for %d s (the store allows %.0f requests/s per prefix)%n",
                     sampleSeconds, prefixRps);
             Step bare = samples(server, false);
-            Thread.sleep(500);
+            clock.sleep(Duration.ofMillis(500));
             Step governed = samples(server, true);
             header();
             bare.print();
@@ -152,7 +156,7 @@ final class ChainTour implements Callable<Integer> {
                 CacheStats cacheBefore = cache.stats();
                 List<Access> order = trace.subList((epoch - 1) * shards, epoch * shards);
                 ExecutorService pool = Executors.newFixedThreadPool(2);
-                long start = System.nanoTime();
+                long start = clock.nanoTime();
                 try {
                     List<Future<Long>> reads = new ArrayList<>();
                     for (Access a : order) {
@@ -169,7 +173,7 @@ final class ChainTour implements Callable<Integer> {
                 } finally {
                     pool.shutdown();
                 }
-                double seconds = (System.nanoTime() - start) / 1e9;
+                double seconds = (clock.nanoTime() - start) / 1e9;
                 MeterSnapshot after = chain.meter().snapshot();
                 CacheStats cacheAfter = cache.stats();
                 long hits = cacheAfter.hits() - cacheBefore.hits();
@@ -204,7 +208,7 @@ final class ChainTour implements Callable<Integer> {
                 ChainConfig.DEFAULT.withParallelRead(new ParallelReadConfig(partSize, 8)))) {
             MeteredStore meter = chain.meter();
             ExecutorService pool = Executors.newFixedThreadPool(2);
-            long start = System.nanoTime();
+            long start = clock.nanoTime();
             try {
                 List<Future<Long>> reads = new ArrayList<>();
                 for (int i = 0; i < shards; i++) {
@@ -223,7 +227,7 @@ final class ChainTour implements Callable<Integer> {
             } finally {
                 pool.shutdown();
             }
-            double seconds = (System.nanoTime() - start) / 1e9;
+            double seconds = (clock.nanoTime() - start) / 1e9;
             return new Step(label, seconds, meter.snapshot());
         }
     }
@@ -235,15 +239,15 @@ final class ChainTour implements Callable<Integer> {
             ObjectStore chain = governedChain
                     ? new RetryingStore(new GovernedStore(meter, GovernorConfig.DEFAULT), RetryPolicy.DEFAULT)
                     : meter;
-            long end = System.nanoTime() + Duration.ofSeconds(sampleSeconds).toNanos();
+            long end = clock.nanoTime() + Duration.ofSeconds(sampleSeconds).toNanos();
             AtomicLong failed = new AtomicLong();
             List<Thread> threads = new ArrayList<>();
-            long start = System.nanoTime();
+            long start = clock.nanoTime();
             for (int t = 0; t < 16; t++) {
                 int seed = t;
                 threads.add(Thread.ofPlatform().start(() -> {
                     Random random = new Random(seed);
-                    while (System.nanoTime() < end) {
+                    while (clock.nanoTime() < end) {
                         ObjectKey key = ObjectKey.of("corpus", "train/shard-" + String.format("%05d", random.nextInt(shards)) + ".tar");
                         long offset = (long) random.nextInt(shardMib * 16) * 65536;
                         try {
@@ -264,7 +268,7 @@ final class ChainTour implements Callable<Integer> {
             if (failed.get() > 0) {
                 throw new IllegalStateException(failed.get() + " sample reads failed for reasons other than SlowDown");
             }
-            double seconds = (System.nanoTime() - start) / 1e9;
+            double seconds = (clock.nanoTime() - start) / 1e9;
             return new Step(governedChain ? "governed + retried" : "bare client", seconds, meter.snapshot());
         }
     }

@@ -1,10 +1,11 @@
-package dev.ferry.serve.bench;
+package dev.ferry.cli.bench;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.ferry.plan.PlanConfig;
 import dev.ferry.sim.ClusterSim;
 import dev.ferry.store.Prices;
+import dev.ferry.time.Clock;
 import java.nio.file.Path;
 import java.util.List;
 import org.junit.jupiter.api.Test;
@@ -25,7 +26,7 @@ class GroupTest {
 
     @Test
     void laterEpochsComeFromTheGroupAndTheSimulatorAgrees(@TempDir Path dir) throws Exception {
-        LoopbackCluster.Result real = LoopbackCluster.run(dir, setup(-1, 0, false));
+        LoopbackCluster.Result real = LoopbackCluster.run(dir, setup(-1, 0, false), Clock.system());
         long dataset = real.manifest().totalBytes();
         List<LoopbackCluster.Epoch> e = real.epochs();
         assertThat(real.failures()).isEmpty();
@@ -48,7 +49,7 @@ class GroupTest {
 
     @Test
     void aMemberClosedMidEpochCostsRefetchesNotFailedReads_andPlansSteerReadsToLastEpochsReader(@TempDir Path dir) throws Exception {
-        LoopbackCluster.Result real = LoopbackCluster.run(dir, setup(2, 3, true));
+        LoopbackCluster.Result real = LoopbackCluster.run(dir, setup(2, 3, true), Clock.system());
         long dataset = real.manifest().totalBytes();
         assertThat(real.failures()).as("reads of the surviving nodes").isEmpty();
         LoopbackCluster.Epoch third = real.epochs().get(2);

@@ -1,10 +1,11 @@
-package dev.ferry.serve.bench;
+package dev.ferry.cli.bench;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.ferry.plan.PlanConfig;
 import dev.ferry.sim.ClusterSim;
 import dev.ferry.store.Prices;
+import dev.ferry.time.Clock;
 import java.nio.file.Path;
 import java.util.List;
 import org.assertj.core.data.Offset;
@@ -27,7 +28,7 @@ class NodePartitionDaemonsTest {
     @Test
     void inAGroup_eachNodeReadsItsOwnShardsFromTheOrigin_notThroughTheirRendezvousOwner(@TempDir Path dir) throws Exception {
         LoopbackCluster.Setup s = new LoopbackCluster.Setup(4, 48, 16, 16 * 1024, 10L << 20, 1 << 20, 3, 5, -1, 0, true, NODE, true, false);
-        LoopbackCluster.Result real = LoopbackCluster.run(dir, s);
+        LoopbackCluster.Result real = LoopbackCluster.run(dir, s, Clock.system());
         long dataset = real.manifest().totalBytes();
         List<LoopbackCluster.Epoch> e = real.epochs();
         assertThat(real.failures()).isEmpty();
@@ -49,7 +50,7 @@ class NodePartitionDaemonsTest {
     @Test
     void theCorpusLeavesTheOriginOnce_laterEpochsReadLocalDisks_andTheSimulatorAgrees(@TempDir Path dir) throws Exception {
         LoopbackCluster.Setup s = setup(NODE, -1, 0, true, false);
-        LoopbackCluster.Result real = LoopbackCluster.run(dir, s);
+        LoopbackCluster.Result real = LoopbackCluster.run(dir, s, Clock.system());
         long dataset = real.manifest().totalBytes();
         List<LoopbackCluster.Epoch> e = real.epochs();
         assertThat(real.failures()).isEmpty();
@@ -84,7 +85,7 @@ class NodePartitionDaemonsTest {
         PlanConfig fitted = NODE.withShuffleBlockShards(PlanConfig.shuffleBlockFittingTier(tier, 5L << 20, 24 * 16 * 1024));
         assertThat(fitted.shuffleBlockShards()).isEqualTo(1);
         LoopbackCluster.Setup s = new LoopbackCluster.Setup(4, 48, 16, 16 * 1024, tier, 1 << 20, 3, 5, -1, 0, true, fitted, false, false);
-        LoopbackCluster.Result real = LoopbackCluster.run(dir, s);
+        LoopbackCluster.Result real = LoopbackCluster.run(dir, s, Clock.system());
         long dataset = real.manifest().totalBytes();
         List<LoopbackCluster.Epoch> e = real.epochs();
         assertThat(real.failures()).isEmpty();
@@ -106,7 +107,7 @@ class NodePartitionDaemonsTest {
     @Test
     void fourNodesToThreeMidEpoch_resumesExactly_sampleBySample(@TempDir Path dir) throws Exception {
         // 12 canonical nodes: 4 and 3 both divide it, so every read stays on its node before and after
-        LoopbackCluster.Result real = LoopbackCluster.run(dir, setup(NODE.withCanonicalNodes(12), 3, 2, true, true));
+        LoopbackCluster.Result real = LoopbackCluster.run(dir, setup(NODE.withCanonicalNodes(12), 3, 2, true, true), Clock.system());
         assertThat(real.failures()).isEmpty();
         for (LoopbackCluster.Epoch e : real.epochs()) {
             assertThat(e.failedReads()).isZero();

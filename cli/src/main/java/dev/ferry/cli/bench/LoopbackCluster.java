@@ -1,4 +1,4 @@
-package dev.ferry.serve.bench;
+package dev.ferry.cli.bench;
 
 import dev.ferry.loader.SyntheticDataset;
 import dev.ferry.plan.Deal;
@@ -15,6 +15,7 @@ import dev.ferry.serve.jobs.RunningJob;
 import dev.ferry.serve.node.Counters;
 import dev.ferry.store.chain.MeteredStore;
 import dev.ferry.store.file.FileObjectStore;
+import dev.ferry.time.Clock;
 import java.io.IOException;
 import java.net.ServerSocket;
 import java.net.URI;
@@ -91,7 +92,8 @@ public final class LoopbackCluster {
     private LoopbackCluster() {
     }
 
-    public static Result run(Path dir, Setup setup) throws IOException, InterruptedException {
+    /** Runs {@code setup} in {@code dir}; {@code clock} times the epochs and the wait for the daemons' hints. */
+    public static Result run(Path dir, Setup setup, Clock clock) throws IOException, InterruptedException {
         Path root = dir.resolve("store");
         Manifest manifest;
         try (FileObjectStore origin = new FileObjectStore(root)) {
@@ -147,10 +149,10 @@ public final class LoopbackCluster {
                         }
                     }
                     if (setup.group()) {
-                        long deadline = System.nanoTime() + 5_000_000_000L;
+                        long deadline = clock.nanoTime() + 5_000_000_000L;
                         for (int i = 0; i < world.nodes(); i++) {
-                            while (alive[i] && runs.get(i).hints() == 0 && System.nanoTime() < deadline) {
-                                Thread.sleep(10);
+                            while (alive[i] && runs.get(i).hints() == 0 && clock.nanoTime() < deadline) {
+                                clock.sleep(Duration.ofMillis(10));
                             }
                         }
                     }
@@ -163,7 +165,7 @@ public final class LoopbackCluster {
                 int[] reads = new int[plan.size()];
                 AtomicLong samples = new AtomicLong();
                 AtomicLong failed = new AtomicLong();
-                long start = System.nanoTime();
+                long start = clock.nanoTime();
                 Deal deal = plan.deal(world, 0, homes);
                 long padding;
                 if (kill >= 0 && setup.resize()) {
@@ -199,7 +201,7 @@ public final class LoopbackCluster {
                     });
                     padding = (long) deal.steps() * world.ranks() - plan.size();
                 }
-                double seconds = (System.nanoTime() - start) / 1e9;
+                double seconds = (clock.nanoTime() - start) / 1e9;
                 long missing = 0;
                 long extra = 0;
                 for (int r : reads) {

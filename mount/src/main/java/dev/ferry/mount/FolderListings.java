@@ -1,0 +1,367 @@
+package dev.ferry.mount;
+
+import dev.ferry.store.ListPage;
+import dev.ferry.store.ListRequest;
+import dev.ferry.store.ObjectMeta;
+import dev.ferry.store.ObjectStore;
+import dev.ferry.time.Clock;
+import java.io.IOException;
+import java.io.InterruptedIOException;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Executor;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.Semaphore;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * The folder listings the mount keeps, because listings are the metadata. A LIST page names each object's size, ETag
+ * and last-modified time: everything {@code stat} and {@code open} need. So a folder's whole listing (up to
+ * {@link #MAX_CACHED_ENTRIES} entries in all folders together) is kept for {@code metadata-ttl}, and {@link #listed}
+ * answers lookups from it: a file the listing described is stat'ed and opened with no HEAD, and a subfolder it named
+ * is a folder with no request at all. An open gives the listed size and ETag to the local tier
+ * ({@link dev.ferry.cache.CachingStore#listed}), whose reads then need no HEAD either (at open, not at listing: the
+ * tier's metadata then grows with the files read, not with the keys listed).
+ *
+ * <p>When a kept listing has expired, the next lookup in it lists the folder again (one paginated LIST, shared by the
+ * lookups that wait for it) rather than sending a HEAD per file. When a reader lists a folder, its subfolders are
+ * listed ahead, a few at once ({@link #listAhead}): {@code os.walk} then runs at the pace of parallel LISTs. A name a
+ * fresh listing lacks is not taken as absent: it is asked of the store (a file created upstream since is found at
+ * once). Writes, deletes, renames and mkdir through the mount drop the listings of the folders they touch
+ * ({@link #changed}).
+ *
+ * <p>Thread-safe: the kept listings are guarded by their map; listings being made are a concurrent map of futures.
+ */
+final class FolderListings {
+    /** Entries kept in all folders' listings together (about 200 bytes each); least recently used dropped first. */
+    static final int MAX_CACHED_ENTRIES = 1_000_000;
+    /** An expired listing is listed again on lookup when it had at most this many entries (10 pages); larger: HEAD. */
+    static final int MAX_RELIST_ENTRIES = 10 * ListRequest.DEFAULT_MAX_KEYS;
+    /** Subfolders of a folder a reader lists that are listed ahead, at most; see {@link #listAhead}. */
+    static final int AHEAD_FOLDERS = 128;
+    /** A subfolder listed ahead is kept only when it has at most this many entries (2 pages). */
+    static final int AHEAD_ENTRIES = 2 * ListRequest.DEFAULT_MAX_KEYS;
+    /** LISTs made ahead at once, in the whole mount. */
+    static final int AHEAD_CONCURRENCY = 8;
+
+    private final ObjectStore reader;
+    private final Clock clock;
+    private final long ttlNanos;
+    private final Executor ahead;
+    private final Semaphore aheadPermits = new Semaphore(AHEAD_CONCURRENCY);
+    private final LocalNames local;
+    /** Listings kept, by "bucket/prefix", least recently used first; guarded by itself. */
+    private final LinkedHashMap<String, Listing> listings = new LinkedHashMap<>(64, 0.75f, true);
+    private long listedEntries; // in listings, under its lock
+    /** Listings being made for lookups or ahead, by "bucket/prefix": one LIST however many lookups wait. */
+    private final Map<String, CompletableFuture<Listing>> listing = new ConcurrentHashMap<>();
+    /** Bumped by every change made through the mount: a listing begun before one is not kept. */
+    private final AtomicLong generation = new AtomicLong();
+
+    /**
+     * Listings are kept for {@code ttl} of {@code clock}'s time (0: never); subfolders are listed ahead on
+     * {@code ahead} (null: never). A listing that names a folder made with mkdir makes it real in {@code local}.
+     */
+    FolderListings(ObjectStore reader, Clock clock, Duration ttl, Executor ahead, LocalNames local) {
+        this.reader = reader;
+        this.clock = clock;
+        this.ttlNanos = ttl.toNanos();
+        this.ahead = ahead;
+        this.local = local;
+    }
+
+    /** A folder's listing as the store gave it (its store entries only), kept for the metadata TTL. Immutable. */
+    private record Listing(List<FolderEntry> entries, Map<String, FolderEntry> byName, long at) {
+        static Listing of(List<FolderEntry> entries, long at) {
+            Map<String, FolderEntry> byName = new HashMap<>();
+            for (FolderEntry e : entries) {
+                byName.merge(e.name(), e, (a, b) -> a.meta() != null ? a : b); // a file and a folder of one name: the file
+            }
+            return new Listing(List.copyOf(entries), byName, at);
+        }
+    }
+
+    private static String folderId(String bucket, String prefix) {
+        return bucket + "/" + prefix;
+    }
+
+    private boolean fresh(Listing l, long now) {
+        return now - l.at() < ttlNanos;
+    }
+
+    private Listing kept(String id) {
+        synchronized (listings) {
+            return listings.get(id);
+        }
+    }
+
+    private void keep(String id, List<FolderEntry> entries, long at, long gen) {
+        if (ttlNanos <= 0 || entries.size() > MAX_CACHED_ENTRIES) {
+            return;
+        }
+        synchronized (listings) {
+            if (generation.get() != gen) {
+                return; // something changed through the mount while it was listed: the listing may lack it
+            }
+            Listing old = listings.put(id, Listing.of(entries, at));
+            listedEntries += entries.size() - (old == null ? 0 : old.entries().size());
+            var it = listings.entrySet().iterator();
+            while (listedEntries > MAX_CACHED_ENTRIES && it.hasNext()) {
+                listedEntries -= it.next().getValue().entries().size();
+                it.remove();
+            }
+        }
+    }
+
+    /** Something under {@code key} changed through the mount: the listings of the folders above it are dropped. */
+    void changed(String bucket, String key) {
+        generation.incrementAndGet();
+        synchronized (listings) {
+            for (int i = key.lastIndexOf('/'); ; i = key.lastIndexOf('/', i - 1)) {
+                Listing old = listings.remove(folderId(bucket, i < 0 ? "" : key.substring(0, i + 1)));
+                if (old != null) {
+                    listedEntries -= old.entries().size();
+                }
+                if (i <= 0) {
+                    break;
+                }
+            }
+        }
+    }
+
+    /**
+     * What a listing of its folder says of {@code loc} (a key): a file with its metadata, or a folder (meta null);
+     * null when no fresh listing names it. An expired listing of at most {@link #MAX_RELIST_ENTRIES} entries is
+     * listed again first.
+     */
+    FolderEntry listed(Loc loc) throws IOException {
+        if (ttlNanos <= 0 || loc.key() == null) {
+            return null;
+        }
+        int slash = loc.key().lastIndexOf('/');
+        String prefix = slash < 0 ? "" : loc.key().substring(0, slash + 1);
+        String name = loc.key().substring(slash + 1);
+        String id = folderId(loc.bucket(), prefix);
+        Listing l = kept(id);
+        if (l == null) {
+            l = pending(id); // being listed ahead: wait for it
+        }
+        if (l == null) {
+            return null; // never listed (or dropped): a HEAD is cheaper than listing a folder of unknown size
+        }
+        if (!fresh(l, clock.nanoTime())) {
+            if (l.entries().size() > MAX_RELIST_ENTRIES) {
+                return null;
+            }
+            l = relist(loc.bucket(), prefix, id);
+            if (l == null) {
+                return null;
+            }
+        }
+        return l.byName().get(name);
+    }
+
+    /**
+     * What a reader opening {@code prefix} can be served without a LIST of its own: a fresh kept listing, or one
+     * being made (ahead, or for a lookup), waited for; null when there is none, or making it failed (the reader then
+     * lists the folder itself). Serving one lists its subfolders ahead, as a reader's own listing does.
+     */
+    List<FolderEntry> keptEntries(String bucket, String prefix) {
+        String id = folderId(bucket, prefix);
+        Listing l = kept(id);
+        if (l == null || !fresh(l, clock.nanoTime())) {
+            try {
+                l = pending(id); // being listed ahead: the same LIST serves this reader
+            } catch (IOException failed) {
+                l = null; // listed by the reader instead
+            }
+        }
+        if (l == null || !fresh(l, clock.nanoTime())) {
+            return null;
+        }
+        listAhead(bucket, prefix, l.entries());
+        return l.entries();
+    }
+
+    /**
+     * A reader's listing of {@code prefix}, gathered page by page to be kept whole at its last page; null when
+     * listings are not kept ({@code metadata-ttl} 0). Begin one when the reader starts from the first page.
+     */
+    Gathering gather(String bucket, String prefix) {
+        return ttlNanos <= 0 ? null : new Gathering(bucket, prefix);
+    }
+
+    /** See {@link #gather}. Not thread-safe: one folder handle's. */
+    final class Gathering {
+        private final String bucket;
+        private final String prefix;
+        private final long gen = generation.get();
+        private final long at = clock.nanoTime();
+        /** Null once there are too many to keep, or once kept. */
+        private List<FolderEntry> entries = new ArrayList<>();
+
+        private Gathering(String bucket, String prefix) {
+            this.bucket = bucket;
+            this.prefix = prefix;
+        }
+
+        /** The store's entries of the next page. */
+        void add(List<FolderEntry> page) {
+            if (entries != null) {
+                entries.addAll(page);
+                if (entries.size() > MAX_CACHED_ENTRIES) {
+                    entries = null;
+                }
+            }
+        }
+
+        /** After the last page: keeps the listing (unless something changed through the mount meanwhile), lists its subfolders ahead. */
+        void done() {
+            if (entries != null) {
+                keep(folderId(bucket, prefix), entries, at, gen);
+                listAhead(bucket, prefix, entries);
+                entries = null;
+            }
+        }
+    }
+
+    /** Lists a folder again for lookups, once however many wait; null when the listing was not kept. */
+    private Listing relist(String bucket, String prefix, String id) throws IOException {
+        CompletableFuture<Listing> mine = new CompletableFuture<>();
+        CompletableFuture<Listing> running = listing.putIfAbsent(id, mine);
+        if (running != null) {
+            return await(running, id);
+        }
+        return runListing(bucket, prefix, id, mine, MAX_CACHED_ENTRIES);
+    }
+
+    private static Listing await(CompletableFuture<Listing> f, String id) throws IOException {
+        try {
+            return f.get();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new InterruptedIOException("interrupted while listing " + id);
+        } catch (ExecutionException e) {
+            throw e.getCause() instanceof IOException io ? io : new IOException("cannot list " + id, e.getCause());
+        }
+    }
+
+    /** The listing being made of {@code id} (ahead, or for a lookup), once made; null when none is being made. */
+    private Listing pending(String id) throws IOException {
+        CompletableFuture<Listing> f = listing.get(id);
+        return f == null ? null : await(f, id);
+    }
+
+    /**
+     * Lists a folder whole (at most {@code maxEntries}), keeps the listing and completes {@code mine} with it (null
+     * when it was not kept: too large, or something changed through the mount meanwhile).
+     */
+    private Listing runListing(String bucket, String prefix, String id, CompletableFuture<Listing> mine, int maxEntries)
+            throws IOException {
+        try {
+            long gen = generation.get();
+            long at = clock.nanoTime();
+            List<FolderEntry> entries = new ArrayList<>();
+            String token = null;
+            do {
+                token = listPage(bucket, prefix, token, entries);
+            } while (token != null && entries.size() <= maxEntries);
+            Listing l = null;
+            if (token == null) {
+                keep(id, entries, at, gen);
+                l = kept(id);
+            }
+            mine.complete(l);
+            return l;
+        } catch (IOException | RuntimeException e) {
+            mine.completeExceptionally(e);
+            throw e;
+        } finally {
+            listing.remove(id, mine);
+        }
+    }
+
+    /**
+     * A reader listed {@code prefix} (a walker, {@code ls}, {@code find}): its subfolders not kept yet are listed
+     * ahead, {@link #AHEAD_CONCURRENCY} at once, the first {@link #AHEAD_FOLDERS} of them, each only when it is
+     * small ({@link #AHEAD_ENTRIES}); a walker then finds them kept instead of waiting for one LIST after another.
+     * Listings made ahead list nothing further ahead themselves: the walker's next readdir does, one level on.
+     */
+    private void listAhead(String bucket, String prefix, List<FolderEntry> entries) {
+        if (ttlNanos <= 0 || ahead == null) {
+            return;
+        }
+        int n = 0;
+        long now = clock.nanoTime();
+        for (FolderEntry e : entries) {
+            if (e.meta() != null || !usable(e.name())) {
+                continue;
+            }
+            if (++n > AHEAD_FOLDERS) {
+                return;
+            }
+            String sub = prefix + e.name() + "/";
+            String id = folderId(bucket, sub);
+            Listing l = kept(id);
+            if (l != null && fresh(l, now)) {
+                continue;
+            }
+            CompletableFuture<Listing> mine = new CompletableFuture<>();
+            if (listing.putIfAbsent(id, mine) != null) {
+                continue;
+            }
+            try {
+                ahead.execute(() -> {
+                    try {
+                        aheadPermits.acquire();
+                    } catch (InterruptedException closing) {
+                        mine.complete(null);
+                        listing.remove(id, mine);
+                        return;
+                    }
+                    try {
+                        runListing(bucket, sub, id, mine, AHEAD_ENTRIES);
+                    } catch (IOException | RuntimeException failed) {
+                        // a reader that gets there lists it itself
+                    } finally {
+                        aheadPermits.release();
+                    }
+                });
+            } catch (RejectedExecutionException closing) {
+                mine.complete(null);
+                listing.remove(id, mine);
+                return;
+            }
+        }
+    }
+
+    /** Lists one page of {@code prefix} from {@code token} (null: the first), its entries added to {@code entries}; the next page's token or null. */
+    String listPage(String bucket, String prefix, String token, List<FolderEntry> entries) throws IOException {
+        ListPage p = reader.list(new ListRequest(bucket, prefix, "/", token, ListRequest.DEFAULT_MAX_KEYS));
+        for (String cp : p.commonPrefixes()) {
+            String name = cp.substring(prefix.length(), cp.length() - 1);
+            if (usable(name)) {
+                entries.add(new FolderEntry(name, null));
+                local.removeFolder(bucket, cp.substring(0, cp.length() - 1)); // made with mkdir, listed now: real
+            }
+        }
+        for (ObjectMeta m : p.objects()) {
+            String name = m.key().key().substring(prefix.length());
+            if (usable(name)) {
+                entries.add(new FolderEntry(name, m));
+            }
+        }
+        return p.nextToken();
+    }
+
+    private static boolean usable(String name) {
+        return !name.isEmpty() && !name.equals(".") && !name.equals("..") && name.indexOf('/') < 0;
+    }
+}
