@@ -47,13 +47,6 @@ import java.util.concurrent.Executor;
  * <p>Thread-safe: the metadata, the misses ({@link Misses}) and the engine guard themselves.
  */
 public final class CachingStore extends ForwardingObjectStore {
-    /**
-     * The folder names, kept here only for the restart benchmark's folder filler, which names them through the
-     * store; {@link CacheLayout} owns them. To go once it names them there.
-     */
-    static final String BLOCKS = CacheLayout.BLOCKS;
-    static final String TMP = CacheLayout.TMP;
-
     private final CacheConfig config;
     private final BlockCache blocks;
     private final MetadataCache metadata;
