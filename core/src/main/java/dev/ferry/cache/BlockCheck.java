@@ -1,5 +1,6 @@
 package dev.ferry.cache;
 
+import dev.ferry.time.Clock;
 import java.io.IOException;
 import java.nio.channels.FileChannel;
 import java.nio.file.Files;
@@ -12,8 +13,8 @@ import java.util.Map;
 /**
  * Whether a resident block's bytes may leave the cache as they are on disk, and the check (the block read back
  * whole against its CRC32C) that makes them trusted again. Every path by which cached bytes leave asks it
- * first: {@link BlockRuns#fromDisk} for readers of {@link CachingStore#get} (the loader, the daemon's streamed
- * replies, the mount's reads through the store) and {@link CachingStore#openResident} (the daemon's sendfile
+ * first: {@link ResidentBlocks#source} for readers of a {@link BlockStream} (the loader, the daemon's streamed
+ * replies, the mount's reads through the store) and {@link ResidentBlocks#regions} (the daemon's sendfile
  * replies, the mount's reads straight from block files). What it answers depends on {@link VerifyMode}.
  *
  * <h2>Design: check once per loaded state, and forget the check when the bytes could have changed</h2>
@@ -44,8 +45,8 @@ import java.util.Map;
  * kernel's coarse clock (one tick, 1 to 10 ms), so a write in the same tick as the change that set the witnessed
  * ctime would leave it unchanged. A witness is therefore trusted only when the ctime it saw was older than the
  * stat by {@link #SETTLE_NANOS} (2 s when the file system keeps whole seconds): a block written a moment ago is
- * checked on every use until then. This assumes a local file system stamping ctime with the same clock as
- * {@link System#currentTimeMillis}.
+ * checked on every use until then. This assumes a local file system stamping ctime with the same clock as the
+ * injected {@link Clock}'s wall time (the system's, in production): one {@link Clock#epochMillis} read per stat.
  *
  * <p><b>A block its run has just written</b> is not checked when the run's own reader, which came after the run
  * let the block go, reads it while the file is unchanged since the write and the pages read never left the page
@@ -86,10 +87,12 @@ final class BlockCheck {
 
     private final VerifyMode mode;
     private final CacheCounters counters;
+    private final Clock clock;
 
-    BlockCheck(VerifyMode mode, CacheCounters counters) {
+    BlockCheck(VerifyMode mode, CacheCounters counters, Clock clock) {
         this.mode = mode;
         this.counters = counters;
+        this.clock = clock;
     }
 
     VerifyMode mode() {
@@ -97,8 +100,8 @@ final class BlockCheck {
     }
 
     /** The file at {@code path} as a stat sees it now. */
-    static Witness observe(Path path) throws IOException {
-        long now = System.currentTimeMillis();
+    Witness observe(Path path) throws IOException {
+        long now = clock.epochMillis();
         Object fileKey;
         long size;
         FileTime changed;
@@ -159,7 +162,7 @@ final class BlockCheck {
         }
     }
 
-    private static boolean unchanged(BlockEntry e, OpenFiles.Handle file, long position, long length, boolean settledOnly) {
+    private boolean unchanged(BlockEntry e, OpenFiles.Handle file, long position, long length, boolean settledOnly) {
         Witness w = e.witness;
         if (w == null || (settledOnly && !w.settled()) || file.fileKey == null || !file.fileKey.equals(w.fileKey())) {
             return false;

@@ -31,7 +31,7 @@ import java.util.zip.CRC32C;
  * </pre>
  *
  * Files are written under a temporary name and renamed into place, so a file under its final name was complete
- * when it was renamed. Blocks of the read cache are renamed without an fsync (see {@link CachingStore}'s note on
+ * when it was renamed. Blocks of the read cache are renamed without an fsync (see {@link BlockCache}'s note on
  * durability): after a kill the page cache still holds them whole, and after a power loss the header (length,
  * CRC32C) and the check of every recovered block on its first read reject what the disk lost. Stateless; all
  * methods are thread-safe ({@link Pending} is one writer's).

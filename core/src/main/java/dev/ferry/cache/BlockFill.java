@@ -30,11 +30,11 @@ import java.util.zip.CRC32C;
  *       {@link BlockCheck} says: a reader that stalled past the fetch reads bytes back from disk, not as fetched.
  *   <li><b>In memory only when the disk refuses.</b> When no temporary file could be made or a write failed,
  *       the disk's failure is reported and the block's bytes are kept in one array (what was already written is
- *       read back); the block is then not kept, and its run stops after it ({@link BlockRuns.Run}).
+ *       read back); the block is then not kept, and its run stops after it ({@link BlockFetcher.Run}).
  *   <li><b>Never served after a failure.</b> A block reaches its final name only when all of its bytes arrived
  *       (the run commits the file after {@link #isComplete}); a failed or abandoned fill deletes its temporary
  *       file, and its readers see the failure ({@link #fail}) or start again ({@link #abandon}).
- *   <li><b>No fsync</b> on the way: see {@link CachingStore}'s note on durability.
+ *   <li><b>No fsync</b> on the way: see {@link BlockCache}'s note on durability.
  * </ul>
  *
  * <p>Thread-safe: the fetcher's methods ({@link #start}, {@link #pullFrom}, {@link #crc}, {@link #file}) are for

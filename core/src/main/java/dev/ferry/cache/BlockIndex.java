@@ -43,17 +43,6 @@ final class BlockIndex {
 
     private enum Cause { CAPACITY, STALE, CORRUPT, READ }
 
-    /** Holders of a pinned version, and whether a newer version (or a delete) has been seen since. */
-    private static final class VersionPin {
-        final ObjectMeta meta;
-        int holders;
-        boolean superseded;
-
-        VersionPin(ObjectMeta meta) {
-            this.meta = meta;
-        }
-    }
-
     private final CacheConfig config;
     private final Path blocksDir;
     private final EvictionPolicy<BlockId> policy;
@@ -71,12 +60,11 @@ final class BlockIndex {
     /** The blocks held for one read, in the order they were held, with the sequence number of each hold. */
     private final LinkedHashMap<BlockId, Long> transit = new LinkedHashMap<>();
     private long holds;
-    /** Pinned versions by key, then ETag. */
-    private final Map<ObjectKey, Map<String, VersionPin>> pinnedVersions = new HashMap<>();
+    private final VersionPins versionPins = new VersionPins();
 
-    BlockIndex(CacheConfig config, EvictionPolicy<BlockId> policy, CacheCounters counters, Consumer<Path> onDelete) {
+    BlockIndex(CacheConfig config, CacheLayout layout, EvictionPolicy<BlockId> policy, CacheCounters counters, Consumer<Path> onDelete) {
         this.config = config;
-        this.blocksDir = config.dir().resolve(CachingStore.BLOCKS);
+        this.blocksDir = layout.blocks();
         this.policy = policy;
         this.counters = counters;
         this.onDelete = onDelete;
@@ -233,14 +221,13 @@ final class BlockIndex {
     void dropVersionsOtherThan(ObjectKey key, String etag) {
         List<Path> deletions = new ArrayList<>();
         synchronized (lock) {
-            Map<String, VersionPin> pins = pinnedVersions.getOrDefault(key, Map.of());
-            pins.forEach((pinned, p) -> p.superseded = !pinned.equals(etag));
+            versionPins.current(key, etag);
             Set<BlockId> ids = byObject.get(key);
             if (ids == null) {
                 return;
             }
             for (BlockId id : List.copyOf(ids)) {
-                if (!id.etag().equals(etag) && !pins.containsKey(id.etag())) {
+                if (!id.etag().equals(etag) && !versionPins.pinned(key, id.etag())) {
                     deletions.add(removeLocked(id, Cause.STALE));
                 }
             }
@@ -248,10 +235,10 @@ final class BlockIndex {
         deleteFiles(deletions);
     }
 
-    /** Pins {@code meta}'s version: see the class comment. Every call needs one {@link #unpinVersion}. */
+    /** Pins {@code meta}'s version (see {@link VersionPins}). Every call needs one {@link #unpinVersion}. */
     void pinVersion(ObjectMeta meta) {
         synchronized (lock) {
-            pinnedVersions.computeIfAbsent(meta.key(), k -> new HashMap<>()).computeIfAbsent(meta.etag(), e -> new VersionPin(meta)).holders++;
+            versionPins.pin(meta);
         }
     }
 
@@ -259,16 +246,7 @@ final class BlockIndex {
     void unpinVersion(ObjectMeta meta) {
         List<Path> deletions = new ArrayList<>();
         synchronized (lock) {
-            Map<String, VersionPin> pins = pinnedVersions.get(meta.key());
-            VersionPin p = pins == null ? null : pins.get(meta.etag());
-            if (p == null || --p.holders > 0) {
-                return;
-            }
-            pins.remove(meta.etag());
-            if (pins.isEmpty()) {
-                pinnedVersions.remove(meta.key());
-            }
-            Set<BlockId> ids = p.superseded ? byObject.get(meta.key()) : null;
+            Set<BlockId> ids = versionPins.unpin(meta) ? byObject.get(meta.key()) : null;
             if (ids != null) {
                 for (BlockId id : List.copyOf(ids)) {
                     if (id.etag().equals(meta.etag())) {
@@ -283,18 +261,8 @@ final class BlockIndex {
     /** The metadata of a pinned version of {@code key}, current or superseded; null when {@code etag} is not pinned. */
     ObjectMeta pinnedMeta(ObjectKey key, String etag) {
         synchronized (lock) {
-            VersionPin p = pinnedVersions.getOrDefault(key, Map.of()).get(etag);
-            return p == null ? null : p.meta;
+            return versionPins.meta(key, etag);
         }
-    }
-
-    /** A block no eviction may take: of a pinned version the store no longer has. Under the lock. */
-    private boolean heldBySupersededPin(BlockId id) {
-        if (pinnedVersions.isEmpty()) {
-            return false;
-        }
-        VersionPin p = pinnedVersions.getOrDefault(id.key(), Map.of()).get(id.etag());
-        return p != null && p.superseded;
     }
 
     /**
@@ -376,7 +344,7 @@ final class BlockIndex {
             List<BlockId> done = new ArrayList<>();
             for (BlockId held : transit.keySet()) {
                 BlockEntry r = index.get(held);
-                if (r != null && r.ready && r.read && r.pins == 0 && !heldBySupersededPin(held) && policy.plannedUse(held) > soon) {
+                if (r != null && r.ready && r.read && r.pins == 0 && !versionPins.holdsSuperseded(held) && policy.plannedUse(held) > soon) {
                     done.add(held);
                 }
             }
@@ -387,7 +355,7 @@ final class BlockIndex {
             long outUse = -1;
             for (Map.Entry<BlockId, Long> held : transit.entrySet()) {
                 BlockEntry r = index.get(held.getKey());
-                if (r == null || !r.ready || r.pins > 0 || heldBySupersededPin(r.id)) {
+                if (r == null || !r.ready || r.pins > 0 || versionPins.holdsSuperseded(r.id)) {
                     continue;
                 }
                 // an unread block held through many later holds: its reader never came. A policy that knows the
@@ -449,7 +417,7 @@ final class BlockIndex {
         while (used + incoming > target || (force && used > config.capacity())) {
             BlockId victim = policy.victim(k -> {
                 BlockEntry c = index.get(k);
-                return c != null && c.ready && c.pins == 0 && !heldBySupersededPin(k);
+                return c != null && c.ready && c.pins == 0 && !versionPins.holdsSuperseded(k);
             });
             if (victim == null) {
                 return;

@@ -48,14 +48,14 @@ final class CacheRecovery {
     private static final int SNAPSHOT_MAGIC = 0x46525949; // "FRYI"
     private static final int SCAN_THREADS = 16;
 
-    private final Path dir;
+    private final CacheLayout layout;
     private final Path blocksDir;
     private final Path tmpDir;
 
-    CacheRecovery(Path dir) {
-        this.dir = dir;
-        this.blocksDir = dir.resolve(CachingStore.BLOCKS);
-        this.tmpDir = dir.resolve(CachingStore.TMP);
+    CacheRecovery(CacheLayout layout) {
+        this.layout = layout;
+        this.blocksDir = layout.blocks();
+        this.tmpDir = layout.tmp();
     }
 
     /**
@@ -74,7 +74,7 @@ final class CacheRecovery {
 
     /** The index from a clean close, or null; the snapshot is removed, so a crash from here on means a scan. */
     private List<BlockEntry> readSnapshot() {
-        Path snapshot = dir.resolve(CachingStore.SNAPSHOT);
+        Path snapshot = layout.snapshot();
         if (!Files.exists(snapshot)) {
             return null;
         }
@@ -182,7 +182,7 @@ final class CacheRecovery {
      * then renamed into place, so a snapshot under its name is whole.
      */
     void writeSnapshot(List<BlockEntry> entries) throws IOException {
-        Path temp = tmpDir.resolve(CachingStore.SNAPSHOT + ".tmp");
+        Path temp = tmpDir.resolve(CacheLayout.SNAPSHOT + ".tmp");
         CRC32C crc = new CRC32C();
         try (FileChannel ch = FileChannel.open(temp, StandardOpenOption.CREATE, StandardOpenOption.TRUNCATE_EXISTING, StandardOpenOption.WRITE)) {
             DataOutputStream out = new DataOutputStream(new BufferedOutputStream(new CheckedOutputStream(
@@ -204,6 +204,6 @@ final class CacheRecovery {
             ch.write(ByteBuffer.allocate(4).putInt(0, sum));
             ch.force(true);
         }
-        Files.move(temp, dir.resolve(CachingStore.SNAPSHOT), StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+        Files.move(temp, layout.snapshot(), StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
     }
 }

@@ -31,11 +31,11 @@ public final class CacheVerifier {
         if (!Files.isDirectory(dir)) {
             throw new IOException("no cache directory at " + dir);
         }
-        Path blocksDir = dir.resolve(CachingStore.BLOCKS);
-        if (!Files.isDirectory(blocksDir)) {
-            throw new IOException(dir + " is not a ferry cache directory (no " + CachingStore.BLOCKS + "/ folder)");
+        CacheLayout layout = new CacheLayout(dir);
+        if (!Files.isDirectory(layout.blocks())) {
+            throw new IOException(dir + " is not a ferry cache directory (no " + CacheLayout.BLOCKS + "/ folder)");
         }
-        try (FileChannel lockChannel = FileChannel.open(dir.resolve(CachingStore.LOCK), StandardOpenOption.CREATE, StandardOpenOption.WRITE)) {
+        try (FileChannel lockChannel = FileChannel.open(layout.lock(), StandardOpenOption.CREATE, StandardOpenOption.WRITE)) {
             FileLock lock;
             try {
                 lock = lockChannel.tryLock();
@@ -46,16 +46,17 @@ public final class CacheVerifier {
                 throw new IOException("cache directory " + dir + " is in use by a running ferry; stop it first");
             }
             try {
-                return verifyLocked(dir, blocksDir);
+                return verifyLocked(layout);
             } finally {
                 lock.release();
             }
         }
     }
 
-    private static Report verifyLocked(Path dir, Path blocksDir) throws IOException {
+    private static Report verifyLocked(CacheLayout layout) throws IOException {
         long temporaries = 0;
-        Path tmp = dir.resolve(CachingStore.TMP);
+        Path blocksDir = layout.blocks();
+        Path tmp = layout.tmp();
         if (Files.isDirectory(tmp)) {
             try (Stream<Path> temps = Files.list(tmp)) {
                 for (Path t : temps.toList()) {
@@ -89,7 +90,7 @@ public final class CacheVerifier {
             }
         }
         if (!problems.isEmpty()) {
-            Files.deleteIfExists(dir.resolve(CachingStore.SNAPSHOT));
+            Files.deleteIfExists(layout.snapshot());
         }
         return new Report(blocks, bytes, List.copyOf(problems), temporaries);
     }

@@ -30,7 +30,7 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Thread-safe.
  */
-public final class SequentialReadAhead implements CachingStore.ReadObserver {
+public final class SequentialReadAhead implements ReadObserver {
     private static final Logger LOG = LoggerFactory.getLogger(SequentialReadAhead.class);
 
     /** Settings; see the class comment. */

@@ -26,8 +26,9 @@ public final class SyntheticBlocks {
      * ({@code bench/objects/N}); returns a cache configuration on {@code dir} that holds them all.
      */
     public static CacheConfig write(Path dir, int blocks, int blockSize) throws IOException {
-        Path blocksDir = Files.createDirectories(dir.resolve(CachingStore.BLOCKS));
-        Files.createDirectories(dir.resolve(CachingStore.TMP));
+        CacheLayout layout = new CacheLayout(dir);
+        Path blocksDir = Files.createDirectories(layout.blocks());
+        Files.createDirectories(layout.tmp());
         byte[] data = new byte[blockSize];
         new Random(1).nextBytes(data);
         int crc = BlockFile.crc(data, 0, data.length);

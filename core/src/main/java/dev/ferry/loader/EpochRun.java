@@ -84,6 +84,8 @@ public final class EpochRun<T> implements Iterator<Batch<T>>, AutoCloseable {
     private final Histogram waits = new Histogram(3_600_000_000L, 3);
     private final LongAdder bytes = new LongAdder();
     private final Deal deal;
+    /** Times reads and the consumer's waits, and paces the prefetcher. */
+    private final Clock clock;
     private int submitted;
     private int delivered;
     private int steps;
@@ -93,7 +95,8 @@ public final class EpochRun<T> implements Iterator<Batch<T>>, AutoCloseable {
     private boolean closed;
 
     EpochRun(ObjectStore store, Deal deal, EpochPlan plan, long seed, int rank, LoaderConfig config, Decoder<T> decoder,
-            ReadAheadBudget budget, Prefetcher.Stats lastPrefetch, Consumer<Prefetcher.Stats> prefetchMemory) {
+            ReadAheadBudget budget, Prefetcher.Stats lastPrefetch, Consumer<Prefetcher.Stats> prefetchMemory, Clock clock) {
+        this.clock = clock;
         this.budget = budget;
         this.prefetchMemory = prefetchMemory;
         this.store = store;
@@ -151,7 +154,7 @@ public final class EpochRun<T> implements Iterator<Batch<T>>, AutoCloseable {
         int quarter = (int) Math.max(1, Math.min(Integer.MAX_VALUE, cache.config().capacity() / 4 / blockSize));
         Prefetcher.Settings settings = Prefetcher.Settings.DEFAULT
                 .withMaxAheadBlocks(Math.min(Prefetcher.Settings.DEFAULT.maxAheadBlocks(), quarter));
-        return new Prefetcher("epoch" + plan.epoch() + "-rank" + rank, future, Prefetcher.Target.over(cache), settings, Clock.system())
+        return new Prefetcher("epoch" + plan.epoch() + "-rank" + rank, future, Prefetcher.Target.over(cache), settings, clock)
                 .resumingFrom(last).start();
     }
 
@@ -203,13 +206,13 @@ public final class EpochRun<T> implements Iterator<Batch<T>>, AutoCloseable {
     }
 
     private Sample timedRead(int sample) {
-        long t0 = System.nanoTime();
+        long t0 = clock.nanoTime();
         try {
             return read(sample);
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         } finally {
-            readNanos.add(System.nanoTime() - t0);
+            readNanos.add(clock.nanoTime() - t0);
             reads.increment();
         }
     }
@@ -295,7 +298,7 @@ public final class EpochRun<T> implements Iterator<Batch<T>>, AutoCloseable {
         if (!hasNext()) {
             throw new NoSuchElementException("epoch " + plan.epoch() + " is done");
         }
-        long begin = System.nanoTime();
+        long begin = clock.nanoTime();
         if (firstNext == 0) {
             firstNext = begin;
         }
@@ -323,12 +326,12 @@ public final class EpochRun<T> implements Iterator<Batch<T>>, AutoCloseable {
             Throwable cause = e.getCause() instanceof UncheckedIOException u ? u.getCause() : e.getCause();
             throw new UncheckedIOException(cause instanceof IOException io ? io : new IOException(cause.toString(), cause));
         }
-        long waited = System.nanoTime() - begin;
+        long waited = clock.nanoTime() - begin;
         resize(size, sinceLast + waited);
         fill();
         waits.recordValue(Math.min(waits.getHighestTrackableValue(), Math.max(0, waited / 1000)));
         waitTotal += waited;
-        lastNext = System.nanoTime();
+        lastNext = clock.nanoTime();
         return new Batch<>(steps++, batch, waited);
     }
 

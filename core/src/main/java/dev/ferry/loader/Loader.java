@@ -8,6 +8,7 @@ import dev.ferry.plan.Placement;
 import dev.ferry.plan.Prefetcher;
 import dev.ferry.plan.World;
 import dev.ferry.store.ObjectStore;
+import dev.ferry.time.Clock;
 import java.util.Objects;
 
 /**
@@ -25,6 +26,7 @@ public final class Loader<T> {
     private final LoaderConfig config;
     private final Decoder<T> decoder;
     private final ReadAheadBudget budget;
+    private final Clock clock;
     /** What the last epoch's prefetcher measured (pace, fetch time), for the next one to start from. */
     private volatile Prefetcher.Stats lastPrefetch;
     /** Where the canonical nodes live on this loader's world since the last resume (null: {@code c mod nodes}); later epochs keep them. */
@@ -40,7 +42,14 @@ public final class Loader<T> {
      */
     public Loader(ObjectStore store, Manifest manifest, PlanConfig plan, World world, int rank, LoaderConfig config, Decoder<T> decoder,
             ReadAheadBudget budget) {
+        this(store, manifest, plan, world, rank, config, decoder, budget, Clock.system());
+    }
+
+    /** The same, timing the consumer's waits and pacing the prefetch on {@code clock}. */
+    public Loader(ObjectStore store, Manifest manifest, PlanConfig plan, World world, int rank, LoaderConfig config, Decoder<T> decoder,
+            ReadAheadBudget budget, Clock clock) {
         this.budget = budget;
+        this.clock = Objects.requireNonNull(clock, "clock is null");
         this.store = Objects.requireNonNull(store, "store is null");
         this.manifest = Objects.requireNonNull(manifest, "manifest is null");
         this.world = Objects.requireNonNull(world, "world is null");
@@ -113,7 +122,7 @@ public final class Loader<T> {
         Homes round = state.homes() == null || state.homes().canonical() != h.canonical() ? h
                 : state.roundHomes() != null ? state.roundHomes() : state.homes();
         return new EpochRun<>(store, epochPlan.deal(world, state.consumed(), h, round), epochPlan, plan.seed(), rank, config, decoder, budget,
-                lastPrefetch, stats -> lastPrefetch = stats);
+                lastPrefetch, stats -> lastPrefetch = stats, clock);
     }
 
     /**

@@ -56,27 +56,28 @@ public final class TierStack implements AutoCloseable {
     private TierStack(Builder b) throws IOException {
         Settings s = b.settings;
         origin = b.origin;
-        chain = StoreChain.over(origin, b.chainConfig);
+        Clock clock = b.clock;
+        chain = StoreChain.over(origin, b.chainConfig, clock);
         // an origin that accepts connections and never answers costs a reader first-byte-timeout, retries included
-        ObjectStore bounded = new FirstByteTimeoutStore(chain, s.get(TierSettings.FIRST_BYTE_TIMEOUT));
+        ObjectStore bounded = new FirstByteTimeoutStore(chain, s.get(TierSettings.FIRST_BYTE_TIMEOUT), clock);
         if (b.checkWrites) {
             // an S3 server's PUT answer is checked against the bytes sent before the cache or write-back believes it
             bounded = new CheckedWrites(bounded);
         }
-        shared = b.sharedTier == null ? null : new SharedTierStore(bounded, b.sharedTier, b.sharedTierTtl);
+        shared = b.sharedTier == null ? null : new SharedTierStore(bounded, b.sharedTier, b.sharedTierTtl, clock);
         ObjectStore below = shared != null ? shared : bounded; // local tier -> regional group -> shared file system -> origin
-        group = b.connect == null ? null : new GroupStore(below, b.connect, b.memberDownFor);
+        group = b.connect == null ? null : new GroupStore(below, b.connect, b.memberDownFor, clock);
         belowCache = group == null ? below : b.overGroup.apply(group);
         bottom = group == null ? origin : belowCache;
         if (b.localTier) {
             CacheConfig cc = CacheConfig.of(b.cacheDir, s.get(TierSettings.CACHE_SIZE)).withBlockSize(s.get(TierSettings.BLOCK_SIZE))
                     .withVerify(s.get(TierSettings.VERIFY)).withMetadataTtl(s.get(TierSettings.METADATA_TTL)).withPolicy(b.policyName);
             if (b.policy == null) {
-                cache = new CachingStore(belowCache, cc);
+                cache = new CachingStore(belowCache, cc, clock);
             } else {
                 GroupStore g = group;
                 EvictionPolicy<BlockId> policy = g == null ? b.policy : new PreferringPolicy<>(b.policy, id -> g.owns(id.key()));
-                cache = new CachingStore(belowCache, cc, policy, Clock.system());
+                cache = new CachingStore(belowCache, cc, policy, clock);
             }
             readAhead = b.readAhead == null ? null : SequentialReadAhead.attach(cache, b.readAhead, b.readAheadExecutor);
         } else {
@@ -84,8 +85,8 @@ public final class TierStack implements AutoCloseable {
             readAhead = null;
         }
         ObjectStore tier = cache != null ? cache : belowCache;
-        writeBack = b.writeBack ? new WriteBackStore(tier, WriteBackConfig.of(sibling(b.cacheDir, "-writeback"), s.get(TierSettings.WRITE_BACK_QUOTA)))
-                : null;
+        writeBack = b.writeBack ? new WriteBackStore(tier, WriteBackConfig.of(sibling(b.cacheDir, "-writeback"), s.get(TierSettings.WRITE_BACK_QUOTA)),
+                clock) : null;
     }
 
     /** A stack over {@code origin} with {@code settings} (a table holding {@link TierSettings#ROWS}); the local tier in {@code cacheDir}. */
@@ -178,6 +179,7 @@ public final class TierStack implements AutoCloseable {
         private SequentialReadAhead.Config readAhead;
         private Executor readAheadExecutor;
         private boolean writeBack;
+        private Clock clock = Clock.system();
 
         private Builder(ObjectStore origin, Settings settings, Path cacheDir) {
             this.origin = Objects.requireNonNull(origin, "origin is null");
@@ -238,6 +240,12 @@ public final class TierStack implements AutoCloseable {
         /** Whether writes are acknowledged on local disk and uploaded in the background ({@code <cache-dir>-writeback}). */
         public Builder writeBack(boolean on) {
             this.writeBack = on;
+            return this;
+        }
+
+        /** The clock every tier reads time from (default: the system's). */
+        public Builder clock(Clock clock) {
+            this.clock = Objects.requireNonNull(clock, "clock is null");
             return this;
         }
 

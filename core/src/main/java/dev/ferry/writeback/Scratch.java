@@ -1,11 +1,8 @@
 package dev.ferry.writeback;
 
-import dev.ferry.store.CompletedPart;
 import dev.ferry.store.GetRequest;
 import dev.ferry.store.ListPage;
 import dev.ferry.store.ListRequest;
-import dev.ferry.store.MultipartUpload;
-import dev.ferry.store.ObjectAttributes;
 import dev.ferry.store.ObjectContent;
 import dev.ferry.store.ObjectKey;
 import dev.ferry.store.ObjectMeta;
@@ -14,11 +11,11 @@ import dev.ferry.store.ObjectStore;
 import dev.ferry.store.PutBody;
 import dev.ferry.store.StoreException;
 import dev.ferry.store.file.FileObjectStore;
+import dev.ferry.time.Clock;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.time.Instant;
-import java.util.List;
+import java.util.Objects;
 import java.util.concurrent.atomic.LongAdder;
 
 /**
@@ -40,6 +37,7 @@ public final class Scratch implements ObjectStore {
     private final String bucket;
     private final long quota;
     private final Duration ttl;
+    private final Clock clock;
     private final Object lock = new Object();
     /** Bytes and objects held, or more: lowered by deletes, made exact by a sweep. */
     private long bytes;
@@ -49,6 +47,11 @@ public final class Scratch implements ObjectStore {
 
     /** Scratch bucket {@code bucket} under folder {@code root} (as {@code root/bucket/...}); what is there is kept. */
     public Scratch(Path root, String bucket, long quota, Duration ttl) throws IOException {
+        this(root, bucket, quota, ttl, Clock.system());
+    }
+
+    /** The same, its objects expiring by {@code clock}'s wall time. */
+    public Scratch(Path root, String bucket, long quota, Duration ttl, Clock clock) throws IOException {
         ObjectKey.validateBucket(bucket);
         if (quota < 1 || ttl.isNegative() || ttl.isZero()) {
             throw new IllegalArgumentException("scratch quota and ttl must be positive: " + quota + ", " + ttl);
@@ -57,6 +60,7 @@ public final class Scratch implements ObjectStore {
         this.bucket = bucket;
         this.quota = quota;
         this.ttl = ttl;
+        this.clock = Objects.requireNonNull(clock, "clock is null");
         store.createBucket(bucket);
         sweep();
     }
@@ -71,7 +75,7 @@ public final class Scratch implements ObjectStore {
     }
 
     private boolean isExpired(ObjectMeta m) {
-        return m.lastModified().isBefore(Instant.now().minus(ttl));
+        return m.lastModified().isBefore(clock.now().minus(ttl));
     }
 
     @Override

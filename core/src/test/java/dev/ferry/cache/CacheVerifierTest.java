@@ -48,7 +48,7 @@ class CacheVerifierTest {
         assertThat(bad.problems()).anySatisfy(p -> assertThat(p).contains("data checksum mismatch"));
         assertThat(bad.blocks()).isEqualTo(8);
         assertThat(blocks.get(0)).doesNotExist();
-        assertThat(tmp.resolve("cache/" + CachingStore.SNAPSHOT)).doesNotExist();
+        assertThat(tmp.resolve("cache/" + CacheLayout.SNAPSHOT)).doesNotExist();
         assertThat(CacheVerifier.verify(tmp.resolve("cache")).clean()).isTrue();
 
         try (CachingStore cache = new CachingStore(origin, config)) {

@@ -359,7 +359,7 @@ class CachingStoreTest {
                     r.channel().read(got, r.position() + got.position());
                 }
                 assertThat(got.array()).isEqualTo(Arrays.copyOfRange(bytes, BLOCK + 100, BLOCK + 3100));
-                try (Stream<Path> left = Files.list(tmp.resolve("cache").resolve(CachingStore.TMP))) {
+                try (Stream<Path> left = Files.list(tmp.resolve("cache").resolve(CacheLayout.TMP))) {
                     assertThat(left.toList()).as("the temporary file has no name: nothing to leave behind").isEmpty();
                 }
             } finally {
@@ -374,10 +374,10 @@ class CachingStoreTest {
     void cleanRestart_isWarm() throws IOException {
         cache.readBytes(key, null);
         cache.close();
-        assertThat(tmp.resolve("cache/" + CachingStore.SNAPSHOT)).exists();
+        assertThat(tmp.resolve("cache/" + CacheLayout.SNAPSHOT)).exists();
         tracking.reset();
         cache = open(config());
-        assertThat(tmp.resolve("cache/" + CachingStore.SNAPSHOT)).doesNotExist(); // a crash from now on means a scan
+        assertThat(tmp.resolve("cache/" + CacheLayout.SNAPSHOT)).doesNotExist(); // a crash from now on means a scan
         assertThat(cache.stats().residentBlocks()).isEqualTo(17);
         assertThat(cache.readBytes(key, null)).isEqualTo(bytes);
         assertThat(tracking.count(Op.GET)).isZero();

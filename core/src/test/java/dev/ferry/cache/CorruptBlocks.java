@@ -22,7 +22,7 @@ public final class CorruptBlocks {
 
     /** The block files under {@code cacheDir}. */
     public static List<Path> blockFiles(Path cacheDir) throws IOException {
-        try (Stream<Path> files = Files.walk(cacheDir.resolve(CachingStore.BLOCKS))) {
+        try (Stream<Path> files = Files.walk(cacheDir.resolve(CacheLayout.BLOCKS))) {
             return files.filter(p -> p.toString().endsWith(".blk")).sorted().toList();
         }
     }

@@ -106,7 +106,7 @@ class StreamThroughTest {
     }
 
     List<Path> blockFiles() throws IOException {
-        try (Stream<Path> walk = Files.walk(tmp.resolve("cache").resolve(CachingStore.BLOCKS))) {
+        try (Stream<Path> walk = Files.walk(tmp.resolve("cache").resolve(CacheLayout.BLOCKS))) {
             return walk.filter(p -> p.toString().endsWith(".blk")).toList();
         }
     }
@@ -189,7 +189,7 @@ class StreamThroughTest {
             faulty.breakStreams(1, BLOCK + 5_000); // block 0 whole, block 1 cut short
             assertThatThrownBy(() -> cache.readBytes(key, null)).isInstanceOf(IOException.class);
             assertThat(blockFiles()).as("only the block that arrived whole").hasSize(1);
-            assertThat(Files.list(tmp.resolve("cache").resolve(CachingStore.TMP)).toList()).as("no temporary left").isEmpty();
+            assertThat(Files.list(tmp.resolve("cache").resolve(CacheLayout.TMP)).toList()).as("no temporary left").isEmpty();
             assertThat(cache.stats().writeFailures()).isZero();
 
             tracking.reset();

@@ -13,6 +13,7 @@ import dev.ferry.store.ObjectMeta;
 import dev.ferry.store.ObjectStore;
 import dev.ferry.store.PutBody;
 import dev.ferry.store.StoreException;
+import dev.ferry.time.Clock;
 import java.io.FilterInputStream;
 import java.io.IOException;
 import java.io.InputStream;
@@ -45,15 +46,22 @@ import java.util.concurrent.atomic.AtomicLong;
 public final class FirstByteTimeoutStore extends ForwardingObjectStore {
     private final Duration limit;
     private final ThreadFactory threads;
+    private final Clock clock;
 
     public FirstByteTimeoutStore(ObjectStore delegate, Duration limit) {
-        this(delegate, limit, Thread.ofVirtual().name("ferry-first-byte-", 0).factory());
+        this(delegate, limit, Clock.system());
     }
 
-    public FirstByteTimeoutStore(ObjectStore delegate, Duration limit, ThreadFactory threads) {
+    public FirstByteTimeoutStore(ObjectStore delegate, Duration limit, Clock clock) {
+        this(delegate, limit, Thread.ofVirtual().name("ferry-first-byte-", 0).factory(), clock);
+    }
+
+    /** Bounds each call by {@code limit} of {@code clock}'s time, running it on a thread from {@code threads}. */
+    public FirstByteTimeoutStore(ObjectStore delegate, Duration limit, ThreadFactory threads, Clock clock) {
         super(delegate);
         this.limit = Objects.requireNonNull(limit, "limit is null");
         this.threads = Objects.requireNonNull(threads, "threads is null");
+        this.clock = Objects.requireNonNull(clock, "clock is null");
         if (limit.isNegative() || limit.isZero()) {
             throw new IllegalArgumentException("limit must be positive: " + limit);
         }
@@ -121,15 +129,15 @@ public final class FirstByteTimeoutStore extends ForwardingObjectStore {
      * When a write last made progress: the store took bytes of its body. Its body is read through
      * {@link #watch}, as a stream (not a file handed to the adapter whole), so that every read is seen.
      */
-    private static final class Progress {
-        private final AtomicLong lastNanos = new AtomicLong(System.nanoTime());
+    private final class Progress {
+        private final AtomicLong lastNanos = new AtomicLong(clock.nanoTime());
 
         long lastNanos() {
             return lastNanos.get();
         }
 
         void touch() {
-            lastNanos.set(System.nanoTime());
+            lastNanos.set(clock.nanoTime());
         }
 
         PutBody watch(PutBody body) {
@@ -200,7 +208,7 @@ public final class FirstByteTimeoutStore extends ForwardingObjectStore {
 
     /** Runs {@code call}, waiting at most the limit past the start or, with {@code progress}, past its last progress. */
     private <T> T within(String what, Call<T> call, Discard<T> discard, Progress progress) throws IOException {
-        long start = System.nanoTime();
+        long start = clock.nanoTime();
         CompletableFuture<T> answer = new CompletableFuture<>();
         Thread worker = threads.newThread(() -> {
             try {
@@ -215,7 +223,7 @@ public final class FirstByteTimeoutStore extends ForwardingObjectStore {
         worker.start();
         try {
             while (!answer.isDone()) {
-                long wait = (progress == null ? start : progress.lastNanos()) + limit.toNanos() - System.nanoTime();
+                long wait = (progress == null ? start : progress.lastNanos()) + limit.toNanos() - clock.nanoTime();
                 if (wait <= 0) {
                     String why = progress == null ? ": no answer within " + describe(limit)
                             : ": the store took no bytes and gave no answer for " + describe(limit);

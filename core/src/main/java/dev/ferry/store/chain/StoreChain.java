@@ -2,7 +2,9 @@ package dev.ferry.store.chain;
 
 import dev.ferry.store.ForwardingObjectStore;
 import dev.ferry.store.ObjectStore;
+import dev.ferry.time.Clock;
 import java.util.Objects;
+import java.util.concurrent.ThreadLocalRandom;
 
 /**
  * The standard chain in front of an origin store:
@@ -30,11 +32,16 @@ public final class StoreChain extends ForwardingObjectStore {
     }
 
     public static StoreChain over(ObjectStore origin, ChainConfig config) {
+        return over(origin, config, Clock.system());
+    }
+
+    /** The chain, timing, pacing and backing off on {@code clock}. */
+    public static StoreChain over(ObjectStore origin, ChainConfig config, Clock clock) {
         Objects.requireNonNull(origin, "origin is null");
         Objects.requireNonNull(config, "config is null");
-        MeteredStore meter = new MeteredStore(origin, config.prices());
-        GovernedStore governor = new GovernedStore(meter, config.governor());
-        RetryingStore retrying = new RetryingStore(governor, config.retry());
+        MeteredStore meter = new MeteredStore(origin, config.prices(), clock);
+        GovernedStore governor = new GovernedStore(meter, config.governor(), clock);
+        RetryingStore retrying = new RetryingStore(governor, config.retry(), clock, ThreadLocalRandom.current());
         return new StoreChain(new ParallelReadStore(retrying, config.parallelRead()), retrying, governor, meter);
     }
 

@@ -3,9 +3,7 @@ package dev.ferry.store.file;
 import dev.ferry.store.BoundedInputStream;
 import dev.ferry.store.BucketOperations;
 import dev.ferry.store.ByteRange;
-import dev.ferry.store.Checksum;
 import dev.ferry.store.CompletedPart;
-import dev.ferry.store.Etags;
 import dev.ferry.store.GetRequest;
 import dev.ferry.store.ListPage;
 import dev.ferry.store.ListRequest;
@@ -17,14 +15,11 @@ import dev.ferry.store.ObjectKey;
 import dev.ferry.store.ObjectMeta;
 import dev.ferry.store.ObjectNotFoundException;
 import dev.ferry.store.ObjectStore;
-import dev.ferry.store.Parts;
 import dev.ferry.store.PendingUploads;
 import dev.ferry.store.PutBody;
 import dev.ferry.store.StoreException;
-import java.io.FilterInputStream;
 import java.io.IOException;
 import java.io.InputStream;
-import java.io.OutputStream;
 import java.nio.channels.Channels;
 import java.nio.channels.FileChannel;
 import java.nio.file.AtomicMoveNotSupportedException;
@@ -37,31 +32,30 @@ import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.nio.file.StandardOpenOption;
 import java.nio.file.attribute.BasicFileAttributes;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.Objects;
 import java.util.TreeSet;
-import java.util.UUID;
 import java.util.stream.Stream;
 
 /**
  * An object store over a directory: each top-level folder is a bucket, each key a file below it, '/'
  * separating folders. Later the shared-file-system tier.
  *
- * <p>Writes go to a temporary file under {@code ROOT/.ferry-tmp}, are fsync'd and then moved into place
- * atomically, so a reader sees the old object or the new one, never a half-written one. An object written
+ * <p>Writes go to a temporary file under {@code ROOT/.ferry-tmp} ({@link TempFiles}), are fsync'd and then moved
+ * into place atomically, so a reader sees the old object or the new one, never a half-written one. An object written
  * through this store has the ETag S3 would give it (the content MD5 in hex; for a multipart upload the MD5 of
  * the parts' MD5s, then {@code -N}) and keeps its attributes (content type, user metadata), both in a
  * {@link Sidecars sidecar} that is believed only while the file is the one it describes. Files dropped into
  * the directory by other programs get an ETag derived from their file's identity (inode, modification time,
  * size), as web servers do for static files, so any rewrite changes it.
  *
- * <p>Multipart parts are staged under {@code ROOT/.ferry-uploads/<id>/} as {@code <n>-<md5>}, so a part is
- * found by the ETag a client names for it, never another upload of the same number; every part but the last
- * must be at least 5 MiB ({@code EntityTooSmall}). A completed upload leaves a marker, so a repeated
- * CompleteMultipartUpload answers the same ETag while the object is still the one it made.
+ * <p>Multipart parts are staged under {@code ROOT/.ferry-uploads/<id>/} ({@link StagedUploads}), each found by
+ * the ETag a client names for it; a completed upload leaves a marker, so a repeated CompleteMultipartUpload
+ * answers the same ETag while the object is still the one it made.
  *
  * <p>Keys that a file system cannot hold as given (empty segments, {@code .} or {@code ..}, a trailing
  * '/') are refused with a fatal error; nothing outside {@code ROOT} is ever read or written.
@@ -73,20 +67,37 @@ public final class FileObjectStore implements ObjectStore, BucketOperations, Mul
     private static final String TMP_DIR = ".ferry-tmp";
     private static final String UPLOADS_DIR = ".ferry-uploads";
     private static final String META_DIR = ".ferry-meta";
-    private static final String COMPLETED = "completed";
-    private static final String ATTRIBUTES = "attributes";
 
     private final Path root;
-    private final Path tmp;
-    private final Path uploads;
+    private final TempFiles temps;
+    private final StagedUploads uploads;
     private final Sidecars sidecars;
 
     public FileObjectStore(Path root) throws IOException {
         this.root = Objects.requireNonNull(root, "root is null").toAbsolutePath().normalize();
         Files.createDirectories(this.root);
-        this.tmp = Files.createDirectories(this.root.resolve(TMP_DIR));
-        this.uploads = Files.createDirectories(this.root.resolve(UPLOADS_DIR));
+        Path tmp = Files.createDirectories(this.root.resolve(TMP_DIR));
+        this.temps = new TempFiles(tmp);
+        this.uploads = new StagedUploads(Files.createDirectories(this.root.resolve(UPLOADS_DIR)), temps, new UploadDestination());
         this.sidecars = new Sidecars(this.root.resolve(META_DIR), tmp);
+    }
+
+    /** Where a completed upload's object goes: this store's keys. */
+    private final class UploadDestination implements StagedUploads.Destination {
+        @Override
+        public void checkWritable(ObjectKey key) throws IOException {
+            FileObjectStore.this.checkWritable(key);
+        }
+
+        @Override
+        public ObjectMeta place(ObjectKey key, Path assembled, String etag, ObjectAttributes attributes) throws IOException {
+            return moveIntoPlace(key, assembled, fileFor(key), etag, attributes);
+        }
+
+        @Override
+        public ObjectMeta head(ObjectKey key) throws IOException {
+            return FileObjectStore.this.head(key);
+        }
     }
 
     public Path root() {
@@ -221,7 +232,7 @@ public final class FileObjectStore implements ObjectStore, BucketOperations, Mul
     @Override
     public ObjectMeta put(ObjectKey key, PutBody body) throws IOException {
         Path file = fileFor(key);
-        Written temp = writeTemp(body);
+        TempFiles.Written temp = temps.write(body);
         return moveIntoPlace(key, temp.file(), file, temp.md5(), body.attributes());
     }
 
@@ -268,253 +279,44 @@ public final class FileObjectStore implements ObjectStore, BucketOperations, Mul
         }
     }
 
+    // ---- multipart uploads: staged beside the objects (StagedUploads) --------------------------------------
+
     @Override
     public MultipartUpload startMultipart(ObjectKey key, ObjectAttributes attributes) throws IOException {
-        checkWritable(key); // the key and the bucket now, not at completion
-        String id = UUID.randomUUID().toString();
-        Path dir = Files.createDirectories(uploads.resolve(id));
-        java.io.ByteArrayOutputStream bytes = new java.io.ByteArrayOutputStream();
-        try (java.io.DataOutputStream out = new java.io.DataOutputStream(bytes)) {
-            attributes.writeTo(out);
-        }
-        writeSmall(dir.resolve(ATTRIBUTES), bytes.toByteArray());
-        writeSmall(dir.resolve("key"), (key.bucket() + "\n" + key.key()).getBytes(java.nio.charset.StandardCharsets.UTF_8));
-        return new MultipartUpload(key, id);
-    }
-
-    /** Writes a small file whole: temporary name, fsync, rename. */
-    private void writeSmall(Path target, byte[] bytes) throws IOException {
-        Path temp = tmp.resolve(UUID.randomUUID() + ".part");
-        try {
-            try (FileChannel ch = FileChannel.open(temp, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE)) {
-                java.nio.ByteBuffer b = java.nio.ByteBuffer.wrap(bytes);
-                while (b.hasRemaining()) {
-                    ch.write(b);
-                }
-                ch.force(true);
-            }
-            Files.move(temp, target, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
-        } finally {
-            Files.deleteIfExists(temp);
-        }
+        return uploads.start(key, attributes);
     }
 
     @Override
     public CompletedPart uploadPart(MultipartUpload upload, int partNumber, PutBody body) throws IOException {
-        Path dir = uploadDir(upload);
-        if (partNumber < 1 || partNumber > CompletedPart.MAX_PARTS) {
-            throw new StoreException(StoreException.Kind.FATAL, 400,
-                    "part number must be 1 to " + CompletedPart.MAX_PARTS + ": " + partNumber, null);
-        }
-        Written temp = writeTemp(body);
-        Path part = dir.resolve(partNumber + "-" + temp.md5());
-        Files.move(temp.file(), part, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
-        try (Stream<Path> others = Files.list(dir)) { // an earlier upload of this number is replaced, as in S3
-            for (Path other : others.toList()) {
-                if (other.getFileName().toString().startsWith(partNumber + "-") && !other.equals(part)) {
-                    Files.deleteIfExists(other);
-                }
-            }
-        }
-        return new CompletedPart(partNumber, temp.md5());
+        return uploads.uploadPart(upload, partNumber, body);
     }
 
     /** The sizes of the named parts of an upload in progress, in order (checked as {@link #completeMultipart} does). */
     public List<Long> partSizes(MultipartUpload upload, List<CompletedPart> parts) throws IOException {
-        Path dir = uploadDir(upload);
-        List<Long> sizes = new ArrayList<>(parts.size());
-        for (CompletedPart p : parts) {
-            sizes.add(partSize(upload, dir, p));
-        }
-        return sizes;
-    }
-
-    private static long partSize(MultipartUpload upload, Path dir, CompletedPart p) throws IOException {
-        try {
-            return Files.size(dir.resolve(p.partNumber() + "-" + p.etag()));
-        } catch (NoSuchFileException e) {
-            throw new StoreException(StoreException.Kind.FATAL, 400, "InvalidPart", "part " + p.partNumber() + " of "
-                    + upload.key() + " with ETag " + p.etag() + " was never uploaded", null);
-        }
+        return uploads.partSizes(upload, parts);
     }
 
     @Override
     public ObjectMeta completeMultipart(MultipartUpload upload, List<CompletedPart> parts) throws IOException {
-        Path dir = uploadDir(upload);
-        Path completed = dir.resolve(COMPLETED);
-        if (Files.isRegularFile(completed)) {
-            return completedAgain(upload, Files.readString(completed).trim());
-        }
-        if (parts.isEmpty()) {
-            throw new StoreException(StoreException.Kind.FATAL, 400, "multipart upload of " + upload.key() + " has no parts", null);
-        }
-        int previous = 0;
-        for (CompletedPart p : parts) {
-            if (p.partNumber() <= previous) {
-                throw new StoreException(StoreException.Kind.FATAL, 400,
-                        "parts of " + upload.key() + " must be in ascending order: " + p.partNumber() + " after " + previous, null);
-            }
-            previous = p.partNumber();
-        }
-        List<Long> sizes = partSizes(upload, parts);
-        for (int i = 0; i < sizes.size() - 1; i++) {
-            if (sizes.get(i) < CompletedPart.MIN_SIZE) {
-                throw new StoreException(StoreException.Kind.FATAL, 400, "EntityTooSmall", "part " + parts.get(i).partNumber()
-                        + " of " + upload.key() + " is " + sizes.get(i) + " bytes; every part but the last must be at least 5 MiB", null);
-            }
-        }
-        ObjectAttributes attributes;
-        try (java.io.DataInputStream in = new java.io.DataInputStream(Files.newInputStream(dir.resolve(ATTRIBUTES)))) {
-            attributes = ObjectAttributes.readFrom(in);
-        } catch (NoSuchFileException e) {
-            attributes = ObjectAttributes.NONE; // an upload started before attributes were kept
-        }
-        Summed summed = checksumOf(upload, dir, parts, Checksum.declaredIn(attributes));
-        if (summed != null) {
-            attributes = summed.object().applyTo(attributes);
-        }
-        // for a read of one part (GET ?partNumber=N) and GetObjectAttributes' list of them
-        attributes = Parts.applyTo(attributes, sizes, summed == null ? null : summed.parts());
-        Path temp = tmp.resolve(UUID.randomUUID() + ".part");
-        try (FileChannel out = FileChannel.open(temp, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE)) {
-            for (CompletedPart p : parts) {
-                try (FileChannel in = FileChannel.open(dir.resolve(p.partNumber() + "-" + p.etag()), StandardOpenOption.READ)) {
-                    long size = in.size();
-                    for (long done = 0; done < size; ) {
-                        done += in.transferTo(done, size - done, out);
-                    }
-                }
-            }
-            out.force(true);
-        } catch (IOException e) {
-            Files.deleteIfExists(temp);
-            throw e;
-        }
-        String etag = Etags.multipart(parts.stream().map(CompletedPart::etag).toList());
-        ObjectMeta meta = moveIntoPlace(upload.key(), temp, fileFor(upload.key()), etag, attributes);
-        // the upload is kept as a marker (its parts go), so that a retried Complete gets the same answer
-        writeSmall(completed, etag.getBytes(java.nio.charset.StandardCharsets.UTF_8));
-        try (Stream<Path> staged = Files.list(dir)) {
-            for (Path f : staged.toList()) {
-                if (!f.equals(completed) && !f.getFileName().toString().equals("key")) {
-                    Files.deleteIfExists(f);
-                }
-            }
-        }
-        return meta;
-    }
-
-    /**
-     * The checksum S3 would give the object the parts make, and each part's, when its upload declared an algorithm (else null),
-     * reading each part once: COMPOSITE (the checksum of the parts' checksums, {@code -N}) or FULL_OBJECT (of
-     * all the bytes). A checksum the client named for a part must be that part's: else 400 InvalidPart.
-     */
-    /** An upload's checksum, and its parts'. */
-    private record Summed(Checksum object, List<Checksum> parts) {
-    }
-
-    private static Summed checksumOf(MultipartUpload upload, Path dir, List<CompletedPart> parts, Checksum declared) throws IOException {
-        if (declared == null && parts.stream().allMatch(p -> p.checksum() == null)) {
-            return null;
-        }
-        Checksum.Digest whole = declared != null && declared.type() == Checksum.Type.FULL_OBJECT ? declared.algorithm().digest() : null;
-        List<Checksum> sums = new ArrayList<>(parts.size());
-        java.nio.ByteBuffer buf = java.nio.ByteBuffer.allocateDirect(1 << 20);
-        for (CompletedPart p : parts) {
-            Checksum.Algorithm algorithm = declared != null ? declared.algorithm() : p.checksum() != null ? p.checksum().algorithm() : null;
-            if (algorithm == null) {
-                continue;
-            }
-            if (p.checksum() != null && p.checksum().algorithm() != algorithm) {
-                throw new StoreException(StoreException.Kind.FATAL, 400, "InvalidPart", "part " + p.partNumber()
-                        + " names a " + p.checksum().algorithm() + " checksum; the upload declared " + algorithm, null);
-            }
-            Checksum.Digest d = algorithm.digest();
-            try (FileChannel in = FileChannel.open(dir.resolve(p.partNumber() + "-" + p.etag()), StandardOpenOption.READ)) {
-                while (in.read(buf) >= 0) {
-                    buf.flip();
-                    if (whole != null) {
-                        whole.update(buf.duplicate());
-                    }
-                    d.update(buf);
-                    buf.clear();
-                }
-            }
-            Checksum mine = Checksum.full(algorithm, d.finish());
-            if (p.checksum() != null && !p.checksum().value().equals(mine.value())) {
-                throw new StoreException(StoreException.Kind.FATAL, 400, "InvalidPart", "part " + p.partNumber()
-                        + ": its " + algorithm + " checksum is " + mine.value() + ", not " + p.checksum().value(), null);
-            }
-            sums.add(mine);
-        }
-        if (declared == null) {
-            return null;
-        }
-        return new Summed(whole != null ? Checksum.full(declared.algorithm(), whole.finish()) : Checksum.composite(declared.algorithm(), sums),
-                sums);
-    }
-
-    /** A Complete of an upload already completed: its object, while it is still the one the upload made. */
-    private ObjectMeta completedAgain(MultipartUpload upload, String etag) throws IOException {
-        try {
-            ObjectMeta now = head(upload.key());
-            if (now.etag().equals(etag)) {
-                return now;
-            }
-        } catch (ObjectNotFoundException e) {
-            // deleted since: the upload's object is gone
-        }
-        throw new StoreException(StoreException.Kind.NOT_FOUND, 404, "NoSuchUpload", "no such upload: " + upload.uploadId()
-                + " was completed and its object " + upload.key() + " has been replaced or deleted since", null);
+        return uploads.complete(upload, parts);
     }
 
     @Override
     public List<Upload> listUploads(String bucket, String prefix) throws IOException {
-        List<Upload> out = new ArrayList<>();
-        try (Stream<Path> dirs = Files.list(uploads)) {
-            for (Path dir : dirs.toList()) {
-                try {
-                    if (Files.exists(dir.resolve(COMPLETED))) {
-                        continue;
-                    }
-                    String[] k = Files.readString(dir.resolve("key")).split("\n", 2);
-                    if (k.length == 2 && k[0].equals(bucket) && k[1].startsWith(prefix)) {
-                        out.add(new Upload(ObjectKey.of(k[0], k[1]), dir.getFileName().toString(),
-                                Files.getLastModifiedTime(dir.resolve("key")).toInstant()));
-                    }
-                } catch (NoSuchFileException | NotDirectoryException e) {
-                    // completed, aborted or being started meanwhile
-                }
-            }
-        }
-        out.sort(Comparator.comparing((Upload u) -> u.key().key()).thenComparing(Upload::initiated));
-        return out;
+        return uploads.list(bucket, prefix);
     }
 
     @Override
-    public int expireUploads(java.time.Instant cutoff) throws IOException {
-        int n = 0;
-        try (Stream<Path> dirs = Files.list(uploads)) {
-            for (Path dir : dirs.toList()) {
-                try {
-                    if (Files.getLastModifiedTime(dir.resolve("key")).toInstant().isBefore(cutoff)) {
-                        deleteRecursively(dir);
-                        n++;
-                    }
-                } catch (NoSuchFileException | NotDirectoryException e) {
-                    if (Files.isDirectory(dir) && Files.getLastModifiedTime(dir).toInstant().isBefore(cutoff)) {
-                        deleteRecursively(dir); // a start that crashed before its key file
-                    }
-                }
-            }
-        }
-        return n;
+    public int expireUploads(Instant cutoff) throws IOException {
+        return uploads.expire(cutoff);
     }
 
     @Override
     public void abortMultipart(MultipartUpload upload) throws IOException {
-        deleteRecursively(uploadDir(upload));
+        uploads.abort(upload);
     }
+
+    // ---- buckets -----------------------------------------------------------------------------------------
 
     @Override
     public List<Bucket> listBuckets() throws IOException {
@@ -612,56 +414,6 @@ public final class FileObjectStore implements ObjectStore, BucketOperations, Mul
         return ObjectNotFoundException.of(key);
     }
 
-    private Path uploadDir(MultipartUpload upload) throws IOException {
-        String id = upload.uploadId();
-        if (id.contains("/") || id.contains("..") || id.startsWith(".")) {
-            throw new StoreException(StoreException.Kind.NOT_FOUND, 404, "no such upload: " + id, null);
-        }
-        Path dir = uploads.resolve(id);
-        Path keyFile = dir.resolve("key");
-        if (!Files.isRegularFile(keyFile)) {
-            throw new StoreException(StoreException.Kind.NOT_FOUND, 404, "no such upload: " + id + " for " + upload.key(), null);
-        }
-        String expected = upload.key().bucket() + "\n" + upload.key().key();
-        if (!Files.readString(keyFile).equals(expected)) {
-            throw new StoreException(StoreException.Kind.NOT_FOUND, 404, "upload " + id + " is not for " + upload.key(), null);
-        }
-        return dir;
-    }
-
-    /** A body written to a temporary file, fsync'd, with the MD5 of its bytes in hex. */
-    private record Written(Path file, String md5) {
-    }
-
-    private Written writeTemp(PutBody body) throws IOException {
-        Path temp = tmp.resolve(UUID.randomUUID() + ".part");
-        try {
-            java.security.MessageDigest md5 = Etags.md5();
-            try (FileChannel channel = FileChannel.open(temp, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE)) {
-                long written = 0;
-                // The channel's stream is not closed here: closing it would close the channel before fsync.
-                OutputStream out = Channels.newOutputStream(channel);
-                try (InputStream in = body.open()) {
-                    byte[] buf = new byte[1 << 16];
-                    for (int n; (n = in.read(buf)) > 0; ) {
-                        md5.update(buf, 0, n);
-                        out.write(buf, 0, n);
-                        written += n;
-                    }
-                }
-                if (written != body.length()) {
-                    throw new StoreException(StoreException.Kind.FATAL, 400,
-                            "body yielded " + written + " bytes but declared " + body.length(), null);
-                }
-                channel.force(true);
-            }
-            return new Written(temp, Etags.ofDigest(md5.digest()));
-        } catch (IOException | RuntimeException e) {
-            Files.deleteIfExists(temp);
-            throw e;
-        }
-    }
-
     /** Moves an fsync'd temporary file to the key, its sidecar (ETag, attributes) first. */
     private ObjectMeta moveIntoPlace(ObjectKey key, Path temp, Path file, String etag, ObjectAttributes attributes) throws IOException {
         try {
@@ -704,16 +456,5 @@ public final class FileObjectStore implements ObjectStore, BucketOperations, Mul
             h *= 0x100000001b3L;
         }
         return HexFormat.of().toHexDigits(h) + "-" + Long.toHexString(attrs.size());
-    }
-
-    private static void deleteRecursively(Path dir) throws IOException {
-        if (!Files.exists(dir)) {
-            return;
-        }
-        try (Stream<Path> walk = Files.walk(dir)) {
-            for (Path p : walk.sorted(Comparator.reverseOrder()).toList()) {
-                Files.deleteIfExists(p);
-            }
-        }
     }
 }

@@ -9,6 +9,7 @@ import dev.ferry.store.ObjectNotFoundException;
 import dev.ferry.store.ObjectStore;
 import dev.ferry.store.ResumingStream;
 import dev.ferry.store.StoreException;
+import dev.ferry.time.Clock;
 import java.io.IOException;
 import java.time.Duration;
 import java.time.Instant;
@@ -45,6 +46,7 @@ public final class GroupStore extends ForwardingObjectStore {
 
     private final Function<String, ObjectStore> connect;
     private final long downNanos;
+    private final Clock clock;
     private final Object updates = new Object();
     private volatile View view = new View(null, -1, List.of());
     private final LongAdder peerBytes = new LongAdder();
@@ -91,9 +93,15 @@ public final class GroupStore extends ForwardingObjectStore {
      * @param downFor how long a failed member is skipped before a read tries it again, unless a prober says it answers
      */
     public GroupStore(ObjectStore origin, Function<String, ObjectStore> connect, Duration downFor) {
+        this(origin, connect, downFor, Clock.system());
+    }
+
+    /** The same, timing members' downtime and stamping their changes on {@code clock}. */
+    public GroupStore(ObjectStore origin, Function<String, ObjectStore> connect, Duration downFor, Clock clock) {
         super(origin);
         this.connect = Objects.requireNonNull(connect, "connect is null");
         this.downNanos = downFor.toNanos();
+        this.clock = Objects.requireNonNull(clock, "clock is null");
     }
 
     /**
@@ -122,7 +130,7 @@ public final class GroupStore extends ForwardingObjectStore {
             }
             Map<String, Member> known = new HashMap<>();
             old.members.forEach(m -> known.put(m.url, m));
-            Instant now = Instant.now();
+            Instant now = clock.now();
             List<Member> next = new ArrayList<>();
             List<ObjectStore> retired = new ArrayList<>();
             for (String url : members) {
@@ -183,7 +191,7 @@ public final class GroupStore extends ForwardingObjectStore {
         if (v.ring == null) {
             return -1;
         }
-        long now = System.nanoTime();
+        long now = clock.nanoTime();
         List<Integer> rank = v.ring.rank(Rendezvous.keyOf(key));
         for (int m : rank) {
             if (m == v.self || !skipped(v.members.get(m), now)) {
@@ -204,7 +212,7 @@ public final class GroupStore extends ForwardingObjectStore {
 
     public GroupStats stats() {
         List<MemberState> states = new ArrayList<>();
-        long now = System.nanoTime();
+        long now = clock.nanoTime();
         for (Member m : view.members) {
             states.add(new MemberState(m.url, m.store == null, m.store == null || !skipped(m, now), m.since, m.bytes.sum(), m.requests.sum()));
         }
@@ -213,7 +221,7 @@ public final class GroupStore extends ForwardingObjectStore {
 
     /** True when {@code url} is a member now and is not being skipped. */
     public boolean isUp(String url) {
-        long now = System.nanoTime();
+        long now = clock.nanoTime();
         for (Member m : view.members) {
             if (m.url.equals(url)) {
                 return !skipped(m, now);
@@ -256,7 +264,7 @@ public final class GroupStore extends ForwardingObjectStore {
             out.add(null);
             return out;
         }
-        long now = System.nanoTime();
+        long now = clock.nanoTime();
         for (int m : v.ring.rank(Rendezvous.keyOf(key))) {
             if (m == v.self) {
                 break; // this node is next: it reads the origin itself
@@ -282,7 +290,7 @@ public final class GroupStore extends ForwardingObjectStore {
     }
 
     private void markDown(Member m, String why, boolean failover) {
-        m.downUntil = System.nanoTime() + downNanos;
+        m.downUntil = clock.nanoTime() + downNanos;
         if (failover) {
             failovers.increment();
         }
@@ -291,7 +299,7 @@ public final class GroupStore extends ForwardingObjectStore {
                 return;
             }
             m.up = false;
-            m.since = Instant.now();
+            m.since = clock.now();
         }
         changes.increment();
         LOG.warn("group member {} failed ({}); skipping it until it answers again", m.url, why);
@@ -303,7 +311,7 @@ public final class GroupStore extends ForwardingObjectStore {
                 return;
             }
             m.up = true;
-            m.since = Instant.now();
+            m.since = clock.now();
         }
         m.downUntil = 0;
         changes.increment();

@@ -13,11 +13,13 @@ import dev.ferry.store.ObjectStore;
 import dev.ferry.store.PutBody;
 import dev.ferry.store.StoreException;
 import dev.ferry.store.file.FileObjectStore;
+import dev.ferry.time.Clock;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.Objects;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.LongAdder;
 import org.slf4j.Logger;
@@ -41,6 +43,7 @@ public final class SharedTierStore extends ForwardingObjectStore {
 
     private final FileObjectStore tier;
     private final Duration metadataTtl;
+    private final Clock clock;
     private final ConcurrentHashMap<ObjectKey, Meta> metadata = new ConcurrentHashMap<>();
     private final LongAdder hits = new LongAdder();
     private final LongAdder fills = new LongAdder();
@@ -56,10 +59,16 @@ public final class SharedTierStore extends ForwardingObjectStore {
     }
 
     public SharedTierStore(ObjectStore upstream, Path mount, Duration metadataTtl) throws IOException {
+        this(upstream, mount, metadataTtl, Clock.system());
+    }
+
+    /** The same, aging the metadata it trusts on {@code clock}. */
+    public SharedTierStore(ObjectStore upstream, Path mount, Duration metadataTtl, Clock clock) throws IOException {
         super(upstream);
         this.tier = new FileObjectStore(mount);
         this.tier.createBucket(BUCKET);
         this.metadataTtl = metadataTtl;
+        this.clock = Objects.requireNonNull(clock, "clock is null");
     }
 
     public SharedStats stats() {
@@ -73,7 +82,7 @@ public final class SharedTierStore extends ForwardingObjectStore {
 
     private ObjectMeta resolve(ObjectKey key, String ifMatch) throws IOException {
         Meta m = metadata.get(key);
-        long now = System.nanoTime();
+        long now = clock.nanoTime();
         if (m != null && (ifMatch != null ? ifMatch.equals(m.meta().etag()) : now - m.at() < metadataTtl.toNanos())) {
             return m.meta();
         }

@@ -14,6 +14,7 @@ import dev.ferry.store.ObjectStore;
 import dev.ferry.store.PutBody;
 import dev.ferry.store.StoreException;
 import dev.ferry.store.file.FileObjectStore;
+import dev.ferry.time.Clock;
 import java.io.ByteArrayOutputStream;
 import java.io.FilterInputStream;
 import java.io.IOException;
@@ -56,7 +57,7 @@ class FirstByteTimeoutStoreTest {
 
     @Test
     void aStoreThatAnswersInTime_isPassedThrough_answersAndFailures() throws IOException {
-        FirstByteTimeoutStore store = new FirstByteTimeoutStore(new LatencyStore(folder, 10), Duration.ofSeconds(5), threads);
+        FirstByteTimeoutStore store = new FirstByteTimeoutStore(new LatencyStore(folder, 10), Duration.ofSeconds(5), threads, Clock.system());
         assertThat(store.head(key).size()).isEqualTo(3);
         try (ObjectContent c = store.get(new GetRequest(key, null, null))) {
             assertThat(c.stream().readAllBytes()).containsExactly(1, 2, 3);
@@ -66,7 +67,7 @@ class FirstByteTimeoutStoreTest {
 
     @Test
     void aStoreThatDoesNotAnswer_failsRetryably_atTheLimit_andTheCallIsInterrupted() throws Exception {
-        FirstByteTimeoutStore store = new FirstByteTimeoutStore(new LatencyStore(folder, 60_000), Duration.ofMillis(200), threads);
+        FirstByteTimeoutStore store = new FirstByteTimeoutStore(new LatencyStore(folder, 60_000), Duration.ofMillis(200), threads, Clock.system());
         long t0 = System.nanoTime();
         assertThatThrownBy(() -> store.head(key)).isInstanceOf(StoreException.class)
                 .hasMessage("HEAD s3://bkt/k: no answer within 200 ms (first-byte timeout)")
@@ -105,7 +106,7 @@ class FirstByteTimeoutStoreTest {
             started.add(t);
             return t;
         };
-        FirstByteTimeoutStore store = new FirstByteTimeoutStore(tracking, Duration.ofMillis(100), deaf);
+        FirstByteTimeoutStore store = new FirstByteTimeoutStore(tracking, Duration.ofMillis(100), deaf, Clock.system());
         assertThatThrownBy(() -> store.get(new GetRequest(key, null, null))).isInstanceOf(StoreException.class);
         started.get(0).join(Duration.ofSeconds(5));
         assertThat(closed).as("the late answer's stream").isTrue();
@@ -149,14 +150,14 @@ class FirstByteTimeoutStoreTest {
     void aPutThatKeepsSendingItsBody_isNotCut_howeverLongItTakes() throws IOException {
         // 125 chunks 20 ms apart: 2.5 s in all, two and a half times the limit, never near 1 s without progress
         // (the gap is far below the limit so that a loaded machine's scheduling delays cannot look like a stall)
-        FirstByteTimeoutStore store = new FirstByteTimeoutStore(slowWriter(8, 20, 0), Duration.ofSeconds(1), threads);
+        FirstByteTimeoutStore store = new FirstByteTimeoutStore(slowWriter(8, 20, 0), Duration.ofSeconds(1), threads, Clock.system());
         store.put(ObjectKey.of("bkt", "slow"), PutBody.ofBytes(new byte[1000]));
         assertThat(folder.head(ObjectKey.of("bkt", "slow")).size()).isEqualTo(1000);
     }
 
     @Test
     void aPutOrDeleteTheStoreDoesNotAnswer_failsRetryably_atTheLimit() throws Exception {
-        FirstByteTimeoutStore store = new FirstByteTimeoutStore(slowWriter(1 << 16, 0, 60_000), Duration.ofMillis(200), threads);
+        FirstByteTimeoutStore store = new FirstByteTimeoutStore(slowWriter(1 << 16, 0, 60_000), Duration.ofMillis(200), threads, Clock.system());
         long t0 = System.nanoTime();
         assertThatThrownBy(() -> store.put(ObjectKey.of("bkt", "hung"), PutBody.ofBytes(new byte[1000])))
                 .isInstanceOf(StoreException.class)

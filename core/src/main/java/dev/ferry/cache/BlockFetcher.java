@@ -7,20 +7,16 @@ import dev.ferry.store.ObjectKey;
 import dev.ferry.store.ObjectMeta;
 import dev.ferry.store.ObjectStore;
 import dev.ferry.store.StoreException;
+import dev.ferry.time.Clock;
 import java.io.IOException;
 import java.io.InputStream;
-import java.nio.ByteBuffer;
-import java.nio.channels.FileChannel;
-import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardOpenOption;
 import java.time.Duration;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
-import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executor;
 import java.util.function.Consumer;
@@ -28,12 +24,12 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * How missing blocks come into the local tier: single flight (a block being fetched is a {@link BlockFill} in
- * {@code inflight}; the first to claim it fetches it, everyone else reads its bytes as they arrive), runs
- * (one upstream ranged GET, pinned to the ETag, per run of adjacent admitted misses, each with room reserved in
- * the {@link BlockIndex}), and publishing (a complete block renamed into place, its reservation made
- * readable). Also where a reader finds a resident block ({@link #fromDisk}) and what prefetch drives.
- * {@link BlockStream} is the reader over all this.
+ * The local tier's single-flight fetcher: how missing blocks come in. A block being fetched is a {@link BlockFill}
+ * in {@code inflight}; the first to claim it fetches it, everyone else reads its bytes as they arrive. Misses are
+ * fetched in runs (one upstream ranged GET, pinned to the ETag, per run of adjacent admitted misses, each with room
+ * reserved in the {@link BlockIndex}) and published (a complete block renamed into place, its reservation made
+ * readable). Prefetches of a range go through the same claims. {@link BlockStream} is the reader over this;
+ * resident blocks leave through {@link ResidentBlocks}, refused ones through {@link BypassReads}.
  *
  * <p>A reader's run is fetched on a thread of its own ({@code fetchers}), into the blocks' files, at the pace of
  * upstream and the disk, never at the reader's: a client that stops reading holds no bytes in memory and
@@ -42,49 +38,47 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Thread-safe: {@code inflight} is a concurrent map (claims are {@code putIfAbsent}, releases remove only the
  * fill that was put); the index guards itself; a {@link Run} is fetched by one thread and read by its reader;
- * the read observer and {@code closing} are volatile.
+ * {@code closing} is volatile.
  */
-final class BlockRuns {
-    private static final Logger LOG = LoggerFactory.getLogger(BlockRuns.class);
+final class BlockFetcher {
+    private static final Logger LOG = LoggerFactory.getLogger(BlockFetcher.class);
+    private static final Duration CLOSE_WAIT = Duration.ofSeconds(10);
 
-    final CacheConfig config;
-    final ObjectStore upstream;
-    final BlockIndex blockIndex;
-    final CacheCounters counters;
-    private final OpenFiles openFiles;
+    private final CacheConfig config;
+    private final ObjectStore upstream;
+    private final BlockIndex blockIndex;
+    private final CacheCounters counters;
     private final BlockCheck check;
     private final UnsyncedBlocks unsynced;
     private final Path tmpDir;
     private final Consumer<ObjectKey> onVersionChanged;
     private final ConcurrentHashMap<BlockId, BlockFill> inflight = new ConcurrentHashMap<>();
     private final Executor fetchers;
-    private volatile CachingStore.ReadObserver readObserver;
+    private final Clock clock;
     private volatile boolean closing;
     /** Runs being fetched; also the lock for {@code closing} against a run starting. */
     private final Set<Run> active = new HashSet<>();
-    private static final Duration CLOSE_WAIT = Duration.ofSeconds(10);
 
-    /** {@code onVersionChanged} is told when upstream refuses a fetch pinned to an ETag: the object changed. */
-    BlockRuns(CacheConfig config, ObjectStore upstream, BlockIndex blockIndex, CacheCounters counters, OpenFiles openFiles,
-            BlockCheck check, UnsyncedBlocks unsynced, Consumer<ObjectKey> onVersionChanged, Executor fetchers) {
-        this.fetchers = fetchers;
+    /**
+     * A fetcher into {@code layout}'s folder, running readers' runs on {@code fetchers}; {@code onVersionChanged} is
+     * told when upstream refuses a fetch pinned to an ETag: the object changed.
+     */
+    BlockFetcher(CacheConfig config, CacheLayout layout, ObjectStore upstream, BlockIndex blockIndex, CacheCounters counters,
+            BlockCheck check, UnsyncedBlocks unsynced, Consumer<ObjectKey> onVersionChanged, Executor fetchers, Clock clock) {
         this.config = config;
         this.upstream = upstream;
         this.blockIndex = blockIndex;
         this.counters = counters;
-        this.openFiles = openFiles;
         this.check = check;
         this.unsynced = unsynced;
-        this.tmpDir = config.dir().resolve(CachingStore.TMP);
+        this.tmpDir = layout.tmp();
         this.onVersionChanged = onVersionChanged;
+        this.fetchers = fetchers;
+        this.clock = clock;
     }
 
     long blockLength(ObjectMeta meta, long index) {
         return Math.min(config.blockSize(), meta.size() - index * config.blockSize());
-    }
-
-    void versionChanged(ObjectKey key) {
-        onVersionChanged.accept(key);
     }
 
     /** The fill of a block being fetched, or null. */
@@ -95,14 +89,6 @@ final class BlockRuns {
     /** True when the block is on disk or being fetched: nothing for a prefetcher to do. */
     boolean residentOrInFlight(BlockId id) {
         return inflight.containsKey(id) || blockIndex.isResident(id);
-    }
-
-    CachingStore.ReadObserver observer() {
-        return readObserver;
-    }
-
-    void observeReads(CachingStore.ReadObserver observer) {
-        this.readObserver = observer;
     }
 
     /**
@@ -294,7 +280,7 @@ final class BlockRuns {
             return new Claim(Claim.Outcome.STARTED, new Run(meta, content.stream(), index, c.last(), c.fills(), c.reservations(), prefetch));
         } catch (IOException | RuntimeException e) {
             if (e instanceof StoreException se && se.kind() == StoreException.Kind.PRECONDITION_FAILED) {
-                versionChanged(meta.key()); // the object changed under us: ask again next time
+                onVersionChanged.accept(meta.key()); // the object changed under us: ask again next time
             }
             for (BlockFill f : c.fills().values()) {
                 f.fail(e instanceof IOException io ? io : new IOException(e));
@@ -372,7 +358,7 @@ final class BlockRuns {
 
     /**
      * Fetches the blocks of {@code range} that are neither resident nor being fetched, kept when the policy
-     * admits them (refused blocks are skipped, never fetched); see {@link CachingStore#prefetch}. Returns the
+     * admits them (refused blocks are skipped, never fetched); see {@link BlockCache#prefetch}. Returns the
      * bytes fetched.
      */
     long prefetch(ObjectMeta meta, ByteRange range) throws IOException {
@@ -425,10 +411,10 @@ final class BlockRuns {
                 // stopping it is all we want
             }
         }
-        long deadline = System.nanoTime() + CLOSE_WAIT.toNanos();
+        long deadline = clock.nanoTime() + CLOSE_WAIT.toNanos();
         synchronized (active) {
             while (!active.isEmpty()) {
-                long left = deadline - System.nanoTime();
+                long left = deadline - clock.nanoTime();
                 if (left <= 0) {
                     LOG.warn("{} block fetches did not stop within {}", active.size(), CLOSE_WAIT);
                     return;
@@ -440,141 +426,6 @@ final class BlockRuns {
                     return;
                 }
             }
-        }
-    }
-
-    /**
-     * The bytes {@code [from, to)} of a block the policy refused (of {@code meta}'s block starting at
-     * {@code blockStart}), fetched now and kept nowhere: in a temporary file deleted at once and read through
-     * its open channel, so that a reader that stops reading holds no memory for them; in memory when the disk
-     * refuses them (counted as a write failure).
-     */
-    BlockStream.Source fetchUnkept(ObjectMeta meta, long from, long to, long blockStart) throws IOException {
-        counters.upstreamRequests.increment();
-        try (ObjectContent c = upstream.get(new GetRequest(meta.key(), ByteRange.of(from, to - from), meta.etag()))) {
-            return unkept(meta, c.stream(), from, to, blockStart);
-        } catch (IOException | RuntimeException e) {
-            if (e instanceof StoreException se && se.kind() == StoreException.Kind.PRECONDITION_FAILED) {
-                versionChanged(meta.key());
-            }
-            throw e;
-        }
-    }
-
-    /**
-     * {@link #fetchUnkept}'s bytes {@code [from, to)} read from {@code in}, a read upstream already open at
-     * {@code from} (a miss's GET whose first block the policy refused); the caller closes it.
-     */
-    BlockStream.Source unkept(ObjectMeta meta, InputStream in, long from, long to, long blockStart) throws IOException {
-        int length = (int) (to - from);
-        FileChannel spill = null;
-        byte[] memory = null;
-        try {
-            try {
-                Path temp = tmpDir.resolve(UUID.randomUUID() + ".tmp");
-                spill = FileChannel.open(temp, StandardOpenOption.CREATE_NEW, StandardOpenOption.READ, StandardOpenOption.WRITE);
-                Files.delete(temp); // the open channel keeps the bytes; nothing is left behind, whatever happens
-            } catch (IOException e) {
-                closeQuietly(spill);
-                spill = null;
-                counters.writeFailed(e);
-                memory = new byte[length];
-            }
-            byte[] slice = new byte[Math.min(BlockFill.SLICE, length)];
-            int got = 0;
-            while (got < length) {
-                int n = in.read(slice, 0, Math.min(slice.length, length - got));
-                if (n < 0) {
-                    throw new StoreException(StoreException.Kind.RETRYABLE, 0, "upstream sent " + got + " of " + length + " bytes of "
-                            + meta.key() + " at " + from, null);
-                }
-                if (spill != null) {
-                    try {
-                        ByteBuffer buf = ByteBuffer.wrap(slice, 0, n);
-                        while (buf.hasRemaining()) {
-                            spill.write(buf, got + (long) buf.position());
-                        }
-                    } catch (IOException e) {
-                        counters.writeFailed(e);
-                        memory = new byte[length];
-                        ByteBuffer back = ByteBuffer.wrap(memory, 0, got);
-                        while (back.hasRemaining()) {
-                            if (spill.read(back, back.position()) < 0) {
-                                throw new IOException("cannot read back a temporary file after a failed write", e);
-                            }
-                        }
-                        closeQuietly(spill);
-                        spill = null;
-                    }
-                }
-                if (spill == null) {
-                    System.arraycopy(slice, 0, memory, got, n);
-                }
-                got += n;
-            }
-        } catch (IOException | RuntimeException e) {
-            closeQuietly(spill);
-            throw e;
-        }
-        counters.misses.increment();
-        counters.bytesFromUpstream.add(length);
-        return spill != null ? new BlockStream.SpillSource(SharedChannel.of(spill), from - blockStart, length)
-                : new BlockStream.MemorySource(counters, memory, false, from - blockStart);
-    }
-
-    private static void closeQuietly(FileChannel channel) {
-        if (channel != null) {
-            try {
-                channel.close();
-            } catch (IOException ignored) {
-                // nothing kept in it
-            }
-        }
-    }
-
-    /**
-     * A pinned source over a resident block for a read of {@code length} bytes of its data from {@code from},
-     * or null when it is not (or no longer) usable. The block is checked first unless {@link BlockCheck} trusts
-     * it; a checked block is then read from its file like a trusted one, so that a reader that stops reading
-     * holds none of it in memory, except under {@link VerifyMode#ALWAYS}, which serves the copy it checked. One
-     * that fails is dropped (the reader fetches it again). With {@code access} false the read is not an access of
-     * its own (the block came from a fetch this reader started or read, counted then): no hit is counted, the
-     * policy is not told, and its bytes go unchecked only while they provably are those the fetch wrote
-     * ({@link BlockCheck#trustedAsFetched}): a reader that comes back after a page left the page cache has the
-     * block checked first. Its bytes count as from the cache when {@code fromCache} (not those of the reader's
-     * own run: counted as from upstream).
-     */
-    BlockStream.Source fromDisk(BlockId id, boolean access, boolean fromCache, long from, long length) {
-        BlockEntry e = blockIndex.pinForRead(id, access);
-        if (e == null) {
-            return null;
-        }
-        OpenFiles.Handle file = null;
-        try {
-            file = openFiles.acquire(e.path);
-            if (!(access ? check.trusted(e, file, from, length) : check.trustedAsFetched(e, file, from, length))) {
-                if (check.mode() == VerifyMode.ALWAYS) {
-                    byte[] data = check.readChecked(e);
-                    file.release();
-                    blockIndex.unpin(e);
-                    if (access) {
-                        counters.hits.increment();
-                    }
-                    return new BlockStream.MemorySource(counters, data, fromCache);
-                }
-                check.check(e, file);
-            }
-            if (access) {
-                counters.hits.increment();
-            }
-            return new BlockStream.FileSource(blockIndex, counters, e, file, fromCache);
-        } catch (IOException bad) {
-            LOG.warn("dropping cached block {} of {}: {}", e.path, id.key(), bad.getMessage());
-            if (file != null) {
-                file.release();
-            }
-            blockIndex.dropCorrupt(e);
-            return null;
         }
     }
 

@@ -1,0 +1,147 @@
+package dev.ferry.cache;
+
+import dev.ferry.store.ByteRange;
+import dev.ferry.store.GetRequest;
+import dev.ferry.store.ObjectContent;
+import dev.ferry.store.ObjectKey;
+import dev.ferry.store.ObjectMeta;
+import dev.ferry.store.ObjectNotFoundException;
+import dev.ferry.store.ObjectStore;
+import dev.ferry.store.StoreException;
+import dev.ferry.time.Clock;
+import java.io.IOException;
+import java.io.InputStream;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+
+/**
+ * Reads of objects whose metadata the local tier does not know (or must ask again): a miss is one request, a ranged
+ * GET of the run of blocks the read starts in, with no HEAD before it. Its answer names the version and becomes the
+ * key's metadata ({@link MetadataCache#answered}), and its bytes fill the blocks ({@link BlockCache#readAnswer}).
+ * One miss per key at a time: the key's other readers wait for its answer, then read as readers of known metadata.
+ *
+ * <p>Thread-safe: misses under way are claimed in a concurrent map, one per key.
+ */
+final class Misses {
+    private final ObjectStore upstream;
+    private final CacheConfig config;
+    private final Clock clock;
+    private final BlockCache blocks;
+    private final MetadataCache metadata;
+    /** Misses being asked upstream with no metadata known: one per key, the rest wait for its answer. */
+    private final ConcurrentHashMap<ObjectKey, CompletableFuture<Void>> opening = new ConcurrentHashMap<>();
+
+    Misses(ObjectStore upstream, CacheConfig config, Clock clock, BlockCache blocks, MetadataCache metadata) {
+        this.upstream = upstream;
+        this.config = config;
+        this.clock = clock;
+        this.blocks = blocks;
+        this.metadata = metadata;
+    }
+
+    /**
+     * The read as one request upstream, when no other miss of its key is under way; null when the caller should
+     * look at the key's metadata again (another reader's miss answered it: this waited for it) or ask with a HEAD
+     * (see {@link #openMiss}).
+     */
+    ObjectContent open(GetRequest request) throws IOException {
+        CompletableFuture<Void> mine = new CompletableFuture<>();
+        CompletableFuture<Void> other = opening.putIfAbsent(request.key(), mine);
+        if (other != null) {
+            other.join(); // one miss of a key at a time: its answer is the metadata, its blocks are in flight
+            return null;
+        }
+        try {
+            return openMiss(request);
+        } finally {
+            opening.remove(request.key(), mine);
+            mine.complete(null);
+        }
+    }
+
+    /**
+     * A prefetch of an object whose metadata the cache does not know, as {@link #open} reads one: one
+     * ranged GET (pinned to the request's If-Match, a plan's ETag) whose answer is the metadata, its run fetched on
+     * this thread, then the rest of the range as any prefetch. -1, having sent nothing or been answered 416, when
+     * the caller should ask with a HEAD.
+     */
+    long prefetch(GetRequest request) throws IOException {
+        ObjectKey key = request.key();
+        long first = request.range() == null ? 0 : request.range().offset() / config.blockSize();
+        if (blocks.holdsAnyVersionAt(key, first) || opening.containsKey(key)) {
+            return -1;
+        }
+        long sent = clock.nanoTime();
+        ObjectContent answer = missGet(request, first);
+        if (answer == null) {
+            return -1;
+        }
+        ObjectMeta meta = answer.meta();
+        metadata.answered(meta, sent);
+        ByteRange range = request.range() == null ? (meta.size() == 0 ? null : ByteRange.of(0, meta.size())) : request.range().clip(meta.size());
+        if (range == null) {
+            answer.close();
+            return 0;
+        }
+        return blocks.prefetchAnswer(meta, range, answer, first);
+    }
+
+    /**
+     * A miss's one request: a ranged GET of the run of blocks from {@code first} the read wants (at most a run),
+     * pinned to the request's If-Match; null when upstream answers 416 (an empty object, or a read past its end).
+     * A key upstream does not have is forgotten here, its blocks dropped.
+     */
+    private ObjectContent missGet(GetRequest request, long first) throws IOException {
+        ObjectKey key = request.key();
+        long blockSize = config.blockSize();
+        long wanted = request.range() == null ? Long.MAX_VALUE : (request.range().end() - 1) / blockSize;
+        long last = first + Math.min(wanted - first, config.maxRunBlocks() - 1);
+        try {
+            blocks.counters().upstreamRequests.increment();
+            return upstream.get(new GetRequest(key, ByteRange.of(first * blockSize, (last - first + 1) * blockSize), request.ifMatch()));
+        } catch (ObjectNotFoundException e) {
+            metadata.forget(key);
+            throw e;
+        } catch (StoreException e) {
+            if (e.httpStatus() == 416) {
+                return null;
+            }
+            throw e;
+        }
+    }
+
+    /**
+     * A read whose metadata the cache does not know (or must ask again): one ranged GET upstream, of the run of
+     * blocks the read starts in, with no HEAD before it; the answer names the version (ETag, size from
+     * {@code Content-Range}, last-modified, attributes) and becomes the key's metadata, and its bytes fill the
+     * blocks as a reader's run would ({@link BlockCache#readAnswer}). Null, having sent nothing, when the key's
+     * known version has its first block on disk (a HEAD costs less than a GET of bytes the cache holds), and
+     * null when upstream answers 416 (an empty object, where a store answers a ranged GET so, or a read past
+     * the end): then the caller asks with a HEAD.
+     */
+    private ObjectContent openMiss(GetRequest request) throws IOException {
+        long first = request.range() == null ? 0 : request.range().offset() / config.blockSize();
+        if (blocks.holdsAnyVersionAt(request.key(), first)) {
+            return null; // perhaps the bytes wanted: a HEAD says whether they still are
+        }
+        long sent = clock.nanoTime();
+        ObjectContent answer = missGet(request, first);
+        if (answer == null) {
+            return null;
+        }
+        ObjectMeta meta = answer.meta();
+        metadata.answered(meta, sent);
+        ByteRange range;
+        try {
+            range = ReadRange.of(request, meta);
+        } catch (StoreException e) {
+            answer.close();
+            throw e;
+        }
+        if (range == null) {
+            answer.close();
+            return new ObjectContent(meta, null, InputStream.nullInputStream());
+        }
+        return new ObjectContent(meta, range, blocks.readAnswer(meta, range, answer, first));
+    }
+}

@@ -1,0 +1,234 @@
+package dev.ferry.writeback;
+
+import dev.ferry.store.ObjectKey;
+import dev.ferry.time.Clock;
+import java.io.InterruptedIOException;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.function.Predicate;
+
+/**
+ * Write-back's ledger: the writes and deletes acknowledged and not yet durable, by sequence and the latest of each
+ * key, and the bytes they hold against the quota. Uploads report here ({@link #uploaded}, {@link #durable},
+ * {@link #failed}); the fence ({@link #flush}) waits here; reads and listings ask here what is only local.
+ *
+ * <p>Thread-safe: one lock guards the maps, the counts and each write's state; a fence waits on it.
+ */
+final class PendingWrites {
+    private final Clock clock;
+    private final Object lock = new Object();
+    private final TreeMap<Long, PendingWrite> entries = new TreeMap<>();
+    private final Map<ObjectKey, PendingWrite> latest = new HashMap<>();
+    private long nextSequence;
+    private long pendingBytes;
+
+    /** The ledger after an open: {@code replayed} pending again, the next write numbered {@code nextSequence}. */
+    PendingWrites(List<PendingWrite> replayed, long nextSequence, Clock clock) {
+        this.clock = clock;
+        for (PendingWrite w : replayed) {
+            entries.put(w.sequence, w);
+            latest.merge(w.key, w, (a, b) -> a.sequence > b.sequence ? a : b);
+            pendingBytes += w.size;
+        }
+        this.nextSequence = nextSequence;
+    }
+
+    /** Every pending write, in sequence order. */
+    List<PendingWrite> all() {
+        synchronized (lock) {
+            return List.copyOf(entries.values());
+        }
+    }
+
+    /**
+     * A sequence number for a write of {@code length} bytes of {@code key}, the bytes reserved against {@code quota};
+     * -1 when they would exceed it and no earlier write of the key is pending: the write then goes through to the
+     * store. An earlier write of the key still pending keeps it in order behind that one, past the quota if need be
+     * (going through, it would land first and be overwritten by the older write).
+     */
+    long reserve(ObjectKey key, long length, long quota) {
+        synchronized (lock) {
+            if (pendingBytes + length > quota && !latest.containsKey(key)) {
+                return -1;
+            }
+            pendingBytes += length; // released if the local write fails
+            return nextSequence++;
+        }
+    }
+
+    /** Gives back the bytes reserved for a write that failed before it was acknowledged. */
+    void release(long length) {
+        synchronized (lock) {
+            pendingBytes -= length;
+        }
+    }
+
+    /**
+     * A sequence number for a delete of {@code key} to journal behind its pending writes; -1 when none is pending (the
+     * delete goes to the store now), 0 when the latest is a delete already (there is nothing to do).
+     */
+    long reserveDelete(ObjectKey key) {
+        synchronized (lock) {
+            PendingWrite w = latest.get(key);
+            if (w == null) {
+                return -1;
+            }
+            return w.delete ? 0 : nextSequence++;
+        }
+    }
+
+    /** Makes a journaled write (or delete) pending: the latest of its key. */
+    void add(PendingWrite w) {
+        synchronized (lock) {
+            entries.put(w.sequence, w);
+            latest.put(w.key, w);
+        }
+    }
+
+    /**
+     * {@code w} is in the store: it leaves the pending writes together with the earlier failed writes of its key it
+     * replaces (a fence taken in between would otherwise find a failed write whose replacement is already gone, and
+     * say incomplete). Those are marked superseded and returned, for their files to go. {@link #durable} follows once
+     * the files of {@code w} are gone.
+     */
+    List<PendingWrite> uploaded(PendingWrite w) {
+        List<PendingWrite> replaced = new ArrayList<>();
+        synchronized (lock) {
+            drop(w);
+            for (PendingWrite earlier : entries.headMap(w.sequence).values()) {
+                if (earlier.key.equals(w.key) && earlier.durability == Durability.FAILED) {
+                    replaced.add(earlier);
+                }
+            }
+            for (PendingWrite old : replaced) {
+                drop(old);
+                old.durability = Durability.SUPERSEDED;
+            }
+        }
+        return replaced;
+    }
+
+    /** {@code w} is durable and its local files are gone: a fence waiting on it may return (only now: it leaves nothing behind). */
+    void durable(PendingWrite w) {
+        synchronized (lock) {
+            w.durability = Durability.DURABLE;
+            lock.notifyAll();
+        }
+    }
+
+    /** {@code w} failed for good: reported by status and the fence, kept locally until a later write of its key is durable. */
+    void failed(PendingWrite w, String error) {
+        synchronized (lock) {
+            w.error = error;
+            w.durability = Durability.FAILED;
+            lock.notifyAll();
+        }
+    }
+
+    /** Takes {@code w} out of the pending writes, once. Call under {@code lock}. */
+    private void drop(PendingWrite w) {
+        if (!w.dropped) {
+            w.dropped = true;
+            entries.remove(w.sequence);
+            pendingBytes -= w.size;
+            if (latest.get(w.key) == w) {
+                latest.remove(w.key);
+            }
+        }
+    }
+
+    /**
+     * The fence over the writes (and deletes) of the keys {@code which} accepts: waits until every one acknowledged
+     * before this call is durable or has failed for good, at most {@code timeout} (null: no limit). Complete when
+     * none failed.
+     */
+    FlushResult flush(Predicate<ObjectKey> which, Duration timeout) throws InterruptedIOException {
+        long deadline = timeout == null ? Long.MAX_VALUE : clock.nanoTime() + timeout.toNanos();
+        List<PendingWrite> fence;
+        synchronized (lock) {
+            fence = entries.values().stream().filter(w -> which.test(w.key)).toList();
+        }
+        synchronized (lock) {
+            while (true) {
+                boolean done = fence.stream().allMatch(w -> w.durability != Durability.LOCAL);
+                long left = deadline - clock.nanoTime();
+                if (done || left <= 0) {
+                    break;
+                }
+                try {
+                    lock.wait(Math.max(1, Math.min(left / 1_000_000, 200)));
+                } catch (InterruptedException ie) {
+                    Thread.currentThread().interrupt();
+                    throw new InterruptedIOException("interrupted while waiting for uploads");
+                }
+            }
+        }
+        List<WriteStatus> statuses = fence.stream().map(PendingWrite::status).toList();
+        String firstError = statuses.stream().filter(s -> s.durability() == Durability.FAILED).map(s -> s.key() + ": " + s.error())
+                .findFirst().orElse(null);
+        boolean complete = statuses.stream().allMatch(s -> s.durability() == Durability.DURABLE || s.durability() == Durability.SUPERSEDED);
+        return new FlushResult(complete, statuses, firstError);
+    }
+
+    /** The pending and failed writes now, with the counts of what went up (and through) so far. */
+    WriteBackStats stats(long uploadedBytes, double uploadSeconds, long writeThroughs) {
+        synchronized (lock) {
+            double oldest = entries.values().stream().filter(w -> w.durability == Durability.LOCAL).map(w -> w.written)
+                    .min(Instant::compareTo).map(t -> Duration.between(t, clock.now()).toMillis() / 1000.0).orElse(0.0);
+            long pending = entries.values().stream().filter(w -> w.durability == Durability.LOCAL).count();
+            List<PendingWrite> failed = entries.values().stream().filter(w -> w.durability == Durability.FAILED).toList();
+            return new WriteBackStats(pendingBytes, pending, oldest, uploadedBytes, uploadSeconds, writeThroughs, failed.size(),
+                    failed.isEmpty() ? null : failed.getFirst().key + ": " + failed.getFirst().error);
+        }
+    }
+
+    /** The latest write or delete of {@code key} not yet in the store (pending or failed), or null. */
+    PendingWrite latest(ObjectKey key) {
+        synchronized (lock) {
+            return latest.get(key);
+        }
+    }
+
+    /** True when the latest write of some key of {@code bucket} is not in the store yet ({@code deletes}: a delete). */
+    boolean anyIn(String bucket, boolean deletes) {
+        synchronized (lock) {
+            return latest.values().stream().anyMatch(w -> w.delete == deletes && w.key.bucket().equals(bucket));
+        }
+    }
+
+    /** The latest writes and deletes not in the store yet of the keys of {@code bucket} under {@code prefix}, in no order. */
+    List<PendingWrite> latestIn(String bucket, String prefix) {
+        List<PendingWrite> out = new ArrayList<>();
+        synchronized (lock) {
+            for (PendingWrite w : latest.values()) {
+                if (w.key.bucket().equals(bucket) && w.key.key().startsWith(prefix)) {
+                    out.add(w);
+                }
+            }
+        }
+        return out;
+    }
+
+    /**
+     * A key whose latest write or delete is not in the store yet that a folder store could not hold beside {@code key}:
+     * a folder of it, or one it is a folder of. Null when there is none.
+     */
+    ObjectKey folderConflict(ObjectKey key) {
+        String k = key.key();
+        synchronized (lock) {
+            for (PendingWrite w : latest.values()) {
+                ObjectKey local = w.key;
+                if (local.bucket().equals(key.bucket()) && !local.key().equals(k)
+                        && (k.startsWith(local.key() + "/") || local.key().startsWith(k + "/"))) {
+                    return local;
+                }
+            }
+        }
+        return null;
+    }
+}
