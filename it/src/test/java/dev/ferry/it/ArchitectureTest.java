@@ -14,12 +14,16 @@ import com.tngtech.archunit.core.importer.ImportOption;
 import com.tngtech.archunit.lang.ArchCondition;
 import com.tngtech.archunit.lang.ConditionEvents;
 import com.tngtech.archunit.lang.SimpleConditionEvent;
+import dev.ferry.cache.CachingStore;
+import dev.ferry.cache.SequentialReadAhead;
 import dev.ferry.settings.Setting;
 import dev.ferry.store.ObjectStore;
 import dev.ferry.tier.TierSettings;
+import dev.ferry.time.Clock;
 import java.lang.reflect.Field;
 import java.lang.reflect.Modifier;
 import java.net.URISyntaxException;
+import java.time.Instant;
 import java.util.Set;
 import java.util.TreeSet;
 import java.util.stream.Collectors;
@@ -30,7 +34,9 @@ import org.junit.jupiter.api.Test;
  * The no-reach-back check: main code of every module on this module's classpath (core, s3, embedded, serve,
  * cli, and mount where the build has it) has no cycles between packages, so each layer calls down and
  * never back (the daemon's front -> jobs -> node, say); the core knows nothing of the AWS SDK, Netty or
- * picocli; and nothing but the core defines a tier setting. Modules themselves cannot form cycles (Maven refuses them), so packages are what this watches.
+ * picocli; nothing but the core defines a tier setting; main code reads time only through a {@link Clock}; and the local
+ * tier's engine knows nothing of its {@link CachingStore} wrapper. Modules themselves cannot form cycles (Maven refuses
+ * them), so packages are what this watches.
  */
 class ArchitectureTest {
     /** Main classes only: not this module's tests, nor another module's test classes or test-jar. */
@@ -106,6 +112,36 @@ class ArchitectureTest {
         };
         fields().that().haveRawType(Setting.class).and().areDeclaredInClassesThat(DescribedPredicate.not(inCore))
                 .should(notATierSetting).check(all);
+    }
+
+    /**
+     * Time is read through an injected {@link Clock} (issue 21), so a test can hand a component a clock it moves
+     * itself instead of sleeping; only the clock's own implementation asks the JVM.
+     */
+    @Test
+    void mainCode_readsTimeOnlyThroughAClock() {
+        noClasses().that().doNotImplement(Clock.class)
+                .should().callMethod(System.class, "nanoTime")
+                .orShould().callMethod(System.class, "currentTimeMillis")
+                .orShould().callMethod(Instant.class, "now")
+                .because("time is read through an injected dev.ferry.time.Clock (Clock.system() at the composition root)")
+                .check(all);
+    }
+
+    /**
+     * The local tier is a thin {@link ObjectStore} wrapper ({@link CachingStore}) over an engine (the block cache, its
+     * index, fetcher, streams, recovery and verifier) that never calls back up into it (issue 21). Read-ahead sits
+     * above the wrapper, as the plan's prefetcher does, and may use it.
+     */
+    @Test
+    void theLocalTiersEngine_knowsNothingOfItsWrapper() {
+        noClasses().that().resideInAPackage("dev.ferry.cache..")
+                .and(DescribedPredicate.describe("not the wrapper or the read-ahead over it",
+                        (JavaClass c) -> !c.getName().startsWith(CachingStore.class.getName())
+                                && !c.getName().startsWith(SequentialReadAhead.class.getName())))
+                .should().dependOnClassesThat().belongToAnyOf(CachingStore.class)
+                .because("the engine is composed by the wrapper and never reaches back up into it")
+                .check(all);
     }
 
     @Test
