@@ -129,6 +129,7 @@ public final class Prefetcher implements AutoCloseable {
     private final TreeMap<Integer, Integer> refusedAt = new TreeMap<>();
     private int position;
     private int cursor;
+    private boolean looked; // guarded by lock: the driver has looked at the future and waits, with nothing to start now
     private double pace; // positions per second, peak-held
     private long paceSince;
     /** When the consumer last reported a new position: between reports it is taken to move on at its pace. */
@@ -200,7 +201,19 @@ public final class Prefetcher implements AutoCloseable {
                 paceSince = now;
                 paceFrom = position;
             }
+            looked = false; // the driver looks again at the new position
             lock.notifyAll();
+        }
+    }
+
+    /**
+     * Whether the driver has looked at the future since it last started a fetch and found nothing to start now (nothing
+     * due, or no room ahead): what it would start for the current position has been started. A test awaits this
+     * instead of sleeping past the driver's next look.
+     */
+    public boolean settled() {
+        synchronized (lock) {
+            return looked;
         }
     }
 
@@ -268,7 +281,9 @@ public final class Prefetcher implements AutoCloseable {
             if (room && waitNanos <= 0) {
                 return cursor++;
             }
+            looked = true;
             lock.wait(Math.max(1, Math.min(200, waitNanos <= 0 ? 200 : TimeUnit.NANOSECONDS.toMillis(waitNanos))));
+            looked = false;
         }
         return -1;
     }
@@ -331,6 +346,7 @@ public final class Prefetcher implements AutoCloseable {
             slots.release();
             synchronized (lock) {
                 running.remove(index);
+                looked = false; // a slot is free
                 lock.notifyAll();
             }
         }

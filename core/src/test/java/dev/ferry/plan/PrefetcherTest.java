@@ -60,8 +60,9 @@ class PrefetcherTest {
         Await.until("the prefetcher", Duration.ofSeconds(30), condition::getAsBoolean);
     }
 
-    static void quiet() throws InterruptedException {
-        Thread.sleep(300); // the driver wakes at least every 200 ms: anything it would start has started by now
+    /** Waits until the driver has looked at the current position and started all it would: nothing more comes. */
+    static void quiet(Prefetcher p) throws InterruptedException {
+        Await.until("the prefetcher to settle", Duration.ofSeconds(30), p::settled);
     }
 
     @Test
@@ -73,12 +74,12 @@ class PrefetcherTest {
                 Prefetcher p = new Prefetcher("t", future, target(cache), new Prefetcher.Settings(3, 64, 4, 100_000_000L), clock)) {
             p.start();
             await(() -> p.stats().started() == 3);
-            quiet();
+            quiet(p);
             assertThat(p.stats().started()).isEqualTo(3);
             assertThat(cache.residentOrInFlight(future.get(3))).isFalse();
             p.advance(2);
             await(() -> p.stats().started() == 5);
-            quiet();
+            quiet(p);
             assertThat(p.stats().started()).isEqualTo(5);
         }
     }
@@ -95,13 +96,13 @@ class PrefetcherTest {
             p.advance(1);
             p.start();
             await(() -> p.stats().started() == 5 && cache.residentOrInFlight(future.get(5)));
-            quiet();
+            quiet(p);
             assertThat(p.stats().started()).isEqualTo(5);
             assertThat(cache.residentOrInFlight(future.get(6))).isFalse();
 
             p.advance(4); // three more blocks consumed: three more may be held ahead
             await(() -> p.stats().started() == 8);
-            quiet();
+            quiet(p);
             assertThat(p.stats().started()).isEqualTo(8);
             assertThat(cache.residentOrInFlight(future.get(0))).as("passed before the prefetcher started").isFalse();
             for (int i = 1; i <= 8; i++) {
@@ -129,7 +130,7 @@ class PrefetcherTest {
             p.start();
             // the next block is 5 s away, the one after 10 s, the horizon at most 4 s: only the next is due
             await(() -> cache.residentOrInFlight(future.get(2)) && p.stats().started() == 1);
-            quiet();
+            quiet(p);
             assertThat(p.stats().started()).isEqualTo(1);
             assertThat(cache.residentOrInFlight(future.get(3))).isFalse();
 
@@ -140,7 +141,7 @@ class PrefetcherTest {
                 int index = i;
                 await(() -> cache.residentOrInFlight(future.get(index)));
             }
-            quiet();
+            quiet(p);
             // the blocks the consumer passed while the prefetcher waited were never fetched
             for (int i = 3; i < 20; i++) {
                 assertThat(cache.residentOrInFlight(future.get(i))).as("block %d", i).isFalse();
@@ -248,7 +249,7 @@ class PrefetcherTest {
                 Prefetcher p = new Prefetcher("t", future, target(cache), new Prefetcher.Settings(8, 64, 4, 100_000_000L), clock)) {
             p.resumingFrom(last).start();
             await(() -> p.stats().started() == 1 && cache.residentOrInFlight(future.get(0)));
-            quiet();
+            quiet(p);
             assertThat(p.stats().started()).as("the next block is 5 s away at that pace").isEqualTo(1);
         }
     }
