@@ -24,7 +24,7 @@ import org.junit.jupiter.api.io.TempDir;
 /**
  * Issue 20, item 2: clients that GET uncached objects and never read. The daemon runs in a JVM of its own with a
  * small heap ({@value #HEAP}; before the fix each such reader held its whole run of blocks and a part read ahead,
- * 24 MiB here, 480 MiB for all, and the heap ran out in {@code BlockRuns.claimRun}). {@value #READERS} raw
+ * 24 MiB here, 480 MiB for all, and the heap ran out in the fetcher, then {@code BlockRuns.claimRun}). {@value #READERS} raw
  * sockets with a 4 KiB receive buffer each GET a different uncached 16 MiB object and stop reading once the answer
  * has started. Meanwhile another client reads every one of those objects, whole and right (before the fix it
  * waited forever on the stalled reader that was fetching the block), and the daemon's live heap grows by less than
