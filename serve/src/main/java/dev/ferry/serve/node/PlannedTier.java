@@ -11,7 +11,7 @@ import java.util.List;
  * The local tier as the plans drive it. Eviction is a {@link PlannedPolicy} that follows every plan's future, each at
  * its own position and pace ({@link PlannedPolicy#plan(String, List, long)}); under {@code eviction-follows:
  * last-report}, only the future of the plan reported last. Prefetchers fetch over the local tier, at most
- * {@code prefetch-bytes} ahead and {@value #PREFETCH_SLOTS} blocks at a time. Thread-safe.
+ * {@code prefetch-bytes} ahead and eight blocks at a time. Thread-safe.
  */
 final class PlannedTier implements PlanSink {
     private static final int PREFETCH_SLOTS = 8;
