@@ -3,6 +3,7 @@ package dev.ferry.cli;
 import dev.ferry.cli.errors.UserError;
 import dev.ferry.serve.Daemon;
 import dev.ferry.serve.ServeConfig;
+import dev.ferry.serve.node.RegionalGroup;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.util.LinkedHashMap;
@@ -38,9 +39,10 @@ final class ServeCommand implements Callable<Integer> {
             System.out.println("  cache " + config.cacheDir() + " (" + config.describe().get("cache-size") + "), upstream: "
                     + (config.upstream() != null ? config.upstream() : config.storeRoot() != null ? config.storeRoot()
                             : "embedded store over " + config.dataDir()));
-            if (daemon.node().group() != null) {
-                String self = daemon.node().group().self();
-                System.out.println("  group " + daemon.node().groupSource() + ": " + daemon.node().group().members().size() + " members now, "
+            RegionalGroup group = daemon.node().group();
+            if (group != null) {
+                String self = group.self();
+                System.out.println("  group " + group.source() + ": " + group.members().size() + " members now, "
                         + (self == null ? "this daemon a client of the group" : "this daemon " + self));
             }
             System.out.println("  try: aws --endpoint-url " + daemon.endpoint() + " s3 ls");

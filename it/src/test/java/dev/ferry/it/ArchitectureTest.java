@@ -33,10 +33,10 @@ import org.junit.jupiter.api.Test;
 /**
  * The no-reach-back check: main code of every module on this module's classpath (core, s3, embedded, serve,
  * cli, and mount where the build has it) has no cycles between packages, so each layer calls down and
- * never back (the daemon's front -> jobs -> node, say); the core knows nothing of the AWS SDK, Netty or
- * picocli; nothing but the core defines a tier setting; main code reads time only through a {@link Clock}; and the local
- * tier's engine knows nothing of its {@link CachingStore} wrapper. Modules themselves cannot form cycles (Maven refuses
- * them), so packages are what this watches.
+ * never back (the daemon's front -> jobs -> node, say); the daemon's node depends on none of the layers above it;
+ * the core knows nothing of the AWS SDK, Netty or picocli; nothing but the core defines a tier setting; main code reads
+ * time only through a {@link Clock}; and the local tier's engine knows nothing of its {@link CachingStore} wrapper.
+ * Modules themselves cannot form cycles (Maven refuses them), so packages are what this watches.
  */
 class ArchitectureTest {
     /** Main classes only: not this module's tests, nor another module's test classes or test-jar. */
@@ -141,6 +141,22 @@ class ArchitectureTest {
                                 && !c.getName().startsWith(SequentialReadAhead.class.getName())))
                 .should().dependOnClassesThat().belongToAnyOf(CachingStore.class)
                 .because("the engine is composed by the wrapper and never reaches back up into it")
+                .check(all);
+    }
+
+    /**
+     * The daemon's node is a port the layers above it call into (issue 21): it knows nothing of the jobs that plan its
+     * reads, nor of the S3 semantics, the front or the daemon. What it needs from the jobs is an interface of its own
+     * ({@code BlockHolders}), which they implement. The cycle check finds an arrow up only while another runs down;
+     * this rule states the direction itself.
+     */
+    @Test
+    void node_knowsNothingOfTheLayersAboveIt() {
+        noClasses().that().resideInAPackage("dev.ferry.serve.node..")
+                .should().dependOnClassesThat().resideInAnyPackage("dev.ferry.serve.jobs..", "dev.ferry.serve.s3..", "dev.ferry.serve.front..",
+                        "dev.ferry.serve")
+                .because("the node is a port: the jobs, the S3 semantics and the front call down into it, and what it asks of the jobs "
+                        + "is its own interface (BlockHolders)")
                 .check(all);
     }
 

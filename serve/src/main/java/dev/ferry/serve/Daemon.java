@@ -1,15 +1,21 @@
 package dev.ferry.serve;
 
+import dev.ferry.metrics.FerryMetrics;
 import dev.ferry.serve.front.S3Server;
 import dev.ferry.serve.front.ServeContext;
+import dev.ferry.serve.front.ServeStats;
 import dev.ferry.serve.front.SpoolFolder;
 import dev.ferry.serve.jobs.ControlApi;
 import dev.ferry.serve.jobs.JobRegistry;
+import dev.ferry.serve.jobs.ServeSnapshot;
 import dev.ferry.serve.node.Node;
+import dev.ferry.serve.node.Tiers;
 import dev.ferry.serve.protocol.SigV4;
 import dev.ferry.serve.protocol.VirtualHosts;
 import dev.ferry.serve.s3.S3Service;
 import dev.ferry.time.Clock;
+import io.micrometer.prometheusmetrics.PrometheusConfig;
+import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.io.IOException;
 import java.net.URI;
 import java.nio.file.Path;
@@ -24,7 +30,8 @@ import org.slf4j.LoggerFactory;
  * tier, the regional group, the local tier with a plan-aware policy, optional write-back), the jobs
  * registered on it ({@link JobRegistry}, each with a prefetcher that keeps the next {@code prefetch-bytes}
  * of this node's planned block reads on local disk), and the Netty front ({@link S3Server}) that serves S3
- * ({@link S3Service}) and ferry's control API ({@link ControlApi}). Nothing calls back into this class.
+ * ({@link S3Service}) and ferry's control API ({@link ControlApi}). The daemon's one clock, one executor and
+ * one meter registry are made here and handed to each. Nothing calls back into this class.
  */
 public final class Daemon implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(Daemon.class);
@@ -35,6 +42,9 @@ public final class Daemon implements AutoCloseable {
     private final S3Server server;
     /** Request handling and the local tier's sequential read-ahead, on virtual threads. */
     private final ExecutorService workers;
+    /** The node's, the jobs' and the consumers' meters, scraped at {@code /_ferry/metrics}. */
+    private final PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
+    private final ServeStats served = new ServeStats();
     private final AtomicBoolean closed = new AtomicBoolean();
 
     private Daemon(ServeConfig config) throws IOException {
@@ -46,12 +56,18 @@ public final class Daemon implements AutoCloseable {
         try {
             started = Node.start(config, clock, workers);
             this.node = started;
-            this.jobs = new JobRegistry(node, clock);
+            Tiers tiers = node.tiers();
+            // the tiers' meters, and the loader's, which the jobs' consumers' reports feed
+            FerryMetrics metrics = FerryMetrics.bind(registry, tiers.meter(), tiers.cache());
+            this.jobs = new JobRegistry(node, registry, metrics, clock);
+            if (node.group() != null) {
+                node.group().hintsFrom(jobs); // who read a block last epoch: the registered jobs' plans say
+            }
             Path spool = SpoolFolder.prepare(config.cacheDir());
             SigV4 sig = config.accessKey() == null ? null : new SigV4(config.accessKey(), config.secretKey());
             ServeContext.Limits limits = new ServeContext.Limits(config.maxHeaderBytes(), config.maxXmlBytes(), config.maxObjectBytes());
-            ServeContext context = new ServeContext(S3Service.over(node, spool, limits.maxObjectBytes(), clock),
-                    new ControlApi(node, jobs, this::endpoint), sig, spool, limits, workers, node.stats(),
+            ServeContext context = new ServeContext(S3Service.over(tiers, spool, limits.maxObjectBytes(), clock),
+                    new ControlApi(node, jobs, registry, served::snapshot, this::endpoint), sig, spool, limits, workers, served,
                     new VirtualHosts(config.virtualHosts()), clock);
             this.server = S3Server.start(config.bind(), config.port(), config.headerTimeout(), context);
             try {
@@ -65,6 +81,7 @@ public final class Daemon implements AutoCloseable {
             if (started != null) {
                 started.close();
             }
+            registry.close();
             throw e;
         }
         node.everySecond(jobs::sample);
@@ -95,9 +112,14 @@ public final class Daemon implements AutoCloseable {
         return config;
     }
 
-    /** The node: its tiers, counters and stats. */
+    /** The node: its tiers, counters, group and plans. */
     public Node node() {
         return node;
+    }
+
+    /** What the front has served so far: requests, errors, bytes by path, latency. */
+    public ServeSnapshot served() {
+        return served.snapshot();
     }
 
     /** The jobs registered on this daemon (what {@code /_ferry/v1/jobs} registers into). */
@@ -114,5 +136,6 @@ public final class Daemon implements AutoCloseable {
         server.close();
         workers.shutdownNow();
         node.close();
+        registry.close();
     }
 }

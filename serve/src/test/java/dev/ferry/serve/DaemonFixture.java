@@ -1,6 +1,6 @@
 package dev.ferry.serve;
 
-import dev.ferry.serve.node.ServeStats;
+import dev.ferry.serve.jobs.ServeSnapshot;
 import java.io.IOException;
 import java.net.URI;
 import java.nio.file.Path;
@@ -67,8 +67,8 @@ final class DaemonFixture implements AutoCloseable {
                 .httpClientBuilder(ApacheHttpClient.builder()).build();
     }
 
-    ServeStats.Snapshot stats() {
-        return daemon.node().stats().snapshot();
+    ServeSnapshot stats() {
+        return daemon.served();
     }
 
     @Override

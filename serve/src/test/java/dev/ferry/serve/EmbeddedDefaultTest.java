@@ -19,7 +19,7 @@ class EmbeddedDefaultTest {
                 S3Client s3 = S3Client.builder().endpointOverride(daemon.endpoint()).forcePathStyle(true)
                         .region(software.amazon.awssdk.regions.Region.US_EAST_1)
                         .credentialsProvider(software.amazon.awssdk.auth.credentials.AnonymousCredentialsProvider.create()).build()) {
-            assertThat(daemon.node().origin().description()).startsWith("embedded store over " + dir.resolve("data"));
+            assertThat(daemon.node().tiers().origin().description()).startsWith("embedded store over " + dir.resolve("data"));
             s3.createBucket(b -> b.bucket("demo-bucket"));
             s3.putObject(b -> b.bucket("demo-bucket").key("hello.txt"), RequestBody.fromString("hello through ferry"));
             assertThat(s3.getObjectAsBytes(b -> b.bucket("demo-bucket").key("hello.txt")).asUtf8String()).isEqualTo("hello through ferry");

@@ -54,7 +54,7 @@ class JobRegistrationTest {
         for (int i = 0; i < 8; i++) {
             Files.write(ferry.root.resolve("data/s-" + i + ".bin"), new byte[16 * 1024]);
             ObjectKey key = ObjectKey.of("data", "s-" + i + ".bin");
-            shards.add(new Shard(key, 16 * 1024, ferry.daemon.node().cache().head(key).etag(), 16));
+            shards.add(new Shard(key, 16 * 1024, ferry.daemon.node().tiers().cache().head(key).etag(), 16));
         }
         ManifestJson.write(new Manifest(shards), "test", ferry.root.resolve("data/manifest.json"));
         return ferry;

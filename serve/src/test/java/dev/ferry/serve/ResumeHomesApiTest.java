@@ -54,7 +54,7 @@ class ResumeHomesApiTest {
         for (int i = 0; i < 12; i++) {
             Files.write(ferry.root.resolve("data/s-" + i + ".bin"), new byte[8 * 1024]);
             ObjectKey key = ObjectKey.of("data", "s-" + i + ".bin");
-            shards.add(new Shard(key, 8 * 1024, ferry.daemon.node().cache().head(key).etag(), 8));
+            shards.add(new Shard(key, 8 * 1024, ferry.daemon.node().tiers().cache().head(key).etag(), 8));
         }
         ManifestJson.write(new Manifest(shards), "test", ferry.root.resolve("data/manifest.json"));
         return ferry;

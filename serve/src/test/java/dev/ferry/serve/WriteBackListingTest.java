@@ -161,7 +161,7 @@ class WriteBackListingTest {
             String bigEtag = s3.completeMultipartUpload(b -> b.bucket("data").key("m/big").uploadId(id).multipartUpload(m -> m.parts(parts))).eTag();
             state.put("m/big", (5L << 20) + 1000);
 
-            assertThat(ferry.daemon.node().writeBack().stats().pendingObjects()).as("still waiting").isGreaterThan(10);
+            assertThat(ferry.daemon.node().tiers().writeBack().stats().pendingObjects()).as("still waiting").isGreaterThan(10);
             assertListings(s3, state);
             List<S3Object> listed = s3.listObjectsV2(b -> b.bucket("data").prefix("k04")).contents();
             assertThat(listed).extracting(S3Object::eTag).containsExactly(WriteBackSafetyTest.quoted(WriteBackSafetyTest.md5(bytes(444, "k04".hashCode()))));
@@ -204,7 +204,7 @@ class WriteBackListingTest {
             healer.join();
             flush(ferry);
             assertThat(Files.readString(ferry.root.resolve("data/run"))).isEqualTo("a file now");
-            assertThat(ferry.daemon.node().writeBack().stats().failed()).isZero();
+            assertThat(ferry.daemon.node().tiers().writeBack().stats().failed()).isZero();
         }
     }
 

@@ -84,7 +84,7 @@ class WriteBackSafetyTest {
             s3.createBucket(b -> b.bucket("later"));
             s3.putObject(b -> b.bucket("later").key("k"), RequestBody.fromBytes(new byte[10])); // created since: taken
             flush(ferry);
-            assertThat(ferry.daemon.node().writeBack().stats().failed()).as("nothing acknowledged failed its upload").isZero();
+            assertThat(ferry.daemon.node().tiers().writeBack().stats().failed()).as("nothing acknowledged failed its upload").isZero();
         }
     }
 
@@ -95,7 +95,7 @@ class WriteBackSafetyTest {
                     .isEqualTo("NoSuchBucket");
             s3.putObject(b -> b.bucket("data").key("k"), RequestBody.fromBytes(new byte[10]));
             flush(ferry);
-            assertThat(ferry.daemon.node().writeBack().stats().failed()).isZero();
+            assertThat(ferry.daemon.node().tiers().writeBack().stats().failed()).isZero();
         }
     }
 

@@ -158,7 +158,6 @@ public final class LoopbackCluster {
                     }
                 }
                 List<Counters> before = daemons.stream().map(d -> d.node().counters()).toList();
-                long[] hintedBefore = daemons.stream().mapToLong(d -> d.node().hintedBytes()).toArray();
                 Counters[] atKill = new Counters[setup.nodes()];
                 EpochPlan plan = EpochPlan.of(manifest, setup.plan(), epoch);
                 int kill = epoch == setup.killEpoch() ? setup.killNode() : -1;
@@ -220,7 +219,7 @@ public final class LoopbackCluster {
                     egress += a.meter().egressBytes() - b.meter().egressBytes();
                     requests += a.meter().requests(MeteredStore.Op.GET) - b.meter().requests(MeteredStore.Op.GET);
                     peer += a.peerBytes() - b.peerBytes();
-                    hinted += daemons.get(i).node().hintedBytes() - hintedBefore[i];
+                    hinted += a.hintedBytes() - b.hintedBytes();
                     hits += a.cache().hits() - b.cache().hits();
                     misses += a.cache().misses() - b.cache().misses();
                 }

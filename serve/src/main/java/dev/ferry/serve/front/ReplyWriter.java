@@ -1,7 +1,6 @@
 package dev.ferry.serve.front;
 
 import dev.ferry.cache.CachingStore;
-import dev.ferry.serve.node.ServeStats;
 import dev.ferry.serve.protocol.Reply;
 import dev.ferry.store.FileRegionReadable;
 import dev.ferry.store.ObjectContent;

@@ -1,7 +1,6 @@
 package dev.ferry.serve.front;
 
 import dev.ferry.serve.jobs.ControlApi;
-import dev.ferry.serve.node.ServeStats;
 import dev.ferry.serve.protocol.SigV4;
 import dev.ferry.serve.protocol.VirtualHosts;
 import dev.ferry.serve.s3.S3Service;

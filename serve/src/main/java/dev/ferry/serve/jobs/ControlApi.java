@@ -4,6 +4,7 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.ferry.serve.node.Node;
 import dev.ferry.serve.protocol.Reply;
 import dev.ferry.serve.protocol.S3Error;
+import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import io.netty.handler.codec.http.HttpMethod;
 import io.netty.handler.codec.http.HttpResponseStatus;
 import java.io.IOException;
@@ -25,12 +26,15 @@ public final class ControlApi {
     private final FlushApi flush;
     private final MetricsApi metrics;
 
-    /** {@code endpoint}: where the front listens, for the status (known once it is bound). */
-    public ControlApi(Node node, JobRegistry jobs, Supplier<URI> endpoint) {
+    /**
+     * The API over {@code node} and its {@code jobs}; {@code registry}: the daemon's meters, scraped as they are; for the
+     * status, {@code served}: what the front has served, and {@code endpoint}: where it listens (known once it is bound).
+     */
+    public ControlApi(Node node, JobRegistry jobs, PrometheusMeterRegistry registry, Supplier<ServeSnapshot> served, Supplier<URI> endpoint) {
         this.jobs = new JobsApi(node, jobs);
-        this.status = new StatusApi(node, jobs, endpoint);
-        this.flush = new FlushApi(node.writeBack());
-        this.metrics = new MetricsApi(node.registry());
+        this.status = new StatusApi(node, jobs, served, endpoint);
+        this.flush = new FlushApi(node.tiers().writeBack());
+        this.metrics = new MetricsApi(registry);
     }
 
     /** Read-only views anyone who can reach the port may see, even when requests must be signed. */

@@ -3,7 +3,6 @@ package dev.ferry.serve.jobs;
 import dev.ferry.metrics.Advisor;
 import dev.ferry.metrics.EpochReport;
 import dev.ferry.serve.node.Counters;
-import dev.ferry.serve.node.Node;
 import dev.ferry.sim.DaemonReplay;
 import dev.ferry.sim.EgressPrediction;
 import dev.ferry.store.StoreException;
@@ -29,15 +28,21 @@ final class JobAdvice {
     private final Job job;
     private final long capacity;
     private final int blockSize;
+    /** How many blocks the job's prefetcher fetches at a time. */
+    private final int prefetchSlots;
     private volatile long[] predicted;
     private final Map<Long, Long> steadyAtCapacity = new ConcurrentHashMap<>();
     private volatile List<String> findings = List.of();
 
-    /** Predicts a planned job's egress now, checking between epochs that the registering client has not {@code gone}. */
-    JobAdvice(Job job, long capacity, int blockSize, ClientGone gone) {
+    /**
+     * Predicts a planned job's egress now, checking between epochs that the registering client has not {@code gone};
+     * {@code capacity} and {@code blockSize}: the node's local tier, {@code prefetchSlots}: its prefetchers' fetches at a time.
+     */
+    JobAdvice(Job job, long capacity, int blockSize, int prefetchSlots, ClientGone gone) {
         this.job = job;
         this.capacity = capacity;
         this.blockSize = blockSize;
+        this.prefetchSlots = prefetchSlots;
         if (job.manifest() != null) {
             predicted = predict(capacity, gone); // bounded by JobLimits
         }
@@ -98,7 +103,7 @@ final class JobAdvice {
         }
         long nanos = lastEnd.nanos() - last.atStart.nanos();
         long nodeBytes = job.nodeBytes(last.number);
-        Advisor.Context context = new Advisor.Context(nodeBytes, capacity, 0, Node.prefetchThreads(),
+        Advisor.Context context = new Advisor.Context(nodeBytes, capacity, 0, prefetchSlots,
                 Math.max(job.plannedEpochs(), reports.get(reports.size() - 1).epoch()), egressCostPerByte,
                 this::steadyEgressAt, lastEnd.meter().readsInFlightSince(last.atStart.meter(), nanos),
                 lastEnd.meter().firstByteShareSince(last.atStart.meter()));

@@ -1,15 +1,21 @@
 package dev.ferry.serve.jobs;
 
 import dev.ferry.cache.BlockId;
+import dev.ferry.metrics.FerryMetrics;
+import dev.ferry.serve.node.BlockHolders;
 import dev.ferry.serve.node.Counters;
 import dev.ferry.serve.node.Node;
+import dev.ferry.serve.node.RegionalGroup;
+import dev.ferry.store.ObjectKey;
 import dev.ferry.time.Clock;
 import io.micrometer.core.instrument.Gauge;
+import io.micrometer.core.instrument.MeterRegistry;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
@@ -21,26 +27,34 @@ import org.slf4j.LoggerFactory;
 /**
  * The jobs registered on one node, by name: registering one starts its prefetcher and makes eviction follow
  * its plan; once a second {@link #sample()} records the status page's history and refreshes each job's advice
- * and gauges. Calls down into the {@link Node} (and answers its hints: who read a block last epoch), never up.
- * Thread-safe.
+ * and gauges. Calls down into the {@link Node} (its plans, its group, its counters), never up; the one question
+ * the node asks back, who read a block last epoch, it answers as the node's {@link BlockHolders}. Thread-safe.
  */
-public final class JobRegistry {
+public final class JobRegistry implements BlockHolders {
     private static final Logger LOG = LoggerFactory.getLogger(JobRegistry.class);
 
     private final Node node;
     private final Map<String, RunningJob> jobs = new ConcurrentHashMap<>();
     private final ReentrantLock registering = new ReentrantLock();
+    private final MeterRegistry registry;
+    private final FerryMetrics steps;
     private final Clock clock;
     private final History history;
     /** Per job on /metrics: the current epoch's predicted and measured egress and the advisor's finding count. */
     private final Map<String, AtomicLong[]> jobGauges = new ConcurrentHashMap<>();
+    /** Per job with the node partition, in a regional group: the shards whose home is this node (read here, kept as owned). */
+    private final Map<String, Set<ObjectKey>> homes = new ConcurrentHashMap<>();
 
-    /** {@code clock}: the daemon's (the node's), which times the jobs' reports and the history. */
-    public JobRegistry(Node node, Clock clock) {
+    /**
+     * Jobs on {@code node}, with their gauges in {@code registry} and their consumers' steps in {@code steps}
+     * (the loader's meters); {@code clock}: the daemon's (the node's), which times the jobs' reports and the history.
+     */
+    public JobRegistry(Node node, MeterRegistry registry, FerryMetrics steps, Clock clock) {
         this.node = node;
+        this.registry = registry;
+        this.steps = steps;
         this.clock = clock;
         this.history = new History(300, clock);
-        node.holders(this::holderOf);
     }
 
     /** What a registration did: started a job, found the same one registered, or replaced another. */
@@ -118,7 +132,7 @@ public final class JobRegistry {
             }
             LOG.info("job {} replaced: {}", job.name, String.join("; ", differences));
         }
-        RunningJob run = new RunningJob(job, node, history, clock, gone);
+        RunningJob run = new RunningJob(job, node, steps, history, clock, gone);
         try {
             run.startEpoch(job.firstEpoch(), gone); // a resumed job starts in its checkpoint's epoch
         } catch (CancellationException e) {
@@ -132,11 +146,24 @@ public final class JobRegistry {
         if (old != null) {
             old.stop();
         }
-        if (node.group() != null) {
-            node.homes(job.name, job.homedShards());
-        }
+        homes(job);
         jobGauges(run);
         return new Registration(run, old == null ? Outcome.NEW : Outcome.REPLACED);
+    }
+
+    /** In a regional group: the group keeps the shards whose home is this node, by every job's plan, as owned. */
+    private void homes(Job job) {
+        RegionalGroup group = node.group();
+        if (group == null) {
+            return;
+        }
+        Set<ObjectKey> homed = job.homedShards();
+        if (homed.isEmpty()) {
+            homes.remove(job.name);
+        } else {
+            homes.put(job.name, homed);
+        }
+        group.homes(key -> homes.values().stream().anyMatch(h -> h.contains(key)));
     }
 
     /** Registers {@code job}, replacing a different job of the same name (an identical one is kept running). */
@@ -158,7 +185,8 @@ public final class JobRegistry {
     }
 
     /** The URL of the group member that read {@code block} last epoch by a registered job's plan, or null. */
-    String holderOf(BlockId block) {
+    @Override
+    public String holderOf(BlockId block) {
         for (RunningJob run : jobs.values()) {
             String m = run.holderOf(block);
             if (m != null) {
@@ -175,7 +203,7 @@ public final class JobRegistry {
             Counters now = node.counters();
             history.sample(now, runs);
             for (RunningJob run : runs) {
-                run.advice.refresh(run, now, node.egressCostPerByte());
+                run.advice.refresh(run, now, node.tiers().egressCostPerByte());
                 jobGauges(run);
             }
         } catch (RuntimeException e) {
@@ -189,12 +217,12 @@ public final class JobRegistry {
                     new AtomicLong(), new AtomicLong()};
             Gauge.builder("ferry.job.predicted.egress", values[0], AtomicLong::get)
                     .tag("job", name).baseUnit("bytes").description("egress the job's plan predicts for its current epoch on this node")
-                    .register(node.registry());
+                    .register(registry);
             Gauge.builder("ferry.job.egress", values[1], AtomicLong::get)
-                    .tag("job", name).baseUnit("bytes").description("egress measured in the job's current epoch").register(node.registry());
+                    .tag("job", name).baseUnit("bytes").description("egress measured in the job's current epoch").register(registry);
             Gauge.builder("ferry.job.findings", values[2], AtomicLong::get)
                     .tag("job", name).description("the advisor's findings for the job (the projection of its egress not counted)")
-                    .register(node.registry());
+                    .register(registry);
             return values;
         });
         EpochRecord cur = run.current();

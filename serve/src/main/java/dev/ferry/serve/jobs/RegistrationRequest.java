@@ -68,12 +68,12 @@ record RegistrationRequest(Job job, Job.Resume resume, int batchSize, boolean re
                     manifest = ManifestJson.parse(req.get("manifest"), "manifest");
                 } else if (req.has("manifest_key")) {
                     ObjectKey key = objectKey(req.get("manifest_key").asText(""), "manifest_key");
-                    long size = node.reads().head(key).size();
+                    long size = node.tiers().top().head(key).size();
                     if (size > JobLimits.MAX_MANIFEST_BYTES) {
                         throw S3Error.badRequest("InvalidArgument", "manifest_key " + key + " is " + size
                                 + " bytes: a manifest may be at most " + JobLimits.MAX_MANIFEST_BYTES + " bytes");
                     }
-                    byte[] bytes = node.reads().readBytes(key, null);
+                    byte[] bytes = node.tiers().top().readBytes(key, null);
                     gone.check();
                     manifest = ManifestJson.read(bytes, key.toString());
                 } else {
@@ -282,7 +282,7 @@ record RegistrationRequest(Job job, Job.Resume resume, int batchSize, boolean re
                     fs.add(pool.submit(() -> {
                         limit.acquire();
                         try {
-                            return node.reads().head(k);
+                            return node.tiers().top().head(k);
                         } finally {
                             limit.release();
                         }

@@ -2,10 +2,13 @@ package dev.ferry.serve.jobs;
 
 import dev.ferry.cache.BlockId;
 import dev.ferry.cache.CachingStore;
+import dev.ferry.metrics.FerryMetrics;
 import dev.ferry.plan.Manifest;
 import dev.ferry.plan.Prefetcher;
 import dev.ferry.serve.node.Counters;
 import dev.ferry.serve.node.Node;
+import dev.ferry.serve.node.PlanSink;
+import dev.ferry.serve.node.RegionalGroup;
 import dev.ferry.store.ObjectKey;
 import dev.ferry.time.Clock;
 import java.util.ArrayList;
@@ -15,16 +18,18 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 
-
 /**
  * A registered job at run time: the epoch its consumers are in, their position, and a {@link Prefetcher} that
  * keeps this node's planned blocks on local disk by the time the consumers need them (by time to need, at
- * most {@code prefetch-bytes} ahead, at most {@link Node#prefetchThreads()} fetches at a time). Eviction follows the same plan (this
- * epoch's blocks, then the next epoch's), with the reported position as its clock. Thread-safe.
+ * most {@code prefetch-bytes} ahead, at most {@link PlanSink#prefetchSlots()} fetches at a time). Eviction follows the same plan (this
+ * epoch's blocks, then the next epoch's), with the reported position as its clock; both through the node's
+ * {@link PlanSink}, under the job's name. Thread-safe.
  */
 public final class RunningJob {
     final Job job;
     private final Node node;
+    private final PlanSink plans;
+    private final FerryMetrics steps;
     private final History history;
     private final Clock clock;
     private EpochRecord current;
@@ -46,21 +51,24 @@ public final class RunningJob {
 
     /**
      * Predicts the job's egress (checking {@code gone} between epochs), then trusts its manifest's versions
-     * until {@link #stop}; {@link #startEpoch} starts it. {@code clock} times the consumers' reports.
+     * until {@link #stop}; {@link #startEpoch} starts it. Its consumers' steps are counted in {@code steps};
+     * {@code clock} times their reports.
      */
-    RunningJob(Job job, Node node, History history, Clock clock, ClientGone gone) {
+    RunningJob(Job job, Node node, FerryMetrics steps, History history, Clock clock, ClientGone gone) {
         this.job = job;
         this.node = node;
+        this.plans = node.plans();
+        this.steps = steps;
         this.history = history;
         this.clock = clock;
-        this.advice = new JobAdvice(job, node.config().cacheSize(), node.config().blockSize(), gone);
+        this.advice = new JobAdvice(job, node.config().cacheSize(), node.config().blockSize(), plans.prefetchSlots(), gone);
         Manifest manifest = job.manifest();
         if (manifest == null) {
             this.trusted = null;
         } else {
             Map<ObjectKey, String> versions = new HashMap<>();
             manifest.shards().forEach(s -> versions.put(s.key(), s.etag()));
-            this.trusted = node.cache().trustVersions(versions);
+            this.trusted = node.tiers().cache().trustVersions(versions);
         }
     }
 
@@ -124,7 +132,7 @@ public final class RunningJob {
         Job.NodeFuture mine = job.nodeFuture(epoch, blockSize);
         // Eviction follows what will be read here: this node's reads, or in a regional group every node's
         // (a member serves the others the blocks it owns), this epoch's and then the next one's.
-        List<String> members = node.hintMembers(job.nodes(), job.node());
+        List<String> members = hintMembers();
         boolean group = members != null;
         gone.check();
         Job.NodeFuture eviction = group ? job.groupFuture(epoch, blockSize) : mine;
@@ -149,7 +157,7 @@ public final class RunningJob {
         planned = next;
         hintMembers = members;
         blockPosition = 0;
-        node.follow(job.name, planned, 0, true);
+        plans.follow(job.name, planned, 0, true);
         holders = Map.of();
         if (epoch >= 2 && group) {
             Thread.ofVirtual().name("ferry-hints-" + job.name).start(() -> holders = lastReaders(epoch - 1, mine, blockSize));
@@ -159,8 +167,22 @@ public final class RunningJob {
         }
         if (!stopped) {
             // this node's blocks of this epoch, then of the next: its first blocks are fetched before its first report
-            prefetcher = node.prefetcher(job.name + "-epoch" + epoch, group ? blocks(future, nextMine) : planned);
+            prefetcher = plans.prefetcher(job.name + "-epoch" + epoch, group ? blocks(future, nextMine) : planned);
         }
+    }
+
+    /**
+     * Peer hints need a regional group whose members are, in order, the job's nodes, with this daemon among them:
+     * the members now when they are (node {@code i} of the job is member {@code i}), else null.
+     */
+    private List<String> hintMembers() {
+        RegionalGroup group = node.group();
+        if (group == null) {
+            return null;
+        }
+        List<String> members = group.members();
+        String self = group.self();
+        return self != null && members.size() == job.nodes() && members.indexOf(self) == job.node() ? members : null;
     }
 
     /** The blocks of {@code first}, then those of {@code then} (null: none). */
@@ -194,7 +216,7 @@ public final class RunningJob {
                 if (prefetcher != null) {
                     prefetcher.advance((int) Math.min(Integer.MAX_VALUE, blockPosition));
                 }
-                node.follow(job.name, planned, evictionFuture.indexOfPosition(e.position, job.ranks()), false);
+                plans.follow(job.name, planned, evictionFuture.indexOfPosition(e.position, job.ranks()), false);
             } else {
                 synchronized (job.epochs) {
                     e = job.epochs.stream().filter(x -> x.number == epoch).findFirst().orElse(null);
@@ -216,7 +238,7 @@ public final class RunningJob {
         }
         int perStep = waitsMillis.length == 0 ? 0 : (int) (samples / waitsMillis.length);
         for (double w : waitsMillis) {
-            node.stepMetrics(epoch, perStep, Math.round(w * 1e6));
+            steps.step(epoch, perStep, Math.round(w * 1e6));
         }
     }
 

@@ -10,7 +10,8 @@ import dev.ferry.plan.Prefetcher;
 import dev.ferry.serve.node.Counters;
 import dev.ferry.serve.node.HintedStore;
 import dev.ferry.serve.node.Node;
-import dev.ferry.serve.node.ServeStats;
+import dev.ferry.serve.node.RegionalGroup;
+import dev.ferry.serve.node.Tiers;
 import dev.ferry.serve.protocol.Reply;
 import dev.ferry.store.StoreException;
 import dev.ferry.store.chain.MeterSnapshot;
@@ -40,13 +41,15 @@ final class StatusApi {
 
     private final Node node;
     private final JobRegistry jobs;
+    private final Supplier<ServeSnapshot> served;
     private final Supplier<URI> endpoint;
     private final byte[] page;
 
-    /** {@code endpoint}: where the front listens (known once it is bound). */
-    StatusApi(Node node, JobRegistry jobs, Supplier<URI> endpoint) {
+    /** {@code served}: what the front has served; {@code endpoint}: where it listens (known once it is bound). */
+    StatusApi(Node node, JobRegistry jobs, Supplier<ServeSnapshot> served, Supplier<URI> endpoint) {
         this.node = node;
         this.jobs = jobs;
+        this.served = served;
         this.endpoint = endpoint;
         try (InputStream in = StatusApi.class.getResourceAsStream("status.html")) {
             this.page = in.readAllBytes();
@@ -75,7 +78,7 @@ final class StatusApi {
     private ObjectNode report() {
         Counters now = node.counters();
         ObjectNode root = ApiJson.JSON.createObjectNode();
-        root.putObject("daemon").put("endpoint", endpoint.get().toString()).put("upstream", node.origin().description())
+        root.putObject("daemon").put("endpoint", endpoint.get().toString()).put("upstream", node.tiers().origin().description())
                 .put("uptime_s", round(node.uptimeSeconds(), 1)).put("block_size", node.config().blockSize());
         tiers(root, now);
         serving(root);
@@ -107,7 +110,7 @@ final class StatusApi {
             ObjectNode peer = tiers.putObject("peer");
             peer.put("bytes", now.peers().peerBytes()).put("requests", now.peers().peerRequests())
                     .put("failovers", now.peers().failovers()).put("resumes", now.peers().resumes());
-            HintedStore.HintStats hints = node.hinted().stats();
+            HintedStore.HintStats hints = now.hints();
             peer.put("hinted_bytes", hints.bytes()).put("hinted_reads", hints.reads()).put("hint_misses", hints.misses());
             ArrayNode members = peer.putArray("members");
             for (GroupStore.MemberState ms : now.peers().members()) {
@@ -115,7 +118,8 @@ final class StatusApi {
             }
             // who is in the group, from where, and how each member looks from here
             ObjectNode group = root.putObject("group");
-            group.put("source", node.groupSource()).put("self", node.group().self());
+            RegionalGroup regional = node.group();
+            group.put("source", regional.source()).put("self", regional.self());
             ArrayNode list = group.putArray("members");
             for (GroupStore.MemberState ms : now.peers().members()) {
                 list.addObject().put("url", ms.url()).put("state", ms.up() ? "up" : "down").put("since", ms.since().toString())
@@ -131,20 +135,21 @@ final class StatusApi {
 
     /** The front's requests and latency, write-back's uploads, the scratch bucket. */
     private void serving(ObjectNode root) {
-        ServeStats.Snapshot s = node.stats().snapshot();
+        ServeSnapshot s = served.get();
         root.putObject("serve").put("requests", s.requests()).put("client_errors", s.clientErrors()).put("server_errors", s.serverErrors())
                 .put("zero_copy_bytes", s.zeroCopyBytes()).put("streamed_bytes", s.streamedBytes()).put("cut_streams", s.cutStreams())
                 .put("connections", s.connections()).put("latency_ms_p50", round(s.latencyP50Millis(), 3))
                 .put("latency_ms_p99", round(s.latencyP99Millis(), 3));
-        if (node.writeBack() != null) {
-            WriteBackStats w = node.writeBack().stats();
+        Tiers tiers = node.tiers();
+        if (tiers.writeBack() != null) {
+            WriteBackStats w = tiers.writeBack().stats();
             root.putObject("write_back").put("pending_bytes", w.pendingBytes()).put("pending_objects", w.pendingObjects())
                     .put("oldest_pending_s", round(w.oldestPendingSeconds(), 1)).put("uploaded_bytes", w.uploadedBytes())
                     .put("upload_bytes_per_s", round(w.uploadBytesPerSecond(), 0)).put("write_throughs", w.writeThroughs())
                     .put("failed", w.failed()).put("first_failure", w.firstFailure());
         }
-        if (node.scratch() != null) {
-            Scratch.Stats sc = node.scratch().stats();
+        if (tiers.scratch() != null) {
+            Scratch.Stats sc = tiers.scratch().stats();
             root.putObject("scratch").put("bucket", sc.bucket()).put("quota_bytes", sc.quotaBytes()).put("used_bytes", sc.usedBytes())
                     .put("objects", sc.objects()).put("ttl_s", sc.ttl().toSeconds()).put("refused_writes", sc.refusedWrites())
                     .put("expired", sc.expired());
@@ -176,7 +181,7 @@ final class StatusApi {
                     .put("block_position", run.blockPosition());
             JobsApi.planFields(j, run.job, cur.number);
             j.put("predicted_egress_bytes", run.advice.predictedEgress(cur.number));
-            j.put("ms_per_block", round(node.nanosPerBlock(run.job.name) / 1e6, 3));
+            j.put("ms_per_block", round(node.plans().nanosPerBlock(run.job.name) / 1e6, 3));
             Prefetcher.Stats pf = run.prefetchStats();
             if (pf != null) {
                 j.putObject("prefetch").put("started_blocks", pf.started()).put("bytes", pf.bytes()).put("refused_blocks", pf.refused())

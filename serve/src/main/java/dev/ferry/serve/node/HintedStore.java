@@ -9,6 +9,7 @@ import dev.ferry.store.ResumingStream;
 import dev.ferry.store.tier.GroupStore;
 import java.io.IOException;
 import java.util.Map;
+import java.util.Objects;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.LongAdder;
 import java.util.function.Function;
@@ -18,7 +19,8 @@ import java.util.function.Function;
  * it last epoch (every node's plan is known: it follows from the manifest, seed and world), which may still
  * hold it. That member answers only from its own disk ({@code x-ferry-cached-only}), never by fetching; when
  * it does not hold the block, or fails, the read goes on to the group as usual, and a stream that breaks
- * halfway finishes from the group. Thread-safe.
+ * halfway finishes from the group. Who read what is the plans' to say ({@link BlockHolders}): until they are
+ * given, every read takes the group's route. Thread-safe.
  */
 public final class HintedStore extends ForwardingObjectStore {
     private final GroupStore group;
@@ -26,7 +28,7 @@ public final class HintedStore extends ForwardingObjectStore {
     /** A cached-only client per member asked so far, by URL. */
     private final Map<String, ObjectStore> cachedOnly = new ConcurrentHashMap<>();
     private final int blockSize;
-    private final Function<BlockId, String> holderOf;
+    private volatile BlockHolders holders = BlockHolders.NONE;
     private volatile boolean closed;
     private final LongAdder hintedBytes = new LongAdder();
     private final LongAdder hintedReads = new LongAdder();
@@ -36,16 +38,17 @@ public final class HintedStore extends ForwardingObjectStore {
     public record HintStats(long bytes, long reads, long misses) {
     }
 
-    /**
-     * @param connect  a client to a member's URL that asks for blocks on that member's disk only
-     * @param holderOf the URL of the member that read a block last epoch, or null
-     */
-    HintedStore(GroupStore group, Function<String, ObjectStore> connect, int blockSize, Function<BlockId, String> holderOf) {
+    /** {@code connect}: a client to a member's URL that asks for blocks on that member's disk only. */
+    HintedStore(GroupStore group, Function<String, ObjectStore> connect, int blockSize) {
         super(group);
         this.group = group;
         this.connect = connect;
         this.blockSize = blockSize;
-        this.holderOf = holderOf;
+    }
+
+    /** Who read each block last epoch, from now on. */
+    void askFirst(BlockHolders holders) {
+        this.holders = Objects.requireNonNull(holders, "holders is null");
     }
 
     public HintStats stats() {
@@ -57,7 +60,7 @@ public final class HintedStore extends ForwardingObjectStore {
         if (request.ifMatch() == null || request.range() == null) {
             return delegate.get(request);
         }
-        String holder = holderOf.apply(new BlockId(request.key(), request.ifMatch(), request.range().offset() / blockSize));
+        String holder = holders.holderOf(new BlockId(request.key(), request.ifMatch(), request.range().offset() / blockSize));
         if (holder == null || closed || holder.equals(group.self()) || holder.equals(group.ownerOf(request.key()))
                 || !group.isUp(holder)) {
             return delegate.get(request); // no hint, this node itself, the owner, or gone: the group's own route

@@ -1,10 +1,11 @@
 /**
- * One node of the daemon, without its network front: {@code Node} builds and owns the tier stack from a
- * {@code NodeConfig} (origin, chain, shared tier, regional group, hints, local tier, write-back, scratch) and
- * what runs beside it: metrics, prefetch, eviction that follows the jobs' plans, the status and expiry timers.
- * Also {@code Origin} (the store at the bottom, as built), {@code Counters} (the node's counters at one moment),
- * {@code HintedStore} (peer reads steered by last epoch's plan), {@code LocalMultipart} (multipart uploads staged
- * under write-back) and {@code ServeStats}.
- * Depends on core, s3 and embedded; knows nothing of Netty, S3 requests or jobs.
+ * One node of the daemon, without its network front. {@code Node} builds and owns the tier stack from a
+ * {@code NodeConfig} and is a port of a few views: {@code Tiers} (the stores as built: the {@code Origin}, the
+ * local tier, write-back with {@code LocalMultipart}, scratch), {@code Counters} (the node's counters at one
+ * moment), {@code RegionalGroup} (the group as this node takes part in it, with its {@code HintedStore}: peer
+ * reads steered by last epoch's plan) and {@code PlanSink} (eviction and prefetch by plan; {@code PlannedTier}
+ * inside). What the node asks of whoever plans, who read a block last epoch, is {@code BlockHolders}.
+ * Depends on core, s3, embedded, {@code serve.membership} and {@code serve.protocol}'s header names; knows
+ * nothing of Netty, S3 requests, the front or jobs (ArchitectureTest holds it to that).
  */
 package dev.ferry.serve.node;

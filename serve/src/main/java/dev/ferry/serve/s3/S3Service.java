@@ -1,6 +1,6 @@
 package dev.ferry.serve.s3;
 
-import dev.ferry.serve.node.Node;
+import dev.ferry.serve.node.Tiers;
 import dev.ferry.serve.protocol.Reply;
 import dev.ferry.serve.protocol.RequestBody;
 import dev.ferry.serve.protocol.S3Error;
@@ -70,25 +70,25 @@ public final class S3Service {
     }
 
     /**
-     * The S3 semantics over {@code node}'s stores: reads and writes at its top, conditional writes checked under
-     * its local tier; a copy's source lies in {@code spool} while it is written, and may be at most {@code maxCopyBytes}
+     * The S3 semantics over a node's {@code tiers}: reads and writes at their top, conditional writes checked under
+     * the local tier; a copy's source lies in {@code spool} while it is written, and may be at most {@code maxCopyBytes}
      * (an object, or a part); {@code clock} is the node's.
      */
-    public static S3Service over(Node node, Path spool, long maxCopyBytes, Clock clock) {
-        WriteBackStore writeBack = node.writeBack();
-        Stores stores = new Stores(node.cache(), node.belowCache(), writeBack, node.localMultipart(), node.scratch());
+    public static S3Service over(Tiers tiers, Path spool, long maxCopyBytes, Clock clock) {
+        WriteBackStore writeBack = tiers.writeBack();
+        Stores stores = new Stores(tiers.cache(), tiers.belowCache(), writeBack, tiers.localMultipart(), tiers.scratch());
         // what write-back checks before it acknowledges a write
         WriteChecks checks = writeBack == null ? null
-                : new WriteChecks(node.belowCache(), node.origin().folder(), writeBack, Duration.ofSeconds(30), clock);
+                : new WriteChecks(tiers.belowCache(), tiers.origin().folder(), writeBack, Duration.ofSeconds(30), clock);
         KeyLocks locks = new KeyLocks();
         CopyOperations copies = new CopyOperations(stores::frontFor, spool, maxCopyBytes, clock);
-        ObjectWrites writes = new ObjectWrites(stores, checks, locks, copies, node.origin().keepsSlashKeysAsFolders());
+        ObjectWrites writes = new ObjectWrites(stores, checks, locks, copies, tiers.origin().keepsSlashKeysAsFolders());
         // under write-back the origin's uploads in progress are write-back's own: clients list the uploads they started
-        MultipartUploads multipart = new MultipartUploads(stores, checks, locks, copies, writes, writeBack == null ? node.origin().uploads() : null);
+        MultipartUploads multipart = new MultipartUploads(stores, checks, locks, copies, writes, writeBack == null ? tiers.origin().uploads() : null);
         Listing listing = new Listing(stores::frontFor, writeBack == null ? (bucket, prefix) -> List.of()
                 : (bucket, prefix) -> stores.isScratch(bucket) ? List.of() : writeBack.pendingIn(bucket, prefix));
-        return new S3Service(stores, new ObjectReads(stores, node.origin().parts()), writes, multipart,
-                new Buckets(node.origin().buckets(), stores, checks), listing);
+        return new S3Service(stores, new ObjectReads(stores, tiers.origin().parts()), writes, multipart,
+                new Buckets(tiers.origin().buckets(), stores, checks), listing);
     }
 
     /** {@link ObjectReads#tryFast}: a GET or HEAD answered on the event loop (a hit of fresh metadata and resident blocks), or null. */

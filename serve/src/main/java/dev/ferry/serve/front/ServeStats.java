@@ -1,11 +1,15 @@
-package dev.ferry.serve.node;
+package dev.ferry.serve.front;
 
+import dev.ferry.serve.jobs.ServeSnapshot;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.LongAdder;
 import org.HdrHistogram.ConcurrentHistogram;
 import org.HdrHistogram.Histogram;
 
-/** What the daemon's front end has done: requests, errors, bytes sent by path (sendfile or streamed), latency. */
+/**
+ * What the daemon's front has done: requests, errors, bytes sent by path (sendfile or streamed), streams cut,
+ * connections, latency. The status reads it as a {@link ServeSnapshot}. Thread-safe.
+ */
 public final class ServeStats {
     private final LongAdder requests = new LongAdder();
     private final LongAdder clientErrors = new LongAdder();
@@ -49,12 +53,9 @@ public final class ServeStats {
         latency.recordValue(Math.max(1, Math.min(nanos, latency.getHighestTrackableValue())));
     }
 
-    public record Snapshot(long requests, long clientErrors, long serverErrors, long zeroCopyBytes, long streamedBytes, long cutStreams,
-            long connections, double latencyP50Millis, double latencyP99Millis) {
-    }
-
-    public Snapshot snapshot() {
-        return new Snapshot(requests.sum(), clientErrors.sum(), serverErrors.sum(), zeroCopyBytes.sum(), streamedBytes.sum(), cut.sum(),
+    /** The counts now. */
+    public ServeSnapshot snapshot() {
+        return new ServeSnapshot(requests.sum(), clientErrors.sum(), serverErrors.sum(), zeroCopyBytes.sum(), streamedBytes.sum(), cut.sum(),
                 connections.get(), latency.getValueAtPercentile(50) / 1e6, latency.getValueAtPercentile(99) / 1e6);
     }
 }
