@@ -303,6 +303,11 @@ final class BlockIndex {
      * farthest, and the ones after it may be needed before the prefetched block.
      */
     private BlockEntry admitLocked(BlockId id, long length, boolean mustEvict, boolean ahead, List<Path> deletions) {
+        if (length > config.capacity()) { // could never fit: refused before anything resident is evicted for it
+            policy.onRemove(id);
+            counters.bypassed.increment();
+            return null;
+        }
         if (mustEvict) {
             double target = ahead ? config.highWatermark() : config.lowWatermark();
             evictLocked(length, (long) (config.capacity() * target), deletions, false);

@@ -158,6 +158,19 @@ class BlockIndexTest {
     }
 
     @Test
+    void blockTheCapacityCannotHold_evictsNothingForIt() throws IOException {
+        for (long i = 0; i < 12; i++) {
+            put(block(i));
+        }
+
+        assertThat(index.reserve(block(12), CAPACITY + 1, false)).isNull();
+
+        assertThat(residentIndexes(12)).as("a refused block makes no room").hasSize(12);
+        assertThat(counters.evictedCapacity.sum()).isZero();
+        assertThat(deleted).isEmpty();
+    }
+
+    @Test
     void blockThePolicyRefuses_isNotReserved() throws IOException {
         index = open(new PinPolicy<>()); // admits until the high watermark, then keeps what it has
         for (long i = 0; i < 12; i++) {
