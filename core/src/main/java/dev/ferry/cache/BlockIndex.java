@@ -303,16 +303,12 @@ final class BlockIndex {
      * farthest, and the ones after it may be needed before the prefetched block.
      */
     private BlockEntry admitLocked(BlockId id, long length, boolean mustEvict, boolean ahead, List<Path> deletions) {
-        if (length > config.capacity()) { // could never fit: refused before anything resident is evicted for it
-            policy.onRemove(id);
-            counters.bypassed.increment();
-            return null;
-        }
-        if (mustEvict) {
+        boolean couldFit = length <= config.capacity(); // one that never could evicts nothing for its refusal
+        if (couldFit && mustEvict) {
             double target = ahead ? config.highWatermark() : config.lowWatermark();
             evictLocked(length, (long) (config.capacity() * target), deletions, false);
         }
-        if (used + length > config.capacity()) {
+        if (!couldFit || used + length > config.capacity()) {
             policy.onRemove(id);
             counters.bypassed.increment();
             return null;
