@@ -15,6 +15,7 @@ import dev.ferry.store.ObjectKey;
 import dev.ferry.store.ObjectMeta;
 import dev.ferry.store.PutBody;
 import dev.ferry.store.file.FileObjectStore;
+import dev.ferry.time.Await;
 import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
@@ -22,6 +23,7 @@ import java.io.UncheckedIOException;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
@@ -29,6 +31,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Random;
 import java.util.Set;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -297,11 +300,20 @@ class LoaderTest {
 
     @Test
     void closingAnEpochEarly_countsTheReadAheadNeverConsumed() throws Exception {
+        AtomicInteger decoded = new AtomicInteger();
+        Decoder<Sample> counting = s -> {
+            decoded.incrementAndGet();
+            return s;
+        };
+        int batch = 4;
+        int workers = 2;
         Loader<Sample> loader = new Loader<>(store, manifest, PlanConfig.DEFAULT, World.single(), 0,
-                new LoaderConfig(4, 2, 8, 40, false), Decoder.identity());
+                new LoaderConfig(batch, workers, 8, 40, false), counting);
         EpochRun<Sample> run = loader.epoch(1);
         run.next();
-        Thread.sleep(300); // let the read-ahead land
+        // A worker completes a sample before it decodes its next, so once this many have been decoded at most
+        // `workers` of them may be unfinished, and at least one finished sample is past the batch taken.
+        Await.until("a sample read ahead and decoded", Duration.ofSeconds(30), () -> decoded.get() >= batch + workers + 1);
         run.close();
         assertThat(run.stats().wastedSamples()).isPositive();
         assertThat(run.stats().wastedBytes()).isPositive();
