@@ -30,13 +30,18 @@ class AdvisorStoreRulesTest {
     Path tmp;
 
     RunReport run(CloudProfile profile, LoaderConfig loader, Duration step) throws Exception {
-        try (EmbeddedStore server = EmbeddedStore.start(tmp.resolve("store-" + System.nanoTime()), 0, profile);
+        // the data set is written through a server with no limit over the same folder, so that the run, and it alone,
+        // meets the profile's limits: a full prefix budget and a governor that has learnt nothing yet
+        Path root = tmp.resolve("store-" + System.nanoTime());
+        Manifest manifest;
+        try (EmbeddedStore writer = EmbeddedStore.start(root, 0, CloudProfile.none());
+                S3ObjectStore s3 = new S3ObjectStore(S3StoreConfig.endpoint(writer.endpoint(), "k", "s"))) {
+            s3.createBucket("data");
+            manifest = SyntheticDataset.write(s3, "data", "train", 4, 20, 4000, 3);
+        }
+        try (EmbeddedStore server = EmbeddedStore.start(root, 0, profile);
                 StoreChain chain = StoreChain.over(new S3ObjectStore(S3StoreConfig.endpoint(server.endpoint(), "k", "s")),
                         ChainConfig.DEFAULT)) {
-            chain.createBucket("data");
-            Thread.sleep(300); // the bucket creation and the uploads below share the prefix budget
-            Manifest manifest = SyntheticDataset.write(chain, "data", "train", 4, 20, 4000, 3);
-            Thread.sleep(300);
             Advisor.Context context = new Advisor.Context(manifest.totalBytes(), 0, loader.decodeWorkers(), loader.fetchConcurrency(), 1,
                     0.09 / 1e9, c -> 0);
             return TrainingRun.run(new TrainingRun.Setup(chain, chain.meter(), null, manifest, PlanConfig.DEFAULT, loader,

@@ -59,9 +59,7 @@ class WriteBackKillTest {
                     // the child died
                 }
             });
-            while (System.nanoTime() < killAt && child.isAlive()) {
-                Thread.sleep(10);
-            }
+            child.waitFor(Math.max(0, killAt - System.nanoTime()), TimeUnit.NANOSECONDS); // the kill moment, or its own end
             child.destroyForcibly(); // SIGKILL
             assertThat(child.waitFor(30, TimeUnit.SECONDS)).isTrue();
             reader.join(10_000);
