@@ -19,6 +19,7 @@ import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.io.IOException;
 import java.net.URI;
 import java.nio.file.Path;
+import java.util.Objects;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -47,10 +48,11 @@ public final class Daemon implements AutoCloseable {
     private final ServeStats served = new ServeStats();
     private final AtomicBoolean closed = new AtomicBoolean();
 
-    private Daemon(ServeConfig config) throws IOException {
+    /** {@code clock}: the one clock of the daemon; its node, jobs and front read time from it. */
+    private Daemon(ServeConfig config, Clock clock) throws IOException {
         config.validate();
+        Objects.requireNonNull(clock, "clock is null");
         this.config = config;
-        Clock clock = Clock.system(); // the one clock of the daemon: its node, jobs and front read time from it
         this.workers = Executors.newVirtualThreadPerTaskExecutor();
         Node started = null;
         try {
@@ -91,9 +93,17 @@ public final class Daemon implements AutoCloseable {
         }
     }
 
-    /** Starts the daemon; it listens when this returns. */
+    /** Starts the daemon on the real clock; it listens when this returns. */
     public static Daemon start(ServeConfig config) throws IOException {
-        return new Daemon(config);
+        return start(config, Clock.system());
+    }
+
+    /**
+     * As {@link #start(ServeConfig)}, reading time from {@code clock}: what the metadata TTL, the jobs' pacing and the
+     * front measure. A test of what a TTL does passes a clock it advances itself.
+     */
+    public static Daemon start(ServeConfig config, Clock clock) throws IOException {
+        return new Daemon(config, clock);
     }
 
     public int port() {

@@ -1,6 +1,7 @@
 package dev.ferry.serve;
 
 import dev.ferry.serve.jobs.ServeSnapshot;
+import dev.ferry.time.Clock;
 import java.io.IOException;
 import java.net.URI;
 import java.nio.file.Path;
@@ -34,9 +35,14 @@ final class DaemonFixture implements AutoCloseable {
      * {@code data} created: writes take the same path as against a real S3. {@link #root} is null.
      */
     static DaemonFixture overS3(Path dir, Map<String, String> settings) throws IOException {
+        return overS3(dir, settings, Clock.system());
+    }
+
+    /** As {@link #overS3(Path, Map)}, the daemon reading time from {@code clock}. */
+    static DaemonFixture overS3(Path dir, Map<String, String> settings, Clock clock) throws IOException {
         ServeConfig config = ServeConfig.defaults().with(Map.of("data-dir", dir.resolve("upstream").toString(), "cache-dir",
                 dir.resolve("cache").toString(), "port", "0", "profile", "none", "cache-size", "1GiB", "block-size", "1MiB")).with(settings);
-        DaemonFixture f = new DaemonFixture(Daemon.start(config));
+        DaemonFixture f = new DaemonFixture(Daemon.start(config, clock));
         try (S3Client s3 = f.sdk("a", "b")) {
             s3.createBucket(b -> b.bucket("data"));
         }

@@ -12,6 +12,7 @@ import dev.ferry.store.ObjectMeta;
 import dev.ferry.store.ObjectStore;
 import dev.ferry.store.PutBody;
 import dev.ferry.time.Await;
+import dev.ferry.time.ManualClock;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
@@ -165,12 +166,13 @@ class MissIsOneRequestTest {
     @Test
     void warmReadsAfterTheTtl_askNothingFirst_andAReplacementIsSeenWithinTwiceTheTtl(@TempDir Path dir) throws Exception {
         long ttlMillis = 4000;
-        try (DaemonFixture ferry = DaemonFixture.overS3(dir, Map.of("prefetch-bytes", "0", "metadata-ttl", ttlMillis + "ms"));
+        ManualClock clock = new ManualClock(); // the daemon's: the TTL passes when the test says, however slow the machine
+        try (DaemonFixture ferry = DaemonFixture.overS3(dir, Map.of("prefetch-bytes", "0", "metadata-ttl", ttlMillis + "ms"), clock);
                 S3Client s3 = ferry.sdk("a", "b")) {
             putBehind(ferry, "label.txt", "version one".getBytes(StandardCharsets.UTF_8), ObjectAttributes.NONE);
             assertThat(read(s3, "label.txt")).isEqualTo("version one");
             putBehind(ferry, "label.txt", "version two".getBytes(StandardCharsets.UTF_8), ObjectAttributes.NONE);
-            Thread.sleep(ttlMillis + ttlMillis / 8); // past the TTL; the next read comes well before twice it
+            clock.advanceMillis(ttlMillis + ttlMillis / 8); // past the TTL, well before twice it
             JsonNode before = byOp(ferry);
             assertThat(read(s3, "label.txt")).as("stale, served from the tier while it is revalidated").isEqualTo("version one");
             assertThat(delta(before, byOp(ferry), "get")).as("GETs for a warm read").isZero();
@@ -179,11 +181,11 @@ class MissIsOneRequestTest {
 
             // the bound: metadata twice the TTL old is asked for in front of the read
             putBehind(ferry, "label.txt", "version three".getBytes(StandardCharsets.UTF_8), ObjectAttributes.NONE);
-            Thread.sleep(2 * ttlMillis + 100);
+            clock.advanceMillis(2 * ttlMillis + 100);
             assertThat(read(s3, "label.txt")).as("twice the TTL after the change").isEqualTo("version three");
 
             // a write through ferry is read back at once, stale or not
-            Thread.sleep(ttlMillis + ttlMillis / 8);
+            clock.advanceMillis(ttlMillis + ttlMillis / 8);
             s3.putObject(b -> b.bucket("data").key("label.txt"), RequestBody.fromString("written through ferry"));
             assertThat(read(s3, "label.txt")).isEqualTo("written through ferry");
         }

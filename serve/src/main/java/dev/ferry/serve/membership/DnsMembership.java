@@ -56,6 +56,11 @@ final class DnsMembership implements Membership {
         timer.scheduleWithFixedDelay(() -> poll(listener), every, every, TimeUnit.MILLISECONDS);
     }
 
+    /** Whether the last lookup failed (the last members are kept meanwhile). */
+    boolean failing() {
+        return failing;
+    }
+
     private void poll(Consumer<List<URI>> listener) {
         List<URI> now;
         try {

@@ -44,7 +44,7 @@ class DnsMembershipTest {
                 int changes = seen.size();
 
                 dns.close(); // the DNS server goes away: the group keeps its last members
-                Thread.sleep(1500);
+                Await.until("a lookup that finds no server", Duration.ofSeconds(30), ((DnsMembership) m)::failing);
                 assertThat(seen).hasSize(changes);
             }
         }
