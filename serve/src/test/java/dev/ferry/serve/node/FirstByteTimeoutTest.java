@@ -6,8 +6,7 @@ import dev.ferry.embedded.CloudProfile;
 import dev.ferry.embedded.EmbeddedStore;
 import dev.ferry.s3.S3ObjectStore;
 import dev.ferry.s3.S3StoreConfig;
-import dev.ferry.serve.Daemon;
-import dev.ferry.serve.ServeConfig;
+import dev.ferry.serve.DaemonFixture;
 import dev.ferry.serve.StoreCredentials;
 import dev.ferry.store.ObjectKey;
 import dev.ferry.store.PutBody;
@@ -18,7 +17,6 @@ import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.Map;
 import java.util.Random;
 import java.util.concurrent.CompletableFuture;
 import org.junit.jupiter.api.Test;
@@ -33,18 +31,17 @@ import org.junit.jupiter.api.io.TempDir;
  */
 @ExtendWith(StoreCredentials.class)
 class FirstByteTimeoutTest {
-    private static Daemon daemon(Path dir, URI upstream, String timeout) throws Exception {
-        return Daemon.start(ServeConfig.defaults().with(Map.of("upstream", upstream.toString(), "cache-dir", dir.resolve("cache").toString(),
-                "port", "0", "cache-size", "64MiB", "first-byte-timeout", timeout)));
+    private static DaemonFixture daemon(Path dir, URI upstream, String timeout) throws Exception {
+        return DaemonFixture.overUpstream(upstream, dir).with("cache-size", "64MiB").with("first-byte-timeout", timeout).start();
     }
 
-    private static HttpRequest get(Daemon d, String path) {
+    private static HttpRequest get(DaemonFixture d, String path) {
         return HttpRequest.newBuilder(d.endpoint().resolve(path)).timeout(Duration.ofSeconds(25)).build();
     }
 
     @Test
     void anOriginThatNeverAnswers_gets503_afterTheTimeout(@TempDir Path dir) throws Exception {
-        try (StallingRelay silent = new StallingRelay(null); Daemon ferry = daemon(dir, silent.endpoint(), "1s");
+        try (StallingRelay silent = new StallingRelay(null); DaemonFixture ferry = daemon(dir, silent.endpoint(), "1s");
                 HttpClient http = HttpClient.newHttpClient()) {
             long t0 = System.nanoTime();
             HttpResponse<String> r = http.send(get(ferry, "/data/shard.tar"), HttpResponse.BodyHandlers.ofString());
@@ -62,7 +59,7 @@ class FirstByteTimeoutTest {
         try (EmbeddedStore store = EmbeddedStore.start(dir.resolve("origin"), 0, CloudProfile.none());
                 S3ObjectStore s3 = new S3ObjectStore(S3StoreConfig.endpoint(store.endpoint(), "ferry", "ferry"));
                 StallingRelay relay = new StallingRelay(new InetSocketAddress("127.0.0.1", store.endpoint().getPort()));
-                Daemon ferry = daemon(dir, relay.endpoint(), "3s");
+                DaemonFixture ferry = daemon(dir, relay.endpoint(), "3s");
                 HttpClient http = HttpClient.newHttpClient()) {
             s3.createBucket("data");
             s3.put(ObjectKey.of("data", "hot.tar"), PutBody.ofBytes(hot));
@@ -86,7 +83,7 @@ class FirstByteTimeoutTest {
 
     @Test
     void writesToAnOriginThatNeverAnswers_get503_afterTheTimeout(@TempDir Path dir) throws Exception {
-        try (StallingRelay silent = new StallingRelay(null); Daemon ferry = daemon(dir, silent.endpoint(), "1s");
+        try (StallingRelay silent = new StallingRelay(null); DaemonFixture ferry = daemon(dir, silent.endpoint(), "1s");
                 HttpClient http = HttpClient.newHttpClient()) {
             // 8 MiB: more than the sockets' buffers hold, so the origin stops taking the body before it would answer
             for (HttpRequest write : new HttpRequest[] {

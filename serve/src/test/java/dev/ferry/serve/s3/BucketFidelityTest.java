@@ -12,7 +12,6 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -31,14 +30,6 @@ import software.amazon.awssdk.services.s3.model.S3Exception;
  * error codes passed on unchanged.
  */
 class BucketFidelityTest {
-    private static DaemonFixture start(String mode, Path dir) throws Exception {
-        return switch (mode) {
-            case "folder" -> DaemonFixture.overFolder(dir).start();
-            case "s3" -> DaemonFixture.overS3(dir).start();
-            default -> throw new IllegalArgumentException(mode);
-        };
-    }
-
     private static S3Exception s3Error(Throwable t) {
         return (S3Exception) t;
     }
@@ -46,7 +37,7 @@ class BucketFidelityTest {
     @ParameterizedTest
     @ValueSource(strings = {"folder", "s3"})
     void deleteBucket_emptyIs204_nonEmptyIs409BucketNotEmpty(String mode, @TempDir Path dir) throws Exception {
-        try (DaemonFixture ferry = start(mode, dir); S3Client s3 = ferry.sdk("a", "b")) {
+        try (DaemonFixture ferry = DaemonFixture.inMode(mode, dir).start(); S3Client s3 = ferry.sdk("a", "b")) {
             s3.createBucket(b -> b.bucket("scratch"));
             s3.putObject(b -> b.bucket("scratch").key("deep/er/obj"), RequestBody.fromString("x"));
             assertThatThrownBy(() -> s3.deleteBucket(b -> b.bucket("scratch"))).satisfies(e -> {
@@ -95,7 +86,7 @@ class BucketFidelityTest {
     @ParameterizedTest
     @ValueSource(strings = {"folder", "s3"})
     void listObjectVersions_answersEachObjectAsItsOnlyVersion_pageByPage(String mode, @TempDir Path dir) throws Exception {
-        try (DaemonFixture ferry = start(mode, dir); S3Client s3 = ferry.sdk("a", "b")) {
+        try (DaemonFixture ferry = DaemonFixture.inMode(mode, dir).start(); S3Client s3 = ferry.sdk("a", "b")) {
             List<String> keys = List.of("v/a", "v/b", "v/c", "v/d/1", "v/d/2", "v/e");
             for (String k : keys) {
                 s3.putObject(b -> b.bucket("data").key(k), RequestBody.fromString(k));
@@ -157,7 +148,7 @@ class BucketFidelityTest {
     @ParameterizedTest
     @ValueSource(strings = {"folder", "s3"})
     void listBuckets_reportsWhenEachBucketWasCreated(String mode, @TempDir Path dir) throws Exception {
-        try (DaemonFixture ferry = start(mode, dir); S3Client s3 = ferry.sdk("a", "b")) {
+        try (DaemonFixture ferry = DaemonFixture.inMode(mode, dir).start(); S3Client s3 = ferry.sdk("a", "b")) {
             Instant before = Instant.now().minus(Duration.ofMinutes(2));
             s3.createBucket(b -> b.bucket("fresh"));
             Bucket fresh = s3.listBuckets().buckets().stream().filter(b -> b.name().equals("fresh")).findFirst().orElseThrow();

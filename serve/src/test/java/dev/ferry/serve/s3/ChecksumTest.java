@@ -3,9 +3,7 @@ package dev.ferry.serve.s3;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import dev.ferry.serve.Daemon;
 import dev.ferry.serve.DaemonFixture;
-import dev.ferry.serve.ServeConfig;
 import dev.ferry.serve.StoreCredentials;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -14,7 +12,6 @@ import java.nio.ByteBuffer;
 import java.nio.file.Path;
 import java.security.MessageDigest;
 import java.util.Base64;
-import java.util.Map;
 import java.util.Random;
 import java.util.zip.CRC32;
 import java.util.zip.CRC32C;
@@ -226,8 +223,7 @@ class ChecksumTest {
         try (dev.ferry.embedded.EmbeddedStore store = dev.ferry.embedded.EmbeddedStore.start(dir.resolve("origin"), 0,
                 dev.ferry.embedded.CloudProfile.none());
                 AlteringRelay relay = new AlteringRelay(store.endpoint(), original, "\u0001ferry-CHANGED!-bytes");
-                Daemon ferry = Daemon.start(ServeConfig.defaults().with(Map.of("upstream", relay.endpoint().toString(), "cache-dir",
-                        dir.resolve("cache").toString(), "port", "0", "cache-size", "64MiB", "block-size", "1MiB")));
+                DaemonFixture ferry = DaemonFixture.overUpstream(relay.endpoint(), dir).with("cache-size", "64MiB").start();
                 S3Client s3 = S3Client.builder().endpointOverride(ferry.endpoint()).forcePathStyle(true)
                         .region(software.amazon.awssdk.regions.Region.US_EAST_1)
                         .credentialsProvider(software.amazon.awssdk.auth.credentials.StaticCredentialsProvider.create(

@@ -6,10 +6,8 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.ferry.embedded.CloudProfile;
 import dev.ferry.embedded.EmbeddedStore;
-import dev.ferry.serve.Daemon;
 import dev.ferry.serve.DaemonFixture;
 import dev.ferry.serve.RawHttp;
-import dev.ferry.serve.ServeConfig;
 import dev.ferry.serve.StoreCredentials;
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -17,7 +15,6 @@ import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
-import java.util.Map;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.api.io.TempDir;
@@ -45,9 +42,8 @@ class StoredBytesTest {
     private static final String ORIGINAL = "\u0001ferry-original-bytes";
     private static final String CHANGED = "\u0001ferry-CHANGED!-bytes";
 
-    private static Daemon daemon(Path dir, URI upstream, boolean writeBack) throws Exception {
-        return Daemon.start(ServeConfig.defaults().with(Map.of("upstream", upstream.toString(), "cache-dir", dir.resolve("cache").toString(),
-                "port", "0", "cache-size", "64MiB", "block-size", "1MiB", "write-back", Boolean.toString(writeBack))));
+    private static DaemonFixture daemon(Path dir, URI upstream, boolean writeBack) throws Exception {
+        return DaemonFixture.overUpstream(upstream, dir).with("cache-size", "64MiB").with("write-back", writeBack).start();
     }
 
     /**
@@ -73,7 +69,7 @@ class StoredBytesTest {
     }
 
     /** A GET on a raw socket: the answer's Content-Length and the bytes that actually came. */
-    private static RawHttp.Answer rawGet(Daemon ferry, String path) throws Exception {
+    private static RawHttp.Answer rawGet(DaemonFixture ferry, String path) throws Exception {
         return RawHttp.exchange(ferry.endpoint().getPort(), "GET " + path + " HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
     }
 
@@ -88,7 +84,7 @@ class StoredBytesTest {
             throws Exception {
         try (EmbeddedStore store = EmbeddedStore.start(dir.resolve("origin"), 0, CloudProfile.none());
                 S3Client direct = sdk(store.endpoint());
-                Daemon ferry = daemon(dir, store.endpoint(), true);
+                DaemonFixture ferry = daemon(dir, store.endpoint(), true);
                 S3Client s3 = sdk(ferry.endpoint());
                 HttpClient http = HttpClient.newHttpClient()) {
             direct.createBucket(b -> b.bucket("data"));
@@ -133,7 +129,7 @@ class StoredBytesTest {
         try (EmbeddedStore store = EmbeddedStore.start(dir.resolve("origin"), 0, CloudProfile.none());
                 S3Client direct = sdk(store.endpoint());
                 AlteringRelay relay = new AlteringRelay(store.endpoint(), ORIGINAL, CHANGED);
-                Daemon ferry = daemon(dir, relay.endpoint(), true);
+                DaemonFixture ferry = daemon(dir, relay.endpoint(), true);
                 S3Client s3 = sdk(ferry.endpoint());
                 HttpClient http = HttpClient.newHttpClient()) {
             direct.createBucket(b -> b.bucket("data"));
@@ -173,7 +169,7 @@ class StoredBytesTest {
         try (EmbeddedStore store = EmbeddedStore.start(dir.resolve("origin"), 0, CloudProfile.none());
                 S3Client direct = sdk(store.endpoint());
                 AlteringRelay relay = new AlteringRelay(store.endpoint(), ORIGINAL, CHANGED);
-                Daemon ferry = daemon(dir, relay.endpoint(), false);
+                DaemonFixture ferry = daemon(dir, relay.endpoint(), false);
                 S3Client s3 = S3Client.builder().endpointOverride(ferry.endpoint()).forcePathStyle(true).region(Region.US_EAST_1)
                         .credentialsProvider(StaticCredentialsProvider.create(AwsBasicCredentials.create("ferry", "ferry")))
                         .overrideConfiguration(o -> o.retryStrategy(software.amazon.awssdk.retries.DefaultRetryStrategy.doNotRetry()))
