@@ -94,7 +94,8 @@ class MultiJobDaemonTest {
      * epoch (measured around its own epoch: nothing else reads meanwhile) and its predicted egress.
      */
     private static long[][] trainAndEvaluate(Path dir, String evictionFollows) throws Exception {
-        try (DaemonFixture ferry = DaemonFixture.overS3(dir).with("cache-size", "16MiB").with("prefetch-bytes", "0").with("eviction-follows", evictionFollows).start();
+        try (DaemonFixture ferry = DaemonFixture.overS3(dir).with("cache-size", "16MiB").with("prefetch-bytes", "0")
+                .with("eviction-follows", evictionFollows).start();
                 HttpClient http = HttpClient.newHttpClient()) {
             URI api = ferry.endpoint().resolve("/_ferry/v1/");
             Manifest train = dataset(ferry, "train", 10, 16, 64 << 10);

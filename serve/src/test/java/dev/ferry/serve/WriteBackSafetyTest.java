@@ -243,8 +243,8 @@ class WriteBackSafetyTest {
     void objectHeaders_areKept_throughTheFolderStore_writeBack_andS3(@TempDir Path dir) throws Exception {
         for (String mode : List.of("folder", "write-back", "s3", "s3-write-back")) {
             Path d = Files.createDirectories(dir.resolve(mode));
-            Map<String, String> settings = Map.of("write-back", Boolean.toString(mode.endsWith("write-back")));
-            try (DaemonFixture ferry = mode.startsWith("s3") ? DaemonFixture.overS3(d).with(settings).start() : DaemonFixture.overFolder(d).with(settings).start();
+            DaemonFixture.Builder daemon = mode.startsWith("s3") ? DaemonFixture.overS3(d) : DaemonFixture.overFolder(d);
+            try (DaemonFixture ferry = daemon.with("write-back", mode.endsWith("write-back")).start();
                     S3Client s3 = ferry.sdk("a", "b")) {
                 java.time.Instant expires = java.time.Instant.parse("2030-01-01T00:00:00Z");
                 s3.putObject(b -> b.bucket("data").key("page.html").contentType("text/html; charset=utf-8").contentEncoding("gzip")

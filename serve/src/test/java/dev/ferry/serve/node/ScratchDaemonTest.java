@@ -112,7 +112,8 @@ class ScratchDaemonTest {
 
     @Test
     void scratchObjectsOlderThanTheTtlAreGone(@TempDir Path dir) throws Exception {
-        try (DaemonFixture ferry = DaemonFixture.overS3(dir).with("scratch-bucket", "tmp-node").with("scratch-quota", "1MiB").with("scratch-ttl", "2s").start();
+        try (DaemonFixture ferry = DaemonFixture.overS3(dir).with("scratch-bucket", "tmp-node").with("scratch-quota", "1MiB")
+                .with("scratch-ttl", "2s").start();
                 S3Client s3 = ferry.sdk("a", "b");
                 HttpClient http = HttpClient.newHttpClient()) {
             URI api = ferry.endpoint().resolve("/_ferry/v1/");
