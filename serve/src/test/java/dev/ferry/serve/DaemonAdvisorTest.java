@@ -130,7 +130,7 @@ class DaemonAdvisorTest {
 
     @Test
     void aTierTooSmallGetsTheSizingFinding_withEgressAsPredicted_andASlowDecodeGetsTheCpuBoundFinding(@TempDir Path dir) throws Exception {
-        try (DaemonFixture ferry = DaemonFixture.overS3(dir, Map.of("cache-size", "16MiB", "prefetch-bytes", "0"));
+        try (DaemonFixture ferry = DaemonFixture.overS3(dir).with("cache-size", "16MiB").with("prefetch-bytes", "0").start();
                 HttpClient http = HttpClient.newHttpClient()) {
             URI api = ferry.endpoint().resolve("/_ferry/v1/");
             // 32 MiB in 16 objects of 16 samples of 128 KiB, a tier of 16 MiB

@@ -3,7 +3,6 @@ package dev.ferry.serve;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import java.nio.file.Path;
-import java.util.Map;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import software.amazon.awssdk.core.sync.RequestBody;
@@ -13,18 +12,16 @@ import software.amazon.awssdk.services.s3.S3Client;
 class EmbeddedDefaultTest {
     @Test
     void theDefaultUpstreamIsTheEmbeddedStore(@TempDir Path dir) throws Exception {
-        ServeConfig config = ServeConfig.defaults().with(Map.of("data-dir", dir.resolve("data").toString(), "cache-dir",
-                dir.resolve("cache").toString(), "port", "0", "profile", "none", "cache-size", "64MiB"));
-        try (Daemon daemon = Daemon.start(config);
-                S3Client s3 = S3Client.builder().endpointOverride(daemon.endpoint()).forcePathStyle(true)
+        try (DaemonFixture ferry = DaemonFixture.overS3(dir).with("cache-size", "64MiB").start();
+                S3Client s3 = S3Client.builder().endpointOverride(ferry.endpoint()).forcePathStyle(true)
                         .region(software.amazon.awssdk.regions.Region.US_EAST_1)
                         .credentialsProvider(software.amazon.awssdk.auth.credentials.AnonymousCredentialsProvider.create()).build()) {
-            assertThat(daemon.node().tiers().origin().description()).startsWith("embedded store over " + dir.resolve("data"));
+            assertThat(ferry.daemon.node().tiers().origin().description()).startsWith("embedded store over " + dir.resolve("upstream"));
             s3.createBucket(b -> b.bucket("demo-bucket"));
             s3.putObject(b -> b.bucket("demo-bucket").key("hello.txt"), RequestBody.fromString("hello through ferry"));
             assertThat(s3.getObjectAsBytes(b -> b.bucket("demo-bucket").key("hello.txt")).asUtf8String()).isEqualTo("hello through ferry");
             assertThat(s3.getObjectAsBytes(b -> b.bucket("demo-bucket").key("hello.txt")).asUtf8String()).isEqualTo("hello through ferry");
-            assertThat(daemon.node().counters().cache().hits()).isPositive();
+            assertThat(ferry.daemon.node().counters().cache().hits()).isPositive();
         }
     }
 }

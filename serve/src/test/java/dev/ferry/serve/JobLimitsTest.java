@@ -17,7 +17,6 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
-import java.util.Map;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -33,7 +32,7 @@ class JobLimitsTest {
 
     @Test
     void aTenTerabyteShardOrTwoBillionSamples_areRefused_andTheDaemonServesOn(@TempDir Path dir) throws Exception {
-        try (DaemonFixture ferry = new DaemonFixture(dir, Map.of());
+        try (DaemonFixture ferry = DaemonFixture.overFolder(dir).start();
                 HttpClient http = HttpClient.newHttpClient()) {
             URI api = ferry.endpoint().resolve("/_ferry/v1/");
             HttpResponse<String> huge = register(http, api, dir, "huge", new Shard(ObjectKey.of("data", "big.tar"), 10_000_000_000_000L, "e", 1));
@@ -54,7 +53,7 @@ class JobLimitsTest {
 
     @Test
     void aRegistrationWhoseClientLeaves_stopsAndRegistersNothing(@TempDir Path dir) throws Exception {
-        try (DaemonFixture ferry = new DaemonFixture(dir, Map.of());
+        try (DaemonFixture ferry = DaemonFixture.overFolder(dir).start();
                 HttpClient http = HttpClient.newHttpClient()) {
             // 2,000,000 samples in 2,000 shards: within the limits, seconds of planning on any machine
             StringBuilder shards = new StringBuilder();

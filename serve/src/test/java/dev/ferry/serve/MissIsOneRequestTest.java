@@ -65,7 +65,7 @@ class MissIsOneRequestTest {
 
     @Test
     void coldGets_areOneGetEach_withNoHead_andAnswerTheObjectsMetadata(@TempDir Path dir) throws Exception {
-        try (DaemonFixture ferry = DaemonFixture.overS3(dir, Map.of("prefetch-bytes", "0")); S3Client s3 = ferry.sdk("a", "b")) {
+        try (DaemonFixture ferry = DaemonFixture.overS3(dir).with("prefetch-bytes", "0").start(); S3Client s3 = ferry.sdk("a", "b")) {
             Random random = new Random(26);
             List<byte[]> contents = new ArrayList<>();
             List<String> etags = new ArrayList<>();
@@ -115,7 +115,7 @@ class MissIsOneRequestTest {
 
     @Test
     void coldGets_ofEmptyAndMissingObjects(@TempDir Path dir) throws Exception {
-        try (DaemonFixture ferry = DaemonFixture.overS3(dir, Map.of("prefetch-bytes", "0")); S3Client s3 = ferry.sdk("a", "b")) {
+        try (DaemonFixture ferry = DaemonFixture.overS3(dir).with("prefetch-bytes", "0").start(); S3Client s3 = ferry.sdk("a", "b")) {
             String etag = putBehind(ferry, "empty", new byte[0], ObjectAttributes.NONE).etag();
             ResponseBytes<GetObjectResponse> got = s3.getObjectAsBytes(b -> b.bucket("data").key("empty"));
             assertThat(got.asByteArray()).isEmpty();
@@ -138,7 +138,7 @@ class MissIsOneRequestTest {
 
     @Test
     void aChecksumAskedForAfterAColdGet_isAnswered_byAHeadThen(@TempDir Path dir) throws Exception {
-        try (DaemonFixture ferry = DaemonFixture.overS3(dir, Map.of("prefetch-bytes", "0")); S3Client s3 = ferry.sdk("a", "b")) {
+        try (DaemonFixture ferry = DaemonFixture.overS3(dir).with("prefetch-bytes", "0").start(); S3Client s3 = ferry.sdk("a", "b")) {
             byte[] data = new byte[100_000];
             new Random(5).nextBytes(data);
             Checksum crc = Checksum.ofStream(Checksum.Algorithm.CRC32C, new java.io.ByteArrayInputStream(data));
@@ -167,7 +167,7 @@ class MissIsOneRequestTest {
     void warmReadsAfterTheTtl_askNothingFirst_andAReplacementIsSeenWithinTwiceTheTtl(@TempDir Path dir) throws Exception {
         long ttlMillis = 4000;
         ManualClock clock = new ManualClock(); // the daemon's: the TTL passes when the test says, however slow the machine
-        try (DaemonFixture ferry = DaemonFixture.overS3(dir, Map.of("prefetch-bytes", "0", "metadata-ttl", ttlMillis + "ms"), clock);
+        try (DaemonFixture ferry = DaemonFixture.overS3(dir).with("prefetch-bytes", 0).with("metadata-ttl", ttlMillis + "ms").clock(clock).start();
                 S3Client s3 = ferry.sdk("a", "b")) {
             putBehind(ferry, "label.txt", "version one".getBytes(StandardCharsets.UTF_8), ObjectAttributes.NONE);
             assertThat(read(s3, "label.txt")).isEqualTo("version one");

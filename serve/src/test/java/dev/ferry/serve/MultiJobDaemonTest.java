@@ -14,7 +14,6 @@ import java.net.URI;
 import java.net.http.HttpClient;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -42,7 +41,7 @@ class MultiJobDaemonTest {
 
     @Test
     void twoJobsOverOneCorpusShareItsBlocks_laterEpochsFetchNothingForEither(@TempDir Path dir) throws Exception {
-        try (DaemonFixture ferry = DaemonFixture.overS3(dir, Map.of("cache-size", "16MiB", "prefetch-bytes", "0"));
+        try (DaemonFixture ferry = DaemonFixture.overS3(dir).with("cache-size", "16MiB").with("prefetch-bytes", "0").start();
                 HttpClient http = HttpClient.newHttpClient()) {
             URI api = ferry.endpoint().resolve("/_ferry/v1/");
             Manifest corpus = dataset(ferry, "corpus", 8, 16, 64 << 10); // 8 MiB in a 16 MiB tier
@@ -95,8 +94,8 @@ class MultiJobDaemonTest {
      * epoch (measured around its own epoch: nothing else reads meanwhile) and its predicted egress.
      */
     private static long[][] trainAndEvaluate(Path dir, String evictionFollows) throws Exception {
-        try (DaemonFixture ferry = DaemonFixture.overS3(dir, Map.of("cache-size", "16MiB", "prefetch-bytes", "0",
-                "eviction-follows", evictionFollows));
+        try (DaemonFixture ferry = DaemonFixture.overS3(dir).with("cache-size", "16MiB").with("prefetch-bytes", "0")
+                .with("eviction-follows", evictionFollows).start();
                 HttpClient http = HttpClient.newHttpClient()) {
             URI api = ferry.endpoint().resolve("/_ferry/v1/");
             Manifest train = dataset(ferry, "train", 10, 16, 64 << 10);

@@ -7,13 +7,13 @@ import java.net.Socket;
 import java.nio.charset.StandardCharsets;
 
 /** HTTP/1.1 over a raw socket, for requests no client library would send (broken framing, bodies cut short). */
-final class RawHttp {
+public final class RawHttp {
     private RawHttp() {
     }
 
     /** An answer's status line and headers (CRLF-separated) and body; status 0 when the daemon answered nothing. */
-    record Answer(int status, String head, String body) {
-        String header(String name) {
+    public record Answer(int status, String head, String body) {
+        public String header(String name) {
             for (String line : head.split("\r\n")) {
                 int colon = line.indexOf(':');
                 if (colon > 0 && line.substring(0, colon).trim().equalsIgnoreCase(name)) {
@@ -28,12 +28,12 @@ final class RawHttp {
      * Sends {@code raw} on a fresh connection and reads until the daemon closes it (send {@code Connection:
      * close}); with {@code halfClose} the client shuts its side first, as a client that died mid-request.
      */
-    static Answer exchange(int port, String raw, boolean halfClose) throws IOException {
+    public static Answer exchange(int port, String raw, boolean halfClose) throws IOException {
         return exchange(port, raw, halfClose, 10_000);
     }
 
     /** As {@link #exchange(int, String, boolean)}, waiting up to {@code timeoutMillis} between bytes of the answer. */
-    static Answer exchange(int port, String raw, boolean halfClose, int timeoutMillis) throws IOException {
+    public static Answer exchange(int port, String raw, boolean halfClose, int timeoutMillis) throws IOException {
         try (Socket s = new Socket("127.0.0.1", port)) {
             s.setSoTimeout(timeoutMillis);
             s.getOutputStream().write(raw.getBytes(StandardCharsets.ISO_8859_1));
@@ -58,7 +58,7 @@ final class RawHttp {
         }
     }
 
-    static Answer exchange(int port, String raw) throws IOException {
+    public static Answer exchange(int port, String raw) throws IOException {
         return exchange(port, raw, false);
     }
 }

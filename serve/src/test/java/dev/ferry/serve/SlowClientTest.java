@@ -9,7 +9,6 @@ import java.net.Socket;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.Map;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -27,7 +26,7 @@ class SlowClientTest {
 
     @BeforeAll
     static void start() throws Exception {
-        ferry = new DaemonFixture(dir, Map.of("header-timeout", "500ms"));
+        ferry = DaemonFixture.overFolder(dir).with("header-timeout", "500ms").start();
         Files.writeString(ferry.root.resolve("data/ok.txt"), "still here");
     }
 

@@ -9,7 +9,7 @@ import org.junit.jupiter.api.extension.ExtensionContext;
  * credentials chain, and the embedded store takes any key, so the class's tests run with one set in the system
  * properties and cleared after them. Use with {@code @ExtendWith(StoreCredentials.class)}.
  */
-final class StoreCredentials implements BeforeAllCallback, AfterAllCallback {
+public final class StoreCredentials implements BeforeAllCallback, AfterAllCallback {
     @Override
     public void beforeAll(ExtensionContext context) {
         System.setProperty("aws.accessKeyId", "ferry");

@@ -121,7 +121,7 @@ class WriteBackListingTest {
     @Test
     void listing_showsAcknowledgedWritesAndHidesPendingDeletes_whileUploadsWait_acrossEveryPaging(@TempDir Path dir) throws Exception {
         TreeMap<String, Long> state = new TreeMap<>();
-        try (DaemonFixture ferry = new DaemonFixture(dir, Map.of("write-back", "true")); S3Client s3 = ferry.sdk("a", "b")) {
+        try (DaemonFixture ferry = DaemonFixture.overFolder(dir).with("write-back", "true").start(); S3Client s3 = ferry.sdk("a", "b")) {
             for (String key : List.of("a/1", "a/2", "b/x/1", "only/a", "top")) {
                 put(s3, state, key, 3 + key.length());
             }
@@ -182,7 +182,7 @@ class WriteBackListingTest {
 
     @Test
     void aWriteBesideAPendingDelete_inAFolderStore_waitsForTheDelete_ratherThanFailingLater(@TempDir Path dir) throws Exception {
-        try (DaemonFixture ferry = new DaemonFixture(dir, Map.of("write-back", "true")); S3Client s3 = ferry.sdk("a", "b")) {
+        try (DaemonFixture ferry = DaemonFixture.overFolder(dir).with("write-back", "true").start(); S3Client s3 = ferry.sdk("a", "b")) {
             Path staging = ferry.root.resolve(".ferry-tmp");
             Files.delete(staging);
             Files.writeString(staging, "not a folder"); // uploads wait
@@ -211,7 +211,7 @@ class WriteBackListingTest {
     @Test
     void listing_rightAfterAcknowledgedPuts_andAMultipartUpload_showsThemAll_inEveryRound(@TempDir Path dir) throws Exception {
         // the embedded store with S3's first-byte latency: uploads lag behind the acknowledgements, as over S3
-        try (DaemonFixture ferry = DaemonFixture.overS3(dir, Map.of("write-back", "true", "profile", "cloud"));
+        try (DaemonFixture ferry = DaemonFixture.overS3(dir).with("write-back", "true").with("profile", "cloud").start();
                 S3Client s3 = ferry.sdk("a", "b")) {
             for (int round = 0; round < 3; round++) {
                 String prefix = "round" + round + "/";
@@ -264,7 +264,7 @@ class WriteBackListingTest {
             state.put(key, (long) key.length());
         }
         for (String writeBack : List.of("false", "true")) {
-            try (DaemonFixture ferry = DaemonFixture.overS3(dir.resolve("wb-" + writeBack), Map.of("write-back", writeBack));
+            try (DaemonFixture ferry = DaemonFixture.overS3(dir.resolve("wb-" + writeBack)).with("write-back", writeBack).start();
                     S3Client s3 = ferry.sdk("a", "b")) {
                 state.forEach((k, size) -> s3.putObject(b -> b.bucket("data").key(k), RequestBody.fromBytes(new byte[size.intValue()])));
                 if (writeBack.equals("true")) {
@@ -324,7 +324,7 @@ class WriteBackListingTest {
             Await.until("moto's server at " + motoUrl, Duration.ofSeconds(30), () -> answers(motoUrl));
             String reference = run(script, motoUrl, "create");
             for (String writeBack : List.of("false", "true")) {
-                try (DaemonFixture ferry = DaemonFixture.overS3(dir.resolve("wb-" + writeBack), Map.of("write-back", writeBack))) {
+                try (DaemonFixture ferry = DaemonFixture.overS3(dir.resolve("wb-" + writeBack)).with("write-back", writeBack).start()) {
                     assertThat(run(script, ferry.endpoint().toString(), "exists", ferry.endpoint().resolve("/_ferry/v1/flush?timeout_ms=60000").toString()))
                             .as("write-back " + writeBack).isEqualTo(reference);
                 }

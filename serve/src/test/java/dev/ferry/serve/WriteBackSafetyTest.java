@@ -74,7 +74,7 @@ class WriteBackSafetyTest {
 
     @Test
     void writeBack_refusesAMissingBucketOrAnUnstorableKey_insteadOfAcknowledgingIt(@TempDir Path dir) throws Exception {
-        try (DaemonFixture ferry = new DaemonFixture(dir, Map.of("write-back", "true")); S3Client s3 = ferry.sdk("a", "b")) {
+        try (DaemonFixture ferry = DaemonFixture.overFolder(dir).with("write-back", "true").start(); S3Client s3 = ferry.sdk("a", "b")) {
             assertThat(code(() -> s3.putObject(b -> b.bucket("nobucket").key("k"), RequestBody.fromBytes(new byte[10]))))
                     .isEqualTo("NoSuchBucket");
             assertThat(code(() -> s3.createMultipartUpload(b -> b.bucket("nobucket").key("k")))).isEqualTo("NoSuchBucket");
@@ -90,7 +90,7 @@ class WriteBackSafetyTest {
 
     @Test
     void writeBack_overS3_refusesAMissingBucket(@TempDir Path dir) throws Exception {
-        try (DaemonFixture ferry = DaemonFixture.overS3(dir, Map.of("write-back", "true")); S3Client s3 = ferry.sdk("a", "b")) {
+        try (DaemonFixture ferry = DaemonFixture.overS3(dir).with("write-back", "true").start(); S3Client s3 = ferry.sdk("a", "b")) {
             assertThat(code(() -> s3.putObject(b -> b.bucket("nobucket").key("k"), RequestBody.fromBytes(new byte[10]))))
                     .isEqualTo("NoSuchBucket");
             s3.putObject(b -> b.bucket("data").key("k"), RequestBody.fromBytes(new byte[10]));
@@ -104,7 +104,7 @@ class WriteBackSafetyTest {
         byte[] small = random(300_000, 1);
         byte[] p1 = random(5 << 20, 2);
         byte[] p2 = random(1 << 20, 3);
-        try (DaemonFixture ferry = new DaemonFixture(dir, Map.of("write-back", "true")); S3Client s3 = ferry.sdk("a", "b")) {
+        try (DaemonFixture ferry = DaemonFixture.overFolder(dir).with("write-back", "true").start(); S3Client s3 = ferry.sdk("a", "b")) {
             String put = s3.putObject(b -> b.bucket("data").key("ckpt/small"), RequestBody.fromBytes(small)).eTag();
             assertThat(put).isEqualTo(quoted(md5(small)));
 
@@ -141,7 +141,7 @@ class WriteBackSafetyTest {
     @Test
     void writeBack_overS3_theEtagHoldsAfterTheUpload(@TempDir Path dir) throws Exception {
         byte[] small = random(200_000, 4);
-        try (DaemonFixture ferry = DaemonFixture.overS3(dir, Map.of("write-back", "true")); S3Client s3 = ferry.sdk("a", "b")) {
+        try (DaemonFixture ferry = DaemonFixture.overS3(dir).with("write-back", "true").start(); S3Client s3 = ferry.sdk("a", "b")) {
             String put = s3.putObject(b -> b.bucket("data").key("k"), RequestBody.fromBytes(small)).eTag();
             assertThat(put).isEqualTo(quoted(md5(small)));
             flush(ferry);
@@ -153,7 +153,7 @@ class WriteBackSafetyTest {
     @Test
     void boto3_downloadsAWriteBackObject_byTheEtagItWasAnswered(@TempDir Path dir) throws Exception {
         Assumptions.assumeTrue(new ProcessBuilder("python3", "-c", "import boto3").start().waitFor() == 0, "python3 with boto3");
-        try (DaemonFixture ferry = new DaemonFixture(dir, Map.of("write-back", "true"))) {
+        try (DaemonFixture ferry = DaemonFixture.overFolder(dir).with("write-back", "true").start()) {
             Path script = dir.resolve("download.py");
             Files.writeString(script, """
                     import sys, boto3, hashlib
@@ -181,7 +181,7 @@ class WriteBackSafetyTest {
     void multipart_retriedCompleteAnswersTheSameEtag_smallPartsAreEntityTooSmall(@TempDir Path dir) throws Exception {
         for (String writeBack : List.of("true", "false")) {
             Path d = Files.createDirectories(dir.resolve("wb-" + writeBack));
-            try (DaemonFixture ferry = new DaemonFixture(d, Map.of("write-back", writeBack)); S3Client s3 = ferry.sdk("a", "b")) {
+            try (DaemonFixture ferry = DaemonFixture.overFolder(d).with("write-back", writeBack).start(); S3Client s3 = ferry.sdk("a", "b")) {
                 String id = s3.createMultipartUpload(b -> b.bucket("data").key("m")).uploadId();
                 String e1 = s3.uploadPart(b -> b.bucket("data").key("m").uploadId(id).partNumber(1), RequestBody.fromBytes(random(1000, 5))).eTag();
                 String e2 = s3.uploadPart(b -> b.bucket("data").key("m").uploadId(id).partNumber(2), RequestBody.fromBytes(random(1000, 6))).eTag();
@@ -204,7 +204,7 @@ class WriteBackSafetyTest {
     void unfinishedUploads_areListedByPrefix_andExpireWithTheirParts(@TempDir Path dir) throws Exception {
         for (String writeBack : List.of("true", "false")) {
             Path d = Files.createDirectories(dir.resolve("wb-" + writeBack));
-            try (DaemonFixture ferry = new DaemonFixture(d, Map.of("write-back", writeBack, "multipart-ttl", "3s"));
+            try (DaemonFixture ferry = DaemonFixture.overFolder(d).with("write-back", writeBack).with("multipart-ttl", "3s").start();
                     S3Client s3 = ferry.sdk("a", "b")) {
                 String a = s3.createMultipartUpload(b -> b.bucket("data").key("logs/a")).uploadId();
                 String other = s3.createMultipartUpload(b -> b.bucket("data").key("other")).uploadId();
@@ -243,8 +243,8 @@ class WriteBackSafetyTest {
     void objectHeaders_areKept_throughTheFolderStore_writeBack_andS3(@TempDir Path dir) throws Exception {
         for (String mode : List.of("folder", "write-back", "s3", "s3-write-back")) {
             Path d = Files.createDirectories(dir.resolve(mode));
-            Map<String, String> settings = Map.of("write-back", Boolean.toString(mode.endsWith("write-back")));
-            try (DaemonFixture ferry = mode.startsWith("s3") ? DaemonFixture.overS3(d, settings) : new DaemonFixture(d, settings);
+            DaemonFixture.Builder daemon = mode.startsWith("s3") ? DaemonFixture.overS3(d) : DaemonFixture.overFolder(d);
+            try (DaemonFixture ferry = daemon.with("write-back", mode.endsWith("write-back")).start();
                     S3Client s3 = ferry.sdk("a", "b")) {
                 java.time.Instant expires = java.time.Instant.parse("2030-01-01T00:00:00Z");
                 s3.putObject(b -> b.bucket("data").key("page.html").contentType("text/html; charset=utf-8").contentEncoding("gzip")

@@ -11,7 +11,7 @@ import dev.ferry.plan.Homes;
 import dev.ferry.plan.Manifest;
 import dev.ferry.plan.ManifestJson;
 import dev.ferry.serve.Daemon;
-import dev.ferry.serve.ServeConfig;
+import dev.ferry.serve.DaemonFixture;
 import dev.ferry.store.file.FileObjectStore;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -21,7 +21,6 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -93,9 +92,8 @@ class ElasticDaemonsTest {
         try (HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build()) {
             for (int i = 0; i < most; i++) {
                 // 10 MiB of tier against a share of about 5 MiB: a node keeps all it reads, so only movement costs egress
-                daemons.add(Daemon.start(ServeConfig.defaults().with(Map.of("store-root", root.toString(), "cache-dir",
-                        dir.resolve("cache-" + i).toString(), "cache-size", Long.toString(10L << 20), "block-size", Integer.toString(BLOCK),
-                        "prefetch-bytes", "0", "port", "0"))));
+                daemons.add(DaemonFixture.overFolder(dir).with("store-root", root).with("cache-dir", dir.resolve("cache-" + i))
+                        .with("cache-size", 10L << 20).with("block-size", BLOCK).with("prefetch-bytes", 0).start().daemon);
             }
             for (int i = 0; i < from; i++) {
                 ObjectNode reg = registration(manifestJson, from, i);

@@ -5,7 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.ferry.serve.Daemon;
-import dev.ferry.serve.ServeConfig;
+import dev.ferry.serve.DaemonFixture;
 import dev.ferry.time.Await;
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -15,7 +15,6 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.function.Predicate;
@@ -49,11 +48,8 @@ class GroupDaemonsTest {
     }
 
     Daemon start(int i, Map<String, String> settings) throws Exception {
-        Map<String, String> keys = new HashMap<>(Map.of("store-root", dir.resolve("store").toString(), "cache-dir",
-                dir.resolve("cache-" + i).toString(), "cache-size", "64MiB", "block-size", "1MiB", "prefetch-bytes", "0",
-                "group-refresh", "200ms"));
-        keys.putAll(settings);
-        return Daemon.start(ServeConfig.defaults().with(keys));
+        return DaemonFixture.overFolder(dir).with("cache-dir", dir.resolve("cache-" + i)).with("cache-size", "64MiB")
+                .with("prefetch-bytes", 0).with("group-refresh", "200ms").with(settings).start().daemon;
     }
 
     static JsonNode group(Daemon d) throws Exception {
