@@ -1,10 +1,11 @@
-package dev.ferry.serve;
+package dev.ferry.serve.jobs;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.ferry.plan.Manifest;
 import dev.ferry.plan.ManifestJson;
 import dev.ferry.plan.Shard;
+import dev.ferry.serve.DaemonFixture;
 import dev.ferry.store.ObjectKey;
 import dev.ferry.time.Await;
 import java.net.Socket;

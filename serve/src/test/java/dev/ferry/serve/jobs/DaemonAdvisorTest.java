@@ -1,4 +1,4 @@
-package dev.ferry.serve;
+package dev.ferry.serve.jobs;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -7,6 +7,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.ferry.plan.Manifest;
 import dev.ferry.plan.ManifestJson;
 import dev.ferry.plan.Shard;
+import dev.ferry.serve.DaemonFixture;
 import dev.ferry.store.ObjectKey;
 import java.net.URI;
 import java.net.http.HttpClient;

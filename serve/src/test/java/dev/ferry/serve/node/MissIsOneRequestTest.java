@@ -1,10 +1,11 @@
-package dev.ferry.serve;
+package dev.ferry.serve.node;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.ferry.serve.DaemonFixture;
 import dev.ferry.store.Checksum;
 import dev.ferry.store.ObjectAttributes;
 import dev.ferry.store.ObjectKey;

@@ -1,15 +1,16 @@
-package dev.ferry.serve;
+package dev.ferry.serve.jobs;
 
-import static dev.ferry.serve.DaemonAdvisorTest.dataset;
-import static dev.ferry.serve.DaemonAdvisorTest.epoch;
-import static dev.ferry.serve.DaemonAdvisorTest.get;
-import static dev.ferry.serve.DaemonAdvisorTest.job;
-import static dev.ferry.serve.DaemonAdvisorTest.post;
+import static dev.ferry.serve.jobs.DaemonAdvisorTest.dataset;
+import static dev.ferry.serve.jobs.DaemonAdvisorTest.epoch;
+import static dev.ferry.serve.jobs.DaemonAdvisorTest.get;
+import static dev.ferry.serve.jobs.DaemonAdvisorTest.job;
+import static dev.ferry.serve.jobs.DaemonAdvisorTest.post;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.ferry.plan.Manifest;
 import dev.ferry.plan.ManifestJson;
+import dev.ferry.serve.DaemonFixture;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.nio.file.Files;

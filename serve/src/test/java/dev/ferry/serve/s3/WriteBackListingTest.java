@@ -1,7 +1,8 @@
-package dev.ferry.serve;
+package dev.ferry.serve.s3;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.ferry.serve.DaemonFixture;
 import dev.ferry.time.Await;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;

@@ -1,7 +1,8 @@
-package dev.ferry.serve;
+package dev.ferry.serve.front;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.ferry.serve.DaemonFixture;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;

@@ -1,8 +1,9 @@
-package dev.ferry.serve;
+package dev.ferry.serve.s3;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.ferry.serve.DaemonFixture;
 import dev.ferry.time.Await;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
