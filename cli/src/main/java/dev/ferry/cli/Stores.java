@@ -1,8 +1,8 @@
 package dev.ferry.cli;
 
 import dev.ferry.cli.errors.UserError;
-import dev.ferry.s3.S3Credentials;
-import dev.ferry.s3.S3StoreConfig;
+import dev.ferry.s3client.S3Credentials;
+import dev.ferry.s3client.S3StoreConfig;
 import java.net.InetAddress;
 import java.net.URI;
 

@@ -4,7 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.ferry.embedded.CloudProfile;
-import dev.ferry.s3.S3StoreConfig;
+import dev.ferry.s3client.S3StoreConfig;
 import java.time.Duration;
 import org.junit.jupiter.api.Test;
 

@@ -65,14 +65,14 @@ class ArchitectureTest {
     @Test
     void seesTheMainCodeOfEveryModule() {
         assertThat(all.stream().map(c -> c.getPackageName()).distinct())
-                .contains("dev.ferry.store", "dev.ferry.cache", "dev.ferry.s3", "dev.ferry.embedded", "dev.ferry.serve",
+                .contains("dev.ferry.store", "dev.ferry.cache", "dev.ferry.s3client", "dev.ferry.embedded", "dev.ferry.serve",
                         "dev.ferry.serve.node", "dev.ferry.serve.jobs", "dev.ferry.cli");
         assertThat(all.stream().map(c -> c.getPackageName())).noneMatch(p -> p.equals("dev.ferry.it"));
         if (Runtime.version().feature() >= 22) { // the build has ferry mount from JDK 22 on
             assertThat(all.stream().map(c -> c.getPackageName())).contains("dev.ferry.mount");
         }
         assertThat(core.stream().map(c -> c.getPackageName())).contains("dev.ferry.store", "dev.ferry.cache")
-                .noneMatch(p -> p.startsWith("dev.ferry.serve") || p.startsWith("dev.ferry.s3"));
+                .noneMatch(p -> p.startsWith("dev.ferry.serve") || p.startsWith("dev.ferry.s3client"));
     }
 
     @Test

@@ -2,8 +2,8 @@ package dev.ferry.it;
 
 import dev.ferry.embedded.CloudProfile;
 import dev.ferry.embedded.EmbeddedStore;
-import dev.ferry.s3.S3ObjectStore;
-import dev.ferry.s3.S3StoreConfig;
+import dev.ferry.s3client.S3ObjectStore;
+import dev.ferry.s3client.S3StoreConfig;
 import dev.ferry.store.AbstractObjectStoreContractTest;
 import dev.ferry.store.ObjectStore;
 import dev.ferry.store.chain.ChainConfig;

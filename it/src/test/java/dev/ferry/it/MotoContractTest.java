@@ -1,7 +1,7 @@
 package dev.ferry.it;
 
-import dev.ferry.s3.S3ObjectStore;
-import dev.ferry.s3.S3StoreConfig;
+import dev.ferry.s3client.S3ObjectStore;
+import dev.ferry.s3client.S3StoreConfig;
 import dev.ferry.store.AbstractObjectStoreContractTest;
 import dev.ferry.store.ObjectStore;
 import java.net.URI;

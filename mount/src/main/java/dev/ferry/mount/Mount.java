@@ -2,9 +2,9 @@ package dev.ferry.mount;
 
 import dev.ferry.cache.CachingStore;
 import dev.ferry.cache.SequentialReadAhead;
-import dev.ferry.s3.S3Credentials;
-import dev.ferry.s3.S3ObjectStore;
-import dev.ferry.s3.S3StoreConfig;
+import dev.ferry.s3client.S3Credentials;
+import dev.ferry.s3client.S3ObjectStore;
+import dev.ferry.s3client.S3StoreConfig;
 import dev.ferry.store.BucketOperations;
 import dev.ferry.store.ObjectStore;
 import dev.ferry.store.chain.MeterSnapshot;

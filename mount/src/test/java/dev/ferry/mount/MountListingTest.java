@@ -4,9 +4,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.ferry.embedded.CloudProfile;
 import dev.ferry.embedded.EmbeddedStore;
-import dev.ferry.s3.S3Credentials;
-import dev.ferry.s3.S3ObjectStore;
-import dev.ferry.s3.S3StoreConfig;
+import dev.ferry.s3client.S3Credentials;
+import dev.ferry.s3client.S3ObjectStore;
+import dev.ferry.s3client.S3StoreConfig;
 import dev.ferry.store.ObjectKey;
 import dev.ferry.store.PutBody;
 import dev.ferry.store.chain.MeterSnapshot;

@@ -1,4 +1,4 @@
-package dev.ferry.s3;
+package dev.ferry.s3client;
 
 import dev.ferry.store.BucketOperations;
 import dev.ferry.store.ByteRange;

@@ -1,4 +1,4 @@
-package dev.ferry.s3;
+package dev.ferry.s3client;
 
 import dev.ferry.store.Checksum;
 import dev.ferry.store.ObjectAttributes;

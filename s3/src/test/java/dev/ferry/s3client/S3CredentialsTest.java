@@ -1,4 +1,4 @@
-package dev.ferry.s3;
+package dev.ferry.s3client;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;

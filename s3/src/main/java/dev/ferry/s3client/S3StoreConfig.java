@@ -1,4 +1,4 @@
-package dev.ferry.s3;
+package dev.ferry.s3client;
 
 import java.net.URI;
 import java.time.Duration;

@@ -1,4 +1,4 @@
-package dev.ferry.s3;
+package dev.ferry.s3client;
 
 import java.util.function.UnaryOperator;
 import software.amazon.awssdk.auth.credentials.AwsBasicCredentials;
