@@ -74,8 +74,14 @@ final class BlockStream extends BlockReadingInputStream implements FileRegionRea
     @Override
     public int read(byte[] b, int off, int len) throws IOException {
         Objects.checkFromIndexSize(off, len, b.length);
-        if (!ready() || len == 0) {
-            return position >= end ? -1 : 0;
+        if (streamClosed) {
+            throw new IOException("stream closed");
+        }
+        if (len == 0) {
+            return 0; // InputStream's contract: nothing asked, nothing read, even at the end
+        }
+        if (!ready()) {
+            return -1;
         }
         while (true) {
             long offsetInBlock = position - currentIndex * config.blockSize();

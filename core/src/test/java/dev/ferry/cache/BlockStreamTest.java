@@ -101,6 +101,17 @@ class BlockStreamTest {
     }
 
     @Test
+    void aZeroLengthRead_returnsZero_beforeTheEndAndAtIt_andFetchesNothing() throws IOException {
+        try (InputStream in = read(0, bytes.length)) {
+            assertThat(in.read(new byte[10], 0, 0)).as("before the first byte").isZero();
+            assertThat(getRanges()).as("nothing asked, nothing fetched").isEmpty();
+            in.skipNBytes(bytes.length);
+            assertThat(in.read(new byte[10], 0, 0)).as("at the end: InputStream's contract, not -1").isZero();
+            assertThat(in.read()).isEqualTo(-1);
+        }
+    }
+
+    @Test
     void unalignedRange_readsExactlyItsBytes_fetchingOnlyTheBlocksItTouches() throws IOException {
         long from = BLOCK - 10;
         long to = 3L * BLOCK + 10;
