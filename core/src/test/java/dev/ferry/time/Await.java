@@ -1,5 +1,6 @@
 package dev.ferry.time;
 
+import java.net.Socket;
 import java.time.Duration;
 
 /**
@@ -54,5 +55,20 @@ public final class Await {
             Thread.sleep(pause / 1_000_000L, (int) (pause % 1_000_000L));
             pause = Math.min(LONGEST_PAUSE_NANOS, pause * 2);
         }
+    }
+
+    /**
+     * Returns once something accepts TCP connections on {@code 127.0.0.1:port}; fails at once when {@code process}
+     * (the server being started; null for none) exits first, naming its exit status.
+     */
+    public static Duration listening(int port, Process process, Duration within) throws InterruptedException {
+        return until("a listener on 127.0.0.1:" + port, within, () -> {
+            if (process != null && !process.isAlive()) {
+                throw new AssertionError("the server exited with " + process.exitValue() + " before listening on " + port);
+            }
+            try (Socket ignored = new Socket("127.0.0.1", port)) {
+                return true;
+            }
+        });
     }
 }

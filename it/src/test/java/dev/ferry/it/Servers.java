@@ -3,7 +3,6 @@ package dev.ferry.it;
 import dev.ferry.time.Await;
 import java.io.IOException;
 import java.net.ServerSocket;
-import java.net.Socket;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -25,14 +24,7 @@ final class Servers {
 
     static void awaitPort(int port, Duration timeout, Process process) throws IOException, InterruptedException {
         try {
-            Await.until("a listener on 127.0.0.1:" + port, timeout, () -> {
-                if (process != null && !process.isAlive()) {
-                    throw new AssertionError("the server exited with " + process.exitValue() + " before listening on " + port);
-                }
-                try (Socket ignored = new Socket("127.0.0.1", port)) {
-                    return true;
-                }
-            });
+            Await.listening(port, process, timeout);
         } catch (AssertionError e) {
             throw new IOException(e.getMessage(), e);
         }

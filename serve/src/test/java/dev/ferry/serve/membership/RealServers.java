@@ -3,7 +3,6 @@ package dev.ferry.serve.membership;
 import dev.ferry.time.Await;
 import java.io.IOException;
 import java.net.ServerSocket;
-import java.net.Socket;
 import java.net.URI;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -98,14 +97,7 @@ final class RealServers {
 
     static void waitForTcp(int port, Process p, Path log) throws IOException, InterruptedException {
         try {
-            Await.until("a listener on port " + port, Duration.ofSeconds(20), () -> {
-                if (!p.isAlive()) {
-                    throw new AssertionError("exited " + p.exitValue());
-                }
-                try (Socket s = new Socket("127.0.0.1", port)) {
-                    return true;
-                }
-            });
+            Await.listening(port, p, Duration.ofSeconds(20));
         } catch (AssertionError e) {
             p.destroyForcibly();
             throw new IOException(e.getMessage() + "; its log: " + Files.readString(log), e);
