@@ -32,6 +32,13 @@ public record Codec<T>(BiFunction<String, String, T> parse, Function<T, String> 
     public static final Codec<Integer> INT_BYTES = new Codec<>(Codec::intSize, i -> Integer.toString(i));
     public static final Codec<Boolean> BOOL = new Codec<>(Codec::bool, b -> Boolean.toString(b));
     public static final Codec<Duration> DURATION = new Codec<>(Codec::duration, Codec::format);
+    /** What {@link #TTL} reads {@code indefinite} as: the longest time a count of nanoseconds holds (about 292 years). */
+    public static final Duration INDEFINITE = Duration.ofNanos(Long.MAX_VALUE);
+    /**
+     * How long to trust what was read: a duration as {@link #DURATION} reads it, or {@code indefinite}
+     * ({@link #INDEFINITE}) for data that never changes behind ferry's back.
+     */
+    public static final Codec<Duration> TTL = new Codec<>(Codec::ttl, d -> d.equals(INDEFINITE) ? "indefinite" : format(d));
     public static final Codec<Path> PATH = new Codec<>((k, v) -> Path.of(v.trim()), Path::toString);
     public static final Codec<Path> OPTIONAL_PATH = new Codec<>((k, v) -> v.isBlank() ? null : Path.of(v.trim()), Path::toString);
     /** An {@code http://} or {@code https://} URL with a host, or none. */
@@ -83,6 +90,17 @@ public record Codec<T>(BiFunction<String, String, T> parse, Function<T, String> 
             default -> 1000;
         };
         return Duration.ofMillis(Math.round(n * unit));
+    }
+
+    private static Duration ttl(String key, String v) {
+        if (v.trim().equalsIgnoreCase("indefinite")) {
+            return INDEFINITE;
+        }
+        try {
+            return duration(key, v);
+        } catch (IllegalArgumentException e) {
+            throw new IllegalArgumentException(key + " must be a duration such as 60s, 10m or 12h, or indefinite, not '" + v + "'");
+        }
     }
 
     /** A duration as {@link #DURATION} reads it, in the largest unit that holds it exactly. */

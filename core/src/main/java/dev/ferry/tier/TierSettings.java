@@ -40,11 +40,12 @@ public final class TierSettings {
             "How long a read waits for the object store to start answering, retries included, before it fails "
                     + "(the daemon answers 503 ServiceUnavailable), e.g. 10s (default) or 500ms. Writes too: a DELETE's answer, "
                     + "a PUT's once the store stops taking its body.");
-    public static final Setting<Duration> METADATA_TTL = Setting.flag("metadata-ttl", "DURATION", Codec.DURATION, "60s",
+    public static final Setting<Duration> METADATA_TTL = Setting.flag("metadata-ttl", "DURATION", Codec.TTL, "60s",
             "How long an object's size and ETag (from a listing, a HEAD or a GET) are trusted before a read, a lookup or an open asks the "
                     + "object store again; up to twice this they still serve, revalidated in the background; the mount's kernel keeps names "
-                    + "and attributes as long (default 60s; 0: every read asks). A job "
-                    + "registered with the daemon has its manifest versions trusted while it is registered.");
+                    + "and attributes as long, up to a day (default 60s; 0: every read asks; indefinite: never asked again, for data that "
+                    + "does not change behind ferry's back, as Mountpoint's --metadata-ttl indefinite). Writes and deletes through ferry "
+                    + "are seen at once whatever the TTL. A job registered with the daemon has its manifest versions trusted while it is registered.");
     /** ferry mount's only, so far: the daemon reads a fixed 16 blocks ahead ({@code SequentialReadAhead.Config.DEFAULT}). */
     public static final Setting<Long> READ_AHEAD = Setting.flag("read-ahead", "SIZE", Codec.SIZE, "64MiB",
             "How far ahead of a sequential reader to fetch, one ranged GET per block, in parallel; a file of at most this size is "

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.ferry.cache.policy.Policies;
+import dev.ferry.settings.Codec;
 import dev.ferry.store.ForwardingObjectStore;
 import dev.ferry.store.ObjectKey;
 import dev.ferry.store.ObjectMeta;
@@ -171,5 +172,21 @@ class StaleWhileRevalidateTest {
         assertThat(read()).isEqualTo("version one");
         assertThat(tracking.count(Op.HEAD)).isEqualTo(1);
         assertThat(background).isEmpty();
+    }
+
+    @Test
+    void ttlIndefinite_neverAsksAgain_yetAWriteThroughFerryIsSeenAtOnce() throws IOException {
+        cache.close();
+        open(Codec.INDEFINITE);
+        assertThat(read()).isEqualTo("version one");
+        origin.put(key, PutBody.ofBytes(bytes("version two"))); // behind ferry's back: what indefinite promises won't happen
+        clock.advanceMillis(Duration.ofDays(3650).toMillis());
+        tracking.reset();
+        assertThat(read()).as("ten years on, still the version read").isEqualTo("version one");
+        assertThat(tracking.total()).as("requests to the store for a warm read").isZero();
+        assertThat(background).as("no revalidation either").isEmpty();
+
+        cache.put(key, PutBody.ofBytes(bytes("written through ferry")));
+        assertThat(read()).as("read-after-write").isEqualTo("written through ferry");
     }
 }

@@ -32,6 +32,18 @@ class CodecTest {
     }
 
     @Test
+    void aTtl_isADurationOrIndefinite_andPrintsAsItWasGiven() {
+        Setting<Duration> ttl = Setting.flag("metadata-ttl", "DURATION", Codec.TTL, "60s", "A time to trust.");
+        assertThat(ttl.parse("10m")).isEqualTo(Duration.ofMinutes(10));
+        assertThat(ttl.parse(" Indefinite ")).isEqualTo(Codec.INDEFINITE);
+        assertThat(Codec.INDEFINITE.toNanos()).as("a count of nanoseconds holds it").isEqualTo(Long.MAX_VALUE);
+        assertThat(ttl.format(Codec.INDEFINITE)).isEqualTo("indefinite");
+        assertThat(ttl.format(Duration.ofSeconds(60))).isEqualTo("60s");
+        assertThatThrownBy(() -> ttl.parse("forever"))
+                .hasMessage("metadata-ttl must be a duration such as 60s, 10m or 12h, or indefinite, not 'forever'");
+    }
+
+    @Test
     void badInput_isOneSentenceNamingTheKey() {
         assertThat(SIZE.parse("64MiB")).isEqualTo(64L << 20);
         assertThatThrownBy(() -> SIZE.parse("lots")).hasMessage("size must be a size such as 4MiB or 10GiB, not 'lots'");

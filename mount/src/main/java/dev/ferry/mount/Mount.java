@@ -15,6 +15,7 @@ import dev.ferry.writeback.WriteBackStore;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.ExecutorService;
@@ -112,6 +113,9 @@ public final class Mount implements AutoCloseable {
         }
     }
 
+    /** The longest time the kernel keeps a name or attributes without asking the mount: a day. */
+    static final Duration LONGEST_KERNEL_TIMEOUT = Duration.ofDays(1);
+
     /**
      * How long the kernel keeps a name and its attributes without asking the mount again ({@code entry_timeout},
      * {@code attr_timeout}): {@code metadata-ttl}, the time the mount itself trusts a listing or a HEAD. S3 objects
@@ -120,9 +124,12 @@ public final class Mount implements AutoCloseable {
      * lookup per file); a change made behind the mount's back is seen within about twice {@code metadata-ttl}
      * (the kernel's clock starts at its lookup). Changes made through the mount update the kernel's view at once.
      * Names not found are not kept ({@code negative_timeout=0}): a file created upstream is found at its first lookup.
+     * At most {@link #LONGEST_KERNEL_TIMEOUT}: past it the kernel asks the mount, which answers from what it holds (with
+     * {@code metadata-ttl indefinite}, for good), so a longer one would save nothing.
      */
     static String kernelTimeout(MountConfig config) {
-        return String.format(java.util.Locale.ROOT, "%.3f", config.metadataTtl().toMillis() / 1000.0);
+        Duration t = config.metadataTtl().compareTo(LONGEST_KERNEL_TIMEOUT) > 0 ? LONGEST_KERNEL_TIMEOUT : config.metadataTtl();
+        return String.format(java.util.Locale.ROOT, "%.3f", t.toMillis() / 1000.0);
     }
 
     /**

@@ -3,6 +3,7 @@ package dev.ferry.mount;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.ferry.settings.Codec;
 import dev.ferry.settings.Setting;
 import dev.ferry.settings.SettingsDoc;
 import dev.ferry.tier.TierSettings;
@@ -48,6 +49,10 @@ class MountConfigTest {
     void durations_takeHoursAndDays_asTheDaemonsDo() {
         assertThat(config(Map.of("flush-timeout", "1h", "metadata-ttl", "1d")).flushTimeout()).isEqualTo(Duration.ofHours(1));
         assertThat(config(Map.of("metadata-ttl", "1d")).metadataTtl()).isEqualTo(Duration.ofDays(1));
+        assertThat(config(Map.of("metadata-ttl", "indefinite")).metadataTtl()).isEqualTo(Codec.INDEFINITE);
+        assertThat(Mount.kernelTimeout(config(Map.of("metadata-ttl", "indefinite")))).as("the kernel's timeout: a day at most")
+                .isEqualTo("86400.000");
+        assertThat(Mount.kernelTimeout(config(Map.of("metadata-ttl", "1500ms")))).isEqualTo("1.500");
         assertThatThrownBy(() -> config(Map.of("flush-timeout", "soon")))
                 .hasMessage("flush-timeout must be a duration such as 10s, 500ms, 2m, 12h or 7d, not 'soon'");
     }
