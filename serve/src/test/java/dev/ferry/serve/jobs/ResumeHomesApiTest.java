@@ -4,19 +4,12 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import dev.ferry.plan.Manifest;
-import dev.ferry.plan.ManifestJson;
-import dev.ferry.plan.Shard;
 import dev.ferry.serve.DaemonFixture;
-import dev.ferry.store.ObjectKey;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
-import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.ArrayList;
-import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -50,15 +43,7 @@ class ResumeHomesApiTest {
     }
 
     private static DaemonFixture daemonWithManifest(Path dir) throws Exception {
-        DaemonFixture ferry = DaemonFixture.overFolder(dir).with("prefetch-bytes", "0").start();
-        List<Shard> shards = new ArrayList<>();
-        for (int i = 0; i < 12; i++) {
-            Files.write(ferry.root.resolve("data/s-" + i + ".bin"), new byte[8 * 1024]);
-            ObjectKey key = ObjectKey.of("data", "s-" + i + ".bin");
-            shards.add(new Shard(key, 8 * 1024, ferry.daemon.node().tiers().cache().head(key).etag(), 8));
-        }
-        ManifestJson.write(new Manifest(shards), "test", ferry.root.resolve("data/manifest.json"));
-        return ferry;
+        return ManifestDaemon.start(dir, 12, 8 * 1024, 8);
     }
 
     @Test
