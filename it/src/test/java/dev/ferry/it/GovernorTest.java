@@ -70,10 +70,13 @@ class GovernorTest {
         try (EmbeddedStore server = EmbeddedStore.start(root, 0, unlimited.withPrefixRequestRate(limit))) {
             S3ObjectStore s3 = new S3ObjectStore(S3StoreConfig.endpoint(server.endpoint(), "k", "s"));
 
-            // Ungoverned, the same client offers far more than the limit: the premise of the test.
+            // Ungoverned, the same client offers far more than the limit: the premise of the test. A machine that slowed
+            // by more than a third since the first measurement (other work on a shared runner) cannot offer it, and this
+            // run can then tell nothing about the governor: it is skipped, as above, rather than failed.
             MeteredStore bare = new MeteredStore(s3, Prices.AWS_S3_STANDARD);
             Rate offered = hammer(bare, key, Duration.ofSeconds(2));
-            assertThat(offered.attemptsPerSecond()).isGreaterThanOrEqualTo(4 * limit);
+            Assumptions.assumeTrue(offered.attemptsPerSecond() >= 4 * limit, String.format("the machine slowed down: the client offered "
+                    + "%.0f requests/s, not 4x the limit of %.1f it could offer moments before", offered.attemptsPerSecond(), limit));
             // no pause for the prefix's bucket to refill: it holds 100 ms of the limit, and the ramp below is not measured
 
             MeteredStore meter = new MeteredStore(s3, Prices.AWS_S3_STANDARD);
