@@ -2,6 +2,7 @@ package dev.ferry.serve.jobs;
 
 import dev.ferry.metrics.FerryMetrics;
 import dev.ferry.plan.Manifest;
+import dev.ferry.plan.ManifestJson;
 import dev.ferry.plan.PlanConfig;
 import dev.ferry.plan.Shard;
 import dev.ferry.plan.World;
@@ -81,6 +82,11 @@ final class JobsNode implements AutoCloseable {
             manifest = new Manifest(shards);
         }
         return manifest;
+    }
+
+    /** Writes {@link #manifest} into the store as {@code data/manifest.json}, for a registration's {@code manifest_key}. */
+    void manifestInStore() throws IOException {
+        ManifestJson.write(manifest(), "test", root.resolve("data/manifest.json"));
     }
 
     /** A job over {@link #manifest} by the global plan with {@code seed}, on one node of four ranks, batches of 4. */
