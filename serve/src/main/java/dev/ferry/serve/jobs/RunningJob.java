@@ -236,9 +236,12 @@ public final class RunningJob {
             }
             history.recordSamples(samples);
         }
-        int perStep = waitsMillis.length == 0 ? 0 : (int) (samples / waitsMillis.length);
-        for (double w : waitsMillis) {
-            steps.step(epoch, perStep, Math.round(w * 1e6));
+        // the samples shared out over the steps, the remainder one each to the first (an epoch's last batch is short)
+        int n = waitsMillis.length;
+        long perStep = n == 0 ? 0 : samples / n;
+        long remainder = n == 0 ? 0 : samples % n;
+        for (int i = 0; i < n; i++) {
+            steps.step(epoch, (int) (perStep + (i < remainder ? 1 : 0)), Math.round(waitsMillis[i] * 1e6));
         }
     }
 
