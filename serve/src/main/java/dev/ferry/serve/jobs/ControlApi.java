@@ -91,6 +91,11 @@ public final class ControlApi {
         if (job.matches()) {
             return jobs.job(method, path, job.group(1), job.group(2), query, body);
         }
+        String allowed = StatusApi.isPage(path) || path.equals(MetricsApi.PATH) || path.equals(StatusApi.PATH) ? "GET"
+                : path.equals(JobsApi.JOBS) || path.equals(FlushApi.PATH) ? "POST" : null;
+        if (allowed != null) {
+            throw new S3Error(405, "MethodNotAllowed", method + " is not allowed on " + path + ": it answers " + allowed);
+        }
         throw new S3Error(404, "NoSuchEndpoint", "ferry has no API at " + method + " " + path + "; see ferry's own API in docs/daemon.md");
     }
 }

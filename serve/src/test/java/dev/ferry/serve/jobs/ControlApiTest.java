@@ -142,14 +142,28 @@ class ControlApiTest {
     }
 
     @Test
-    void aResourceAskedWithAnotherMethod_is404NamingTheMethod(@TempDir Path dir) throws Exception {
-        // the fixed resources answer one method each; any other finds no API (the job resources answer 405, below)
+    void aResourceAskedWithAnotherMethod_is405NamingTheOneItAnswers(@TempDir Path dir) throws Exception {
         try (JobsNode n = JobsNode.start(dir)) {
             ApiCalls calls = new ApiCalls(n);
             SoftAssertions soft = new SoftAssertions();
             for (Ask a : List.of(new Ask(POST, "/_ferry/v1/status"), new Ask(GET, "/_ferry/v1/jobs"), new Ask(GET, "/_ferry/v1/flush"),
-                    new Ask(DELETE, "/_ferry/metrics"), new Ask(POST, "/_ferry/"), new Ask(HEAD, "/_ferry/v1/status"),
-                    new Ask(GET, "/_ferry/v1/jobs/train"), new Ask(GET, "/_ferry/v1/jobs/no space/order"))) {
+                    new Ask(DELETE, "/_ferry/metrics"), new Ask(POST, "/_ferry/"), new Ask(HEAD, "/_ferry/v1/status"))) {
+                S3Error e = calls.refused(a.method(), a.path(), null);
+                soft.assertThat(e.status()).as("%s", a).isEqualTo(405);
+                soft.assertThat(e.code()).as("%s", a).isEqualTo("MethodNotAllowed");
+                soft.assertThat(e.getMessage()).as("%s", a).isEqualTo(a.method() + " is not allowed on " + a.path() + ": it answers "
+                        + (a.path().endsWith("jobs") || a.path().endsWith("flush") ? "POST" : "GET"));
+            }
+            soft.assertAll();
+        }
+    }
+
+    @Test
+    void aJobPathWithNoResource_is404(@TempDir Path dir) throws Exception {
+        try (JobsNode n = JobsNode.start(dir)) {
+            ApiCalls calls = new ApiCalls(n);
+            SoftAssertions soft = new SoftAssertions();
+            for (Ask a : List.of(new Ask(GET, "/_ferry/v1/jobs/train"), new Ask(GET, "/_ferry/v1/jobs/no space/order"))) {
                 S3Error e = calls.refused(a.method(), a.path(), null);
                 soft.assertThat(e.status()).as("%s", a).isEqualTo(404);
                 soft.assertThat(e.getMessage()).as("%s", a).startsWith("ferry has no API at " + a.method() + " " + a.path() + ";");
