@@ -26,6 +26,7 @@ final class PendingWrites {
     private final Map<ObjectKey, PendingWrite> latest = new HashMap<>();
     private long nextSequence;
     private long pendingBytes;
+    private int fencesWaiting; // under lock
 
     /** The ledger after an open: {@code replayed} pending again, the next write numbered {@code nextSequence}. */
     PendingWrites(List<PendingWrite> replayed, long nextSequence, Clock clock) {
@@ -154,18 +155,23 @@ final class PendingWrites {
             fence = entries.values().stream().filter(w -> which.test(w.key)).toList();
         }
         synchronized (lock) {
-            while (true) {
-                boolean done = fence.stream().allMatch(w -> w.durability != Durability.LOCAL);
-                long left = deadline - clock.nanoTime();
-                if (done || left <= 0) {
-                    break;
+            fencesWaiting++;
+            try {
+                while (true) {
+                    boolean done = fence.stream().allMatch(w -> w.durability != Durability.LOCAL);
+                    long left = deadline - clock.nanoTime();
+                    if (done || left <= 0) {
+                        break;
+                    }
+                    try {
+                        lock.wait(Math.max(1, Math.min(left / 1_000_000, 200)));
+                    } catch (InterruptedException ie) {
+                        Thread.currentThread().interrupt();
+                        throw new InterruptedIOException("interrupted while waiting for uploads");
+                    }
                 }
-                try {
-                    lock.wait(Math.max(1, Math.min(left / 1_000_000, 200)));
-                } catch (InterruptedException ie) {
-                    Thread.currentThread().interrupt();
-                    throw new InterruptedIOException("interrupted while waiting for uploads");
-                }
+            } finally {
+                fencesWaiting--;
             }
         }
         List<WriteStatus> statuses = fence.stream().map(PendingWrite::status).toList();
@@ -173,6 +179,13 @@ final class PendingWrites {
                 .findFirst().orElse(null);
         boolean complete = statuses.stream().allMatch(s -> s.durability() == Durability.DURABLE || s.durability() == Durability.SUPERSEDED);
         return new FlushResult(complete, statuses, firstError);
+    }
+
+    /** Fences ({@link #flush}) waiting now for writes still only local. */
+    int fencesWaiting() {
+        synchronized (lock) {
+            return fencesWaiting;
+        }
     }
 
     /** The pending and failed writes now, with the counts of what went up (and through) so far. */

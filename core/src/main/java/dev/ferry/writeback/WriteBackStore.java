@@ -295,6 +295,11 @@ public final class WriteBackStore extends ForwardingObjectStore {
         return pending.flush(which, timeout);
     }
 
+    /** Fences waiting now for writes still only local: flushes, and writes that wait for an earlier one to reach the store. */
+    public int fencesWaiting() {
+        return pending.fencesWaiting();
+    }
+
     // ---- scratch: node-local, never uploaded ----------------------------------------------------------
 
     private boolean isScratch(ObjectKey key) {

@@ -10,7 +10,8 @@ import java.util.Random;
 
 /**
  * The child of {@link CacheKillTest}: fills a cache from a directory origin with random reads, forever,
- * until it is killed. Prints "ready" once the cache is open.
+ * until it is killed. Prints "ready" once the cache is open, then "read" after each read: the test kills it at a
+ * point in its stream of reads, not at a time, so a slow machine kills it as far into its filling as a fast one.
  */
 public final class CacheFillerMain {
     private CacheFillerMain() {
@@ -31,8 +32,9 @@ public final class CacheFillerMain {
         System.out.flush();
         while (true) {
             ObjectKey key = ObjectKey.of("data", "obj/" + random.nextInt(objects));
-            long offset = random.nextInt(600_000);
+            long offset = random.nextLong(cache.head(key).size()); // a range that starts past the end is an error
             cache.readBytes(key, random.nextBoolean() ? null : ByteRange.of(offset, 1 + random.nextInt(300_000)));
+            System.out.println("read");
         }
     }
 }

@@ -43,9 +43,20 @@ class CacheKillTest {
         }
         Path cacheDir = dir.resolve("cache");
         for (int iteration = 0; iteration < ITERATIONS; iteration++) {
-            Process child = Servers.readyChild(CacheFillerMain.class, originDir.toString(), cacheDir.toString(),
-                    Integer.toString(OBJECTS), Integer.toString(iteration)).process();
-            Thread.sleep(200 + random.nextInt(1200));
+            Servers.Child filler = Servers.readyChild(CacheFillerMain.class, originDir.toString(), cacheDir.toString(),
+                    Integer.toString(OBJECTS), Integer.toString(iteration));
+            Process child = filler.process();
+            int killAfter = 1 + random.nextInt(400); // reads done; the next one is under way when the kill lands
+            StringBuilder said = new StringBuilder();
+            for (int reads = 0; reads < killAfter; ) {
+                String line = filler.out().readLine();
+                assertThat(line).as("the filler ended after %d reads, saying: %s", reads, said).isNotNull();
+                if (line.equals("read")) {
+                    reads++;
+                } else {
+                    said.append(line).append('\n');
+                }
+            }
             child.destroyForcibly(); // SIGKILL
             assertThat(child.waitFor(30, TimeUnit.SECONDS)).isTrue();
 

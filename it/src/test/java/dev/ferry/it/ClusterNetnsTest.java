@@ -380,19 +380,17 @@ class ClusterNetnsTest {
                 long latest = 0;
                 for (int n : survivors) {
                     // when the member went down, by this daemon's own clock (the hosts share this machine's clock)
-                    java.time.Instant since = null;
-                    while (since == null) {
-                        for (JsonNode m : status(n).path("group").path("members")) {
-                            if (m.path("url").asText().equals(dead) && m.path("state").asText().equals("down")) {
-                                since = java.time.Instant.parse(m.path("since").asText());
-                            }
-                        }
-                        if (since == null && Duration.between(killedAt, java.time.Instant.now()).toSeconds() > 10) {
-                            throw new AssertionError("node " + n + " still lists " + dead + " up 10 s after its kill");
-                        }
-                        Thread.sleep(20);
-                    }
-                    latest = Math.max(latest, Duration.between(killedAt, since).toMillis());
+                    java.time.Instant[] since = {null};
+                    Await.until("node " + n + " to list " + dead + " down within 10 s of its kill",
+                            Duration.ofSeconds(10).minus(Duration.between(killedAt, java.time.Instant.now())), () -> {
+                                for (JsonNode m : status(n).path("group").path("members")) {
+                                    if (m.path("url").asText().equals(dead) && m.path("state").asText().equals("down")) {
+                                        since[0] = java.time.Instant.parse(m.path("since").asText());
+                                    }
+                                }
+                                return since[0] != null;
+                            });
+                    latest = Math.max(latest, Duration.between(killedAt, since[0]).toMillis());
                 }
                 skip[0] = latest;
             } catch (Exception e) {

@@ -82,17 +82,15 @@ class GovernorTest {
             MeteredStore meter = new MeteredStore(s3, Prices.AWS_S3_STANDARD);
             GovernedStore governed = new GovernedStore(meter, GovernorConfig.DEFAULT);
             ObjectStore client = new RetryingStore(governed, new RetryPolicy(20, Duration.ofMillis(20), Duration.ofSeconds(1)));
-            Thread load = Thread.ofPlatform().start(() -> hammerQuietly(client, key, Duration.ofSeconds(11)));
-            // The two spans are the measurement itself (a rate over real sockets against the store's real-time limit,
-            // under a load that runs on through both), not a wait for something to happen; PrefixGovernorTest asserts
-            // the governor on simulated time.
-            Thread.sleep(4_000); // ramp: the first SlowDowns teach the governor the limit
+            // Two spans of real time against the store's real-time limit: the ramp, whose first SlowDowns teach the
+            // governor the limit, then the measured span, the same governed client going on (PrefixGovernorTest asserts the
+            // governor on simulated time).
+            hammerQuietly(client, key, Duration.ofSeconds(4));
             MeterSnapshot before = meter.snapshot();
             long t0 = System.nanoTime();
-            Thread.sleep(6_000);
+            hammerQuietly(client, key, Duration.ofSeconds(6));
             MeterSnapshot after = meter.snapshot();
             double seconds = (System.nanoTime() - t0) / 1e9;
-            load.join();
 
             long requests = after.requests(MeteredStore.Op.HEAD) - before.requests(MeteredStore.Op.HEAD);
             long slowDowns = after.failures(StoreException.Kind.THROTTLED) - before.failures(StoreException.Kind.THROTTLED);

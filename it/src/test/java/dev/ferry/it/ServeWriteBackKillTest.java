@@ -66,6 +66,7 @@ class ServeWriteBackKillTest {
             URI endpoint = URI.create("http://127.0.0.1:" + port);
             AtomicBoolean stop = new AtomicBoolean();
             AtomicInteger ackedThisRound = new AtomicInteger();
+            AtomicInteger answered = new AtomicInteger(); // requests the daemon answered: puts, and each step of a multipart upload
             AtomicReference<RuntimeException> writerEnd = new AtomicReference<>();
             try (S3Client s3 = S3Client.builder().endpointOverride(endpoint).forcePathStyle(true).region(Region.US_EAST_1)
                     .credentialsProvider(AnonymousCredentialsProvider.create()).build()) {
@@ -81,6 +82,7 @@ class ServeWriteBackKillTest {
                             byte[] data = content(k, v);
                             if (data.length > 8 << 20) {
                                 String id = s3.createMultipartUpload(b -> b.bucket("ckpt").key("k" + k)).uploadId();
+                                answered.incrementAndGet();
                                 List<CompletedPart> parts = new ArrayList<>();
                                 for (int p = 0; p * (5 << 20) < data.length; p++) {
                                     int from = p * (5 << 20);
@@ -89,12 +91,14 @@ class ServeWriteBackKillTest {
                                     String etag = s3.uploadPart(b -> b.bucket("ckpt").key("k" + k).uploadId(id).partNumber(part),
                                             RequestBody.fromBytes(slice)).eTag();
                                     parts.add(CompletedPart.builder().partNumber(part).eTag(etag).build());
+                                    answered.incrementAndGet();
                                 }
                                 s3.completeMultipartUpload(b -> b.bucket("ckpt").key("k" + k).uploadId(id)
                                         .multipartUpload(m -> m.parts(parts)));
                             } else {
                                 s3.putObject(b -> b.bucket("ckpt").key("k" + k), RequestBody.fromBytes(data));
                             }
+                            answered.incrementAndGet();
                             acked.merge(k, v, Math::max);
                             ackedThisRound.incrementAndGet();
                         } catch (RuntimeException e) {
@@ -103,15 +107,17 @@ class ServeWriteBackKillTest {
                         }
                     }
                 });
-                // kill after the Nth acknowledgement of this round, then a little later: a point in the write stream,
-                // not a time, so a slow machine kills as far into the stream as a fast one
+                // kill after the Nth acknowledgement of this round and 0-3 more answers (between the parts of a multipart
+                // upload, or after a write): a point in the write stream, not a time, so a slow machine kills as far into
+                // the stream as a fast one
                 int killAfter = 1 + random.nextInt(5);
                 Await.until("the acknowledgements before the kill", Duration.ofMinutes(3),
                         () -> ackedThisRound.get() >= killAfter || !writer.isAlive());
                 assertThat(ackedThisRound.get()).as("round %d: acknowledged writes before the kill (the writer ended on %s)",
                                 iteration, writerEnd.get())
                         .isGreaterThanOrEqualTo(killAfter);
-                Thread.sleep(random.nextInt(300));
+                int killAt = answered.get() + random.nextInt(4);
+                Await.until("the answers before the kill", Duration.ofMinutes(1), () -> answered.get() >= killAt || !writer.isAlive());
                 acknowledgements += ackedThisRound.get();
                 ferry.destroyForcibly(); // SIGKILL
                 assertThat(ferry.waitFor(30, TimeUnit.SECONDS)).isTrue();

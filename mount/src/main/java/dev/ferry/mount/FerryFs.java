@@ -96,6 +96,11 @@ final class FerryFs implements FuseOperations {
         return reads.reads();
     }
 
+    /** Folders being listed now, ahead of a reader or for one. */
+    int foldersBeingListed() {
+        return folders.beingListed();
+    }
+
     /** Runs {@code call}; a store failure becomes {@code -errno} (see {@link Errnos#fail}), naming {@code what} and {@code path}. */
     private static int call(String what, String path, StoreCall call) {
         try {

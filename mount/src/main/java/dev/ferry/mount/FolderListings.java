@@ -253,6 +253,11 @@ final class FolderListings {
         }
     }
 
+    /** Folders being listed now, ahead of a reader or for one. */
+    int beingListed() {
+        return listing.size();
+    }
+
     /** The listing being made of {@code id} (ahead, or for a lookup), once made; null when none is being made. */
     private Listing pending(String id) throws IOException {
         CompletableFuture<Listing> f = listing.get(id);

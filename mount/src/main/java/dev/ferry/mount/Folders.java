@@ -61,6 +61,11 @@ final class Folders {
         this.listings = new FolderListings(reader, clock, ttl, ahead, local);
     }
 
+    /** Folders being listed now, ahead of a reader or for one. */
+    int beingListed() {
+        return listings.beingListed();
+    }
+
     /**
      * What a listing of its folder says of {@code loc} (a key): a file with its metadata, or a folder (meta null);
      * null when no fresh listing names it. See {@link FolderListings#listed}.

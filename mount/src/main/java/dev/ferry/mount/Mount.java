@@ -200,6 +200,11 @@ public final class Mount implements AutoCloseable {
         return fs.fileReads();
     }
 
+    /** Folders being listed now, ahead of a reader (as {@code os.walk} goes) or for one. */
+    public int foldersBeingListed() {
+        return fs.foldersBeingListed();
+    }
+
     /** Unmounts, waits up to flush-timeout for pending uploads (what is left resumes at the next start), closes the tiers. */
     @Override
     public synchronized void close() throws IOException {

@@ -17,6 +17,7 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.Arrays;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.Random;
@@ -103,10 +104,13 @@ class MountListingTest {
         return Tools.sh("python3 '" + script + "' '" + mountpoint + "' '" + data.getParent() + "'");
     }
 
-    /** Waits (up to 30 s) until the mount has sent {@code expected} LISTs, for those made ahead; the count then. */
+    /**
+     * Waits (up to 30 s) until the mount has sent {@code expected} LISTs, for those made ahead, and lists no folder; the
+     * count then, final: once the reader is done, only a listing under way can start another.
+     */
     static long lists(Mount m, long expected) throws InterruptedException {
-        Await.until(expected + " LISTs", Duration.ofSeconds(30), () -> m.meter().requests(Op.LIST) >= expected);
-        Thread.sleep(200); // and none more
+        Await.until(expected + " LISTs, and none under way", Duration.ofSeconds(30),
+                () -> m.foldersBeingListed() == 0 && m.meter().requests(Op.LIST) >= expected);
         return m.meter().requests(Op.LIST);
     }
 
@@ -174,8 +178,13 @@ class MountListingTest {
             assertThat(Files.readAllBytes(file)).isEqualTo(Files.readAllBytes(data.resolve("again/x.bin")));
             assertThat(short1.fileReads()).as("reopened within the TTL: the page cache answers").isEqualTo(reads);
 
-            Thread.sleep(1500); // past the metadata TTL (and the kernel's attribute timeout, the same)
+            // past the metadata TTL (and the kernel's attribute timeout, the same, in real time): a stat asks the mount,
+            // which lists the folder again
             MeterSnapshot before = short1.meter();
+            Await.until("the folder listed again past the metadata TTL", Duration.ofSeconds(30), () -> {
+                Files.size(file);
+                return short1.meter().requests(Op.LIST) > before.requests(Op.LIST);
+            });
             assertThat(Files.readAllBytes(file)).isEqualTo(Files.readAllBytes(data.resolve("again/x.bin")));
             assertThat(short1.fileReads()).as("reopened after the TTL, same ETag: the page cache still answers").isEqualTo(reads);
             assertThat(delta(before, short1.meter(), Op.HEAD)).as("revalidated by listing the folder again").isZero();
@@ -184,8 +193,8 @@ class MountListingTest {
             try (S3ObjectStore s3 = new S3ObjectStore(S3StoreConfig.endpoint(store.endpoint(), S3Credentials.PLACEHOLDER))) {
                 s3.put(ObjectKey.of("data", "again/x.bin"), PutBody.ofBytes(replaced));
             }
-            Thread.sleep(1500);
-            assertThat(Files.readAllBytes(file)).as("the new version, whole").isEqualTo(replaced);
+            Await.until("the new version, whole, through the mount", Duration.ofSeconds(30),
+                    () -> Arrays.equals(Files.readAllBytes(file), replaced));
             assertThat(short1.fileReads()).as("a new ETag: the kernel's pages of the old one are dropped").isGreaterThan(reads);
         }
     }

@@ -175,6 +175,11 @@ public final class JobRegistry implements BlockHolders {
         }
     }
 
+    /** True while a registration is being planned (one at a time): what a status or a test can see of one under way. */
+    public boolean registering() {
+        return registering.isLocked();
+    }
+
     /** The registered jobs by name (a read-only view). */
     public Map<String, RunningJob> jobs() {
         return Collections.unmodifiableMap(jobs);

@@ -69,7 +69,7 @@ class JobLimitsTest {
                         + body.length + "\r\n\r\n").getBytes(StandardCharsets.ISO_8859_1));
                 s.getOutputStream().write(body);
                 s.getOutputStream().flush();
-                Thread.sleep(200); // the daemon is planning
+                Await.until("the daemon planning the registration", Duration.ofMinutes(1), () -> ferry.daemon.jobs().registering());
             }
             // the registration notices at its next step and ends as a client error (499), never registered
             Await.until("the abandoned registration's end", Duration.ofMinutes(5), () -> ferry.stats().clientErrors() > 0);

@@ -14,6 +14,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
@@ -24,6 +25,7 @@ import software.amazon.awssdk.services.s3.model.CommonPrefix;
 import software.amazon.awssdk.services.s3.model.CompletedPart;
 import software.amazon.awssdk.services.s3.model.ListObjectsResponse;
 import software.amazon.awssdk.services.s3.model.ListObjectsV2Response;
+import software.amazon.awssdk.services.s3.model.PutObjectResponse;
 import software.amazon.awssdk.services.s3.model.S3Object;
 
 /**
@@ -191,18 +193,15 @@ class WriteBackListingTest {
                     .as("nothing pending: deleted in the store").hasValue("durable");
             s3.putObject(b -> b.bucket("data").key("run/ckpt"), RequestBody.fromString("pending"));
             s3.deleteObject(b -> b.bucket("data").key("run/ckpt"));
-            Thread healer = Thread.ofVirtual().start(() -> {
-                try {
-                    Thread.sleep(1000);
-                    Files.delete(staging);
-                    Files.createDirectory(staging);
-                } catch (Exception e) {
-                    throw new IllegalStateException(e);
-                }
-            });
             // "run" is an object only once "run/ckpt" is gone from the folder: the write waits for the delete
-            s3.putObject(b -> b.bucket("data").key("run"), RequestBody.fromString("a file now"));
-            healer.join();
+            CompletableFuture<PutObjectResponse> put = CompletableFuture.supplyAsync(
+                    () -> s3.putObject(b -> b.bucket("data").key("run"), RequestBody.fromString("a file now")));
+            Await.until("the write waiting for the delete", Duration.ofMinutes(1),
+                    () -> ferry.daemon.node().tiers().writeBack().fencesWaiting() > 0);
+            assertThat(put).as("waiting while the delete cannot be made").isNotDone();
+            Files.delete(staging);
+            Files.createDirectory(staging);
+            put.get(1, TimeUnit.MINUTES);
             flush(ferry);
             assertThat(Files.readString(ferry.root.resolve("data/run"))).isEqualTo("a file now");
             assertThat(ferry.daemon.node().tiers().writeBack().stats().failed()).isZero();
