@@ -1,9 +1,11 @@
 package dev.ferry.serve.bench;
 
+import static dev.ferry.serve.ApiHttp.JSON;
+import static dev.ferry.serve.ApiHttp.getOk;
+import static dev.ferry.serve.ApiHttp.postOk;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.ferry.loader.SyntheticDataset;
 import dev.ferry.plan.EpochPlan;
@@ -35,7 +37,6 @@ import org.junit.jupiter.api.io.TempDir;
  * sample (every sample read once, but the new world's padding).
  */
 class ElasticDaemonsTest {
-    private static final ObjectMapper JSON = new ObjectMapper();
     private static final int CANONICAL = 12;
     /** Blocks of 64 KiB, a sample or two (shards are 16 samples of 16-32 KiB): see the class note on reads that leave their node. */
     static final int BLOCK = 64 << 10;
@@ -200,17 +201,10 @@ class ElasticDaemonsTest {
     }
 
     static JsonNode post(HttpClient http, Daemon d, JsonNode body) throws Exception {
-        HttpResponse<String> r = http.send(HttpRequest.newBuilder(d.endpoint().resolve("/_ferry/v1/jobs"))
-                .POST(HttpRequest.BodyPublishers.ofString(body.toString())).header("Content-Type", "application/json").build(),
-                HttpResponse.BodyHandlers.ofString());
-        assertThat(r.statusCode()).as("registration: %s", r.body()).isEqualTo(200);
-        return JSON.readTree(r.body());
+        return postOk(http, d.endpoint().resolve("/_ferry/v1/jobs"), body.toString());
     }
 
     static JsonNode get(HttpClient http, Daemon d, String path) throws Exception {
-        HttpResponse<String> r = http.send(HttpRequest.newBuilder(d.endpoint().resolve("/_ferry/v1/" + path)).GET().build(),
-                HttpResponse.BodyHandlers.ofString());
-        assertThat(r.statusCode()).as("GET %s: %s", path, r.body()).isEqualTo(200);
-        return JSON.readTree(r.body());
+        return getOk(http, d.endpoint().resolve("/_ferry/v1/" + path));
     }
 }

@@ -1,9 +1,11 @@
 package dev.ferry.serve.jobs;
 
+import static dev.ferry.serve.ApiHttp.JSON;
+import static dev.ferry.serve.ApiHttp.getOk;
+import static dev.ferry.serve.ApiHttp.postOk;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.ferry.plan.Manifest;
 import dev.ferry.plan.ManifestJson;
 import dev.ferry.plan.Shard;
@@ -33,7 +35,6 @@ import software.amazon.awssdk.services.s3.S3Client;
  * the status, and the progress answers carry them.
  */
 class DaemonAdvisorTest {
-    private static final ObjectMapper JSON = new ObjectMapper();
     /** Steps between progress reports: the daemon's eviction clock moves with them. */
     static int REPORT_EVERY = 1;
 
@@ -53,19 +54,6 @@ class DaemonAdvisorTest {
         return new Manifest(list);
     }
 
-    static JsonNode post(HttpClient http, URI uri, String body) throws Exception {
-        HttpResponse<String> r = http.send(HttpRequest.newBuilder(uri).POST(HttpRequest.BodyPublishers.ofString(body))
-                .header("Content-Type", "application/json").build(), HttpResponse.BodyHandlers.ofString());
-        assertThat(r.statusCode()).as(r.body()).isEqualTo(200);
-        return JSON.readTree(r.body());
-    }
-
-    static JsonNode get(HttpClient http, URI uri) throws Exception {
-        HttpResponse<String> r = http.send(HttpRequest.newBuilder(uri).build(), HttpResponse.BodyHandlers.ofString());
-        assertThat(r.statusCode()).as(r.body()).isEqualTo(200);
-        return JSON.readTree(r.body());
-    }
-
     static String register(Path dir, String job, Manifest manifest, int epochs) throws Exception {
         Path file = dir.resolve(job + ".json");
         ManifestJson.write(manifest, "test", file);
@@ -79,7 +67,7 @@ class DaemonAdvisorTest {
      */
     static JsonNode epoch(HttpClient http, URI api, URI endpoint, String job, int epoch, long decodeMillis) throws Exception {
         // one entry per sample (the order's older form), as a loader that reads sample by sample takes it
-        JsonNode order = get(http, api.resolve("jobs/" + job + "/order?epoch=" + epoch + "&rank=0&form=samples"));
+        JsonNode order = getOk(http, api.resolve("jobs/" + job + "/order?epoch=" + epoch + "&rank=0&form=samples"));
         List<JsonNode> samples = new ArrayList<>();
         order.get("samples").forEach(samples::add);
         BlockingQueue<Integer> batches = new ArrayBlockingQueue<>(2);
@@ -111,7 +99,7 @@ class DaemonAdvisorTest {
             consumed += batches.take();
             waits.add((System.nanoTime() - t0) / 1e6);
             if (waits.size() == REPORT_EVERY || consumed == samples.size()) {
-                answer = post(http, api.resolve("jobs/" + job + "/progress"), JSON.writeValueAsString(Map.of("rank", 0, "epoch", epoch,
+                answer = postOk(http, api.resolve("jobs/" + job + "/progress"), JSON.writeValueAsString(Map.of("rank", 0, "epoch", epoch,
                         "position", consumed, "samples", waits.size() * 4L, "waits_ms", waits)));
                 waits.clear();
             }
@@ -136,13 +124,13 @@ class DaemonAdvisorTest {
             URI api = ferry.endpoint().resolve("/_ferry/v1/");
             // 32 MiB in 16 objects of 16 samples of 128 KiB, a tier of 16 MiB
             Manifest big = dataset(ferry, "big", 16, 16, 128 << 10);
-            JsonNode reg = post(http, api.resolve("jobs"), register(dir, "big", big, 3));
+            JsonNode reg = postOk(http, api.resolve("jobs"), register(dir, "big", big, 3));
             assertThat(reg.get("predicted_egress_bytes")).hasSize(3);
             JsonNode answer = null;
             for (int e = 1; e <= 3; e++) {
                 answer = epoch(http, api, ferry.endpoint(), "big", e, 0);
             }
-            JsonNode status = get(http, api.resolve("status"));
+            JsonNode status = getOk(http, api.resolve("status"));
             JsonNode bigJob = job(status, "big");
             for (int i = 0; i < 3; i++) {
                 JsonNode e = bigJob.get("epochs").get(i);
@@ -156,11 +144,11 @@ class DaemonAdvisorTest {
 
             // 1 MiB that fits, read by a consumer whose loader decodes slowly: data local, consumer waiting
             Manifest small = dataset(ferry, "small", 2, 8, 64 << 10);
-            post(http, api.resolve("jobs"), register(dir, "slow", small, 2));
+            postOk(http, api.resolve("jobs"), register(dir, "slow", small, 2));
             for (int e = 1; e <= 2; e++) {
                 answer = epoch(http, api, ferry.endpoint(), "slow", e, 15);
             }
-            JsonNode slow = job(get(http, api.resolve("status")), "slow");
+            JsonNode slow = job(getOk(http, api.resolve("status")), "slow");
             assertThat(slow.get("advice").toString()).contains("Preprocessing is CPU-bound").contains("num_workers");
             assertThat(slow.get("advice").toString()).doesNotContain("outgrew");
             assertThat(answer.get("advice").toString()).contains("CPU-bound");

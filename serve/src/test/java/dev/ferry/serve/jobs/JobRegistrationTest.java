@@ -1,9 +1,11 @@
 package dev.ferry.serve.jobs;
 
+import static dev.ferry.serve.ApiHttp.JSON;
+import static dev.ferry.serve.ApiHttp.ok;
+import static dev.ferry.serve.ApiHttp.post;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.ferry.serve.DaemonFixture;
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -25,18 +27,6 @@ import org.junit.jupiter.api.io.TempDir;
  * registration asks to replace the job. A real daemon over real sockets.
  */
 class JobRegistrationTest {
-    private static final ObjectMapper JSON = new ObjectMapper();
-
-    private static HttpResponse<String> post(HttpClient http, URI uri, String body) throws Exception {
-        return http.send(HttpRequest.newBuilder(uri).POST(HttpRequest.BodyPublishers.ofString(body)).header("Content-Type", "application/json")
-                .build(), HttpResponse.BodyHandlers.ofString());
-    }
-
-    private static JsonNode ok(HttpResponse<String> r) throws Exception {
-        assertThat(r.statusCode()).as(r.body()).isEqualTo(200);
-        return JSON.readTree(r.body());
-    }
-
     /** A registration of {@code train} from the manifest in the store, as every rank of node {@code node} sends it. */
     private static String train(long seed, int nodes, int node, String extra) {
         return "{\"job\":\"train\",\"manifest_key\":\"data/manifest.json\",\"seed\":" + seed + ",\"world\":{\"nodes\":" + nodes

@@ -1,10 +1,10 @@
 package dev.ferry.serve.jobs;
 
+import static dev.ferry.serve.ApiHttp.getOk;
+import static dev.ferry.serve.ApiHttp.postOk;
 import static dev.ferry.serve.jobs.DaemonAdvisorTest.dataset;
 import static dev.ferry.serve.jobs.DaemonAdvisorTest.epoch;
-import static dev.ferry.serve.jobs.DaemonAdvisorTest.get;
 import static dev.ferry.serve.jobs.DaemonAdvisorTest.job;
-import static dev.ferry.serve.jobs.DaemonAdvisorTest.post;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
@@ -37,7 +37,7 @@ class MultiJobDaemonTest {
     }
 
     private static long egress(HttpClient http, URI api) throws Exception {
-        return get(http, api.resolve("status")).get("tiers").get("origin").get("egress_bytes").asLong();
+        return getOk(http, api.resolve("status")).get("tiers").get("origin").get("egress_bytes").asLong();
     }
 
     @Test
@@ -47,8 +47,8 @@ class MultiJobDaemonTest {
             URI api = ferry.endpoint().resolve("/_ferry/v1/");
             Manifest corpus = dataset(ferry, "corpus", 8, 16, 64 << 10); // 8 MiB in a 16 MiB tier
             long corpusBytes = 8L * MIB;
-            post(http, api.resolve("jobs"), register(dir, "a", corpus, 3, 3));
-            post(http, api.resolve("jobs"), register(dir, "b", corpus, 11, 3)); // another order of the same samples
+            postOk(http, api.resolve("jobs"), register(dir, "a", corpus, 3, 3));
+            postOk(http, api.resolve("jobs"), register(dir, "b", corpus, 11, 3)); // another order of the same samples
             long[] byEpoch = new long[3];
             for (int e = 1; e <= 3; e++) {
                 int epoch = e;
@@ -64,7 +64,7 @@ class MultiJobDaemonTest {
             assertThat(byEpoch[0]).as("epoch 1, both jobs").isBetween(corpusBytes, 2 * corpusBytes);
             assertThat(byEpoch[1]).as("epoch 2, both jobs").isLessThanOrEqualTo(corpusBytes / 20);
             assertThat(byEpoch[2]).as("epoch 3, both jobs").isLessThanOrEqualTo(corpusBytes / 20);
-            JsonNode status = get(http, api.resolve("status"));
+            JsonNode status = getOk(http, api.resolve("status"));
             for (String name : new String[] {"a", "b"}) {
                 JsonNode j = job(status, name);
                 assertThat(j.get("epochs")).hasSize(3);
@@ -101,7 +101,7 @@ class MultiJobDaemonTest {
             URI api = ferry.endpoint().resolve("/_ferry/v1/");
             Manifest train = dataset(ferry, "train", 10, 16, 64 << 10);
             Manifest eval = dataset(ferry, "eval", 10, 1, MIB); // samples of a block each: every block read once a pass
-            JsonNode reg = post(http, api.resolve("jobs"), register(dir, "train", train, 3, 3));
+            JsonNode reg = postOk(http, api.resolve("jobs"), register(dir, "train", train, 3, 3));
             long[] measured = new long[3];
             long[] predicted = new long[3];
             for (int e = 1; e <= 3; e++) {
@@ -113,7 +113,7 @@ class MultiJobDaemonTest {
                     // one evaluation pass, registered as such ("epochs": 1; a new job each time: registering the
                     // same job again would find the pass already read)
                     long evalBefore = egress(http, api);
-                    post(http, api.resolve("jobs"), register(dir.resolve(".."), "eval-" + e, eval, 5, 1));
+                    postOk(http, api.resolve("jobs"), register(dir.resolve(".."), "eval-" + e, eval, 5, 1));
                     epoch(http, api, ferry.endpoint(), "eval-" + e, 1, 0);
                     assertThat(egress(http, api) - evalBefore).as("the evaluation reads its data from the store").isGreaterThan(0);
                 }

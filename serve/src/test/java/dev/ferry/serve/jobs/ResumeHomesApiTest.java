@@ -1,13 +1,15 @@
 package dev.ferry.serve.jobs;
 
+import static dev.ferry.serve.ApiHttp.JSON;
+import static dev.ferry.serve.ApiHttp.get;
+import static dev.ferry.serve.ApiHttp.ok;
+import static dev.ferry.serve.ApiHttp.post;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.ferry.serve.DaemonFixture;
 import java.net.URI;
 import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.file.Path;
 import java.util.Map;
@@ -20,22 +22,6 @@ import org.junit.jupiter.api.io.TempDir;
  * and tells a rank with other homes apart (409). A real daemon over real sockets.
  */
 class ResumeHomesApiTest {
-    private static final ObjectMapper JSON = new ObjectMapper();
-
-    private static HttpResponse<String> post(HttpClient http, URI uri, String body) throws Exception {
-        return http.send(HttpRequest.newBuilder(uri).POST(HttpRequest.BodyPublishers.ofString(body)).header("Content-Type", "application/json")
-                .build(), HttpResponse.BodyHandlers.ofString());
-    }
-
-    private static JsonNode ok(HttpResponse<String> r) throws Exception {
-        assertThat(r.statusCode()).as(r.body()).isEqualTo(200);
-        return JSON.readTree(r.body());
-    }
-
-    private static JsonNode get(HttpClient http, URI uri) throws Exception {
-        return ok(http.send(HttpRequest.newBuilder(uri).GET().build(), HttpResponse.BodyHandlers.ofString()));
-    }
-
     /** Node {@code node}'s registration of {@code train} on {@code nodes} nodes of one rank, 12 canonical nodes unless {@code extra} says. */
     private static String train(int nodes, int node, String extra) {
         return "{\"job\":\"train\",\"manifest_key\":\"data/manifest.json\",\"seed\":3,\"partition\":\"node\",\"world\":{\"nodes\":" + nodes
@@ -53,7 +39,7 @@ class ResumeHomesApiTest {
             JsonNode four = ok(post(http, api.resolve("jobs"), train(4, 0, ",\"canonical_nodes\":12")));
             assertThat(four.get("homes").toString()).isEqualTo("{\"nodes\":4,\"node_of\":[0,1,2,3,0,1,2,3,0,1,2,3]}");
             // halfway through epoch 2, inside a round (96 samples, 12 per round; 4 ranks: position 50 is in round 4)
-            JsonNode checkpoint = get(http, api.resolve("jobs/train/checkpoint?epoch=2&position=50"));
+            JsonNode checkpoint = ok(get(http, api.resolve("jobs/train/checkpoint?epoch=2&position=50")));
             assertThat(checkpoint.get("canonical_nodes").asInt()).isEqualTo(12);
             assertThat(checkpoint.get("round_homes")).isEqualTo(checkpoint.get("homes"));
 
@@ -66,17 +52,17 @@ class ResumeHomesApiTest {
             assertThat(three.get("homes").toString()).isEqualTo("{\"nodes\":3,\"node_of\":[0,1,2,0,0,1,2,1,0,1,2,2]}");
             assertThat(ok(post(http, api.resolve("jobs"), train(3, 0, resume))).get("registration").asText()).isEqualTo("existing");
             // the resumed job starts in the checkpoint's epoch, at its position: prefetch and eviction follow from there
-            JsonNode job = get(http, api.resolve("status")).get("jobs").get(0);
+            JsonNode job = ok(get(http, api.resolve("status"))).get("jobs").get(0);
             assertThat(job.get("epoch").asInt()).isEqualTo(2);
             assertThat(job.get("position").asLong()).isEqualTo(50);
 
             // a checkpoint inside the round the resume began in keeps the old world's order for it; later ones are the new world's
-            JsonNode same = get(http, api.resolve("jobs/train/checkpoint?epoch=2&position=53"));
+            JsonNode same = ok(get(http, api.resolve("jobs/train/checkpoint?epoch=2&position=53")));
             assertThat(same.get("round_homes")).isEqualTo(checkpoint.get("homes"));
             assertThat(same.get("homes")).isEqualTo(three.get("homes"));
-            JsonNode later = get(http, api.resolve("jobs/train/checkpoint?epoch=2&position=80"));
+            JsonNode later = ok(get(http, api.resolve("jobs/train/checkpoint?epoch=2&position=80")));
             assertThat(later.get("round_homes")).isEqualTo(three.get("homes"));
-            JsonNode nextEpoch = get(http, api.resolve("jobs/train/checkpoint?epoch=3&position=1"));
+            JsonNode nextEpoch = ok(get(http, api.resolve("jobs/train/checkpoint?epoch=3&position=1")));
             assertThat(nextEpoch.get("round_homes")).isEqualTo(three.get("homes"));
 
             // a rank that lost its checkpoint is dealt c mod 3: another job, named

@@ -1,9 +1,11 @@
 package dev.ferry.serve.s3;
 
+import static dev.ferry.serve.ApiHttp.JSON;
+import static dev.ferry.serve.ApiHttp.getOk;
+import static dev.ferry.serve.ApiHttp.post;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.ferry.embedded.CloudProfile;
 import dev.ferry.embedded.EmbeddedStore;
 import dev.ferry.serve.DaemonFixture;
@@ -11,7 +13,6 @@ import dev.ferry.serve.RawHttp;
 import dev.ferry.serve.StoreCredentials;
 import java.net.URI;
 import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
@@ -37,7 +38,6 @@ import software.amazon.awssdk.services.s3.model.S3Object;
  */
 @ExtendWith(StoreCredentials.class)
 class StoredBytesTest {
-    private static final ObjectMapper JSON = new ObjectMapper();
     /** Starts with a byte no request ends with, so the relay never holds the last bytes of one. */
     private static final String ORIGINAL = "\u0001ferry-original-bytes";
     private static final String CHANGED = "\u0001ferry-CHANGED!-bytes";
@@ -56,16 +56,6 @@ class StoredBytesTest {
                 .credentialsProvider(StaticCredentialsProvider.create(AwsBasicCredentials.create("ferry", "ferry")))
                 .requestChecksumCalculation(RequestChecksumCalculation.WHEN_REQUIRED)
                 .httpClientBuilder(ApacheHttpClient.builder()).build();
-    }
-
-    private static HttpResponse<String> post(HttpClient http, URI endpoint, String path) throws Exception {
-        return http.send(HttpRequest.newBuilder(endpoint.resolve(path)).POST(HttpRequest.BodyPublishers.noBody()).build(),
-                HttpResponse.BodyHandlers.ofString());
-    }
-
-    private static JsonNode status(HttpClient http, URI endpoint) throws Exception {
-        return JSON.readTree(http.send(HttpRequest.newBuilder(endpoint.resolve("/_ferry/v1/status")).build(),
-                HttpResponse.BodyHandlers.ofString()).body());
     }
 
     /** A GET on a raw socket: the answer's Content-Length and the bytes that actually came. */
@@ -91,14 +81,14 @@ class StoredBytesTest {
             var put = s3.putObject(b -> b.bucket("data").key("ckpt/"), RequestBody.fromBytes(new byte[] {'h', 'i'}));
             assertThat(put.sdkHttpResponse().firstMatchingHeader("x-ferry-durability")).hasValue("local");
 
-            HttpResponse<String> fence = post(http, ferry.endpoint(), "/_ferry/v1/flush?timeout_ms=60000");
+            HttpResponse<String> fence = post(http, ferry.endpoint().resolve("/_ferry/v1/flush?timeout_ms=60000"), null);
             assertThat(fence.statusCode()).as(fence.body()).isEqualTo(502);
             JsonNode write = JSON.readTree(fence.body()).path("writes").get(0);
             assertThat(write.path("key").asText()).isEqualTo("ckpt/");
             assertThat(write.path("durability").asText()).isEqualTo("failed");
             assertThat(write.path("error").asText()).contains("holds 0 bytes").contains("not the 2 bytes");
             assertThat(JSON.readTree(fence.body()).path("complete").asBoolean()).isFalse();
-            JsonNode wb = status(http, ferry.endpoint()).path("write_back");
+            JsonNode wb = getOk(http, ferry.endpoint().resolve("/_ferry/v1/status")).path("write_back");
             assertThat(wb.path("failed").asLong()).isEqualTo(1);
             assertThat(wb.path("first_failure").asText()).contains("ckpt/").contains("holds 0 bytes");
             assertThat(direct.headObject(b -> b.bucket("data").key("ckpt/")).contentLength()).as("what the store kept").isZero();
@@ -113,9 +103,9 @@ class StoredBytesTest {
 
             // a later write of the key that the store keeps as sent replaces the failed one: nothing is owed any more
             s3.putObject(b -> b.bucket("data").key("ckpt/"), RequestBody.empty());
-            fence = post(http, ferry.endpoint(), "/_ferry/v1/flush?timeout_ms=60000");
+            fence = post(http, ferry.endpoint().resolve("/_ferry/v1/flush?timeout_ms=60000"), null);
             assertThat(fence.statusCode()).as(fence.body()).isEqualTo(200);
-            assertThat(status(http, ferry.endpoint()).path("write_back").path("failed").asLong()).isZero();
+            assertThat(getOk(http, ferry.endpoint().resolve("/_ferry/v1/status")).path("write_back").path("failed").asLong()).isZero();
             get = rawGet(ferry, "/data/ckpt/");
             assertLengthKept(get);
             assertThat(get.body()).isEmpty();
@@ -136,7 +126,7 @@ class StoredBytesTest {
             s3.putObject(b -> b.bucket("data").key("model.bin"), RequestBody.fromBytes(body));
             s3.putObject(b -> b.bucket("data").key("plain.bin"), RequestBody.fromString("nothing to change here"));
 
-            HttpResponse<String> fence = post(http, ferry.endpoint(), "/_ferry/v1/flush?timeout_ms=60000");
+            HttpResponse<String> fence = post(http, ferry.endpoint().resolve("/_ferry/v1/flush?timeout_ms=60000"), null);
             assertThat(fence.statusCode()).as(fence.body()).isEqualTo(502);
             // the fence lists the writes still pending when it was taken: the failed one always; the plain one
             // unless its upload had already finished (a fast machine), which the store's copy shows below
@@ -215,7 +205,7 @@ class StoredBytesTest {
                         () -> s3.createMultipartUpload(b -> b.bucket("data").key("dir/"))).statusCode()).isEqualTo(400);
 
                 s3.putObject(b -> b.bucket("data").key("marker/"), RequestBody.empty()); // a folder marker is taken
-                assertThat(post(http, ferry.endpoint(), "/_ferry/v1/flush?timeout_ms=60000").statusCode()).isEqualTo(200);
+                assertThat(post(http, ferry.endpoint().resolve("/_ferry/v1/flush?timeout_ms=60000"), null).statusCode()).isEqualTo(200);
                 RawHttp.Answer get = RawHttp.exchange(ferry.endpoint().getPort(),
                         "GET /data/marker/ HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
                 assertLengthKept(get);
