@@ -1,5 +1,7 @@
 package dev.ferry.cache;
 
+import dev.ferry.store.ListPage;
+import dev.ferry.store.ListRequest;
 import dev.ferry.store.ObjectKey;
 import dev.ferry.store.ObjectMeta;
 import dev.ferry.store.ObjectNotFoundException;
@@ -26,6 +28,16 @@ import org.slf4j.LoggerFactory;
  * older, the read asks upstream itself. So a change made upstream behind ferry's back is seen by every read that
  * starts at least twice the TTL after it; a write through ferry replaces the entry at once.
  *
+ * <p><b>A folder at a time.</b> A LIST page names up to 1,000 objects with their ETags and costs what
+ * {@value #LIST_PAYS_AT} HEADs cost (S3 Standard: $0.005 against $0.0004 per 1,000). So when a stale entry's folder
+ * (its key up to the last {@code /}) holds at least that many known entries, its revalidation lists the folder from
+ * the start instead of sending a HEAD, and every known entry a page names with the same ETag is renewed (one named
+ * with another ETag takes the listing's metadata, as a HEAD's answer would). Pages go on while each renews at least
+ * {@value #LIST_PAYS_AT} entries that were due (older than half the TTL), so a page pays for itself or ends the
+ * sweep; a folder is swept at most once per half TTL. An entry a sweep did not renew (gone upstream, or past where
+ * the sweep stopped) is revalidated with a HEAD. A shuffled epoch over a folder of small objects then costs one LIST
+ * page per 1,000 objects per TTL instead of a HEAD per object.
+ *
  * <p>Whenever an answer names a key's version, {@code onVersion} is told it (null: the key is gone), so that the
  * blocks of other versions go.
  *
@@ -33,6 +45,8 @@ import org.slf4j.LoggerFactory;
  */
 final class MetadataCache {
     private static final Logger LOG = LoggerFactory.getLogger(MetadataCache.class);
+    /** Entries a LIST page must renew to cost no more than the HEADs it saves (12.5 at S3 Standard's prices). */
+    static final int LIST_PAYS_AT = 13;
 
     /** A key's metadata, when it was asked for, and whether it is all a HEAD answers (a LIST's or a ranged GET's names no checksum). */
     private record Entry(ObjectMeta meta, long fetchedAt, boolean whole) {
@@ -47,6 +61,11 @@ final class MetadataCache {
     private final ConcurrentHashMap<ObjectKey, Entry> entries = new ConcurrentHashMap<>();
     /** Keys whose stale metadata is being revalidated in the background: one HEAD per key at a time. */
     private final Set<ObjectKey> revalidating = ConcurrentHashMap.newKeySet();
+    /** Known entries per folder ("bucket/prefix/"), for whether listing the folder pays. */
+    private final ConcurrentHashMap<String, Integer> perFolder = new ConcurrentHashMap<>();
+    /** When each folder's last sweep started (clock nanos); a folder is in {@link #sweeping} while one runs. */
+    private final ConcurrentHashMap<String, Long> swept = new ConcurrentHashMap<>();
+    private final Set<String> sweeping = ConcurrentHashMap.newKeySet();
     /** Versions readers vouch for ({@link #trust}): per key, each ETag with its number of vouchers. */
     private final ConcurrentHashMap<ObjectKey, Map<String, Integer>> trusted = new ConcurrentHashMap<>();
     private volatile boolean closed;
@@ -95,7 +114,7 @@ final class MetadataCache {
             return true;
         }
         if (now - m.fetchedAt() - ttlNanos < ttlNanos) {
-            revalidate(key, m);
+            revalidate(key, m, true);
             return true;
         }
         return false;
@@ -111,24 +130,32 @@ final class MetadataCache {
     }
 
     /**
-     * Asks upstream for {@code key}'s metadata in the background (one HEAD per key at a time), and makes the answer
-     * the key's metadata unless the entry changed meanwhile (a write through ferry is newer than any answer to a
-     * request sent before it). A failure leaves the entry to age past twice the TTL: reads then ask themselves.
+     * Asks upstream for {@code key}'s metadata in the background (one revalidation per key at a time): by sweeping its
+     * folder when {@code mayList} and that pays (see the class comment), else, or when the sweep did not renew it,
+     * with a HEAD, whose answer becomes the key's metadata unless the entry changed meanwhile (a write through ferry
+     * is newer than any answer to a request sent before it). A failure leaves the entry to age past twice the TTL:
+     * reads then ask themselves.
      */
-    private void revalidate(ObjectKey key, Entry seen) {
+    private void revalidate(ObjectKey key, Entry seen, boolean mayList) {
         if (closed || !revalidating.add(key)) {
             return;
         }
         try {
             revalidators.execute(() -> {
                 try {
+                    if (mayList && !sweep(key)) {
+                        return; // the sweep under way may renew it; if not, a later read asks again
+                    }
+                    if (entries.get(key) != seen) {
+                        return; // renewed by a sweep, or changed by a write or an answer since
+                    }
                     long sent = clock.nanoTime();
                     counters.upstreamRequests.increment();
                     ObjectMeta now;
                     try {
                         now = upstream.head(key);
                     } catch (ObjectNotFoundException gone) {
-                        if (!closed && entries.remove(key, seen)) {
+                        if (!closed && remove(key, seen)) {
                             onVersion.accept(key, null);
                         }
                         return;
@@ -147,6 +174,102 @@ final class MetadataCache {
         }
     }
 
+    /**
+     * Sweeps {@code key}'s folder with LIST pages when that pays and it was not swept in the last half TTL. False
+     * when a sweep of it is under way already.
+     */
+    private boolean sweep(ObjectKey key) {
+        String folder = folderOf(key);
+        Integer known = perFolder.get(folder);
+        if (known == null || known < LIST_PAYS_AT) {
+            return true;
+        }
+        if (!sweeping.add(folder)) {
+            return false;
+        }
+        try {
+            long start = clock.nanoTime();
+            Long last = swept.get(folder);
+            if (last != null && start - last < ttlNanos / 2) {
+                return true;
+            }
+            swept.put(folder, start);
+            String prefix = key.key().substring(0, key.key().lastIndexOf('/') + 1);
+            ListRequest page = new ListRequest(key.bucket(), prefix, "/", null, ListRequest.DEFAULT_MAX_KEYS);
+            while (!closed) {
+                long sent = clock.nanoTime();
+                counters.upstreamRequests.increment();
+                ListPage listed;
+                try {
+                    listed = upstream.list(page);
+                } catch (IOException e) {
+                    LOG.debug("sweeping {} failed ({}); what it did not renew is revalidated one HEAD each", folder, e.toString());
+                    break;
+                }
+                int due = 0;
+                for (ObjectMeta m : listed.objects()) {
+                    due += renew(m, sent) ? 1 : 0;
+                }
+                if (!listed.isTruncated() || due < LIST_PAYS_AT) {
+                    break;
+                }
+                page = page.withContinuationToken(listed.nextToken());
+            }
+            return true;
+        } finally {
+            sweeping.remove(folder);
+        }
+    }
+
+    /**
+     * A sweep's page named {@code listed}, as of {@code sentAt}: a known entry with its ETag is renewed, one with another
+     * ETag takes the listing's metadata. True when the entry was due (older than half the TTL).
+     */
+    private boolean renew(ObjectMeta listed, long sentAt) {
+        Entry m = entries.get(listed.key());
+        if (m == null || m.fetchedAt() - sentAt >= 0) {
+            return false; // not read through ferry, or answered after the LIST was sent
+        }
+        boolean same = m.meta().etag().equals(listed.etag());
+        Entry renewed = same ? new Entry(m.meta(), sentAt, m.whole()) : new Entry(listed, sentAt, false);
+        if (entries.replace(listed.key(), m, renewed) && !same) {
+            onVersion.accept(listed.key(), listed.etag());
+        }
+        return sentAt - m.fetchedAt() >= ttlNanos / 2;
+    }
+
+    private static String folderOf(ObjectKey key) {
+        return key.bucket() + "/" + key.key().substring(0, key.key().lastIndexOf('/') + 1);
+    }
+
+    /** Every change of which keys have entries goes through here and {@link #remove}: the per-folder counts follow. */
+    private void put(ObjectKey key, Entry e) {
+        if (entries.put(key, e) == null) {
+            perFolder.merge(folderOf(key), 1, Integer::sum);
+        }
+    }
+
+    private void remove(ObjectKey key) {
+        if (entries.remove(key) != null) {
+            counted(key);
+        }
+    }
+
+    private boolean remove(ObjectKey key, Entry seen) {
+        if (!entries.remove(key, seen)) {
+            return false;
+        }
+        counted(key);
+        return true;
+    }
+
+    private void counted(ObjectKey key) {
+        String folder = folderOf(key);
+        if (perFolder.computeIfPresent(folder, (f, n) -> n == 1 ? null : n - 1) == null) {
+            swept.remove(folder);
+        }
+    }
+
     /** Asks upstream with a HEAD; the answer becomes the key's metadata. Fails with 412 when it is not {@code ifMatch} (when given). */
     ObjectMeta ask(ObjectKey key, String ifMatch) throws IOException {
         long now = clock.nanoTime();
@@ -158,7 +281,7 @@ final class MetadataCache {
             forget(key);
             throw e;
         }
-        entries.put(key, new Entry(fresh, now, true));
+        put(key, new Entry(fresh, now, true));
         onVersion.accept(key, fresh.etag());
         if (ifMatch != null && !ifMatch.equals(fresh.etag())) {
             throw new StoreException(StoreException.Kind.PRECONDITION_FAILED, 412,
@@ -169,7 +292,7 @@ final class MetadataCache {
 
     /** A miss's ranged GET, sent at {@code sentAt}, answered {@code meta} (which names no checksum): it is the key's metadata now. */
     void answered(ObjectMeta meta, long sentAt) {
-        entries.put(meta.key(), new Entry(meta, sentAt, false));
+        put(meta.key(), new Entry(meta, sentAt, false));
         onVersion.accept(meta.key(), meta.etag());
     }
 
@@ -183,7 +306,7 @@ final class MetadataCache {
         if (m != null && fresh(meta.key(), m, now)) {
             return;
         }
-        entries.put(meta.key(), new Entry(meta, now, false));
+        put(meta.key(), new Entry(meta, now, false));
         onVersion.accept(meta.key(), meta.etag());
     }
 
@@ -198,7 +321,7 @@ final class MetadataCache {
             return meta;
         }
         if (!wait) {
-            revalidate(key, m); // in the background: this read goes without it, the next ones have it
+            revalidate(key, m, false); // in the background: this read goes without it, the next ones have it
             return meta;
         }
         return ask(key, null);
@@ -209,20 +332,20 @@ final class MetadataCache {
         if (now == null) {
             forget(key);
         } else {
-            entries.put(key, new Entry(now, clock.nanoTime(), true));
+            put(key, new Entry(now, clock.nanoTime(), true));
             onVersion.accept(key, now.etag());
         }
     }
 
     /** The key is gone upstream: its metadata and every version's blocks go. */
     void forget(ObjectKey key) {
-        entries.remove(key);
+        remove(key);
         onVersion.accept(key, null);
     }
 
     /** A fetch pinned to the key's ETag was refused (the object changed): its next read asks upstream again. */
     void changed(ObjectKey key) {
-        entries.remove(key);
+        remove(key);
     }
 
     /** Vouches for these versions (key to ETag) until {@link #untrust}: reads of them ask upstream nothing, however old. */

@@ -19,6 +19,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayDeque;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Queue;
 import java.util.concurrent.Executor;
@@ -188,5 +189,75 @@ class StaleWhileRevalidateTest {
 
         cache.put(key, PutBody.ofBytes(bytes("written through ferry")));
         assertThat(read()).as("read-after-write").isEqualTo("written through ferry");
+    }
+
+    /** {@code n} small objects img/00000.jpg, img/00001.jpg... put in the origin. */
+    private List<ObjectKey> folderOfSmallObjects(int n) throws IOException {
+        List<ObjectKey> keys = new ArrayList<>();
+        for (int i = 0; i < n; i++) {
+            ObjectKey k = ObjectKey.of("data", String.format("img/%05d.jpg", i));
+            origin.put(k, PutBody.ofBytes(bytes("object " + i)));
+            keys.add(k);
+        }
+        return keys;
+    }
+
+    private void readAll(List<ObjectKey> keys) throws IOException {
+        for (ObjectKey k : keys) {
+            cache.readBytes(k, null);
+        }
+    }
+
+    @Test
+    void aFolderOfSmallObjects_isRevalidatedByOneListPagePerThousand_notAHeadEach() throws IOException {
+        List<ObjectKey> keys = folderOfSmallObjects(2_500);
+        readAll(keys);
+        clock.advanceMillis(15_000);
+        tracking.reset();
+        readAll(keys);
+        assertThat(tracking.total()).as("requests in front of warm reads of stale metadata").isZero();
+        runBackground();
+        assertThat(tracking.count(Op.LIST)).as("LIST pages for 2,500 objects").isEqualTo(3);
+        assertThat(tracking.count(Op.HEAD)).isZero();
+        tracking.reset();
+        readAll(keys);
+        assertThat(tracking.total()).isZero();
+        assertThat(background).as("the sweep made every entry fresh again").isEmpty();
+    }
+
+    @Test
+    void aSweep_seesAnObjectReplacedOrDeletedBehindFerrysBack() throws IOException {
+        List<ObjectKey> keys = folderOfSmallObjects(100);
+        readAll(keys);
+        origin.put(keys.get(7), PutBody.ofBytes(bytes("replaced"))); // behind ferry's back
+        origin.delete(keys.get(8));
+        clock.advanceMillis(15_000);
+        readAll(keys);
+        tracking.reset();
+        runBackground();
+        assertThat(tracking.count(Op.LIST)).isEqualTo(1);
+        assertThat(tracking.count(Op.HEAD)).as("the one the listing did not name").isEqualTo(1);
+        assertThat(new String(cache.readBytes(keys.get(7), null), StandardCharsets.UTF_8)).isEqualTo("replaced");
+        assertThatThrownBy(() -> cache.readBytes(keys.get(8), null)).isInstanceOf(ObjectNotFoundException.class);
+        assertThat(cache.stats().evictedStale()).as("the old versions' blocks were dropped").isPositive();
+    }
+
+    @Test
+    void aFolderWhosePagesNameFewOfTheObjectsRead_isRevalidatedByHeads_afterOnePage() throws IOException {
+        List<ObjectKey> keys = folderOfSmallObjects(1_500);
+        List<ObjectKey> read = keys.subList(1_200, 1_240); // beyond the first page: a page renews none of them
+        readAll(read);
+        clock.advanceMillis(15_000);
+        readAll(read);
+        tracking.reset();
+        runBackground();
+        assertThat(tracking.count(Op.LIST)).as("the page that did not pay ends the sweep").isEqualTo(1);
+        assertThat(tracking.count(Op.HEAD)).isEqualTo(40);
+        clock.advanceMillis(15_000);
+        readAll(read);
+        tracking.reset();
+        runBackground();
+        assertThat(tracking.count(Op.LIST)).as("one page that does not pay per round, not one per object").isEqualTo(1);
+        assertThat(tracking.count(Op.HEAD)).isEqualTo(40);
     }
 }
