@@ -30,12 +30,15 @@ import java.util.concurrent.atomic.AtomicLong;
  * ({@link dev.ferry.cache.CachingStore#listed}), whose reads then need no HEAD either (at open, not at listing: the
  * tier's metadata then grows with the files read, not with the keys listed).
  *
- * <p>When a kept listing has expired, the next lookup in it lists the folder again (one paginated LIST, shared by the
- * lookups that wait for it) rather than sending a HEAD per file. When a reader lists a folder, its subfolders are
- * listed ahead, a few at once ({@link #listAhead}): {@code os.walk} then runs at the pace of parallel LISTs. A name a
- * fresh listing lacks is not taken as absent: it is asked of the store (a file created upstream since is found at
- * once). Writes, deletes, renames and mkdir through the mount drop the listings of the folders they touch
- * ({@link #changed}).
+ * <p>The first lookup in a folder no listing describes yet lists it (one LIST page for up to 1,000 names, two at
+ * most: {@link #AHEAD_ENTRIES}), shared by the lookups that wait for it, rather than sending a HEAD per file: a reader
+ * that opens paths it never listed (a DataLoader over a file of names, an image folder) then costs one LIST per folder,
+ * not one HEAD per file. A folder found larger, or written through the mount, is left to HEADs until the TTL has
+ * passed. When a kept listing has expired, the next lookup in it lists the folder again (whole, when it had at most
+ * {@link #MAX_RELIST_ENTRIES} entries). When a reader lists a folder, its subfolders are listed ahead, a few at once
+ * ({@link #listAhead}): {@code os.walk} then runs at the pace of parallel LISTs. A name a fresh listing lacks is not
+ * taken as absent: it is asked of the store (a file created upstream since is found at once). Writes, deletes,
+ * renames and mkdir through the mount drop the listings of the folders they touch ({@link #changed}).
  *
  * <p>Thread-safe: the kept listings are guarded by their map; listings being made are a concurrent map of futures.
  */
@@ -64,6 +67,14 @@ final class FolderListings {
     private final Map<String, CompletableFuture<Listing>> listing = new ConcurrentHashMap<>();
     /** Bumped by every change made through the mount: a listing begun before one is not kept. */
     private final AtomicLong generation = new AtomicLong();
+    /**
+     * Folders whose lookups go to the store (HEAD) for a TTL, by "bucket/prefix", with when (in {@code clock}'s
+     * nanos): those found too large to list for a lookup, and those written through the mount (a writer's creates would
+     * otherwise list the folder again after each file it adds).
+     */
+    private final Map<String, Long> headsOnly = new ConcurrentHashMap<>();
+    /** Folders remembered in {@link #headsOnly} at most; past it the memo starts again. */
+    static final int MAX_HEADS_ONLY = 100_000;
 
     /**
      * Listings are kept for {@code ttl} of {@code clock}'s time (0: never); subfolders are listed ahead on
@@ -120,12 +131,25 @@ final class FolderListings {
         }
     }
 
-    /** Something under {@code key} changed through the mount: the listings of the folders above it are dropped. */
+    private void headsOnly(String id, long since) {
+        if (headsOnly.size() >= MAX_HEADS_ONLY) {
+            headsOnly.clear();
+        }
+        headsOnly.put(id, since);
+    }
+
+    /**
+     * Something under {@code key} changed through the mount: the listings of the folders above it are dropped, and
+     * lookups in them ask the store for a TTL rather than listing them again.
+     */
     void changed(String bucket, String key) {
         generation.incrementAndGet();
+        long now = clock.nanoTime();
         synchronized (listings) {
             for (int i = key.lastIndexOf('/'); ; i = key.lastIndexOf('/', i - 1)) {
-                Listing old = listings.remove(folderId(bucket, i < 0 ? "" : key.substring(0, i + 1)));
+                String id = folderId(bucket, i < 0 ? "" : key.substring(0, i + 1));
+                headsOnly(id, now);
+                Listing old = listings.remove(id);
                 if (old != null) {
                     listedEntries -= old.entries().size();
                 }
@@ -139,7 +163,7 @@ final class FolderListings {
     /**
      * What a listing of its folder says of {@code loc} (a key): a file with its metadata, or a folder (meta null);
      * null when no fresh listing names it. An expired listing of at most {@link #MAX_RELIST_ENTRIES} entries is
-     * listed again first.
+     * listed again first; a folder never listed is listed first when small ({@link #lookupListing}).
      */
     FolderEntry listed(Loc loc) throws IOException {
         if (ttlNanos <= 0 || loc.key() == null) {
@@ -154,7 +178,7 @@ final class FolderListings {
             l = pending(id); // being listed ahead: wait for it
         }
         if (l == null) {
-            return null; // never listed (or dropped): a HEAD is cheaper than listing a folder of unknown size
+            return lookupListing(loc.bucket(), prefix, id, name); // never listed (or dropped)
         }
         if (!fresh(l, clock.nanoTime())) {
             if (l.entries().size() > MAX_RELIST_ENTRIES) {
@@ -232,6 +256,29 @@ final class FolderListings {
         }
     }
 
+    /**
+     * A lookup of {@code name} in a folder no kept listing describes: lists the folder (up to {@link #AHEAD_ENTRIES},
+     * once however many lookups wait), unless it was found too large or written within the TTL; what the listing
+     * says of {@code name}, or null (not named, or not listed, or the LIST failed: the caller asks the store).
+     */
+    private FolderEntry lookupListing(String bucket, String prefix, String id, String name) throws IOException {
+        Long since = headsOnly.get(id);
+        if (since != null && clock.nanoTime() - since < ttlNanos) {
+            return null;
+        }
+        CompletableFuture<Listing> mine = new CompletableFuture<>();
+        CompletableFuture<Listing> running = listing.putIfAbsent(id, mine);
+        Listing l;
+        try {
+            l = running != null ? await(running, id) : runListing(bucket, prefix, id, mine, AHEAD_ENTRIES);
+        } catch (InterruptedIOException e) {
+            throw e;
+        } catch (IOException listingFailed) {
+            return null; // the caller asks the store for the name itself, and reports what that says
+        }
+        return l == null ? null : l.byName().get(name);
+    }
+
     /** Lists a folder again for lookups, once however many wait; null when the listing was not kept. */
     private Listing relist(String bucket, String prefix, String id) throws IOException {
         CompletableFuture<Listing> mine = new CompletableFuture<>();
@@ -282,6 +329,8 @@ final class FolderListings {
             if (token == null) {
                 keep(id, entries, at, gen);
                 l = kept(id);
+            } else {
+                headsOnly(id, at);
             }
             mine.complete(l);
             return l;

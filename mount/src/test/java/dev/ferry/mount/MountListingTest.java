@@ -157,6 +157,43 @@ class MountListingTest {
     }
 
     @Test
+    void filesOpenedByPath_inFoldersNeverListed_costOneListPerFolder_andNoHead() throws Exception {
+        Path mp2 = Files.createDirectories(tmp.resolve("mp-paths"));
+        try (Mount paths = Mount.start(config(mp2, "cache-paths", Map.of()), Clock.system(), s -> { })) {
+            // what a DataLoader over a file of names does: open each path, never list a folder
+            String out = python(mp2, """
+                    from concurrent.futures import ThreadPoolExecutor
+                    rels = [f'data/tree/d{d}/f{f}.bin' for d in (1, 2) for f in range(%d)]
+                    def same(rel):
+                        with open(os.path.join(mp, rel), 'rb') as a, open(os.path.join(store, rel), 'rb') as b:
+                            return a.read() == b.read()
+                    with ThreadPoolExecutor(8) as pool:
+                        print(sum(pool.map(same, rels)), os.path.exists(os.path.join(mp, 'data/tree/d1/missing.bin')))
+                    """.formatted(FILES));
+            assertThat(out.trim()).isEqualTo(2 * FILES + " False");
+            MeterSnapshot m = paths.meter();
+            assertThat(m.requests(Op.GET)).as("one GET per small file").isEqualTo(2 * FILES);
+            // a name a listing lacks is asked of the store (it may be new): a HEAD, and a LIST for a folder of that name
+            assertThat(m.requests(Op.HEAD)).as("sizes and ETags from the folders' listings; only the missing name").isEqualTo(1);
+            // the bucket's top (to find tree), tree/ (d1, d2), d1/ and d2/, each at its first lookup; then missing.bin/
+            assertThat(m.requests(Op.LIST)).as("each folder listed once, and the missing name as a folder").isEqualTo(5);
+
+            // a writer adding files to a folder: each create asks the store of its new name, and does not list the
+            // folder again (each write drops the folder's listing)
+            python(mp2, """
+                    for i in range(10):
+                        with open(os.path.join(mp, f'data/deep/dlio/train/new{i}.bin'), 'wb') as f:
+                            f.write(b'x' * 1000)
+                    """);
+            MeterSnapshot w = paths.meter();
+            // deep/, dlio/ and train/ listed at their first lookups; then per create a HEAD of the new name and a LIST
+            // for a folder of that name (the creates' lookups do not list train/ again after each write drops it)
+            assertThat(delta(m, w, Op.HEAD)).as("one HEAD per new name").isEqualTo(10);
+            assertThat(delta(m, w, Op.LIST)).as("3 folders, then one LIST per new name, none of its folder again").isEqualTo(3 + 10);
+        }
+    }
+
+    @Test
     void aPrefixWithNothingUnderIt_isAFolderOnDirectLookup_withoutListingItsParent() throws Exception {
         String out = python(mp, """
                 d = os.path.join(mp, 'data/deep/dlio/valid')
