@@ -1,4 +1,4 @@
-# Shared by the end-to-end benchmark scripts (bench-mount-small, bench-au, ...): a work folder cleaned up on exit,
+# Shared by the end-to-end benchmark scripts (bench-mount-peers, bench-au, ...): a work folder cleaned up on exit,
 # the embedded store on a free port, FUSE mounts waited for and taken down, the kernel's page cache dropped.
 # Source it, then call bench_init NAME; HERE must name the checkout.
 

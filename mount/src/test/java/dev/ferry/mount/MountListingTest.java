@@ -32,7 +32,7 @@ import org.junit.jupiter.api.io.TempDir;
  * as {@code ferry store} serves it), counting the mount's requests to the store: listings are the metadata (no HEAD
  * per file, one LIST per folder), a listed file costs one GET, a prefix is a folder on direct lookup, the kernel's
  * page cache outlives an unchanged file's reopen, and small or footer-first files are read ahead. Counts, never
- * times: what is fast is the benchmark's to show (scripts/bench-mount-small).
+ * times: what is fast is the benchmark's to show (scripts/bench-mount-peers).
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 class MountListingTest {
