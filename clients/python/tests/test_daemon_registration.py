@@ -56,23 +56,27 @@ class DaemonRegistrationTest(unittest.TestCase):
         shutil.rmtree(cls.dir, ignore_errors=True)
 
     def torchrun(self, job, seed=0):
-        """Two torchrun agents of two ranks, agent k's ranks talking to daemon k; returns every rank's RESULT."""
+        """Two torchrun agents of two ranks, agent k's ranks talking to daemon k; returns every rank's result file."""
         support.require("torch", "torchrun is PyTorch's launcher")
         port = support.free_port()
+        out_dir = tempfile.mkdtemp(prefix="results-", dir=self.dir)
         agents = []
         for node in (0, 1):
             env = dict(os.environ, FERRY_ENDPOINT=self.daemons[node].url)
             agents.append(subprocess.Popen(
                 [sys.executable, "-m", "torch.distributed.run", "--nnodes", "2", "--node-rank", str(node),
                  "--nproc-per-node", "2", "--master-addr", "127.0.0.1", "--master-port", str(port), "--no-python",
-                 sys.executable, os.path.join(os.path.dirname(__file__), "rank_main.py"), job, self.manifest, str(seed)],
+                 sys.executable, os.path.join(os.path.dirname(__file__), "rank_main.py"), job, self.manifest, str(seed),
+                 out_dir],
                 stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env))
-        results = []
         for agent in agents:
             out, _ = agent.communicate(timeout=300)
             self.assertEqual(agent.returncode, 0, out)
-            results += [json.loads(line.split(" ", 1)[1]) for line in out.splitlines() if line.startswith("RESULT ")]
-        self.assertEqual(len(results), 4, results)
+        results = []
+        for name in sorted(os.listdir(out_dir)):
+            with open(os.path.join(out_dir, name)) as f:
+                results.append(json.load(f))
+        self.assertEqual(len(results), 4, sorted(os.listdir(out_dir)))
         return sorted(results, key=lambda r: r["rank"])
 
     def test_every_rank_registers_with_no_arguments_and_each_node_reads_its_own_shards(self):
