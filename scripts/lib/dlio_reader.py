@@ -10,14 +10,16 @@ Two commands:
       bytes in 100 class folders (an ImageFolder's layout).
 
   dlio_reader.py epoch MANIFEST --root DIR | --endpoint URL --bucket B [--prefix P]
-                       --threads T --batch B --compute C [--seed S] [--label L]
+                       --threads T --batch B --compute C [--seed S] [--walk] [--label L]
       One epoch over the manifest's files in a shuffled order (seed S), as DLIO's PyTorch data loader runs it:
       T reader threads (workers), each building whole batches of B files, at most 2 batches a worker ahead
       (PyTorch's prefetch_factor), delivered in order; the main thread waits for each batch, then "computes"
       for C seconds (a sleep: the emulated accelerator). A file under --root is read as numpy's np.load reads
       an npz: the zip's end record first (the last 22 bytes), then the last 64 KiB (the central directory),
       then the whole file from the start. With --endpoint, each file is one whole-object GET with boto3 (the
-      store's line rate, the cold reference). Prints one JSON object:
+      store's line rate, the cold reference). --walk: the tree under --root is listed first (os.walk), as DLIO
+      and PyTorch's ImageFolder list their data folder before the first epoch; not timed with the epoch, reported
+      as walk_s. Prints one JSON object:
         au        accelerator utilization: compute time / wall time over the steps, the first step excluded
                   (as MLPerf Storage reports it);
         mbps, fps MB/s (10^6 bytes) and files/s over the whole epoch, from the first read to the last step's end;
@@ -192,6 +194,16 @@ def epoch(manifest, read, threads, batch, compute, seed):
             "wait_first": round(waits[0], 3), "threads": threads, "batch": batch, "compute": compute}
 
 
+def walk(root, manifest):
+    """Lists the tree under root as a loader does at start; fails unless it names exactly the manifest's files."""
+    t = time.perf_counter()
+    found = {os.path.relpath(os.path.join(d, f), root) for d, _, fs in os.walk(root) for f in fs}
+    elapsed = time.perf_counter() - t
+    if found != set(manifest):
+        die(f"listing {root} found {len(found)} files, {len(found & set(manifest))} of the {len(manifest)} written.")
+    return round(elapsed, 3)
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = p.add_subparsers(dest="command", required=True)
@@ -211,6 +223,7 @@ def main():
     e.add_argument("--batch", type=int, required=True)
     e.add_argument("--compute", type=float, required=True)
     e.add_argument("--seed", type=int, default=0)
+    e.add_argument("--walk", action="store_true")
     e.add_argument("--label", default="")
     a = p.parse_args()
     if a.command == "make":
@@ -224,9 +237,11 @@ def main():
         die(f"--threads and --batch must be at least 1 and --compute not negative: {a.threads}, {a.batch}, {a.compute}")
     with open(a.manifest) as f:
         manifest = json.load(f)
+    walk_s = walk(a.root, manifest) if a.walk and a.root else None
     read = file_reader(a.root) if a.root else s3_reader(a.endpoint, a.bucket, a.prefix, a.threads)
     result = epoch(manifest, read, a.threads, a.batch, a.compute, a.seed)
     result["label"] = a.label
+    result["walk_s"] = walk_s
     print(json.dumps(result))
 
 
