@@ -10,10 +10,10 @@ Two commands:
       bytes in 100 class folders (an ImageFolder's layout).
 
   dlio_reader.py epoch MANIFEST --root DIR | --endpoint URL --bucket B [--prefix P]
-                       --threads T --batch B --compute C [--seed S] [--walk] [--label L]
+                       --threads T --batch B --compute C [--prefetch-size P] [--seed S] [--walk] [--label L]
       One epoch over the manifest's files in a shuffled order (seed S), as DLIO's PyTorch data loader runs it:
-      T reader threads (workers), each building whole batches of B files, at most 2 batches a worker ahead
-      (PyTorch's prefetch_factor), delivered in order; the main thread waits for each batch, then "computes"
+      T reader threads (workers), each building whole batches of B files, ceil(P / T) batches a worker ahead
+      (DLIO's prefetch_size P, default 2, becomes PyTorch's prefetch_factor that way), delivered in order; the main thread waits for each batch, then "computes"
       for C seconds (a sleep: the emulated accelerator). A file under --root is read as numpy's np.load reads
       an npz: the zip's end record first (the last 22 bytes), then the last 64 KiB (the central directory),
       then the whole file from the start. With --endpoint, each file is one whole-object GET with boto3 (the
@@ -123,11 +123,11 @@ def s3_reader(endpoint, bucket, prefix, threads):
 # ---------------------------------------------------------------------------------------------- the epoch
 
 
-def epoch(manifest, read, threads, batch, compute, seed):
+def epoch(manifest, read, threads, batch, compute, seed, prefetch_size):
     files = sorted(manifest)
     random.Random(seed).shuffle(files)
     batches = [files[i:i + batch] for i in range(0, len(files), batch)]
-    ahead = 2 * threads  # PyTorch's prefetch_factor (2) batches per worker
+    ahead = threads * max(1, -(-prefetch_size // threads))  # DLIO: prefetch_factor = ceil(prefetch_size / read_threads)
     tasks = queue.Queue()
     done = {}
     cond = threading.Condition()
@@ -191,7 +191,7 @@ def epoch(manifest, read, threads, batch, compute, seed):
     return {"steps": steps, "files": len(files), "bytes": total, "wall": round(wall, 3),
             "au": None if au is None else round(au, 4), "mbps": round(total / wall / 1e6, 1),
             "fps": round(len(files) / wall, 1), "max_wait": None if max_wait is None else round(max_wait, 3),
-            "wait_first": round(waits[0], 3), "threads": threads, "batch": batch, "compute": compute}
+            "wait_first": round(waits[0], 3), "threads": threads, "batch": batch, "compute": compute, "in_flight": ahead}
 
 
 def walk(root, manifest):
@@ -222,6 +222,7 @@ def main():
     e.add_argument("--threads", type=int, required=True)
     e.add_argument("--batch", type=int, required=True)
     e.add_argument("--compute", type=float, required=True)
+    e.add_argument("--prefetch-size", type=int, default=2)
     e.add_argument("--seed", type=int, default=0)
     e.add_argument("--walk", action="store_true")
     e.add_argument("--label", default="")
@@ -233,13 +234,14 @@ def main():
         return
     if (a.root is None) == (a.endpoint is None) or (a.endpoint is not None and not a.bucket):
         die("give either --root DIR or --endpoint URL with --bucket NAME.")
-    if a.threads < 1 or a.batch < 1 or a.compute < 0:
-        die(f"--threads and --batch must be at least 1 and --compute not negative: {a.threads}, {a.batch}, {a.compute}")
+    if a.threads < 1 or a.batch < 1 or a.compute < 0 or a.prefetch_size < 0:
+        die(f"--threads and --batch must be at least 1, --compute and --prefetch-size not negative: "
+            f"{a.threads}, {a.batch}, {a.compute}, {a.prefetch_size}")
     with open(a.manifest) as f:
         manifest = json.load(f)
     walk_s = walk(a.root, manifest) if a.walk and a.root else None
     read = file_reader(a.root) if a.root else s3_reader(a.endpoint, a.bucket, a.prefix, a.threads)
-    result = epoch(manifest, read, a.threads, a.batch, a.compute, a.seed)
+    result = epoch(manifest, read, a.threads, a.batch, a.compute, a.seed, a.prefetch_size)
     result["label"] = a.label
     result["walk_s"] = walk_s
     print(json.dumps(result))
