@@ -67,6 +67,8 @@ public final class FileObjectStore implements ObjectStore, BucketOperations, Mul
     private static final String TMP_DIR = ".ferry-tmp";
     private static final String UPLOADS_DIR = ".ferry-uploads";
     private static final String META_DIR = ".ferry-meta";
+    /** Times a write makes its folder again where concurrent deletes keep removing it (each removal needs a delete). */
+    private static final int FOLDER_ATTEMPTS = 16;
 
     private final Path root;
     private final TempFiles temps;
@@ -247,11 +249,8 @@ public final class FileObjectStore implements ObjectStore, BucketOperations, Mul
         if (Files.isDirectory(file)) {
             throw unstorable(key, "other keys already use it as a folder");
         }
-        Path bucketDir = bucketDir(key.bucket());
-        for (Path dir = file.getParent(); dir != null && !dir.equals(bucketDir); dir = dir.getParent()) {
-            if (Files.isRegularFile(dir)) {
-                throw unstorable(key, "a parent folder of it is already an object");
-            }
+        if (objectAbove(key, file)) {
+            throw unstorable(key, "a parent folder of it is already an object");
         }
     }
 
@@ -414,28 +413,69 @@ public final class FileObjectStore implements ObjectStore, BucketOperations, Mul
         return ObjectNotFoundException.of(key);
     }
 
-    /** Moves an fsync'd temporary file to the key, its sidecar (ETag, attributes) first. */
+    /**
+     * Moves an fsync'd temporary file to the key, its sidecar (ETag, attributes) first. A delete that empties a
+     * folder removes it ({@link #delete}); one that does so while this makes the folder or moves the file in (a
+     * rename: the new name's write, the old name's delete) takes the folder away under it, and the folder is made
+     * again, a few times at most. Only a parent that is an object refuses the key.
+     */
     private ObjectMeta moveIntoPlace(ObjectKey key, Path temp, Path file, String etag, ObjectAttributes attributes) throws IOException {
         try {
             requireBucket(key.bucket());
-            try {
-                Files.createDirectories(file.getParent());
-            } catch (FileAlreadyExistsException e) {
-                throw unstorable(key, "a parent folder of it is already an object");
+            boolean described = false;
+            for (int attempt = 1; ; attempt++) {
+                makeParents(key, file);
+                if (Files.isDirectory(file)) {
+                    throw unstorable(key, "other keys already use it as a folder");
+                }
+                if (!described) {
+                    sidecars.write(key, Sidecars.identity(Files.readAttributes(temp, BasicFileAttributes.class)), etag, attributes);
+                    described = true;
+                }
+                try {
+                    try {
+                        Files.move(temp, file, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+                    } catch (AtomicMoveNotSupportedException e) {
+                        Files.move(temp, file, StandardCopyOption.REPLACE_EXISTING);
+                    }
+                } catch (NoSuchFileException e) {
+                    if (attempt < FOLDER_ATTEMPTS && Files.exists(temp) && !Files.isDirectory(file.getParent())) {
+                        continue; // a delete removed the folder between its making and the move
+                    }
+                    throw e;
+                }
+                return meta(key, Files.readAttributes(file, BasicFileAttributes.class));
             }
-            if (Files.isDirectory(file)) {
-                throw unstorable(key, "other keys already use it as a folder");
-            }
-            sidecars.write(key, Sidecars.identity(Files.readAttributes(temp, BasicFileAttributes.class)), etag, attributes);
-            try {
-                Files.move(temp, file, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
-            } catch (AtomicMoveNotSupportedException e) {
-                Files.move(temp, file, StandardCopyOption.REPLACE_EXISTING);
-            }
-            return meta(key, Files.readAttributes(file, BasicFileAttributes.class));
         } finally {
             Files.deleteIfExists(temp);
         }
+    }
+
+    /** Makes the folders above {@code file}, again where a delete removes one as it is made. */
+    private void makeParents(ObjectKey key, Path file) throws IOException {
+        for (int attempt = 1; ; attempt++) {
+            try {
+                Files.createDirectories(file.getParent());
+                return;
+            } catch (FileAlreadyExistsException e) {
+                // createDirectories found a name it did not make and then no folder there: an object, or a folder
+                // a delete removed between the two looks
+                if (objectAbove(key, file) || attempt == FOLDER_ATTEMPTS) {
+                    throw unstorable(key, "a parent folder of it is already an object");
+                }
+            }
+        }
+    }
+
+    /** Whether a folder above {@code file}, inside its bucket, is an object. */
+    private boolean objectAbove(ObjectKey key, Path file) {
+        Path bucketDir = bucketDir(key.bucket());
+        for (Path dir = file.getParent(); dir != null && !dir.equals(bucketDir); dir = dir.getParent()) {
+            if (Files.isRegularFile(dir)) {
+                return true;
+            }
+        }
+        return false;
     }
 
     /** An object's metadata: from its sidecar while the sidecar describes this file, else from the file's identity. */
