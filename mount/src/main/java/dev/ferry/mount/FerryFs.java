@@ -24,6 +24,7 @@ import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.LongAdder;
 import org.cryptomator.jfuse.api.DirFiller;
 import org.cryptomator.jfuse.api.Errno;
 import org.cryptomator.jfuse.api.FileInfo;
@@ -70,6 +71,7 @@ final class FerryFs implements FuseOperations {
     private final Reads reads;
     private final Writes writes;
     private final AtomicLong nextHandle = new AtomicLong(1);
+    private final LongAdder flushes = new LongAdder();
     /** Open files: {@link Reads.Handle} or {@link Writes.Ref}. Folder handles are {@link Folders}'. */
     private final Map<Long, Object> handles = new ConcurrentHashMap<>();
 
@@ -94,6 +96,11 @@ final class FerryFs implements FuseOperations {
     /** Reads of open files the kernel asked the mount for (its page cache held the rest). */
     long fileReads() {
         return reads.reads();
+    }
+
+    /** FLUSH requests the kernel sent (a {@code close()} of a file open for reading sends none). */
+    long flushes() {
+        return flushes.sum();
     }
 
     /** Folders being listed now, ahead of a reader or for one. */
@@ -288,7 +295,7 @@ final class FerryFs implements FuseOperations {
         Writes.Ref spooled = writes.openToRead(path);
         if (spooled != null) {
             register(spooled, fi);
-            FileInfoBits.set(fi, false, true);
+            FileInfoBits.set(fi, false, true, true); // open to read: its close has nothing to flush
             return 0;
         }
         return call("open", path, () -> {
@@ -306,7 +313,7 @@ final class FerryFs implements FuseOperations {
             }
             Reads.Handle h = reads.open(path, meta);
             register(h, fi);
-            FileInfoBits.set(fi, h.keepCache, h.directIo());
+            FileInfoBits.set(fi, h.keepCache, h.directIo(), true);
             return 0;
         });
     }
@@ -314,7 +321,7 @@ final class FerryFs implements FuseOperations {
     private int openWrite(String path, Loc loc, boolean truncate, boolean create, FileInfo fi) {
         return call("open for writing", path, () -> {
             register(writes.open(path, loc, truncate, create), fi);
-            FileInfoBits.set(fi, false, true);
+            FileInfoBits.set(fi, false, true, false); // its close() is where the write reaches the store
             return 0;
         });
     }
@@ -356,6 +363,7 @@ final class FerryFs implements FuseOperations {
 
     @Override
     public int flush(String path, FileInfo fi) {
+        flushes.increment();
         return commit(path, fi);
     }
 

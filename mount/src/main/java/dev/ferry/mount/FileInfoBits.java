@@ -8,24 +8,29 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Sets {@code keep_cache} and {@code direct_io} of libfuse3's {@code struct fuse_file_info}, which jfuse 0.7 does
- * not expose: the bit fields follow {@code int flags}, in the 32-bit word at offset 4 ({@code writepage} bit 0,
- * {@code direct_io} bit 1, {@code keep_cache} bit 2; the same in every libfuse 3.x). When the struct cannot be
- * reached (another jfuse), nothing is set: the kernel then drops a file's cached pages at every open, which is
- * correct, only slower.
+ * Sets {@code keep_cache}, {@code direct_io} and {@code noflush} of libfuse3's {@code struct fuse_file_info}, which
+ * jfuse 0.7 does not expose: the bit fields follow {@code int flags}, in the 32-bit word at offset 4
+ * ({@code writepage} bit 0, {@code direct_io} bit 1, {@code keep_cache} bit 2, {@code noflush} bit 7; libfuse adds
+ * new fields after the old ones, so these places hold in every 3.x, and a libfuse older than {@code noflush} (3.11)
+ * leaves bit 7 as padding it never reads). {@code noflush} tells the kernel (5.16 and later) that a {@code close()}
+ * of this open file needs no FLUSH request: for a file open only for reading the mount has nothing to do at
+ * {@code close()}, so the reader does not wait a round trip through the mount for it. When the struct cannot be
+ * reached (another jfuse), nothing is set: the kernel then drops a file's cached pages at every open and asks for a
+ * flush at every close, which is correct, only slower.
  */
 final class FileInfoBits {
     private static final Logger LOG = LoggerFactory.getLogger(FileInfoBits.class);
     private static final int DIRECT_IO = 1 << 1;
     private static final int KEEP_CACHE = 1 << 2;
+    private static final int NO_FLUSH = 1 << 7;
     private static volatile Method segment;
     private static volatile boolean unavailable;
 
     private FileInfoBits() {
     }
 
-    static void set(FileInfo fi, boolean keepCache, boolean directIo) {
-        if (unavailable || (!keepCache && !directIo)) {
+    static void set(FileInfo fi, boolean keepCache, boolean directIo, boolean noFlush) {
+        if (unavailable || (!keepCache && !directIo && !noFlush)) {
             return;
         }
         try {
@@ -36,12 +41,13 @@ final class FileInfoBits {
                 segment = m;
             }
             MemorySegment s = (MemorySegment) m.invoke(fi);
-            int bits = s.get(ValueLayout.JAVA_INT_UNALIGNED, 4) & ~(DIRECT_IO | KEEP_CACHE);
-            bits |= (keepCache ? KEEP_CACHE : 0) | (directIo ? DIRECT_IO : 0);
+            int bits = s.get(ValueLayout.JAVA_INT_UNALIGNED, 4) & ~(DIRECT_IO | KEEP_CACHE | NO_FLUSH);
+            bits |= (keepCache ? KEEP_CACHE : 0) | (directIo ? DIRECT_IO : 0) | (noFlush ? NO_FLUSH : 0);
             s.set(ValueLayout.JAVA_INT_UNALIGNED, 4, bits);
         } catch (ReflectiveOperationException | RuntimeException e) {
             unavailable = true;
-            LOG.warn("cannot set keep_cache/direct_io on open files ({}); every open drops the kernel's cached pages", e.toString());
+            LOG.warn("cannot set keep_cache/direct_io/noflush on open files ({}); every open drops the kernel's cached"
+                    + " pages and every close waits for a flush", e.toString());
         }
     }
 }

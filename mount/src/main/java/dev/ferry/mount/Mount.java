@@ -200,6 +200,11 @@ public final class Mount implements AutoCloseable {
         return fs.fileReads();
     }
 
+    /** FLUSH requests the kernel sent so far: a close of a file open for writing sends one, one open to read none. */
+    public long flushes() {
+        return fs.flushes();
+    }
+
     /** Folders being listed now, ahead of a reader (as {@code os.walk} goes) or for one. */
     public int foldersBeingListed() {
         return fs.foldersBeingListed();

@@ -237,6 +237,22 @@ class MountListingTest {
     }
 
     @Test
+    void closingAFileOpenForReading_sendsNoFlush_whileClosingAWrittenOneDoes() throws Exception {
+        Path file = mp.resolve("data/again/flushed.bin");
+        byte[] written = bytes(new Random(11), 30_000);
+        long before = mount.flushes();
+        Files.write(file, written);
+        assertThat(mount.flushes()).as("a written file's close is its FLUSH: where the write reaches the store")
+                .isGreaterThan(before);
+
+        long written1 = mount.flushes();
+        for (int i = 0; i < 5; i++) {
+            assertThat(Files.readAllBytes(file)).isEqualTo(written);
+        }
+        assertThat(mount.flushes()).as("five opens to read and their closes: no FLUSH (noflush)").isEqualTo(written1);
+    }
+
+    @Test
     void footerThenBody_ofALargeFile_getsTheReadAhead() throws Exception {
         long ahead = mount.readAheadBlocks();
         String out = python(mp, """
