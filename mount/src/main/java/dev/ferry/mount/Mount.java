@@ -102,6 +102,13 @@ public final class Mount implements AutoCloseable {
         try {
             fuse = builder.build(fs);
             fuse.mount("ferry", config.mountpoint(), "-o", String.join(",", options));
+            if (config.kernelReadAhead() > 0) {
+                String why = KernelReadAhead.set(config.mountpoint(), config.kernelReadAhead());
+                if (why != null) {
+                    say.accept("the kernel reads ahead of this mount's readers in its own steps (128 KiB), not the "
+                            + config.kernelReadAhead() / 1024 + " KiB of --kernel-read-ahead: " + why + ".");
+                }
+            }
         } catch (UnsatisfiedLinkError e) {
             closeTiers();
             throw new FuseCheck.FuseUnavailableException("FUSE is not available: libfuse3 (" + lib + ") could not be loaded ("

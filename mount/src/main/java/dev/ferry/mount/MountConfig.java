@@ -37,8 +37,16 @@ public final class MountConfig {
     private static final Setting<Duration> FLUSH_TIMEOUT = Setting.flag("flush-timeout", "DURATION", Codec.DURATION, "60s",
             "At unmount, how long to wait for pending uploads (default 60s).");
 
+    private static final Setting<Long> KERNEL_READ_AHEAD = Setting.flag("kernel-read-ahead", "SIZE", Codec.SIZE, "1MiB",
+            "How far the kernel reads ahead of a sequential reader, in FUSE reads of up to 1 MiB (the mount's read_ahead_kb; "
+                    + "default 1MiB; 0 leaves the kernel's own, 128KiB); needs root.");
+
+    /** The most {@code kernel-read-ahead} takes: the kernel's bound for a device's read_ahead_kb is far higher, but past this
+     * a reader that stops early only wastes what was read for it. */
+    static final long MAX_KERNEL_READ_AHEAD = 64L << 20;
+
     private static final SettingTable TABLE = SettingTable.of(TierSettings.ROWS, List.of(TierSettings.READ_AHEAD),
-            List.of(CACHE_DIR, READ_ONLY, WRITE_THROUGH, FLUSH_TIMEOUT));
+            List.of(CACHE_DIR, READ_ONLY, WRITE_THROUGH, FLUSH_TIMEOUT, KERNEL_READ_AHEAD));
 
     /** The keys {@link #from} takes: {@code mountpoint} and the table's. */
     public static final Set<String> KEYS = keys();
@@ -53,6 +61,11 @@ public final class MountConfig {
             throw new IllegalArgumentException("give exactly one of --store-root DIR (a folder as the object store) or --upstream URL");
         }
         TierSettings.validate(values);
+        long kernelReadAhead = values.get(KERNEL_READ_AHEAD);
+        if (kernelReadAhead < 0 || kernelReadAhead > MAX_KERNEL_READ_AHEAD || kernelReadAhead % 4096 != 0) {
+            throw new IllegalArgumentException("kernel-read-ahead must be a whole number of 4 KiB pages from 0 to 64MiB, not "
+                    + kernelReadAhead + " bytes");
+        }
     }
 
     /** The table's rows, in order: each is a flag of {@code ferry mount}. */
@@ -112,6 +125,11 @@ public final class MountConfig {
     /** How far past a sequential reader blocks are fetched, in bytes; 0: off. */
     public long readAhead() {
         return values.get(TierSettings.READ_AHEAD);
+    }
+
+    /** The kernel's read-ahead for this mount's files, in bytes (a multiple of 4 KiB); 0: the kernel's own. */
+    public long kernelReadAhead() {
+        return values.get(KERNEL_READ_AHEAD);
     }
 
     public Duration metadataTtl() {

@@ -63,6 +63,10 @@ class MountConfigTest {
         assertThatThrownBy(() -> config(Map.of("block-size", "3GiB"))).hasMessage("block-size must be below 2GiB, not '3GiB'");
         assertThatThrownBy(() -> config(Map.of("write-back-quota", "0"))).hasMessage("write-back-quota must be positive: 0");
         assertThatThrownBy(() -> config(Map.of("read-only", "perhaps"))).hasMessage("read-only must be true or false, not 'perhaps'");
+        assertThatThrownBy(() -> config(Map.of("kernel-read-ahead", "100000"))).hasMessage(
+                "kernel-read-ahead must be a whole number of 4 KiB pages from 0 to 64MiB, not 100000 bytes");
+        assertThatThrownBy(() -> config(Map.of("kernel-read-ahead", "1GiB"))).hasMessage(
+                "kernel-read-ahead must be a whole number of 4 KiB pages from 0 to 64MiB, not 1073741824 bytes");
         assertThatThrownBy(() -> config(Map.of("cache_size", "1GiB"))).hasMessageStartingWith("unknown mount setting 'cache_size'");
     }
 }

@@ -65,6 +65,7 @@ class MountListingTest {
         Files.write(npz.resolve("large.npz"), bytes(random, 12 * BLOCK + 777)); // 13 blocks: more than the read-ahead
         Files.write(npz.resolve("small.npz"), bytes(random, 3 * BLOCK + 555)); // 4 blocks: within the read-ahead
         Files.write(Files.createDirectories(data.resolve("again")).resolve("x.bin"), bytes(random, 50_000));
+        Files.write(npz.resolve("sequential.bin"), bytes(random, 8 * BLOCK)); // read in 128 KiB steps
         store = EmbeddedStore.start(dir.resolve("store"), 0, CloudProfile.none());
         mp = Files.createDirectories(dir.resolve("mp"));
         mount = Mount.start(config(mp, "cache", Map.of()), Clock.system(), s -> { });
@@ -250,6 +251,31 @@ class MountListingTest {
             assertThat(Files.readAllBytes(file)).isEqualTo(written);
         }
         assertThat(mount.flushes()).as("five opens to read and their closes: no FLUSH (noflush)").isEqualTo(written1);
+    }
+
+    /** FUSE READs the kernel sends for a reader of {@code data/npz/sequential.bin} through {@code m} (128 KiB at a time). */
+    long readsOfASequentialReader(Mount m, Path mountpoint) throws Exception {
+        long before = m.fileReads();
+        String out = python(mountpoint, """
+                with open(os.path.join(mp, 'data/npz/sequential.bin'), 'rb') as f:
+                    body = b''.join(iter(lambda: f.read(128 << 10), b''))
+                print(body == open(os.path.join(store, 'data/npz/sequential.bin'), 'rb').read())
+                """);
+        assertThat(out.trim()).isEqualTo("True");
+        return m.fileReads() - before;
+    }
+
+    @Test
+    void aSequentialReader_isReadIn1MiBReads_withTheDefaultKernelReadAhead_in128KiBOnesWithout() throws Exception {
+        assertThat(KernelReadAhead.get(mp)).as("the mount's read_ahead_kb, in bytes (--kernel-read-ahead 1MiB)").isEqualTo(BLOCK);
+        long wide = readsOfASequentialReader(mount, mp);
+        assertThat(wide).as("READs for 8 MiB with the kernel reading ahead 1 MiB at a time").isBetween(8L, 16L);
+
+        Path mp2 = Files.createDirectories(tmp.resolve("mp-narrow"));
+        try (Mount narrow = Mount.start(config(mp2, "cache-narrow", Map.of("kernel-read-ahead", "0")), Clock.system(), s -> { })) {
+            assertThat(KernelReadAhead.get(mp2)).as("the kernel's own read-ahead for a FUSE mount").isEqualTo(128 << 10);
+            assertThat(readsOfASequentialReader(narrow, mp2)).as("READs for 8 MiB in the kernel's 128 KiB steps").isGreaterThanOrEqualTo(64L);
+        }
     }
 
     @Test
