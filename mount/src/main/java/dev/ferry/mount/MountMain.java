@@ -41,7 +41,7 @@ public final class MountMain {
             stopping.set(true);
             try {
                 mount.close();
-                err.println("ferry: unmounted " + config.mountpoint() + ".");
+                err.println("ferry: unmounted " + config.mountpoint() + "; the store saw " + mount.meter().describe() + ".");
             } catch (IOException | RuntimeException e) {
                 err.println("ferry: unmounting " + config.mountpoint() + " failed: " + e.getMessage());
             }
@@ -63,6 +63,7 @@ public final class MountMain {
         try {
             Runtime.getRuntime().removeShutdownHook(hook);
             mount.close();
+            err.println("ferry: the store saw " + mount.meter().describe() + ".");
         } catch (IllegalStateException shuttingDown) {
             return 0; // the hook is already unmounting
         } catch (IOException e) {

@@ -1,6 +1,8 @@
 package dev.ferry.store.chain;
 
 import dev.ferry.store.StoreException;
+import dev.ferry.util.Sizes;
+import java.util.Locale;
 import java.util.Map;
 
 /**
@@ -48,5 +50,22 @@ public record MeterSnapshot(
 
     public long totalRequests() {
         return requests.values().stream().mapToLong(Long::longValue).sum();
+    }
+
+    /**
+     * One line for people: the requests made, by operation, in the order of {@link MeteredStore.Op}; the bytes
+     * read from the store and written to it; the estimated cost. Such as {@code 3000 GET, 30 LIST; 460.0 MiB read,
+     * 0 B written, about $0.0426}.
+     */
+    public String describe() {
+        StringBuilder s = new StringBuilder();
+        for (MeteredStore.Op op : MeteredStore.Op.values()) {
+            long n = requests(op);
+            if (n > 0) {
+                s.append(s.isEmpty() ? "" : ", ").append(n).append(' ').append(op);
+            }
+        }
+        return (s.isEmpty() ? "no requests" : s) + "; " + Sizes.format(egressBytes) + " read, " + Sizes.format(ingressBytes)
+                + " written, about $" + String.format(Locale.ROOT, "%.4f", estimatedCostUsd);
     }
 }

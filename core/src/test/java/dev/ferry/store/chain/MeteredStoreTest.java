@@ -45,5 +45,8 @@ class MeteredStoreTest {
         double expected = 0.002001 * 0.09 + 4 * 0.0004 / 1000 + 2 * 0.005 / 1000;
         assertThat(s.estimatedCostUsd()).isCloseTo(expected, org.assertj.core.data.Offset.offset(1e-12));
         assertThat(s.firstByteMaxMicros()).isGreaterThanOrEqualTo(s.firstByteP50Micros());
+        assertThat(s.describe()).isEqualTo("2 HEAD, 2 GET, 1 LIST, 1 PUT; 1.9 MiB read, 1.9 MiB written, about $0.0002");
+        assertThat(new MeteredStore(files, new Prices(0.09, 0.0004, 0.005)).snapshot().describe())
+                .isEqualTo("no requests; 0 B read, 0 B written, about $0.0000");
     }
 }
