@@ -165,16 +165,16 @@ final class DemoCommand implements Callable<Integer> {
                     ChainConfig.DEFAULT);
                     CachingStore cache = new CachingStore(chain, CacheConfig.of(cacheDir, cacheBytes).withBlockSize(blockSize)
                             .withWatermarks(1.0, 1.0), Policies.<BlockId>create("min", EgressPrediction.flatten(future)), clock)) {
-                LoaderConfig loader = ferryLoader;
-                Advisor.Context ferryContext = new Advisor.Context(dataset, cacheBytes, loader.decodeWorkers(), loader.fetchConcurrency(),
-                        epochs, Prices.AWS_S3_STANDARD.egressPerGb() / 1e9, c -> predictSteady(manifest, future, c, blockSize));
+                Advisor.Context ferryContext = new Advisor.Context(dataset, cacheBytes, ferryLoader.decodeWorkers(),
+                        ferryLoader.fetchConcurrency(), epochs, Prices.AWS_S3_STANDARD.egressPerGb() / 1e9,
+                        c -> predictSteady(manifest, future, c, blockSize));
                 System.out.println();
                 System.out.printf(Locale.ROOT, "ferry: a %s local tier (half the dataset) evicting by the plan (MIN), reads in plan order "
                         + "%d in flight, read-ahead sized in samples from rate and latency (at most %d samples, 64 MiB for the process)%n",
-                        Sizes.format(cacheBytes), loader.fetchConcurrency(), loader.aheadSamples());
+                        Sizes.format(cacheBytes), ferryLoader.fetchConcurrency(), ferryLoader.aheadSamples());
                 FerryMetrics metrics = metricsServer == null ? null : FerryMetrics.bind(metricsServer.registry(), chain.meter(), cache);
-                ferry = TrainingRun.run(new TrainingRun.Setup(cache, chain.meter(), cache, manifest, plan, loader, Decoder.identity(), epochs,
-                        step, predicted, ferryContext, metrics, new ReadAheadBudget(64L << 20)), new Bar("ferry"));
+                ferry = TrainingRun.run(new TrainingRun.Setup(cache, chain.meter(), cache, manifest, plan, ferryLoader, Decoder.identity(),
+                        epochs, step, predicted, ferryContext, metrics, new ReadAheadBudget(64L << 20)), new Bar("ferry"));
             } finally {
                 WorkDir.deleteTree(cacheDir);
             }
