@@ -257,7 +257,7 @@ public final class CachingStore extends ForwardingObjectStore {
     public ObjectContent get(GetRequest request) throws IOException {
         if (isPassThrough()) {
             blocks.counters().upstreamRequests.increment();
-            return delegate.get(request);
+            return delegate.get(new GetRequest(request.key(), request.range(), request.ifMatch())); // as asked, in parallel ranges
         }
         ObjectMeta meta = local(request.key(), request.ifMatch());
         if (meta == null) {

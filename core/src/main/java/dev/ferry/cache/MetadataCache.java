@@ -238,7 +238,8 @@ final class MetadataCache {
         return sentAt - m.fetchedAt() >= ttlNanos / 2;
     }
 
-    private static String folderOf(ObjectKey key) {
+    /** A key's folder: "bucket/" and the key up to its last {@code /}. */
+    static String folderOf(ObjectKey key) {
         return key.bucket() + "/" + key.key().substring(0, key.key().lastIndexOf('/') + 1);
     }
 
@@ -290,9 +291,13 @@ final class MetadataCache {
         return fresh;
     }
 
-    /** A miss's ranged GET, sent at {@code sentAt}, answered {@code meta} (which names no checksum): it is the key's metadata now. */
-    void answered(ObjectMeta meta, long sentAt) {
-        put(meta.key(), new Entry(meta, sentAt, false));
+    /**
+     * A miss's GET, sent at {@code sentAt}, answered {@code meta}: it is the key's metadata now. {@code whole} when it
+     * is all a HEAD answers (a GET of the whole object that asked for its checksum), not when it names no checksum
+     * (a ranged GET's).
+     */
+    void answered(ObjectMeta meta, long sentAt, boolean whole) {
+        put(meta.key(), new Entry(meta, sentAt, whole));
         onVersion.accept(meta.key(), meta.etag());
     }
 

@@ -1,5 +1,6 @@
 package dev.ferry.cache;
 
+import dev.ferry.store.BoundedInputStream;
 import dev.ferry.store.ByteRange;
 import dev.ferry.store.GetRequest;
 import dev.ferry.store.ObjectContent;
@@ -28,8 +29,13 @@ final class Misses {
     private final Clock clock;
     private final BlockCache blocks;
     private final MetadataCache metadata;
+    /** Folders kept in {@link #smallFolders}; past it the map starts again. */
+    static final int FOLDERS_KEPT = 100_000;
+
     /** Misses being asked upstream with no metadata known: one per key, the rest wait for its answer. */
     private final ConcurrentHashMap<ObjectKey, CompletableFuture<Void>> opening = new ConcurrentHashMap<>();
+    /** Per folder ({@link MetadataCache#folderOf}), whether the last object a miss found in it fit in one block. */
+    private final ConcurrentHashMap<String, Boolean> smallFolders = new ConcurrentHashMap<>();
 
     Misses(ObjectStore upstream, CacheConfig config, Clock clock, BlockCache blocks, MetadataCache metadata) {
         this.upstream = upstream;
@@ -72,12 +78,12 @@ final class Misses {
             return -1;
         }
         long sent = clock.nanoTime();
-        ObjectContent answer = missGet(request, first);
+        ObjectContent answer = missGet(request, first, false);
         if (answer == null) {
             return -1;
         }
         ObjectMeta meta = answer.meta();
-        metadata.answered(meta, sent);
+        metadata.answered(meta, sent, false);
         ByteRange range = request.range() == null ? (meta.size() == 0 ? null : ByteRange.of(0, meta.size())) : request.range().clip(meta.size());
         if (range == null) {
             answer.close();
@@ -90,15 +96,33 @@ final class Misses {
      * A miss's one request: a ranged GET of the run of blocks from {@code first} the read wants (at most a run),
      * pinned to the request's If-Match; null when upstream answers 416 (an empty object, or a read past its end).
      * A key upstream does not have is forgotten here, its blocks dropped.
+     *
+     * <p>With {@code whole} (a read of the whole object that asks for its checksum, in a folder whose last missed
+     * object fit in one block), a GET of the whole object asking for its checksum instead: a store names a checksum
+     * for no range, so the client is answered it at once and no HEAD is sent for it later. Should the object be
+     * larger than a block after all, its first block is read from that answer and the rest is left unsent (the
+     * connection is dropped, costing what was in flight), read as any object's later blocks are. A folder of
+     * small files, the commonest dataset there is, so costs one GET an object and no HEAD; where objects are
+     * large, a ranged GET is sent and the checksum is asked for by one HEAD, off the read path, which costs far
+     * less than the bytes in flight when a whole large object's answer is cut short.
      */
-    private ObjectContent missGet(GetRequest request, long first) throws IOException {
+    private ObjectContent missGet(GetRequest request, long first, boolean whole) throws IOException {
         ObjectKey key = request.key();
         long blockSize = config.blockSize();
         long wanted = request.range() == null ? Long.MAX_VALUE : (request.range().end() - 1) / blockSize;
         long last = first + Math.min(wanted - first, config.maxRunBlocks() - 1);
         try {
             blocks.counters().upstreamRequests.increment();
-            return upstream.get(new GetRequest(key, ByteRange.of(first * blockSize, (last - first + 1) * blockSize), request.ifMatch()));
+            ObjectContent answer = upstream.get(whole ? new GetRequest(key, null, request.ifMatch(), true)
+                    : new GetRequest(key, ByteRange.of(first * blockSize, (last - first + 1) * blockSize), request.ifMatch()));
+            if (smallFolders.size() >= FOLDERS_KEPT) {
+                smallFolders.clear();
+            }
+            smallFolders.put(MetadataCache.folderOf(key), answer.meta().size() <= blockSize);
+            if (whole && answer.range() != null && answer.range().length() > blockSize) {
+                return new ObjectContent(answer.meta(), ByteRange.of(0, blockSize), new BoundedInputStream(answer.stream(), blockSize));
+            }
+            return answer;
         } catch (ObjectNotFoundException e) {
             metadata.forget(key);
             throw e;
@@ -125,12 +149,13 @@ final class Misses {
             return null; // perhaps the bytes wanted: a HEAD says whether they still are
         }
         long sent = clock.nanoTime();
-        ObjectContent answer = missGet(request, first);
+        boolean whole = request.checksumAnswerable() && Boolean.TRUE.equals(smallFolders.get(MetadataCache.folderOf(request.key())));
+        ObjectContent answer = missGet(request, first, whole);
         if (answer == null) {
             return null;
         }
         ObjectMeta meta = answer.meta();
-        metadata.answered(meta, sent);
+        metadata.answered(meta, sent, whole);
         ByteRange range;
         try {
             range = ReadRange.of(request, meta);

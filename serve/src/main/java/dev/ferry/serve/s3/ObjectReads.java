@@ -70,7 +70,9 @@ final class ObjectReads {
             if (head) {
                 return null; // a HEAD may ask upstream for the checksum (CachingStore.withChecksum): not on the event loop
             }
-            meta = cache.withChecksum(key, meta, false);
+            if (!r.headers().contains("Range")) { // a range is answered no checksum: nothing to ask for
+                meta = cache.withChecksum(key, meta, false);
+            }
         }
         return getObject(r, key, head, meta, false, false);
     }
@@ -102,7 +104,7 @@ final class ObjectReads {
             }
             throw e;
         }
-        if (ObjectHeaders.checksumWanted(r.headers())) {
+        if (ObjectHeaders.checksumWanted(r.headers()) && (head || !r.headers().contains("Range"))) { // a range is answered none
             meta = checksummed(key, meta, head);
         }
         return getObject(r, key, head, meta, true, true);
@@ -126,9 +128,9 @@ final class ObjectReads {
      * suffix or multi-range (where it starts depends on the size), a client revalidating its copy ({@code If-None-Match},
      * {@code If-Modified-Since}: a 304 needs no bytes), a local copy (write-back, scratch), a range that upstream finds past the
      * end (answered 416 by the usual path). A client asking for the checksum ({@code x-amz-checksum-mode}, which
-     * boto3 and the AWS SDKs send on every GET by default) is answered it when the store's answer names it; a
-     * ranged GET's does not, so this first read goes without it (the SDK then has nothing to check), and one
-     * HEAD in the background, not in front of a read, gets it for the key's later reads ({@link #checksummed}).
+     * boto3 and the AWS SDKs send on every GET by default) of a whole object is answered it from the miss's own GET,
+     * which is then of the whole object ({@link GetRequest#withChecksum}); a client asking for it with a range is
+     * answered none, as S3 answers a range.
      */
     private Reply readUnknown(Request r, ObjectKey key) throws S3Error, IOException {
         if (stores.onlyLocal(key)
@@ -150,7 +152,8 @@ final class ObjectReads {
         }
         ObjectContent content;
         try {
-            content = stores.frontFor(key.bucket()).get(new GetRequest(key, asked, null));
+            GetRequest get = new GetRequest(key, asked, null);
+            content = stores.frontFor(key.bucket()).get(asked == null && ObjectHeaders.checksumWanted(r.headers()) ? get.withChecksum() : get);
         } catch (ObjectNotFoundException e) {
             // a store's 404 may mean the key or its bucket: S3 names which
             stores.requireBucket(key.bucket());

@@ -165,6 +165,71 @@ class MissIsOneRequestTest {
     }
 
     @Test
+    void inAFolderOfSmallObjects_aColdGetAskingTheChecksum_isAnsweredItFromItsOneGet(@TempDir Path dir) throws Exception {
+        try (DaemonFixture ferry = DaemonFixture.overS3(dir).with("prefetch-bytes", "0").start(); S3Client s3 = ferry.sdk("a", "b")) {
+            Random random = new Random(7);
+            List<byte[]> small = new ArrayList<>();
+            List<String> crcs = new ArrayList<>();
+            for (int i = 0; i < 6; i++) {
+                byte[] data = new byte[20_000 + i];
+                random.nextBytes(data);
+                Checksum crc = Checksum.ofStream(Checksum.Algorithm.CRC32C, new java.io.ByteArrayInputStream(data));
+                putBehind(ferry, "small/" + i + ".jpg", data, crc.applyTo(ObjectAttributes.NONE));
+                small.add(data);
+                crcs.add(crc.value());
+            }
+            byte[] big = new byte[(5 << 20) / 2]; // 2.5 blocks of the fixture's 1 MiB
+            random.nextBytes(big);
+            Checksum bigCrc = Checksum.ofStream(Checksum.Algorithm.CRC32C, new java.io.ByteArrayInputStream(big));
+            putBehind(ferry, "small/big.bin", big, bigCrc.applyTo(ObjectAttributes.NONE));
+
+            JsonNode before = byOp(ferry);
+            // the folder's first miss is a ranged GET (nothing says its objects are small yet): no checksum to answer
+            ResponseBytes<GetObjectResponse> first = s3.getObjectAsBytes(b -> b.bucket("data").key("small/0.jpg").checksumMode(ChecksumMode.ENABLED));
+            assertThat(first.asByteArray()).isEqualTo(small.get(0));
+            assertThat(first.response().checksumCRC32C()).isNull();
+            // the next misses in it GET the whole object asking for its checksum: answered it at once, one GET each
+            for (int i = 1; i < 4; i++) {
+                String key = "small/" + i + ".jpg";
+                ResponseBytes<GetObjectResponse> got = s3.getObjectAsBytes(b -> b.bucket("data").key(key).checksumMode(ChecksumMode.ENABLED));
+                assertThat(got.asByteArray()).isEqualTo(small.get(i));
+                assertThat(got.response().checksumCRC32C()).as(key).isEqualTo(crcs.get(i));
+            }
+            assertThat(delta(before, byOp(ferry), "get")).isEqualTo(4);
+            assertThat(delta(before, byOp(ferry), "head")).isZero();
+            // warm, asked again: the checksum is known, nothing is sent
+            JsonNode warm = byOp(ferry);
+            for (int i = 1; i < 4; i++) {
+                String key = "small/" + i + ".jpg";
+                assertThat(s3.getObjectAsBytes(b -> b.bucket("data").key(key).checksumMode(ChecksumMode.ENABLED)).response().checksumCRC32C())
+                        .isEqualTo(crcs.get(i));
+            }
+            assertThat(delta(warm, byOp(ferry), "get") + delta(warm, byOp(ferry), "head")).isZero();
+
+            // an object larger than a block in that folder: its first block comes from the whole GET, cut short, the
+            // rest from ranged GETs; the bytes and the checksum (the SDK checks one against the other) are right
+            ResponseBytes<GetObjectResponse> bigGot = s3.getObjectAsBytes(b -> b.bucket("data").key("small/big.bin").checksumMode(ChecksumMode.ENABLED));
+            assertThat(bigGot.asByteArray()).isEqualTo(big);
+            assertThat(bigGot.response().checksumCRC32C()).isEqualTo(bigCrc.value());
+            // and the folder's last miss was large: the next miss there is a ranged GET again
+            ResponseBytes<GetObjectResponse> after = s3.getObjectAsBytes(b -> b.bucket("data").key("small/4.jpg").checksumMode(ChecksumMode.ENABLED));
+            assertThat(after.asByteArray()).isEqualTo(small.get(4));
+            assertThat(after.response().checksumCRC32C()).isNull();
+            assertThat(delta(before, byOp(ferry), "head")).isZero();
+            // a ranged read asking for the checksum is answered none, as S3 answers a range, and asks nothing for it
+            JsonNode ranged = byOp(ferry);
+            ResponseBytes<GetObjectResponse> part = s3.getObjectAsBytes(b -> b.bucket("data").key("small/5.jpg").range("bytes=0-99")
+                    .checksumMode(ChecksumMode.ENABLED));
+            assertThat(part.asByteArray()).isEqualTo(Arrays.copyOf(small.get(5), 100));
+            assertThat(part.response().checksumCRC32C()).isNull();
+            assertThat(s3.getObjectAsBytes(b -> b.bucket("data").key("small/5.jpg").range("bytes=100-199")
+                    .checksumMode(ChecksumMode.ENABLED)).asByteArray()).isEqualTo(Arrays.copyOfRange(small.get(5), 100, 200));
+            assertThat(delta(ranged, byOp(ferry), "get")).isEqualTo(1);
+            assertThat(delta(ranged, byOp(ferry), "head")).isZero();
+        }
+    }
+
+    @Test
     void warmReadsAfterTheTtl_askNothingFirst_andAReplacementIsSeenWithinTwiceTheTtl(@TempDir Path dir) throws Exception {
         long ttlMillis = 4000;
         ManualClock clock = new ManualClock(); // the daemon's: the TTL passes when the test says, however slow the machine
