@@ -9,6 +9,7 @@ import java.io.IOException;
 import java.io.InterruptedIOException;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Collection;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -53,6 +54,10 @@ final class FolderListings {
     static final int AHEAD_ENTRIES = 2 * ListRequest.DEFAULT_MAX_KEYS;
     /** LISTs made ahead at once, in the whole mount. */
     static final int AHEAD_CONCURRENCY = 8;
+    /** Subfolders to list ahead from which the tree under their folder is listed instead, see {@link #listAhead}. */
+    static final int TREE_AT_LEAST = 2;
+    /** Pages of a tree listed ahead, at most (10,000 keys); folders it did not reach are listed one at a time. */
+    static final int TREE_PAGES = 10;
 
     private final ObjectStore reader;
     private final Clock clock;
@@ -343,23 +348,26 @@ final class FolderListings {
     }
 
     /**
-     * A reader listed {@code prefix} (a walker, {@code ls}, {@code find}): its subfolders not kept yet are listed
-     * ahead, {@link #AHEAD_CONCURRENCY} at once, the first {@link #AHEAD_FOLDERS} of them, each only when it is
-     * small ({@link #AHEAD_ENTRIES}); a walker then finds them kept instead of waiting for one LIST after another.
-     * Listings made ahead list nothing further ahead themselves: the walker's next readdir does, one level on.
+     * A reader listed {@code prefix} (a walker, {@code ls}, {@code find}): its subfolders not kept yet, the first
+     * {@link #AHEAD_FOLDERS} of them, are listed ahead, each kept only when it is small ({@link #AHEAD_ENTRIES}); a
+     * walker then finds them kept instead of waiting for one LIST after another. Where there are several, the tree
+     * under {@code prefix} is listed in pages with no delimiter ({@link TreeListing}, at most {@link #TREE_PAGES}),
+     * which hands over every folder in it, at any depth, as it completes; what it did not reach is listed a folder at
+     * a time, {@link #AHEAD_CONCURRENCY} at once. Listings made a folder at a time list nothing further ahead
+     * themselves: the walker's next readdir does, one level on.
      */
     private void listAhead(String bucket, String prefix, List<FolderEntry> entries) {
         if (ttlNanos <= 0 || ahead == null) {
             return;
         }
-        int n = 0;
+        Map<String, CompletableFuture<Listing>> claimed = new LinkedHashMap<>();
         long now = clock.nanoTime();
         for (FolderEntry e : entries) {
             if (e.meta() != null || !usable(e.name())) {
                 continue;
             }
-            if (++n > AHEAD_FOLDERS) {
-                return;
+            if (claimed.size() >= AHEAD_FOLDERS) {
+                break;
             }
             String sub = prefix + e.name() + "/";
             String id = folderId(bucket, sub);
@@ -368,31 +376,82 @@ final class FolderListings {
                 continue;
             }
             CompletableFuture<Listing> mine = new CompletableFuture<>();
-            if (listing.putIfAbsent(id, mine) != null) {
-                continue;
+            if (listing.putIfAbsent(id, mine) == null) {
+                claimed.put(sub, mine);
             }
+        }
+        if (claimed.size() >= TREE_AT_LEAST) {
+            run(() -> listTree(bucket, prefix, claimed), claimed.values());
+        } else {
+            claimed.forEach((sub, mine) -> aheadOne(bucket, sub, mine));
+        }
+    }
+
+    /** Lists the tree under {@code prefix} for the claimed subfolders, then those it did not reach one at a time. */
+    private void listTree(String bucket, String prefix, Map<String, CompletableFuture<Listing>> claimed) {
+        long gen = generation.get();
+        long at = clock.nanoTime();
+        try {
+            new TreeListing(reader, bucket, prefix, AHEAD_ENTRIES, (sub, entries) -> {
+                String id = folderId(bucket, sub);
+                if (entries == null) {
+                    headsOnly(id, at);
+                } else {
+                    keep(id, entries, at, gen);
+                    for (FolderEntry e : entries) {
+                        if (e.meta() == null) {
+                            local.removeFolder(bucket, sub + e.name()); // made with mkdir, listed now: real
+                        }
+                    }
+                }
+                CompletableFuture<Listing> mine = claimed.remove(sub);
+                if (mine != null) {
+                    mine.complete(entries == null ? null : kept(id));
+                    listing.remove(id, mine);
+                }
+            }).run(TREE_PAGES);
+        } catch (IOException | RuntimeException failed) {
+            // what it did not hand over is listed a folder at a time
+        }
+        claimed.forEach((sub, mine) -> aheadOne(bucket, sub, mine));
+    }
+
+    /** Lists one claimed subfolder ahead of a reader ({@link #AHEAD_ENTRIES} at most), on the ahead pool. */
+    private void aheadOne(String bucket, String sub, CompletableFuture<Listing> mine) {
+        run(() -> {
             try {
-                ahead.execute(() -> {
-                    try {
-                        aheadPermits.acquire();
-                    } catch (InterruptedException closing) {
-                        mine.complete(null);
-                        listing.remove(id, mine);
-                        return;
-                    }
-                    try {
-                        runListing(bucket, sub, id, mine, AHEAD_ENTRIES);
-                    } catch (IOException | RuntimeException failed) {
-                        // a reader that gets there lists it itself
-                    } finally {
-                        aheadPermits.release();
-                    }
-                });
-            } catch (RejectedExecutionException closing) {
-                mine.complete(null);
-                listing.remove(id, mine);
-                return;
+                runListing(bucket, sub, folderId(bucket, sub), mine, AHEAD_ENTRIES);
+            } catch (IOException | RuntimeException failed) {
+                // a reader that gets there lists it itself
             }
+        }, List.of(mine));
+    }
+
+    /**
+     * Runs {@code work} on the ahead pool holding one of its {@link #AHEAD_CONCURRENCY} permits; when the pool is
+     * closing, {@code mine} (the listings it would have made) complete with none, for their waiters to list themselves.
+     */
+    private void run(Runnable work, Collection<CompletableFuture<Listing>> mine) {
+        Runnable none = () -> List.copyOf(mine).forEach(f -> {
+            f.complete(null);
+            listing.values().remove(f);
+        });
+        try {
+            ahead.execute(() -> {
+                try {
+                    aheadPermits.acquire();
+                } catch (InterruptedException closing) {
+                    none.run();
+                    return;
+                }
+                try {
+                    work.run();
+                } finally {
+                    aheadPermits.release();
+                }
+            });
+        } catch (RejectedExecutionException closing) {
+            none.run();
         }
     }
 
@@ -415,7 +474,8 @@ final class FolderListings {
         return p.nextToken();
     }
 
-    private static boolean usable(String name) {
+    /** Whether a path can hold {@code name} as one of its parts. */
+    static boolean usable(String name) {
         return !name.isEmpty() && !name.equals(".") && !name.equals("..") && name.indexOf('/') < 0;
     }
 }
