@@ -104,6 +104,11 @@ final class FerryFs implements FuseOperations {
     }
 
     /** Folders being listed now, ahead of a reader or for one. */
+    /** See {@link Folders#probe}. */
+    String probe() {
+        return folders.probe();
+    }
+
     int foldersBeingListed() {
         return folders.beingListed();
     }

@@ -74,6 +74,21 @@ final class Folders {
         return listings.listed(loc);
     }
 
+    /**
+     * Asks the store for its buckets once, as the first lookups will: the store's answer (and the client's first
+     * connection) is ready before a reader comes, and one that cannot be reached is said at once. Null when it
+     * answered, else why not.
+     */
+    String probe() {
+        try {
+            bucketNames = buckets.listBuckets().stream().map(BucketOperations.Bucket::name).toList();
+            bucketNamesAt = clock.nanoTime();
+            return null;
+        } catch (IOException | RuntimeException e) {
+            return e.getMessage();
+        }
+    }
+
     boolean bucketExists(String bucket) throws IOException {
         long now = clock.nanoTime();
         List<String> names = bucketNames;

@@ -109,6 +109,13 @@ public final class Mount implements AutoCloseable {
                             + config.kernelReadAhead() / 1024 + " KiB of --kernel-read-ahead: " + why + ".");
                 }
             }
+            Thread.ofVirtual().name("ferry-mount-probe").start(() -> {
+                String why = fs.probe();
+                if (why != null) {
+                    say.accept("the store at " + description + " did not answer a first request (" + why
+                            + "); reads through the mount fail until it does.");
+                }
+            });
         } catch (UnsatisfiedLinkError e) {
             closeTiers();
             throw new FuseCheck.FuseUnavailableException("FUSE is not available: libfuse3 (" + lib + ") could not be loaded ("

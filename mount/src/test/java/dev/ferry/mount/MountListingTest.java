@@ -19,6 +19,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Arrays;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.Random;
 import org.junit.jupiter.api.AfterAll;
@@ -136,6 +137,28 @@ class MountListingTest {
             long expected = 1 + 1;
             assertThat(lists(walking, expected)).as("the top by the walker, the tree under it ahead of it").isEqualTo(expected);
             assertThat(walking.meter().requests(Op.HEAD)).as("sizes come from the listing").isZero();
+        }
+    }
+
+    @Test
+    void aStoreThatCannotBeReached_isSaidAtOnce_whenMounting() throws Exception {
+        int closed;
+        try (java.net.ServerSocket s = new java.net.ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
+            closed = s.getLocalPort(); // nothing listens there once closed
+        }
+        Path mp2 = Files.createDirectories(tmp.resolve("mp-unreachable"));
+        List<String> said = new java.util.concurrent.CopyOnWriteArrayList<>();
+        try (Mount m = Mount.start(config(mp2, "cache-unreachable", Map.of("upstream", "http://127.0.0.1:" + closed)), Clock.system(), said::add)) {
+            Await.until("a sentence on the store that did not answer", Duration.ofSeconds(30),
+                    () -> said.stream().anyMatch(x -> x.contains("did not answer a first request")));
+            assertThat(said).anyMatch(x -> x.startsWith("the store at http://127.0.0.1:" + closed + " did not answer"));
+        }
+        // one that answers is said nothing of
+        Path mp3 = Files.createDirectories(tmp.resolve("mp-reachable"));
+        List<String> quiet = new java.util.concurrent.CopyOnWriteArrayList<>();
+        try (Mount m = Mount.start(config(mp3, "cache-reachable", Map.of()), Clock.system(), quiet::add)) {
+            assertThat(Tools.sh("ls '" + mp3 + "'").trim()).isEqualTo("data");
+            assertThat(quiet).noneMatch(x -> x.contains("did not answer"));
         }
     }
 
