@@ -42,7 +42,12 @@ def _pax_path(records):
         space = records.find(b" ", i)
         if space < 0:
             break
-        length = int(records[i:space])
+        try:
+            length = int(records[i:space])
+        except ValueError:
+            length = 0
+        if length <= space - i:
+            raise ValueError(f"a pax header's record at byte {i} has no valid length: {bytes(records[i:space])!r}")
         record = records[space + 1:i + length - 1]  # "key=value", without the newline
         key, _, value = record.partition(b"=")
         if key == b"path":
@@ -80,10 +85,10 @@ def _members(data):
             name, long_name = long_name, None
         else:
             name = bytes(header[0:100]).split(b"\0", 1)[0].decode("utf-8")
-            if bytes(header[257:262]) == b"ustar":
+            if bytes(header[257:263]) == b"ustar\0":  # POSIX ustar; GNU's "ustar  " keeps times there
                 prefix = bytes(header[345:500]).split(b"\0", 1)[0].decode("utf-8")
                 name = f"{prefix}/{name}" if prefix else name
-        if kind in (b"0", b"\0", b"7"):
+        if kind in (b"0", b"\0", b"7") and not name.endswith("/"):  # an old-style folder is a "\0" ending in /
             yield name, body
 
 

@@ -72,6 +72,26 @@ class TarSampleTest(unittest.TestCase):
             tar_sample(bytes(corrupt))
         with self.assertRaisesRegex(ValueError, "no tar member"):
             tar_sample(b"\0" * 1024)
+        # a pax record whose length does not move past itself: refused, not read forever
+        pax = tarfile.TarInfo("././@PaxHeader")
+        pax.type = tarfile.XHDTYPE
+        record = b"0 path=x\n"
+        pax.size = len(record)
+        buf = io.BytesIO()
+        buf.write(pax.tobuf(format=tarfile.USTAR_FORMAT))
+        buf.write(record + b"\0" * (512 - len(record)))
+        buf.write(data)
+        with self.assertRaisesRegex(ValueError, "pax header's record at byte 0 has no valid length"):
+            tar_sample(buf.getvalue())
+
+    def test_folder_members_are_no_fields(self):
+        folder = tarfile.TarInfo("train/")
+        folder.type = tarfile.REGTYPE  # an old-style folder: a regular member whose name ends in /
+        buf = io.BytesIO()
+        buf.write(folder.tobuf(format=tarfile.USTAR_FORMAT))
+        data, _ = shard(self.members[:3])
+        buf.write(data)
+        self.assertEqual(tar_sample(buf.getvalue())["__key__"], "train/s0000")
 
 
 if __name__ == "__main__":

@@ -103,12 +103,12 @@ final class FerryFs implements FuseOperations {
         return flushes.sum();
     }
 
-    /** Folders being listed now, ahead of a reader or for one. */
     /** See {@link Folders#probe}. */
     String probe() {
         return folders.probe();
     }
 
+    /** Folders being listed now, ahead of a reader or for one. */
     int foldersBeingListed() {
         return folders.beingListed();
     }

@@ -372,8 +372,9 @@ final class FolderListings {
             String sub = prefix + e.name() + "/";
             String id = folderId(bucket, sub);
             Listing l = kept(id);
-            if (l != null && fresh(l, now)) {
-                continue;
+            Long large = headsOnly.get(id);
+            if (l != null && fresh(l, now) || large != null && now - large < ttlNanos) {
+                continue; // kept, or found too large to keep (or written through the mount) within the TTL
             }
             CompletableFuture<Listing> mine = new CompletableFuture<>();
             if (listing.putIfAbsent(id, mine) == null) {

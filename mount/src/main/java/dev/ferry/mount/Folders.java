@@ -85,7 +85,7 @@ final class Folders {
             bucketNamesAt = clock.nanoTime();
             return null;
         } catch (IOException | RuntimeException e) {
-            return e.getMessage();
+            return e.getMessage() != null ? e.getMessage() : e.getClass().getSimpleName();
         }
     }
 

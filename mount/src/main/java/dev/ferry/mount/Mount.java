@@ -111,7 +111,7 @@ public final class Mount implements AutoCloseable {
             }
             Thread.ofVirtual().name("ferry-mount-probe").start(() -> {
                 String why = fs.probe();
-                if (why != null) {
+                if (why != null && !isClosed()) { // a mount closed meanwhile closed the client under it
                     say.accept("the store at " + description + " did not answer a first request (" + why
                             + "); reads through the mount fail until it does.");
                 }
@@ -222,6 +222,10 @@ public final class Mount implements AutoCloseable {
     /** Folders being listed now, ahead of a reader (as {@code os.walk} goes) or for one. */
     public int foldersBeingListed() {
         return fs.foldersBeingListed();
+    }
+
+    private synchronized boolean isClosed() {
+        return closed;
     }
 
     /** Unmounts, waits up to flush-timeout for pending uploads (what is left resumes at the next start), closes the tiers. */
