@@ -81,8 +81,7 @@ final class Folders {
      */
     String probe() {
         try {
-            bucketNames = buckets.listBuckets().stream().map(BucketOperations.Bucket::name).toList();
-            bucketNamesAt = clock.nanoTime();
+            listBucketNames(clock.nanoTime());
             return null;
         } catch (IOException | RuntimeException e) {
             return e.getMessage() != null ? e.getMessage() : e.getClass().getSimpleName();
@@ -93,11 +92,17 @@ final class Folders {
         long now = clock.nanoTime();
         List<String> names = bucketNames;
         if (names == null || now - bucketNamesAt > BUCKETS_TTL_NANOS || !names.contains(bucket)) {
-            names = buckets.listBuckets().stream().map(BucketOperations.Bucket::name).toList();
-            bucketNames = names;
-            bucketNamesAt = now;
+            names = listBucketNames(now);
         }
         return names.contains(bucket);
+    }
+
+    /** The store's buckets, asked now, kept as of {@code now}. */
+    private List<String> listBucketNames(long now) throws IOException {
+        List<String> names = buckets.listBuckets().stream().map(BucketOperations.Bucket::name).toList();
+        bucketNames = names;
+        bucketNamesAt = now;
+        return names;
     }
 
     boolean isDir(Loc loc) throws IOException {

@@ -66,13 +66,11 @@ final class ObjectReads {
         if (meta == null) {
             return null;
         }
-        if (ObjectHeaders.checksumWanted(r.headers())) {
-            if (head) {
-                return null; // a HEAD may ask upstream for the checksum (CachingStore.withChecksum): not on the event loop
-            }
-            if (!r.headers().contains("Range")) { // a range is answered no checksum: nothing to ask for
-                meta = cache.withChecksum(key, meta, false);
-            }
+        if (head && ObjectHeaders.checksumWanted(r.headers())) {
+            return null; // a HEAD may ask upstream for the checksum (CachingStore.withChecksum): not on the event loop
+        }
+        if (wholeChecksumWanted(r)) {
+            meta = cache.withChecksum(key, meta, false);
         }
         return getObject(r, key, head, meta, false, false);
     }
@@ -104,10 +102,18 @@ final class ObjectReads {
             }
             throw e;
         }
-        if (ObjectHeaders.checksumWanted(r.headers()) && (head || !r.headers().contains("Range"))) { // a range is answered none
+        if (head ? ObjectHeaders.checksumWanted(r.headers()) : wholeChecksumWanted(r)) {
             meta = checksummed(key, meta, head);
         }
         return getObject(r, key, head, meta, true, true);
+    }
+
+    /**
+     * Whether a read asks for the object's checksum ({@code x-amz-checksum-mode}) where one is answered: of the whole
+     * object. A range is answered none, as S3 answers it, so nothing is asked upstream for it.
+     */
+    private static boolean wholeChecksumWanted(Request r) {
+        return ObjectHeaders.checksumWanted(r.headers()) && !r.headers().contains("Range");
     }
 
     /**
@@ -153,7 +159,7 @@ final class ObjectReads {
         ObjectContent content;
         try {
             GetRequest get = new GetRequest(key, asked, null);
-            content = stores.frontFor(key.bucket()).get(asked == null && ObjectHeaders.checksumWanted(r.headers()) ? get.withChecksum() : get);
+            content = stores.frontFor(key.bucket()).get(wholeChecksumWanted(r) ? get.withChecksum() : get);
         } catch (ObjectNotFoundException e) {
             // a store's 404 may mean the key or its bucket: S3 names which
             stores.requireBucket(key.bucket());
