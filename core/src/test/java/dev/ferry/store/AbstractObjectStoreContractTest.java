@@ -6,7 +6,9 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Random;
 import java.util.UUID;
 import org.junit.jupiter.api.BeforeEach;
@@ -197,6 +199,34 @@ public abstract class AbstractObjectStoreContractTest {
         }
         assertThat(seen).containsExactlyElementsOf(expected);
         assertThat(pages).isEqualTo(3);
+    }
+
+    @Test
+    void list_startAfter_beginsPastThatKey_atAnyDepth_andPagesOnFromThere() throws IOException {
+        List<String> names = List.of("a.b", "a/1", "a/x/2", "a0", "b/1", "b/2", "c"); // in key order
+        for (String name : names) {
+            store().put(key(name), PutBody.ofBytes(new byte[] {1}));
+        }
+        Map<String, List<String>> cases = new LinkedHashMap<>();
+        cases.put("a/1", names.subList(2, 7)); // inside a folder: its later keys, and every one after it
+        cases.put("a", names); // a folder's name without its '/': "a.b" sorts after it
+        cases.put("a/", names.subList(1, 7));
+        cases.put("b/", names.subList(4, 7));
+        cases.put("b/9", names.subList(6, 7));
+        cases.put("z", List.of());
+        for (var c : cases.entrySet()) {
+            List<String> seen = new ArrayList<>();
+            ListRequest request = ListRequest.of(bucket(), prefix).withMaxKeys(2).withStartAfter(prefix + c.getKey());
+            while (true) {
+                ListPage page = store().list(request);
+                page.objects().forEach(m -> seen.add(m.key().key().substring(prefix.length())));
+                if (!page.isTruncated()) {
+                    break;
+                }
+                request = request.withContinuationToken(page.nextToken());
+            }
+            assertThat(seen).as("start-after %s", c.getKey()).containsExactlyElementsOf(c.getValue());
+        }
     }
 
     @Test

@@ -204,6 +204,8 @@ public final class S3ObjectStore implements ObjectStore, BucketOperations, Multi
         }
         if (request.continuationToken() != null) {
             b.continuationToken(request.continuationToken());
+        } else if (request.startAfter() != null) {
+            b.startAfter(request.startAfter());
         }
         ListObjectsV2Request list = b.build();
         ListObjectsV2Response r = call("LIST s3://" + request.bucket() + "/" + request.prefix(), null, () -> s3.listObjectsV2(list));

@@ -38,7 +38,6 @@ import java.util.Comparator;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.Objects;
-import java.util.TreeSet;
 import java.util.stream.Stream;
 
 /**
@@ -59,7 +58,8 @@ import java.util.stream.Stream;
  *
  * <p>Keys that a file system cannot hold as given (empty segments, {@code .} or {@code ..}, a trailing
  * '/') are refused with a fatal error; nothing outside {@code ROOT} is ever read or written.
- * Listing walks the folder under the prefix and sorts: fine for thousands of keys per prefix, not millions.
+ * Listing reads the folders under the prefix in key order, a folder at a time ({@link KeyWalk}), from where the page
+ * starts: a page costs the folders it reaches.
  *
  * <p>Thread-safe: every operation is a file-system operation, atomic where it matters.
  */
@@ -179,23 +179,14 @@ public final class FileObjectStore implements ObjectStore, BucketOperations, Mul
         if (!start.normalize().startsWith(bucketDir) || !Files.isDirectory(start)) {
             return new ListPage(List.of(), List.of(), null);
         }
-        TreeSet<String> keys = new TreeSet<>();
-        try (Stream<Path> walk = Files.walk(start)) {
-            walk.filter(Files::isRegularFile).forEach(p -> {
-                String key = bucketDir.relativize(p).toString().replace(p.getFileSystem().getSeparator(), "/");
-                if (key.startsWith(prefix)) {
-                    keys.add(key);
-                }
-            });
-        } catch (java.io.UncheckedIOException e) {
-            throw e.getCause();
-        }
         List<ObjectMeta> objects = new ArrayList<>();
         List<String> prefixes = new ArrayList<>();
-        String after = request.continuationToken();
+        String after = request.continuationToken() != null ? request.continuationToken() : request.startAfter();
         String last = null;
         boolean truncated = false;
-        for (String key : after == null ? keys : keys.tailSet(after, false)) {
+        KeyWalk keys = new KeyWalk(bucketDir, start, prefix, after);
+        while (walkHasNext(keys)) {
+            String key = keys.next();
             String entry = key;
             boolean isPrefix = false;
             if (request.delimiter() != null) {
@@ -218,6 +209,7 @@ public final class FileObjectStore implements ObjectStore, BucketOperations, Mul
             if (isPrefix) {
                 prefixes.add(entry);
                 last = entry + Character.MAX_VALUE; // resume after every key under this prefix
+                keys.skipTo(last);
             } else {
                 try {
                     objects.add(meta(ObjectKey.of(request.bucket(), key),
@@ -229,6 +221,14 @@ public final class FileObjectStore implements ObjectStore, BucketOperations, Mul
             }
         }
         return new ListPage(objects, prefixes, truncated ? last : null);
+    }
+
+    private static boolean walkHasNext(KeyWalk keys) throws IOException {
+        try {
+            return keys.hasNext();
+        } catch (java.io.UncheckedIOException e) {
+            throw e.getCause();
+        }
     }
 
     @Override

@@ -36,8 +36,8 @@ import org.slf4j.LoggerFactory;
  *
  * <p>A page resumes from the store's token of the store page it ended in, skipping the names up to the last
  * one listed ({@link ContinuationTokens}); markers ({@code start-after}, v1 {@code marker}, {@code key-marker})
- * skip names from the store's first page. A delimiter the store refuses (s3proxy takes only {@code /}) is
- * grouped here over a listing without one, as S3 would group it. Thread-safe.
+ * are where the store's first page starts, and names up to them are skipped. A delimiter the store refuses
+ * (s3proxy takes only {@code /}) is grouped here over a listing without one, as S3 would group it. Thread-safe.
  */
 final class Listing {
     static final int MAX_KEYS = 1000;
@@ -201,7 +201,10 @@ final class Listing {
         while (true) {
             ListPage page;
             try {
-                page = store.list(new ListRequest(bucket, prefix, ferryGroups ? null : delimiter, token, MAX_KEYS));
+                // the store's first page begins at the marker: a listing from the middle of a large bucket does
+                // not page through all that comes before it (names at or before it are skipped here all the same)
+                page = store.list(new ListRequest(bucket, prefix, ferryGroups ? null : delimiter, token, MAX_KEYS,
+                        token == null ? after : null));
             } catch (StoreException e) {
                 if (ferryGroups || delimiter == null || delimiter.equals("/") || token != null || e.httpStatus() != 400) {
                     throw e;
