@@ -20,7 +20,6 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Executor;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.Semaphore;
-import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
@@ -57,7 +56,7 @@ final class FolderListings {
     static final int AHEAD_CONCURRENCY = 8;
     /** Subfolders to list ahead from which the tree under their folder is listed instead, see {@link #listAhead}. */
     static final int TREE_AT_LEAST = 2;
-    /** Pages of each range of a tree listed ahead, at most (10,000 keys); folders not reached are listed one at a time. */
+    /** Pages of a tree listed ahead, at most (10,000 keys); folders it did not reach are listed one at a time. */
     static final int TREE_PAGES = 10;
 
     private final ObjectStore reader;
@@ -352,9 +351,9 @@ final class FolderListings {
      * A reader listed {@code prefix} (a walker, {@code ls}, {@code find}): its subfolders not kept yet, the first
      * {@link #AHEAD_FOLDERS} of them, are listed ahead, each kept only when it is small ({@link #AHEAD_ENTRIES}); a
      * walker then finds them kept instead of waiting for one LIST after another. Where there are several, the tree
-     * under {@code prefix} is listed in pages with no delimiter ({@link TreeListing}), in ranges of them listed at once
-     * (at most {@link #TREE_PAGES} pages each), which hand over every folder, at any depth, as it completes; what they
-     * did not reach is listed a folder at a time. Listings made a folder at a time list nothing further ahead
+     * under {@code prefix} is listed in pages with no delimiter ({@link TreeListing}, at most {@link #TREE_PAGES}),
+     * which hands over every folder in it, at any depth, as it completes; what it did not reach is listed a folder at
+     * a time, {@link #AHEAD_CONCURRENCY} at once. Listings made a folder at a time list nothing further ahead
      * themselves: the walker's next readdir does, one level on.
      */
     private void listAhead(String bucket, String prefix, List<FolderEntry> entries) {
@@ -364,7 +363,7 @@ final class FolderListings {
         Map<String, CompletableFuture<Listing>> claimed = new LinkedHashMap<>();
         long now = clock.nanoTime();
         for (FolderEntry e : entries) {
-            if (e.meta() != null || !FolderEntry.usable(e.name())) {
+            if (e.meta() != null || !usable(e.name())) {
                 continue;
             }
             if (claimed.size() >= AHEAD_FOLDERS) {
@@ -383,59 +382,39 @@ final class FolderListings {
             }
         }
         if (claimed.size() >= TREE_AT_LEAST) {
-            listTree(bucket, prefix, claimed);
+            run(() -> listTree(bucket, prefix, claimed), claimed.values());
         } else {
             claimed.forEach((sub, mine) -> aheadOne(bucket, sub, mine));
         }
     }
 
-    /**
-     * Lists the tree under {@code prefix} for the claimed subfolders, as up to {@link #AHEAD_CONCURRENCY} ranges of
-     * them at once ({@link TreeListing}), then those no range reached one at a time.
-     */
+    /** Lists the tree under {@code prefix} for the claimed subfolders, then those it did not reach one at a time. */
     private void listTree(String bucket, String prefix, Map<String, CompletableFuture<Listing>> claimed) {
-        List<String> subs = new ArrayList<>(claimed.keySet()); // in the store's order, as its listing named them
-        Map<String, CompletableFuture<Listing>> waiting = new ConcurrentHashMap<>(claimed);
-        int ranges = Math.min(AHEAD_CONCURRENCY, subs.size());
-        AtomicInteger running = new AtomicInteger(ranges);
         long gen = generation.get();
         long at = clock.nanoTime();
-        for (int r = 0; r < ranges; r++) {
-            List<String> mine = subs.subList(r * subs.size() / ranges, (r + 1) * subs.size() / ranges);
-            String until = r + 1 < ranges ? subs.get((r + 1) * subs.size() / ranges) : null;
-            List<CompletableFuture<Listing>> its = mine.stream().map(claimed::get).toList();
-            run(() -> {
-                try { // what it does not hand over is listed a folder at a time
-                    new TreeListing(reader, bucket, prefix, AHEAD_ENTRIES, (sub, entries) -> handOver(bucket, sub, entries,
-                            waiting, at, gen), mine.get(0), until).run(TREE_PAGES);
-                } catch (IOException | RuntimeException failed) {
+        try {
+            new TreeListing(reader, bucket, prefix, AHEAD_ENTRIES, (sub, entries) -> {
+                String id = folderId(bucket, sub);
+                if (entries == null) {
+                    headsOnly(id, at);
+                } else {
+                    keep(id, entries, at, gen);
+                    for (FolderEntry e : entries) {
+                        if (e.meta() == null) {
+                            local.removeFolder(bucket, sub + e.name()); // made with mkdir, listed now: real
+                        }
+                    }
                 }
-                if (running.decrementAndGet() == 0) {
-                    waiting.forEach((sub, left) -> aheadOne(bucket, sub, left));
+                CompletableFuture<Listing> mine = claimed.remove(sub);
+                if (mine != null) {
+                    mine.complete(entries == null ? null : kept(id));
+                    listing.remove(id, mine);
                 }
-            }, its);
+            }).run(TREE_PAGES);
+        } catch (IOException | RuntimeException failed) {
+            // what it did not hand over is listed a folder at a time
         }
-    }
-
-    /** A folder a tree's listing found complete: kept (or marked too large), and its waiters given it. */
-    private void handOver(String bucket, String sub, List<FolderEntry> entries, Map<String, CompletableFuture<Listing>> waiting,
-            long at, long gen) {
-        String id = folderId(bucket, sub);
-        if (entries == null) {
-            headsOnly(id, at);
-        } else {
-            keep(id, entries, at, gen);
-            for (FolderEntry e : entries) {
-                if (e.meta() == null) {
-                    local.removeFolder(bucket, sub + e.name()); // made with mkdir, listed now: real
-                }
-            }
-        }
-        CompletableFuture<Listing> mine = waiting.remove(sub);
-        if (mine != null) {
-            mine.complete(entries == null ? null : kept(id));
-            listing.remove(id, mine);
-        }
+        claimed.forEach((sub, mine) -> aheadOne(bucket, sub, mine));
     }
 
     /** Lists one claimed subfolder ahead of a reader ({@link #AHEAD_ENTRIES} at most), on the ahead pool. */
@@ -482,17 +461,22 @@ final class FolderListings {
         ListPage p = reader.list(new ListRequest(bucket, prefix, "/", token, ListRequest.DEFAULT_MAX_KEYS));
         for (String cp : p.commonPrefixes()) {
             String name = cp.substring(prefix.length(), cp.length() - 1);
-            if (FolderEntry.usable(name)) {
+            if (usable(name)) {
                 entries.add(new FolderEntry(name, null));
                 local.removeFolder(bucket, cp.substring(0, cp.length() - 1)); // made with mkdir, listed now: real
             }
         }
         for (ObjectMeta m : p.objects()) {
             String name = m.key().key().substring(prefix.length());
-            if (FolderEntry.usable(name)) {
+            if (usable(name)) {
                 entries.add(new FolderEntry(name, m));
             }
         }
         return p.nextToken();
+    }
+
+    /** Whether a path can hold {@code name} as one of its parts. */
+    static boolean usable(String name) {
+        return !name.isEmpty() && !name.equals(".") && !name.equals("..") && name.indexOf('/') < 0;
     }
 }

@@ -16,14 +16,7 @@ import java.util.List;
  * order and a folder's keys are contiguous, so a folder is complete as soon as a key outside it arrives; each is
  * handed over then ({@link Sink#complete}), for a walker that waits on it, and the rest of the tree is still
  * being listed. What is found is what a LIST of each folder with {@code /} as delimiter names: its files with
- * their metadata, its subfolders by name, no name a path cannot hold ({@link FolderEntry#usable}).
- *
- * <p>A tree can be listed as several ranges at once, each one listing a run of the top's subfolders: from just
- * before the first ({@code start-after} its name) up to the first key of the next range's first folder. A range
- * begins before its first folder's keys, so every folder it reaches is complete from its first key; what lies
- * between two ranges' folders (a file of the top, a folder named like {@code c-x/} before {@code c/}) is reached by
- * both, and handed over twice, the same. A range ends on seeing a key of the next range's folder, in the store's
- * own order, so no comparison of keys here has to agree with the store's.
+ * their metadata, its subfolders by name, no name a path cannot hold ({@link FolderListings#usable}).
  *
  * <p>Not thread-safe: one run's.
  */
@@ -51,60 +44,39 @@ final class TreeListing {
     private final String top;
     private final int maxEntries;
     private final Sink sink;
-    private final String from;
-    private final String until;
     /** The folders open now, outermost first: each a prefix of the next, and of the last key seen. */
     private final ArrayDeque<Open> open = new ArrayDeque<>();
 
     /** The folders under {@code top} (a folder's prefix, "" for the bucket's top; not itself listed) of {@code bucket}. */
     TreeListing(ObjectStore reader, String bucket, String top, int maxEntries, Sink sink) {
-        this(reader, bucket, top, maxEntries, sink, null, null);
-    }
-
-    /**
-     * One range of the tree under {@code top}: from its subfolder {@code from} (a prefix ending in {@code /}; null: the
-     * tree's start) up to the first key under its subfolder {@code until} (null: the tree's end). See the class doc.
-     */
-    TreeListing(ObjectStore reader, String bucket, String top, int maxEntries, Sink sink, String from, String until) {
         this.reader = reader;
         this.bucket = bucket;
         this.top = top;
         this.maxEntries = maxEntries;
         this.sink = sink;
-        this.from = from;
-        this.until = until;
     }
 
     /**
-     * Lists the tree (or its range), at most {@code maxPages} pages; every folder found complete is handed to the
-     * sink. True when all of it was listed (every folder in it handed over), false when it has more pages than that
-     * (the folders still open then are not handed over).
+     * Lists the tree, at most {@code maxPages} pages; every folder found complete is handed to the sink. True when
+     * the whole tree was listed (every folder under it handed over), false when it has more pages than that (the
+     * folders still open then are not handed over).
      */
     boolean run(int maxPages) throws IOException {
-        // just before the range's first folder: "c" for "top/c/", so its keys, and any of a folder sorting between, follow
-        String startAfter = from == null ? null : from.substring(0, from.length() - 1);
         String token = null;
         for (int page = 0; page < maxPages; page++) {
-            ListPage p = reader.list(new ListRequest(bucket, top, null, token, ListRequest.DEFAULT_MAX_KEYS, startAfter));
+            ListPage p = reader.list(new ListRequest(bucket, top, null, token, ListRequest.DEFAULT_MAX_KEYS));
             for (ObjectMeta m : p.objects()) {
-                if (until != null && m.key().key().startsWith(until)) {
-                    return closeAll(); // the next range's: every folder open here is complete
-                }
                 add(m);
             }
             token = p.nextToken();
             if (token == null) {
-                return closeAll();
+                while (!open.isEmpty()) {
+                    close(open.pollLast());
+                }
+                return true;
             }
         }
         return false;
-    }
-
-    private boolean closeAll() {
-        while (!open.isEmpty()) {
-            close(open.pollLast());
-        }
-        return true;
     }
 
     private void add(ObjectMeta m) {
@@ -119,7 +91,7 @@ final class TreeListing {
         String rest = key.substring(base.length());
         for (int slash = rest.indexOf('/'); slash >= 0; slash = rest.indexOf('/')) {
             String name = rest.substring(0, slash);
-            if (!FolderEntry.usable(name)) {
+            if (!FolderListings.usable(name)) {
                 return; // no path reaches it through the mount
             }
             entry(new FolderEntry(name, null)); // first seen here: a folder's keys are contiguous
@@ -127,7 +99,7 @@ final class TreeListing {
             open.addLast(new Open(base));
             rest = rest.substring(slash + 1);
         }
-        if (FolderEntry.usable(rest)) {
+        if (FolderListings.usable(rest)) {
             entry(new FolderEntry(rest, m));
         }
     }
