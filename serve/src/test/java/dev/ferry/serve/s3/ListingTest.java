@@ -306,6 +306,17 @@ class ListingTest {
         }
     }
 
+    @Test
+    void aMarker_isWhereTheStoresFirstPageStarts_notReachedByPagingFromTheTop() throws Exception {
+        SmallPages small = new SmallPages(origin);
+        listing = over(small);
+
+        assertThat(v2("start-after", "e").names()).containsExactly("f g");
+        assertThat(small.lists.get()).as("one store page, not the five before it").isEqualTo(1);
+        assertThat(v2("start-after", "d-1", "delimiter", "/").names()).containsExactly("d-2", "e", "f g");
+        assertThat(small.lists.get()).as("two store pages from the marker").isEqualTo(1 + 2);
+    }
+
     /** A store that takes only '/' as a delimiter, as s3proxy does. */
     static final class SlashOnly extends ForwardingObjectStore {
         final AtomicInteger refused = new AtomicInteger();
