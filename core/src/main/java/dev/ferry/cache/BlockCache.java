@@ -120,10 +120,18 @@ final class BlockCache {
             unsynced.forget(path);
         });
         BlockCheck check = new BlockCheck(config.verify(), counters, clock);
-        ReadObserver reads = (meta, first, last) -> {
-            ReadObserver o = observer;
-            if (o != null) {
-                o.onRead(meta, first, last);
+        ReadObserver reads = new ReadObserver() {
+            @Override
+            public void onRead(ObjectMeta meta, long first, long last) {
+                ReadObserver o = observer;
+                if (o != null) {
+                    o.onRead(meta, first, last);
+                }
+            }
+
+            @Override
+            public void onMiss(ObjectMeta meta, long first) {
+                missed(meta, first);
             }
         };
         this.fetcher = new BlockFetcher(config, layout, upstream, blockIndex, counters, check, unsynced, onVersionChanged,
@@ -169,6 +177,14 @@ final class BlockCache {
     /** Sets the one observer of reads (the sequential read-ahead); null for none. */
     void observeReads(ReadObserver observer) {
         this.observer = observer;
+    }
+
+    /** A reader's read of {@code meta} went to the store from block {@code first}: the observer is told. */
+    void missed(ObjectMeta meta, long first) {
+        ReadObserver o = observer;
+        if (o != null) {
+            o.onMiss(meta, first);
+        }
     }
 
     /** True when the block is on disk or being fetched: nothing for a prefetcher to do. */

@@ -216,6 +216,7 @@ final class BlockStream extends BlockReadingInputStream implements FileRegionRea
             if (claim.outcome() == BlockFetcher.Claim.Outcome.STARTED) {
                 run = claim.run();
                 fetcher.start(run);
+                observer.onMiss(meta, index);
             }
         }
     }

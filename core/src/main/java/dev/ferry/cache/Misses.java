@@ -167,6 +167,8 @@ final class Misses {
             answer.close();
             return new ObjectContent(meta, null, InputStream.nullInputStream());
         }
-        return new ObjectContent(meta, range, blocks.readAnswer(meta, range, answer, first));
+        ObjectContent content = new ObjectContent(meta, range, blocks.readAnswer(meta, range, answer, first));
+        blocks.missed(meta, first);
+        return content;
     }
 }

@@ -6,4 +6,8 @@ import dev.ferry.store.ObjectMeta;
 @FunctionalInterface
 interface ReadObserver {
     void onRead(ObjectMeta meta, long firstIndex, long lastIndex);
+
+    /** A reader's read of {@code meta} went to the store from block {@code firstIndex} (not a prefetch). */
+    default void onMiss(ObjectMeta meta, long firstIndex) {
+    }
 }

@@ -24,9 +24,10 @@ import org.slf4j.LoggerFactory;
  * sequential; {@code blocksAhead} [16] blocks kept ahead of the furthest block read (64 MiB of 4 MiB blocks);
  * {@code budgetBytes} [256 MiB] fetched ahead at once, in the whole process; {@code trackedObjects} [4096];
  * {@code wholeBlocks} [0: off] objects of at most this many blocks are fetched whole at their first read, in
- * parallel (the mount sets it to {@code blocksAhead}: a small file is read whole by nearly every reader). A read of
- * an object's last block before its body (a footer) does not spoil the sequential reader that follows; see
- * {@link SequentialDetector}.
+ * parallel (the mount sets it to {@code blocksAhead}: a small file is read whole by nearly every reader);
+ * {@code folders} [on] a folder whose objects of one block readers keep missing has the others fetched ahead
+ * ({@link FolderReadAhead}). A read of an object's last block before its body (a footer) does not spoil the
+ * sequential reader that follows; see {@link SequentialDetector}.
  *
  * <p>Thread-safe.
  */
@@ -34,12 +35,13 @@ public final class SequentialReadAhead implements ReadObserver {
     private static final Logger LOG = LoggerFactory.getLogger(SequentialReadAhead.class);
 
     /** Settings; see the class comment. */
-    public record Config(int minStreak, int window, int blocksAhead, long budgetBytes, int trackedObjects, int wholeBlocks) {
-        public static final Config DEFAULT = new Config(2, 16, 16, 256L << 20, 4096, 0);
+    public record Config(int minStreak, int window, int blocksAhead, long budgetBytes, int trackedObjects, int wholeBlocks,
+            boolean folders) {
+        public static final Config DEFAULT = new Config(2, 16, 16, 256L << 20, 4096, 0, true);
 
-        /** Settings that fetch no object whole at its first read. */
+        /** Settings that fetch no object whole at its first read, and read no folder ahead. */
         public Config(int minStreak, int window, int blocksAhead, long budgetBytes, int trackedObjects) {
-            this(minStreak, window, blocksAhead, budgetBytes, trackedObjects, 0);
+            this(minStreak, window, blocksAhead, budgetBytes, trackedObjects, 0, false);
         }
 
         public Config {
@@ -68,6 +70,7 @@ public final class SequentialReadAhead implements ReadObserver {
     private final Config config;
     private final Executor executor;
     private final SequentialDetector detector;
+    private final FolderReadAhead folders; // null: off
     private final AtomicLong inFlight = new AtomicLong();
     private final LongAdder scheduled = new LongAdder();
     private final LongAdder overBudget = new LongAdder();
@@ -78,6 +81,7 @@ public final class SequentialReadAhead implements ReadObserver {
         this.executor = executor;
         this.detector = new SequentialDetector(config.minStreak(), config.window(), config.blocksAhead(), config.trackedObjects(),
                 config.wholeBlocks());
+        this.folders = config.folders() ? new FolderReadAhead(cache, executor) : null;
     }
 
     /** Reads ahead of the sequential readers of {@code cache}, fetching on {@code executor}. */
@@ -103,9 +107,26 @@ public final class SequentialReadAhead implements ReadObserver {
         return overBudget.sum();
     }
 
+    /** Folders whose objects were fetched ahead of their readers so far ({@link FolderReadAhead}). */
+    public long foldersReadAhead() {
+        return folders == null ? 0 : folders.folders();
+    }
+
+    /** Objects of those folders handed to the executor so far. */
+    public long folderObjectsScheduled() {
+        return folders == null ? 0 : folders.scheduledObjects();
+    }
+
     /** Bytes being fetched ahead now. */
     public long inFlightBytes() {
         return inFlight.get();
+    }
+
+    @Override
+    public void onMiss(ObjectMeta meta, long firstIndex) {
+        if (folders != null) {
+            folders.onMiss(meta, firstIndex);
+        }
     }
 
     @Override

@@ -138,7 +138,7 @@ class SequentialReadAheadTest {
     @Test
     void smallObject_isFetchedWholeAtItsFirstRead_inParallelBlocks_wherEverItStarts() throws IOException {
         // 40 blocks, at most 40 whole: the first read (the last block, a footer) makes every other block due at once
-        SequentialReadAhead ahead = SequentialReadAhead.attach(cache, new SequentialReadAhead.Config(2, 16, 4, 1L << 30, 16, BLOCKS),
+        SequentialReadAhead ahead = SequentialReadAhead.attach(cache, new SequentialReadAhead.Config(2, 16, 4, 1L << 30, 16, BLOCKS, false),
                 Runnable::run);
         readBlock(BLOCKS - 1);
         assertThat(ahead.scheduledBlocks()).isEqualTo(BLOCKS - 1);
@@ -149,7 +149,7 @@ class SequentialReadAheadTest {
 
     @Test
     void objectLargerThanTheWholeThreshold_isNotFetchedWhole() throws IOException {
-        SequentialReadAhead ahead = SequentialReadAhead.attach(cache, new SequentialReadAhead.Config(2, 2, 4, 1L << 30, 16, BLOCKS - 1),
+        SequentialReadAhead ahead = SequentialReadAhead.attach(cache, new SequentialReadAhead.Config(2, 2, 4, 1L << 30, 16, BLOCKS - 1, false),
                 Runnable::run);
         readBlock(BLOCKS - 1);
         readBlock(17);

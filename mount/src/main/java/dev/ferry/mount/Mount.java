@@ -156,7 +156,7 @@ public final class Mount implements AutoCloseable {
     static SequentialReadAhead.Config readAheadConfig(MountConfig config) {
         int blocks = (int) Math.max(1, Math.min(1024, (config.readAhead() + config.blockSize() - 1) / config.blockSize()));
         SequentialReadAhead.Config d = SequentialReadAhead.Config.DEFAULT;
-        return new SequentialReadAhead.Config(d.minStreak(), d.window(), blocks, d.budgetBytes(), d.trackedObjects(), blocks);
+        return new SequentialReadAhead.Config(d.minStreak(), d.window(), blocks, d.budgetBytes(), d.trackedObjects(), blocks, true);
     }
 
     /** Keys from the environment; a ferry daemon on this machine without them takes placeholders, as the CLI's clients do. */

@@ -1,0 +1,210 @@
+package dev.ferry.cache;
+
+import dev.ferry.store.ByteRange;
+import dev.ferry.store.GetRequest;
+import dev.ferry.store.ListPage;
+import dev.ferry.store.ListRequest;
+import dev.ferry.store.ObjectKey;
+import dev.ferry.store.ObjectMeta;
+import java.io.IOException;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.Executor;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.Semaphore;
+import java.util.concurrent.atomic.LongAdder;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Read-ahead of a folder of small objects, for readers without a plan. A dataset of one object per sample (an image
+ * folder, a folder of 20 KiB records) is read in an order ferry is not told, one object at a time per reader, and
+ * each cold object waits for the store's first byte. Once readers have missed enough distinct objects of one folder,
+ * all of them within one block, the folder's other objects of one block are fetched into the tier ahead of them,
+ * {@link #CONCURRENCY} at once in the whole process, as prefetches (single flight, the policy's admission, counted as
+ * prefetched, pinned to the ETag the listing named): a shuffled epoch over the folder then finds most of it there.
+ *
+ * <p>When: at {@link #FIRST_MISSES} misses the folder is listed (one LIST page for up to 1,000 names, at most
+ * {@link #MAX_NAMES} names); it is read ahead once its misses reach 1 in {@link #SHARE} of the objects listed (and at
+ * least {@link #FIRST_MISSES}): a reader that looks at a few objects of a large folder costs a LIST page, not the
+ * folder. What bounds it: a folder is read ahead once while it is tracked ({@link #TRACKED_FOLDERS}, least recently
+ * missed dropped first); the bytes it fetches are at most a quarter of the tier's capacity, so a folder larger than
+ * that is fetched in part rather than evicting what it fetched before it is read; objects of more than one block are
+ * left to the sequential read-ahead. Reads of a job with a plan find their objects fetched by the plan, and miss none.
+ *
+ * <p>Thread-safe.
+ */
+final class FolderReadAhead {
+    private static final Logger LOG = LoggerFactory.getLogger(FolderReadAhead.class);
+    /** Misses in a folder before it is listed, and at least before it is read ahead. */
+    static final int FIRST_MISSES = 4;
+    /** A folder is read ahead once its misses reach 1 in this many of its objects. */
+    static final int SHARE = 32;
+    /** Names of a folder listed, at most (10 pages). */
+    static final int MAX_NAMES = 10 * ListRequest.DEFAULT_MAX_KEYS;
+    /** Objects fetched ahead at once, in the whole process. */
+    static final int CONCURRENCY = 8;
+    /** Folders whose misses are counted, at most. */
+    static final int TRACKED_FOLDERS = 1024;
+
+    private static final class Folder {
+        int misses;
+        boolean listing;
+        boolean done;
+        List<ObjectMeta> small; // once listed: its objects of at most a block
+    }
+
+    private final CachingStore cache;
+    private final Executor executor;
+    private final Semaphore permits = new Semaphore(CONCURRENCY);
+    /** By "bucket/prefix", least recently missed first; guarded by itself. */
+    private final LinkedHashMap<String, Folder> folders = new LinkedHashMap<>(64, 0.75f, true) {
+        @Override
+        protected boolean removeEldestEntry(Map.Entry<String, Folder> eldest) {
+            return size() > TRACKED_FOLDERS;
+        }
+    };
+    private final LongAdder foldersReadAhead = new LongAdder();
+    private final LongAdder scheduled = new LongAdder();
+
+    FolderReadAhead(CachingStore cache, Executor executor) {
+        this.cache = cache;
+        this.executor = executor;
+    }
+
+    /** Folders read ahead so far. */
+    long folders() {
+        return foldersReadAhead.sum();
+    }
+
+    /** Objects handed to the executor so far. */
+    long scheduledObjects() {
+        return scheduled.sum();
+    }
+
+    /** A reader's read of {@code meta} from block {@code firstIndex} went to the store. */
+    void onMiss(ObjectMeta meta, long firstIndex) {
+        if (firstIndex != 0 || meta.size() == 0 || meta.size() > cache.config().blockSize()) {
+            return;
+        }
+        String prefix = prefixOf(meta.key());
+        String id = meta.key().bucket() + "/" + prefix;
+        Folder f;
+        synchronized (folders) {
+            f = folders.computeIfAbsent(id, x -> new Folder());
+        }
+        boolean list = false;
+        boolean fetch = false;
+        synchronized (f) {
+            if (f.done) {
+                return;
+            }
+            f.misses++;
+            if (f.small == null && !f.listing && f.misses >= FIRST_MISSES) {
+                f.listing = true;
+                list = true;
+            } else if (f.small != null && due(f)) {
+                f.done = true;
+                fetch = true;
+            }
+        }
+        if (list) {
+            run(() -> list(meta.key().bucket(), prefix, f));
+        } else if (fetch) {
+            run(() -> fetch(f.small));
+        }
+    }
+
+    private static boolean due(Folder f) {
+        return f.misses >= Math.max(FIRST_MISSES, f.small.size() / SHARE);
+    }
+
+    private void run(Runnable work) {
+        try {
+            executor.execute(work);
+        } catch (RejectedExecutionException closing) {
+            // the process is closing: nothing more is read ahead
+        }
+    }
+
+    private void list(String bucket, String prefix, Folder f) {
+        List<ObjectMeta> small = new ArrayList<>();
+        long blockSize = cache.config().blockSize();
+        try {
+            ListRequest request = new ListRequest(bucket, prefix, "/", null, ListRequest.DEFAULT_MAX_KEYS);
+            for (int names = 0; names < MAX_NAMES; ) {
+                ListPage page = cache.list(request);
+                names += page.objects().size() + page.commonPrefixes().size();
+                for (ObjectMeta m : page.objects()) {
+                    if (m.size() > 0 && m.size() <= blockSize) {
+                        small.add(m);
+                    }
+                }
+                if (!page.isTruncated()) {
+                    break;
+                }
+                request = request.withContinuationToken(page.nextToken());
+            }
+        } catch (IOException | RuntimeException e) {
+            LOG.debug("listing {}{} to read it ahead failed: {}", bucket, prefix, e.toString());
+            synchronized (f) {
+                f.done = true; // not read ahead while tracked
+            }
+            return;
+        }
+        boolean fetch;
+        synchronized (f) {
+            f.small = small;
+            fetch = !f.done && due(f);
+            f.done |= fetch;
+        }
+        if (fetch) {
+            fetch(small);
+        }
+    }
+
+    private void fetch(List<ObjectMeta> small) {
+        foldersReadAhead.increment();
+        long budget = cache.config().capacity() / 4;
+        for (ObjectMeta m : small) {
+            if (cache.residentOrInFlight(new BlockId(m.key(), m.etag(), 0))) {
+                continue;
+            }
+            budget -= m.size();
+            if (budget < 0) {
+                return;
+            }
+            try {
+                permits.acquire();
+            } catch (InterruptedException closing) {
+                Thread.currentThread().interrupt();
+                return;
+            }
+            GetRequest request = new GetRequest(m.key(), ByteRange.of(0, m.size()), m.etag());
+            try {
+                scheduled.increment();
+                executor.execute(() -> prefetch(request));
+            } catch (RejectedExecutionException closing) {
+                permits.release();
+                return;
+            }
+        }
+    }
+
+    private void prefetch(GetRequest request) {
+        try {
+            cache.prefetch(request);
+        } catch (IOException | RuntimeException e) {
+            LOG.debug("reading {} ahead failed: {}", request.key(), e.toString());
+        } finally {
+            permits.release();
+        }
+    }
+
+    /** The key's folder, as a listing names it ("" at the bucket's top). */
+    static String prefixOf(ObjectKey key) {
+        return key.key().substring(0, key.key().lastIndexOf('/') + 1);
+    }
+}
