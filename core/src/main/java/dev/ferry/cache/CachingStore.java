@@ -302,6 +302,24 @@ public final class CachingStore extends ForwardingObjectStore {
         return blocks.prefetch(meta, range);
     }
 
+    /**
+     * Fetches ahead an object a listing named ({@code listed}: its key, size and ETag), whole, as a reader's miss of
+     * it in a folder of small objects would: one GET of the whole object asking for its checksum (a store names one
+     * for no range), pinned to the ETag, when the cache does not know the key; its blocks as any prefetch's when it
+     * does. Nothing, rather than a HEAD, when a reader's miss of it is under way or another version is held: that
+     * is the reader's to settle. The bytes fetched.
+     */
+    public long prefetchListed(ObjectMeta listed) throws IOException {
+        if (isPassThrough() || closed || listed.size() == 0) {
+            return 0;
+        }
+        ObjectMeta meta = local(listed.key(), listed.etag());
+        if (meta != null) {
+            return blocks.prefetch(meta, ByteRange.of(0, meta.size()));
+        }
+        return Math.max(0, misses.prefetch(new GetRequest(listed.key(), null, listed.etag(), true)));
+    }
+
     /** {@link #prefetch(GetRequest)} of one block, pinned to its version: the bytes fetched. */
     public long prefetch(BlockId block) throws IOException {
         long start = block.index() * config.blockSize();

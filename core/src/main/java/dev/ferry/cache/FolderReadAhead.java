@@ -1,7 +1,5 @@
 package dev.ferry.cache;
 
-import dev.ferry.store.ByteRange;
-import dev.ferry.store.GetRequest;
 import dev.ferry.store.ListPage;
 import dev.ferry.store.ListRequest;
 import dev.ferry.store.ObjectKey;
@@ -23,8 +21,9 @@ import org.slf4j.LoggerFactory;
  * folder, a folder of 20 KiB records) is read in an order ferry is not told, one object at a time per reader, and
  * each cold object waits for the store's first byte. Once readers have missed enough distinct objects of one folder,
  * all of them within one block, the folder's other objects of one block are fetched into the tier ahead of them,
- * {@link #CONCURRENCY} at once in the whole process, as prefetches (single flight, the policy's admission, counted as
- * prefetched, pinned to the ETag the listing named): a shuffled epoch over the folder then finds most of it there.
+ * {@link #CONCURRENCY} at once in the whole process, each as a reader's miss of it would be (one GET of the whole
+ * object asking for its checksum, pinned to the ETag the listing named; {@link CachingStore#prefetchListed}), but
+ * counted as prefetched: a shuffled epoch over the folder then finds most of it there.
  *
  * <p>When: at {@link #FIRST_MISSES} misses the folder is listed (one LIST page for up to 1,000 names, at most
  * {@link #MAX_NAMES} names); it is read ahead once its misses reach 1 in {@link #SHARE} of the objects listed (and at
@@ -182,10 +181,9 @@ final class FolderReadAhead {
                 Thread.currentThread().interrupt();
                 return;
             }
-            GetRequest request = new GetRequest(m.key(), ByteRange.of(0, m.size()), m.etag());
             try {
                 scheduled.increment();
-                executor.execute(() -> prefetch(request));
+                executor.execute(() -> prefetch(m));
             } catch (RejectedExecutionException closing) {
                 permits.release();
                 return;
@@ -193,11 +191,11 @@ final class FolderReadAhead {
         }
     }
 
-    private void prefetch(GetRequest request) {
+    private void prefetch(ObjectMeta listed) {
         try {
-            cache.prefetch(request);
+            cache.prefetchListed(listed);
         } catch (IOException | RuntimeException e) {
-            LOG.debug("reading {} ahead failed: {}", request.key(), e.toString());
+            LOG.debug("reading {} ahead failed: {}", listed.key(), e.toString());
         } finally {
             permits.release();
         }

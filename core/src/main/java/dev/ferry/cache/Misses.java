@@ -68,8 +68,10 @@ final class Misses {
     /**
      * A prefetch of an object whose metadata the cache does not know, as {@link #open} reads one: one
      * ranged GET (pinned to the request's If-Match, a plan's ETag) whose answer is the metadata, its run fetched on
-     * this thread, then the rest of the range as any prefetch. -1, having sent nothing or been answered 416, when
-     * the caller should ask with a HEAD.
+     * this thread, then the rest of the range as any prefetch. A request for the whole object that asks for its
+     * checksum ({@link GetRequest#checksumAnswerable}: an object a listing named small) is one GET of the whole
+     * object asking for it, as a reader's miss in a folder of small objects. -1, having sent nothing or been
+     * answered 416, when the caller should ask with a HEAD.
      */
     long prefetch(GetRequest request) throws IOException {
         ObjectKey key = request.key();
@@ -77,14 +79,34 @@ final class Misses {
         if (blocks.holdsAnyVersionAt(key, first) || opening.containsKey(key)) {
             return -1;
         }
+        if (!request.checksumAnswerable()) {
+            return prefetchMiss(request, first, false);
+        }
+        // one block at most: a reader's miss of the key waits for it, as for another reader's, rather than GET it again
+        CompletableFuture<Void> mine = new CompletableFuture<>();
+        if (opening.putIfAbsent(key, mine) != null) {
+            return -1;
+        }
+        try {
+            return prefetchMiss(request, first, true);
+        } finally {
+            opening.remove(key, mine);
+            mine.complete(null);
+        }
+    }
+
+    private long prefetchMiss(GetRequest request, long first, boolean whole) throws IOException {
         long sent = clock.nanoTime();
-        ObjectContent answer = missGet(request, first, false);
+        ObjectContent answer = missGet(request, first, whole);
         if (answer == null) {
             return -1;
         }
         ObjectMeta meta = answer.meta();
-        metadata.answered(meta, sent, false);
+        metadata.answered(meta, sent, whole);
         ByteRange range = request.range() == null ? (meta.size() == 0 ? null : ByteRange.of(0, meta.size())) : request.range().clip(meta.size());
+        if (whole && answer.range() != null) {
+            range = answer.range(); // the first block only, when the object turned out larger
+        }
         if (range == null) {
             answer.close();
             return 0;

@@ -44,6 +44,11 @@ public final class SequentialReadAhead implements ReadObserver {
             this(minStreak, window, blocksAhead, budgetBytes, trackedObjects, 0, false);
         }
 
+        /** These settings, reading folders ahead or not. */
+        public Config withFolders(boolean on) {
+            return new Config(minStreak, window, blocksAhead, budgetBytes, trackedObjects, wholeBlocks, on);
+        }
+
         public Config {
             if (minStreak < 1) {
                 throw new IllegalArgumentException("minStreak must be positive: " + minStreak);

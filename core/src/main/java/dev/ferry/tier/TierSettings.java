@@ -51,13 +51,18 @@ public final class TierSettings {
             "How far ahead of a sequential reader to fetch, one ranged GET per block, in parallel; a file of at most this size is "
                     + "fetched whole at its first read (default 64MiB; 0: off).");
 
+    public static final Setting<Boolean> READ_AHEAD_FOLDERS = Setting.flag("read-ahead-folders", "true|false", Codec.BOOL, "true",
+            "Whether a folder of small objects (each within a block) that readers without a plan keep missing is fetched ahead of "
+                    + "them: listed at its 4th miss, the rest fetched once its misses reach 1 in 32 of its objects, at most a quarter "
+                    + "of cache-size (default true).");
+
     /** The rows every command that runs a tier stack has. */
     public static final List<Setting<?>> ROWS = List.of(UPSTREAM, STORE_ROOT, CACHE_SIZE, BLOCK_SIZE, VERIFY, WRITE_BACK_QUOTA,
-            FIRST_BYTE_TIMEOUT, METADATA_TTL);
+            FIRST_BYTE_TIMEOUT, METADATA_TTL, READ_AHEAD_FOLDERS);
 
     /** Every tier setting defined here, {@link #ROWS} and those only some commands have yet ({@link #READ_AHEAD}). */
     public static final List<Setting<?>> ALL = List.of(UPSTREAM, STORE_ROOT, CACHE_SIZE, BLOCK_SIZE, VERIFY, WRITE_BACK_QUOTA,
-            FIRST_BYTE_TIMEOUT, METADATA_TTL, READ_AHEAD);
+            FIRST_BYTE_TIMEOUT, METADATA_TTL, READ_AHEAD_FOLDERS, READ_AHEAD);
 
     /** Checks the tier settings of {@code s} (those of its table), each with one sentence naming the key. */
     public static void validate(Settings s) {

@@ -79,7 +79,8 @@ public final class TierStack implements AutoCloseable {
                 EvictionPolicy<BlockId> policy = g == null ? b.policy : new PreferringPolicy<>(b.policy, id -> g.owns(id.key()));
                 cache = new CachingStore(belowCache, cc, policy, clock);
             }
-            readAhead = b.readAhead == null ? null : SequentialReadAhead.attach(cache, b.readAhead, b.readAheadExecutor);
+            readAhead = b.readAhead == null ? null
+                    : SequentialReadAhead.attach(cache, b.readAhead.withFolders(s.get(TierSettings.READ_AHEAD_FOLDERS)), b.readAheadExecutor);
         } else {
             cache = null;
             readAhead = null;

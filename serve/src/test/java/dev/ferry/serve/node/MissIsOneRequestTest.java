@@ -165,8 +165,56 @@ class MissIsOneRequestTest {
     }
 
     @Test
-    void inAFolderOfSmallObjects_aColdGetAskingTheChecksum_isAnsweredItFromItsOneGet(@TempDir Path dir) throws Exception {
+    void aShuffledReaderOfAFolderOfSmallObjects_findsItReadAhead_eachObjectOneGet_withItsChecksum(@TempDir Path dir)
+            throws Exception {
         try (DaemonFixture ferry = DaemonFixture.overS3(dir).with("prefetch-bytes", "0").start(); S3Client s3 = ferry.sdk("a", "b")) {
+            Random random = new Random(11);
+            List<byte[]> data = new ArrayList<>();
+            List<String> crcs = new ArrayList<>();
+            for (int i = 0; i < 40; i++) {
+                byte[] bytes = new byte[10_000 + random.nextInt(20_000)];
+                random.nextBytes(bytes);
+                Checksum crc = Checksum.ofStream(Checksum.Algorithm.CRC32C, new java.io.ByteArrayInputStream(bytes));
+                putBehind(ferry, "imgs/" + i + ".jpg", bytes, crc.applyTo(ObjectAttributes.NONE));
+                data.add(bytes);
+                crcs.add(crc.value());
+            }
+            List<Integer> order = new ArrayList<>(java.util.stream.IntStream.range(0, 40).boxed().toList());
+            java.util.Collections.shuffle(order, random);
+            JsonNode before = byOp(ferry);
+            int answeredChecksum = 0;
+            for (int i : order) {
+                ResponseBytes<GetObjectResponse> got = s3.getObjectAsBytes(b -> b.bucket("data").key("imgs/" + i + ".jpg")
+                        .checksumMode(ChecksumMode.ENABLED));
+                assertThat(got.asByteArray()).isEqualTo(data.get(i));
+                if (got.response().checksumCRC32C() != null) {
+                    assertThat(got.response().checksumCRC32C()).isEqualTo(crcs.get(i));
+                    answeredChecksum++;
+                }
+            }
+            JsonNode after = byOp(ferry);
+            // 4 misses (the folder's first a ranged GET, the next whole ones), then one LIST page, and the other 36 fetched
+            // ahead as whole GETs asking for their checksum: each object one GET, no HEAD now or later
+            assertThat(delta(before, after, "get")).as("each object once").isEqualTo(40);
+            assertThat(delta(before, after, "list")).isEqualTo(1);
+            assertThat(answeredChecksum).as("all but the folder's first miss answered their checksum").isEqualTo(39);
+            assertThat(delta(before, after, "head")).isZero();
+            // a second epoch: nothing fetched; the first miss's checksum is asked for by one HEAD, in the background
+            for (int i : order) {
+                assertThat(s3.getObjectAsBytes(b -> b.bucket("data").key("imgs/" + i + ".jpg").checksumMode(ChecksumMode.ENABLED))
+                        .asByteArray()).isEqualTo(data.get(i));
+            }
+            assertThat(delta(after, byOp(ferry), "get") + delta(after, byOp(ferry), "list")).isZero();
+            Await.until("the first miss's HEAD", Duration.ofSeconds(10), () -> delta(after, byOp(ferry), "head") >= 1);
+            assertThat(delta(after, byOp(ferry), "head")).as("one object's, not 40").isEqualTo(1);
+        }
+    }
+
+    @Test
+    void inAFolderOfSmallObjects_aColdGetAskingTheChecksum_isAnsweredItFromItsOneGet(@TempDir Path dir) throws Exception {
+        // the misses alone: the folder is not read ahead here (the test above reads it ahead)
+        try (DaemonFixture ferry = DaemonFixture.overS3(dir).with("prefetch-bytes", "0").with("read-ahead-folders", "false").start();
+                S3Client s3 = ferry.sdk("a", "b")) {
             Random random = new Random(7);
             List<byte[]> small = new ArrayList<>();
             List<String> crcs = new ArrayList<>();
