@@ -16,6 +16,9 @@ import java.nio.channels.OverlappingFileLockException;
 import java.nio.file.Files;
 import java.nio.file.StandardOpenOption;
 import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Consumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -103,6 +106,8 @@ final class BlockCache {
     /** What every {@link BlockStream} reads through. */
     private final BlockStream.Parts readers;
     private volatile ReadObserver observer;
+    /** Keys whose whole object is being prefetched by one GET not answered yet: readers wait for it rather than GET it too. */
+    private final Map<ObjectKey, CompletableFuture<Void>> wholePrefetches = new ConcurrentHashMap<>();
     private FileChannel lockChannel;
     private FileLock fileLock;
     private volatile boolean passThrough;
@@ -138,7 +143,7 @@ final class BlockCache {
                 fetch -> Thread.ofVirtual().name("ferry-fetch").start(fetch), clock);
         this.resident = new ResidentBlocks(config, blockIndex, counters, openFiles, check, reads);
         this.bypass = new BypassReads(upstream, layout, counters, onVersionChanged);
-        this.readers = new BlockStream.Parts(config, counters, blockIndex, fetcher, resident, bypass, reads);
+        this.readers = new BlockStream.Parts(config, counters, blockIndex, fetcher, resident, bypass, reads, wholePrefetches);
         try {
             open();
         } catch (IOException | UncheckedIOException | OverlappingFileLockException | SecurityException e) {
@@ -190,6 +195,11 @@ final class BlockCache {
     /** True when the block is on disk or being fetched: nothing for a prefetcher to do. */
     boolean residentOrInFlight(BlockId id) {
         return fetcher.residentOrInFlight(id);
+    }
+
+    /** See {@link #wholePrefetches}: {@link Misses} registers its whole-object prefetches here. */
+    Map<ObjectKey, CompletableFuture<Void>> wholePrefetches() {
+        return wholePrefetches;
     }
 
     /** True when a block of {@code key} at {@code index} is resident or being fetched, of any version. */

@@ -3,9 +3,12 @@ package dev.ferry.cache;
 import dev.ferry.store.BlockReadingInputStream;
 import dev.ferry.store.ByteRange;
 import dev.ferry.store.FileRegionReadable;
+import dev.ferry.store.ObjectKey;
 import dev.ferry.store.ObjectMeta;
 import java.io.IOException;
+import java.util.Map;
 import java.util.Objects;
+import java.util.concurrent.CompletableFuture;
 
 /**
  * One reader's range of an object, read block by block: each block from its {@link BlockSource}, which is a
@@ -25,7 +28,7 @@ import java.util.Objects;
 final class BlockStream extends BlockReadingInputStream implements FileRegionReadable {
     /** What every reader of one cache reads its blocks through. */
     record Parts(CacheConfig config, CacheCounters counters, BlockIndex index, BlockFetcher fetcher, ResidentBlocks resident,
-            BypassReads bypass, ReadObserver observer) {
+            BypassReads bypass, ReadObserver observer, Map<ObjectKey, CompletableFuture<Void>> wholePrefetches) {
     }
 
     private final CacheConfig config;
@@ -35,6 +38,8 @@ final class BlockStream extends BlockReadingInputStream implements FileRegionRea
     private final ResidentBlocks resident;
     private final BypassReads bypass;
     private final ReadObserver observer;
+    /** Keys whose whole object is being prefetched by one GET not answered yet ({@link Misses#prefetch}). */
+    private final Map<ObjectKey, CompletableFuture<Void>> wholePrefetches;
     private final ObjectMeta meta;
     private final long end;
     private final long lastIndex;
@@ -62,6 +67,7 @@ final class BlockStream extends BlockReadingInputStream implements FileRegionRea
         this.resident = parts.resident();
         this.bypass = parts.bypass();
         this.observer = parts.observer();
+        this.wholePrefetches = parts.wholePrefetches();
         this.run = run;
         this.current = first;
         this.currentIndex = first == null ? -1 : range.offset() / config.blockSize();
@@ -207,6 +213,11 @@ final class BlockStream extends BlockReadingInputStream implements FileRegionRea
                     return new BlockSource.Fill(counters, pending, false); // its bytes as they arrive; read() starts again if it is abandoned
                 }
                 Thread.onSpinWait(); // finished a moment ago: on disk, or about to leave inflight
+                continue;
+            }
+            CompletableFuture<Void> prefetching = wholePrefetches.get(meta.key());
+            if (prefetching != null) {
+                prefetching.join(); // its bytes are on their way: read them rather than GET them a second time
                 continue;
             }
             BlockFetcher.Claim claim = fetcher.claimRun(meta, index, lastIndex, false);

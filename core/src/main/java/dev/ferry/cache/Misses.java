@@ -87,9 +87,11 @@ final class Misses {
         if (opening.putIfAbsent(key, mine) != null) {
             return -1;
         }
+        blocks.wholePrefetches().put(key, mine); // and so does a read whose metadata is known (a mount's listed file)
         try {
             return prefetchMiss(request, first, true);
         } finally {
+            blocks.wholePrefetches().remove(key, mine);
             opening.remove(key, mine);
             mine.complete(null);
         }
