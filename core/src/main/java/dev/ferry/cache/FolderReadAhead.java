@@ -13,6 +13,7 @@ import java.util.concurrent.Executor;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.atomic.LongAdder;
+import java.util.function.BooleanSupplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -31,7 +32,9 @@ import org.slf4j.LoggerFactory;
  * folder. What bounds it: a folder is read ahead once while it is tracked ({@link #TRACKED_FOLDERS}, least recently
  * missed dropped first); the bytes it fetches are at most a quarter of the tier's capacity, so a folder larger than
  * that is fetched in part rather than evicting what it fetched before it is read; objects of more than one block are
- * left to the sequential read-ahead. Reads of a job with a plan find their objects fetched by the plan, and miss none.
+ * left to the sequential read-ahead. The daemon reads no folder ahead while a job with a plan is registered: the plan,
+ * and the node partitions it may carry, decide what this node fetches (a folder read ahead on every node would fetch
+ * every node's share of it).
  *
  * <p>Thread-safe.
  */
@@ -57,6 +60,7 @@ final class FolderReadAhead {
 
     private final CachingStore cache;
     private final Executor executor;
+    private final BooleanSupplier paused;
     private final Semaphore permits = new Semaphore(CONCURRENCY);
     /** By "bucket/prefix", least recently missed first; guarded by itself. */
     private final LinkedHashMap<String, Folder> folders = new LinkedHashMap<>(64, 0.75f, true) {
@@ -68,9 +72,11 @@ final class FolderReadAhead {
     private final LongAdder foldersReadAhead = new LongAdder();
     private final LongAdder scheduled = new LongAdder();
 
-    FolderReadAhead(CachingStore cache, Executor executor) {
+    /** Reads folders of {@code cache} ahead on {@code executor}, none while {@code paused} says so. */
+    FolderReadAhead(CachingStore cache, Executor executor, BooleanSupplier paused) {
         this.cache = cache;
         this.executor = executor;
+        this.paused = paused;
     }
 
     /** Folders read ahead so far. */
@@ -85,7 +91,7 @@ final class FolderReadAhead {
 
     /** A reader's read of {@code meta} from block {@code firstIndex} went to the store. */
     void onMiss(ObjectMeta meta, long firstIndex) {
-        if (firstIndex != 0 || meta.size() == 0 || meta.size() > cache.config().blockSize()) {
+        if (firstIndex != 0 || meta.size() == 0 || meta.size() > cache.config().blockSize() || paused.getAsBoolean()) {
             return;
         }
         String prefix = prefixOf(meta.key());

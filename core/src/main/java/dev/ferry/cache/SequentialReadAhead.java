@@ -5,6 +5,7 @@ import dev.ferry.store.GetRequest;
 import dev.ferry.store.ObjectMeta;
 import java.io.IOException;
 import java.util.concurrent.Executor;
+import java.util.function.BooleanSupplier;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.LongAdder;
@@ -80,19 +81,25 @@ public final class SequentialReadAhead implements ReadObserver {
     private final LongAdder scheduled = new LongAdder();
     private final LongAdder overBudget = new LongAdder();
 
-    private SequentialReadAhead(CachingStore cache, Config config, Executor executor) {
+    private SequentialReadAhead(CachingStore cache, Config config, Executor executor, BooleanSupplier foldersPaused) {
         this.cache = cache;
         this.config = config;
         this.executor = executor;
         this.detector = new SequentialDetector(config.minStreak(), config.window(), config.blocksAhead(), config.trackedObjects(),
                 config.wholeBlocks());
-        this.folders = config.folders() ? new FolderReadAhead(cache, executor) : null;
+        this.folders = config.folders() ? new FolderReadAhead(cache, executor, foldersPaused) : null;
     }
 
     /** Reads ahead of the sequential readers of {@code cache}, fetching on {@code executor}. */
     public static SequentialReadAhead attach(CachingStore cache, Config config, Executor executor) {
+        return attach(cache, config, executor, () -> false);
+    }
+
+    /** {@link #attach(CachingStore, Config, Executor)}, reading no folder ahead while {@code foldersPaused} says so. */
+    public static SequentialReadAhead attach(CachingStore cache, Config config, Executor executor, BooleanSupplier foldersPaused) {
         SequentialReadAhead r = new SequentialReadAhead(java.util.Objects.requireNonNull(cache, "cache is null"),
-                java.util.Objects.requireNonNull(config, "config is null"), java.util.Objects.requireNonNull(executor, "executor is null"));
+                java.util.Objects.requireNonNull(config, "config is null"), java.util.Objects.requireNonNull(executor, "executor is null"),
+                java.util.Objects.requireNonNull(foldersPaused, "foldersPaused is null"));
         cache.observeReads(r);
         return r;
     }

@@ -80,7 +80,8 @@ public final class TierStack implements AutoCloseable {
                 cache = new CachingStore(belowCache, cc, policy, clock);
             }
             readAhead = b.readAhead == null ? null
-                    : SequentialReadAhead.attach(cache, b.readAhead.withFolders(s.get(TierSettings.READ_AHEAD_FOLDERS)), b.readAheadExecutor);
+                    : SequentialReadAhead.attach(cache, b.readAhead.withFolders(s.get(TierSettings.READ_AHEAD_FOLDERS)), b.readAheadExecutor,
+                            b.foldersPaused);
         } else {
             cache = null;
             readAhead = null;
@@ -179,6 +180,7 @@ public final class TierStack implements AutoCloseable {
         private EvictionPolicy<BlockId> policy;
         private SequentialReadAhead.Config readAhead;
         private Executor readAheadExecutor;
+        private java.util.function.BooleanSupplier foldersPaused = () -> false;
         private boolean writeBack;
         private Clock clock = Clock.system();
 
@@ -235,6 +237,12 @@ public final class TierStack implements AutoCloseable {
         public Builder readAhead(SequentialReadAhead.Config config, Executor executor) {
             this.readAhead = config;
             this.readAheadExecutor = Objects.requireNonNull(executor, "executor is null");
+            return this;
+        }
+
+        /** No folder is read ahead while {@code paused} says so (the daemon: while a job with a plan is registered). */
+        public Builder foldersPausedWhile(java.util.function.BooleanSupplier paused) {
+            this.foldersPaused = Objects.requireNonNull(paused, "paused is null");
             return this;
         }
 

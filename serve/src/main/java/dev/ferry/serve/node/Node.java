@@ -98,6 +98,8 @@ public final class Node implements AutoCloseable {
                 .policy("planned", policy)
                 // clients without a plan (awscli, boto3, any front-to-back reader): blocks ahead of sequential readers
                 .readAhead(SequentialReadAhead.Config.DEFAULT, readAhead)
+                // a plan (and its node partitions) decides what this node fetches: no folder is read ahead beside it
+                .foldersPausedWhile(() -> !policy.jobs().isEmpty())
                 .writeBack(config.writeBack());
         if (config.group() != null) {
             // members come and go (joinGroup): a client per member is made when it joins; hints ask last epoch's reader first
