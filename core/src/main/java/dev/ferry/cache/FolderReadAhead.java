@@ -32,9 +32,9 @@ import org.slf4j.LoggerFactory;
  * folder. What bounds it: a folder is read ahead once while it is tracked ({@link #TRACKED_FOLDERS}, least recently
  * missed dropped first); the bytes it fetches are at most a quarter of the tier's capacity, so a folder larger than
  * that is fetched in part rather than evicting what it fetched before it is read; objects of more than one block are
- * left to the sequential read-ahead. The daemon reads no folder ahead while a job with a plan is registered: the plan,
- * and the node partitions it may carry, decide what this node fetches (a folder read ahead on every node would fetch
- * every node's share of it).
+ * left to the sequential read-ahead. The daemon reads no folder ahead while a job with a plan is registered, nor in a
+ * regional group: the plan (and its node partitions) and the group's owners decide what a node fetches (a folder read
+ * ahead on every node would fetch every node's share of it).
  *
  * <p>Thread-safe.
  */
