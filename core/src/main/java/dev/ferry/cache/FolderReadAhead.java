@@ -20,7 +20,7 @@ import org.slf4j.LoggerFactory;
 /**
  * Read-ahead of a folder of small objects, for readers without a plan. A dataset of one object per sample (an image
  * folder, a folder of 20 KiB records) is read in an order ferry is not told, one object at a time per reader, and
- * each cold object waits for the store's first byte. Once readers have missed enough distinct objects of one folder,
+ * each cold object waits for the store's first byte. Once readers have missed enough objects of one folder,
  * all of them within one block, the folder's other objects of one block are fetched into the tier ahead of them,
  * {@link #CONCURRENCY} at once in the whole process, each as a reader's miss of it would be (one GET of the whole
  * object asking for its checksum, pinned to the ETag the listing named; {@link CachingStore#prefetchListed}), but
