@@ -12,6 +12,7 @@ import java.util.Map;
 import java.util.concurrent.Executor;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.Semaphore;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.LongAdder;
 import java.util.function.BooleanSupplier;
 import org.slf4j.Logger;
@@ -30,7 +31,8 @@ import org.slf4j.LoggerFactory;
  * {@link #MAX_NAMES} names); it is read ahead once its misses reach 1 in {@link #SHARE} of the objects listed (and at
  * least {@link #FIRST_MISSES}): a reader that looks at a few objects of a large folder costs a LIST page, not the
  * folder. What bounds it: a folder is read ahead once while it is tracked ({@link #TRACKED_FOLDERS}, least recently
- * missed dropped first); the bytes it fetches are at most a quarter of the tier's capacity, so a folder larger than
+ * missed dropped first); the listings waiting for enough misses hold {@link #HELD_NAMES} names at most (past it a
+ * folder is not read ahead while tracked); the bytes it fetches are at most a quarter of the tier's capacity, so a folder larger than
  * that is fetched in part rather than evicting what it fetched before it is read; objects of more than one block are
  * left to the sequential read-ahead. The daemon reads no folder ahead while a job with a plan is registered, nor in a
  * regional group: the plan (and its node partitions) and the group's owners decide what a node fetches (a folder read
@@ -51,11 +53,14 @@ final class FolderReadAhead {
     /** Folders whose misses are counted, at most. */
     static final int TRACKED_FOLDERS = 1024;
 
+    /** Names of listed folders held while their misses are not yet enough, at most, in all folders together. */
+    static final int HELD_NAMES = 100_000;
+
     private static final class Folder {
         int misses;
         boolean listing;
         boolean done;
-        List<ObjectMeta> small; // once listed: its objects of at most a block
+        List<ObjectMeta> small; // once listed, until read ahead: its objects of at most a block
     }
 
     private final CachingStore cache;
@@ -66,9 +71,15 @@ final class FolderReadAhead {
     private final LinkedHashMap<String, Folder> folders = new LinkedHashMap<>(64, 0.75f, true) {
         @Override
         protected boolean removeEldestEntry(Map.Entry<String, Folder> eldest) {
-            return size() > TRACKED_FOLDERS;
+            if (size() <= TRACKED_FOLDERS) {
+                return false;
+            }
+            release(eldest.getValue());
+            return true;
         }
     };
+    /** Names in the held listings ({@link #HELD_NAMES}). */
+    private final AtomicLong held = new AtomicLong();
     private final LongAdder foldersReadAhead = new LongAdder();
     private final LongAdder scheduled = new LongAdder();
 
@@ -110,20 +121,35 @@ final class FolderReadAhead {
             if (f.small == null && !f.listing && f.misses >= FIRST_MISSES) {
                 f.listing = true;
                 list = true;
-            } else if (f.small != null && due(f)) {
-                f.done = true;
+            } else if (f.small != null && due(f.misses, f.small.size())) {
                 fetch = true;
             }
         }
         if (list) {
             run(() -> list(meta.key().bucket(), prefix, f));
         } else if (fetch) {
-            run(() -> fetch(f.small));
+            List<ObjectMeta> small = release(f);
+            if (small != null) {
+                run(() -> fetch(small));
+            }
         }
     }
 
-    private static boolean due(Folder f) {
-        return f.misses >= Math.max(FIRST_MISSES, f.small.size() / SHARE);
+    private static boolean due(int misses, int objects) {
+        return misses >= Math.max(FIRST_MISSES, objects / SHARE);
+    }
+
+    /** Marks {@code f} read ahead (or given up) and lets go of its held listing: what it held, or null. */
+    private List<ObjectMeta> release(Folder f) {
+        synchronized (f) {
+            f.done = true;
+            List<ObjectMeta> small = f.small;
+            f.small = null;
+            if (small != null) {
+                held.addAndGet(-small.size());
+            }
+            return small;
+        }
     }
 
     private void run(Runnable work) {
@@ -161,9 +187,15 @@ final class FolderReadAhead {
         }
         boolean fetch;
         synchronized (f) {
-            f.small = small;
-            fetch = !f.done && due(f);
-            f.done |= fetch;
+            fetch = !f.done && due(f.misses, small.size());
+            if (fetch) {
+                f.done = true;
+            } else if (!f.done && held.addAndGet(small.size()) <= HELD_NAMES) {
+                f.small = small; // until its misses are enough
+            } else if (!f.done) {
+                held.addAndGet(-small.size());
+                f.done = true; // too many names held already: not read ahead while tracked
+            }
         }
         if (fetch) {
             fetch(small);
