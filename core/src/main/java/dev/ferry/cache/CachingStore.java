@@ -284,22 +284,7 @@ public final class CachingStore extends ForwardingObjectStore {
      * prefetched. Returns the bytes fetched.
      */
     public long prefetch(GetRequest request) throws IOException {
-        if (isPassThrough() || closed) {
-            return 0;
-        }
-        ObjectMeta meta = local(request.key(), request.ifMatch());
-        if (meta == null) {
-            long fetched = misses.prefetch(request);
-            if (fetched >= 0) {
-                return fetched;
-            }
-            meta = metadata.ask(request.key(), request.ifMatch());
-        }
-        ByteRange range = ReadRange.of(request, meta);
-        if (range == null) {
-            return 0;
-        }
-        return blocks.prefetch(meta, range);
+        return prefetch(request, true);
     }
 
     /**
@@ -310,14 +295,27 @@ public final class CachingStore extends ForwardingObjectStore {
      * is the reader's to settle. The bytes fetched.
      */
     public long prefetchListed(ObjectMeta listed) throws IOException {
-        if (isPassThrough() || closed || listed.size() == 0) {
+        return listed.size() == 0 ? 0 : prefetch(new GetRequest(listed.key(), null, listed.etag(), true), false);
+    }
+
+    /** See {@link #prefetch(GetRequest)}; when the miss path sends nothing, a HEAD settles the version only if {@code ask}. */
+    private long prefetch(GetRequest request, boolean ask) throws IOException {
+        if (isPassThrough() || closed) {
             return 0;
         }
-        ObjectMeta meta = local(listed.key(), listed.etag());
-        if (meta != null) {
-            return blocks.prefetch(meta, ByteRange.of(0, meta.size()));
+        ObjectMeta meta = local(request.key(), request.ifMatch());
+        if (meta == null) {
+            long fetched = misses.prefetch(request);
+            if (fetched >= 0 || !ask) {
+                return Math.max(0, fetched);
+            }
+            meta = metadata.ask(request.key(), request.ifMatch());
         }
-        return Math.max(0, misses.prefetch(new GetRequest(listed.key(), null, listed.etag(), true)));
+        ByteRange range = ReadRange.of(request, meta);
+        if (range == null) {
+            return 0;
+        }
+        return blocks.prefetch(meta, range);
     }
 
     /** {@link #prefetch(GetRequest)} of one block, pinned to its version: the bytes fetched. */

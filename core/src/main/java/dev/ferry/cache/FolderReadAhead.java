@@ -2,7 +2,6 @@ package dev.ferry.cache;
 
 import dev.ferry.store.ListPage;
 import dev.ferry.store.ListRequest;
-import dev.ferry.store.ObjectKey;
 import dev.ferry.store.ObjectMeta;
 import java.io.IOException;
 import java.util.ArrayList;
@@ -105,11 +104,10 @@ final class FolderReadAhead {
         if (firstIndex != 0 || meta.size() == 0 || meta.size() > cache.config().blockSize() || paused.getAsBoolean()) {
             return;
         }
-        String prefix = prefixOf(meta.key());
-        String id = meta.key().bucket() + "/" + prefix;
+        String prefix = MetadataCache.prefixOf(meta.key());
         Folder f;
         synchronized (folders) {
-            f = folders.computeIfAbsent(id, x -> new Folder());
+            f = folders.computeIfAbsent(MetadataCache.folderOf(meta.key()), x -> new Folder());
         }
         boolean list = false;
         boolean fetch = false;
@@ -185,21 +183,22 @@ final class FolderReadAhead {
             }
             return;
         }
-        boolean fetch;
         synchronized (f) {
-            fetch = !f.done && due(f.misses, small.size());
-            if (fetch) {
-                f.done = true;
-            } else if (!f.done && held.addAndGet(small.size()) <= HELD_NAMES) {
-                f.small = small; // until its misses are enough
-            } else if (!f.done) {
-                held.addAndGet(-small.size());
-                f.done = true; // too many names held already: not read ahead while tracked
+            if (f.done) {
+                return; // dropped from tracking while it was listed
             }
+            if (!due(f.misses, small.size())) {
+                if (held.addAndGet(small.size()) <= HELD_NAMES) {
+                    f.small = small; // until its misses are enough
+                    return;
+                }
+                held.addAndGet(-small.size()); // too many names held already: not read ahead while tracked
+                f.done = true;
+                return;
+            }
+            f.done = true;
         }
-        if (fetch) {
-            fetch(small);
-        }
+        fetch(small);
     }
 
     private void fetch(List<ObjectMeta> small) {
@@ -237,10 +236,5 @@ final class FolderReadAhead {
         } finally {
             permits.release();
         }
-    }
-
-    /** The key's folder, as a listing names it ("" at the bucket's top). */
-    static String prefixOf(ObjectKey key) {
-        return key.key().substring(0, key.key().lastIndexOf('/') + 1);
     }
 }

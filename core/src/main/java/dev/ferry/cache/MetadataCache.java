@@ -194,7 +194,7 @@ final class MetadataCache {
                 return true;
             }
             swept.put(folder, start);
-            String prefix = key.key().substring(0, key.key().lastIndexOf('/') + 1);
+            String prefix = prefixOf(key);
             ListRequest page = new ListRequest(key.bucket(), prefix, "/", null, ListRequest.DEFAULT_MAX_KEYS);
             while (!closed) {
                 long sent = clock.nanoTime();
@@ -240,7 +240,12 @@ final class MetadataCache {
 
     /** A key's folder: "bucket/" and the key up to its last {@code /}. */
     static String folderOf(ObjectKey key) {
-        return key.bucket() + "/" + key.key().substring(0, key.key().lastIndexOf('/') + 1);
+        return key.bucket() + "/" + prefixOf(key);
+    }
+
+    /** A key's folder as a listing names it: the key up to its last {@code /} ("" at the bucket's top). */
+    static String prefixOf(ObjectKey key) {
+        return key.key().substring(0, key.key().lastIndexOf('/') + 1);
     }
 
     /** Every change of which keys have entries goes through here and {@link #remove}: the per-folder counts follow. */

@@ -79,9 +79,10 @@ public final class TierStack implements AutoCloseable {
                 EvictionPolicy<BlockId> policy = g == null ? b.policy : new PreferringPolicy<>(b.policy, id -> g.owns(id.key()));
                 cache = new CachingStore(belowCache, cc, policy, clock);
             }
+            // in a regional group each object has its owner: a folder read ahead by every member would fetch every share
+            boolean folders = s.get(TierSettings.READ_AHEAD_FOLDERS) && group == null;
             readAhead = b.readAhead == null ? null
-                    : SequentialReadAhead.attach(cache, b.readAhead.withFolders(s.get(TierSettings.READ_AHEAD_FOLDERS)), b.readAheadExecutor,
-                            b.foldersPaused);
+                    : SequentialReadAhead.attach(cache, b.readAhead.withFolders(folders), b.readAheadExecutor, b.foldersPaused);
         } else {
             cache = null;
             readAhead = null;

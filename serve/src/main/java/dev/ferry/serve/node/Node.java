@@ -90,7 +90,6 @@ public final class Node implements AutoCloseable {
         this.embedded = e;
         ChainConfig chain = ChainConfig.DEFAULT;
         PlannedPolicy<BlockId> policy = new PlannedPolicy<>();
-        boolean grouped = config.group() != null;
         TierStack.Builder builder = TierStack.over(origin.store(), config.values(), config.cacheDir())
                 .chain(chain)
                 .clock(clock)
@@ -99,9 +98,8 @@ public final class Node implements AutoCloseable {
                 .policy("planned", policy)
                 // clients without a plan (awscli, boto3, any front-to-back reader): blocks ahead of sequential readers
                 .readAhead(SequentialReadAhead.Config.DEFAULT, readAhead)
-                // a plan (and its node partitions) decides what this node fetches, and in a regional group each object
-                // has its owner: no folder is read ahead beside them (every member would fetch every member's share)
-                .foldersPausedWhile(() -> grouped || !policy.jobs().isEmpty())
+                // a plan (and its node partitions) decides what this node fetches: no folder is read ahead beside it
+                .foldersPausedWhile(() -> !policy.jobs().isEmpty())
                 .writeBack(config.writeBack());
         if (config.group() != null) {
             // members come and go (joinGroup): a client per member is made when it joins; hints ask last epoch's reader first
