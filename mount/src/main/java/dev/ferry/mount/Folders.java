@@ -38,8 +38,11 @@ import org.cryptomator.jfuse.api.FuseOperations;
  * <p>Thread-safe: the parts are; folder handles are a concurrent map, each handle guarded by itself.
  */
 final class Folders {
-    /** How long the list of buckets is trusted for a bucket it names. */
-    private static final long BUCKETS_TTL_NANOS = 2_000_000_000L;
+    /**
+     * The shortest time the list of buckets is trusted for a bucket it names; it is trusted for {@code metadata-ttl}
+     * when that is longer, as a folder's listing is. A name it lacks is always asked again.
+     */
+    private static final Duration MIN_BUCKETS_TTL = Duration.ofSeconds(2);
 
     private final ObjectStore reader;
     private final Clock clock;
@@ -48,6 +51,7 @@ final class Folders {
     private final LocalNames local;
     private final FolderListings listings;
     private final Map<Long, FolderHandle> handles = new ConcurrentHashMap<>();
+    private final long bucketsTtlNanos;
     private volatile List<String> bucketNames;
     private volatile long bucketNamesAt;
 
@@ -57,6 +61,7 @@ final class Folders {
         this.clock = clock;
         this.buckets = buckets;
         this.attrs = attrs;
+        this.bucketsTtlNanos = (ttl.compareTo(MIN_BUCKETS_TTL) > 0 ? ttl : MIN_BUCKETS_TTL).toNanos();
         this.local = new LocalNames(writeBack);
         this.listings = new FolderListings(reader, clock, ttl, ahead, local);
     }
@@ -91,7 +96,7 @@ final class Folders {
     boolean bucketExists(String bucket) throws IOException {
         long now = clock.nanoTime();
         List<String> names = bucketNames;
-        if (names == null || now - bucketNamesAt > BUCKETS_TTL_NANOS || !names.contains(bucket)) {
+        if (names == null || now - bucketNamesAt > bucketsTtlNanos || !names.contains(bucket)) {
             names = listBucketNames(now);
         }
         return names.contains(bucket);
