@@ -25,6 +25,7 @@ import java.nio.channels.FileChannel;
 import java.nio.file.AtomicMoveNotSupportedException;
 import java.nio.file.DirectoryNotEmptyException;
 import java.nio.file.FileAlreadyExistsException;
+import java.nio.file.FileSystemException;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.NotDirectoryException;
@@ -41,16 +42,14 @@ import java.util.Objects;
 import java.util.stream.Stream;
 
 /**
- * An object store over a directory: each top-level folder is a bucket, each key a file below it, '/'
- * separating folders. Later the shared-file-system tier.
- *
- * <p>Writes go to a temporary file under {@code ROOT/.ferry-tmp} ({@link TempFiles}), are fsync'd and then moved
- * into place atomically, so a reader sees the old object or the new one, never a half-written one. An object written
- * through this store has the ETag S3 would give it (the content MD5 in hex; for a multipart upload the MD5 of
- * the parts' MD5s, then {@code -N}) and keeps its attributes (content type, user metadata), both in a
- * {@link Sidecars sidecar} that is believed only while the file is the one it describes. Files dropped into
- * the directory by other programs get an ETag derived from their file's identity (inode, modification time,
- * size), as web servers do for static files, so any rewrite changes it.
+ * An object store over a directory: each top-level folder is a bucket, each key a file below it, '/' separating
+ * folders; a key below an object is no key ({@code a} and {@code a/b} cannot both be). Writes go to a temporary file
+ * under {@code ROOT/.ferry-tmp} ({@link TempFiles}), are fsync'd and then moved into place atomically, so a reader
+ * sees the old object or the new one, never a half-written one. An object written through this store has the ETag S3
+ * would give it (the content MD5 in hex; for a multipart upload the MD5 of the parts' MD5s, then {@code -N}) and keeps
+ * its attributes (content type, user metadata), both in a {@link Sidecars sidecar} that is believed only while the
+ * file is the one it describes. Files dropped into the directory by other programs get an ETag derived from their
+ * file's identity (inode, modification time, size), as web servers do for static files, so any rewrite changes it.
  *
  * <p>Multipart parts are staged under {@code ROOT/.ferry-uploads/<id>/} ({@link StagedUploads}), each found by
  * the ETag a client names for it; a completed upload leaves a marker, so a repeated CompleteMultipartUpload
@@ -127,11 +126,9 @@ public final class FileObjectStore implements ObjectStore, BucketOperations, Mul
         FileChannel channel;
         try {
             channel = FileChannel.open(file, StandardOpenOption.READ);
-        } catch (NoSuchFileException | NotDirectoryException e) {
-            throw notFound(key);
         } catch (IOException e) {
-            if (Files.isDirectory(file)) {
-                throw notFound(key);
+            if (e instanceof NoSuchFileException || Files.isDirectory(file) || objectAbove(key, file)) {
+                throw notFound(key); // an object above it (ENOTDIR) holds no key below
             }
             throw e;
         }
@@ -260,6 +257,9 @@ public final class FileObjectStore implements ObjectStore, BucketOperations, Mul
             throw new ObjectNotFoundException("no such bucket: " + key.bucket(), "NoSuchBucket", null);
         }
         Path file = fileFor(key);
+        if (objectAbove(key, file)) {
+            return; // no key lies under an object here
+        }
         try {
             if (Files.isRegularFile(file)) {
                 Files.deleteIfExists(file);
@@ -457,11 +457,13 @@ public final class FileObjectStore implements ObjectStore, BucketOperations, Mul
             try {
                 Files.createDirectories(file.getParent());
                 return;
-            } catch (FileAlreadyExistsException e) {
-                // createDirectories found a name it did not make and then no folder there: an object, or a folder
-                // a delete removed between the two looks
-                if (objectAbove(key, file) || attempt == FOLDER_ATTEMPTS) {
+            } catch (FileSystemException e) {
+                // createDirectories met an object above (a name that is no folder, or ENOTDIR further up), or a
+                // folder a delete removed between its two looks (FileAlreadyExists): then it tries again
+                if (objectAbove(key, file) || (e instanceof FileAlreadyExistsException && attempt == FOLDER_ATTEMPTS)) {
                     throw unstorable(key, "a parent folder of it is already an object");
+                } else if (!(e instanceof FileAlreadyExistsException)) {
+                    throw e;
                 }
             }
         }

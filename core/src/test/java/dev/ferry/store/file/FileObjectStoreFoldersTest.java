@@ -4,6 +4,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.ferry.store.GetRequest;
+import dev.ferry.store.ListRequest;
+import dev.ferry.store.ObjectNotFoundException;
 import dev.ferry.store.ObjectKey;
 import dev.ferry.store.PutBody;
 import dev.ferry.store.StoreException;
@@ -68,6 +70,23 @@ class FileObjectStoreFoldersTest {
         assertThatThrownBy(() -> store.put(ObjectKey.of("bkt", "x/y"), PutBody.ofBytes(bytes("under it"))))
                 .isInstanceOf(StoreException.class)
                 .hasMessageContaining("a parent folder of it is already an object: s3://bkt/x/y");
+        assertThatThrownBy(() -> store.put(ObjectKey.of("bkt", "x/y/z"), PutBody.ofBytes(bytes("deeper under it"))))
+                .as("the object two folders up")
+                .isInstanceOf(StoreException.class)
+                .hasMessageContaining("a parent folder of it is already an object: s3://bkt/x/y/z");
+    }
+
+    @Test
+    void aKeyUnderAnObject_isNotFound_andDeletingItIsFine_asAKeyNeverWritten() throws Exception {
+        store.put(ObjectKey.of("bkt", "x"), PutBody.ofBytes(bytes("an object")));
+        for (String k : new String[] {"x/y", "x/y/z"}) {
+            ObjectKey key = ObjectKey.of("bkt", k);
+            assertThatThrownBy(() -> store.head(key)).as("HEAD %s", k).isInstanceOf(ObjectNotFoundException.class);
+            assertThatThrownBy(() -> store.get(GetRequest.whole(key))).as("GET %s", k).isInstanceOf(ObjectNotFoundException.class);
+            store.delete(key);
+            assertThat(store.list(new ListRequest("bkt", k + "/", null, null, 1000)).objects()).as("LIST %s/", k).isEmpty();
+        }
+        assertThat(store.get(GetRequest.whole(ObjectKey.of("bkt", "x"))).readAllBytes()).isEqualTo(bytes("an object"));
     }
 
     private static byte[] bytes(String s) {
