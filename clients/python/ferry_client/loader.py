@@ -8,6 +8,7 @@ sends it to the daemon in batches, so the daemon is not asked once per step.
 
 import concurrent.futures
 import logging
+import math
 import threading
 import time
 
@@ -87,6 +88,20 @@ def plan_reads(samples, window=256, max_gap=1 << 20, max_read=64 << 20):
     return reads
 
 
+def reads_ahead(fetch_s, busy_s, prefetch):
+    """How many reads :class:`Samples` keeps submitted, the one being consumed included (Little's law): enough
+    that reads taking ``fetch_s`` seconds each come back, twice over, as fast as a consumer spending ``busy_s`` on
+    each uses them. At least 1, at most ``prefetch``; ``prefetch`` until both are measured.
+
+    Cold, a read waits on the store and many are needed ahead; warm, a read from the daemon's tier comes back
+    in a fraction of the time its samples take to decode, and reads ahead beyond that only hold memory and
+    threads: 8 ahead ran 0.7-0.8x as fast as 2 on 10 MB shards through a warm daemon (BENCHMARKS.md).
+    """
+    if fetch_s is None or busy_s is None:
+        return prefetch
+    return max(1, min(prefetch, math.ceil(2 * fetch_s / max(busy_s, 1e-6)) + 1))
+
+
 def _same_object(a, b):
     return (a["bucket"], a["key"], a.get("etag")) == (b["bucket"], b["key"], b.get("etag"))
 
@@ -102,8 +117,10 @@ class Samples:
     ``window`` samples holds, a run of a shard's samples above all, come in one ranged GET, cut here. Up to
     ``prefetch`` reads are ahead of the consumer (in flight or read and not yet consumed), on ``threads``
     threads (default ``min(prefetch, 8)``), each thread keeping its connection to the daemon alive; reads ahead
-    hold at most ``ahead_bytes`` (the read needed now is always made). Single-object samples are thus fetched
-    ``prefetch`` at a time. Each read names its ETag, so a changed object fails instead of mixing versions.
+    hold at most ``ahead_bytes`` (the read needed now is always made). How many of the ``prefetch`` are used
+    follows what is measured while iterating (:func:`reads_ahead`): as many as the reads' time over the
+    consumer's time per read asks, so all of them while reads wait on the store, few once they come from the
+    daemon's tier. Single-object samples are thus fetched up to ``prefetch`` at a time. Each read names its ETag, so a changed object fails instead of mixing versions.
     With ``meta=True`` it yields ``(sample, data)`` pairs. A read that fails raises its FerryError where its
     first sample would have been yielded.
     """
@@ -133,6 +150,7 @@ class Samples:
         self.ahead_bytes = ahead_bytes
         self._plan = list(plan) if plan is not None else None
         self._reads = None
+        self._fetch_s = None  # a read's time, a moving average over the reads made (see reads_ahead)
 
     @property
     def plan(self):
@@ -153,7 +171,11 @@ class Samples:
         return len(self.plan)
 
     def _fetch(self, read):
-        return self.client.get(read.bucket, read.key, read.offset, read.length, read.etag)
+        start = time.monotonic()
+        data = self.client.get(read.bucket, read.key, read.offset, read.length, read.etag)
+        took = time.monotonic() - start
+        self._fetch_s = took if self._fetch_s is None else 0.7 * self._fetch_s + 0.3 * took
+        return data
 
     def __iter__(self):
         plan = self.plan
@@ -167,21 +189,33 @@ class Samples:
         held = {}  # read -> future, from submission until its last sample is yielded
         held_bytes = 0
         following = 0  # the next read to submit: reads are submitted in the order they are needed
+        started = time.monotonic()
+        waited = 0.0  # time spent waiting for reads; the rest is the consumer's (and this loop's)
+        consumed = 0  # reads whose samples have all been yielded
+        ahead = self.prefetch
 
         try:
             for pos, sample in enumerate(plan):
                 r = read_of[pos]
                 while following < len(reads) and (following <= r or (
-                        len(held) < self.prefetch
+                        len(held) < ahead
                         and held_bytes + (reads[following].length or 0) <= self.ahead_bytes)):
                     held[following] = pool.submit(self._fetch, reads[following])
                     held_bytes += reads[following].length or 0
                     following += 1
-                data = reads[r].cut(held[r].result(), sample)
+                future = held[r]
+                if not future.done():
+                    wait_start = time.monotonic()
+                    future.result()
+                    waited += time.monotonic() - wait_start
+                data = reads[r].cut(future.result(), sample)
                 left[r] -= 1
                 if not left[r]:
                     del held[r]
                     held_bytes -= reads[r].length or 0
+                    consumed += 1
+                    busy_s = (time.monotonic() - started - waited) / consumed
+                    ahead = reads_ahead(self._fetch_s, busy_s, self.prefetch)
                 yield (sample, data) if self.meta else data
         finally:
             for future in held.values():

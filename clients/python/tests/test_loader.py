@@ -6,6 +6,7 @@ import unittest
 import support
 from ferry_client import FerryClient, FerryConnectionError, FerryError, Samples, StepReporter, plan_reads
 from ferry_client.client import samples_of, spans_of
+from ferry_client.loader import reads_ahead
 
 BUCKET = "ferry-loader"
 
@@ -84,6 +85,44 @@ class SamplesTest(unittest.TestCase):
     def test_needs_a_job_or_a_plan(self):
         with self.assertRaises(ValueError):
             Samples(self.client)
+
+
+class ReadsAheadTest(unittest.TestCase):
+    """How many reads Samples keeps submitted, from what it measured: pure, no server."""
+
+    def test_all_of_prefetch_until_both_times_are_measured(self):
+        self.assertEqual(reads_ahead(None, None, 8), 8)
+        self.assertEqual(reads_ahead(0.2, None, 8), 8)
+        self.assertEqual(reads_ahead(None, 0.05, 8), 8)
+
+    def test_reads_slower_than_their_use_keep_many_ahead_within_prefetch(self):
+        # cold: a 10 MB read waits 0.2 s on the store, its samples take 0.066 s to use
+        self.assertEqual(reads_ahead(0.2, 0.066, 8), 8)
+        self.assertEqual(reads_ahead(0.2, 0.066, 4), 4)
+        self.assertEqual(reads_ahead(0.1, 0.1, 8), 3)
+
+    def test_reads_faster_than_their_use_keep_one_ahead(self):
+        # warm: the same read comes from the daemon's tier in 0.015 s
+        self.assertEqual(reads_ahead(0.015, 0.066, 8), 2)
+        self.assertEqual(reads_ahead(0.0, 0.066, 8), 1)
+        self.assertEqual(reads_ahead(0.015, 0.0, 8), 8)  # a consumer that takes no time
+
+    def test_samples_measure_their_reads_as_they_go(self):
+        server = support.MotoServer()
+        try:
+            s3 = server.boto3()
+            s3.create_bucket(Bucket=BUCKET)
+            plan = []
+            for k in range(12):
+                s3.put_object(Bucket=BUCKET, Key=f"obj-{k}", Body=f"object {k}".encode())
+                plan.append({"bucket": BUCKET, "key": f"obj-{k}"})
+            with FerryClient(server.url, "testing", "testing") as client:
+                samples = Samples(client, plan=plan, prefetch=8)
+                self.assertEqual(list(samples), [f"object {k}".encode() for k in range(12)])
+                self.assertIsNotNone(samples._fetch_s)
+                self.assertGreater(samples._fetch_s, 0)
+        finally:
+            server.stop()
 
 
 def _sample(index, key, offset, length=10, bucket="b", etag="e"):
