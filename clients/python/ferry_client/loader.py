@@ -120,8 +120,9 @@ class Samples:
     hold at most ``ahead_bytes`` (the read needed now is always made). How many of the ``prefetch`` are used
     follows what is measured while iterating (:func:`reads_ahead`): as many as the reads' time over the
     consumer's time per read asks, so all of them while reads wait on the store, few once they come from the
-    daemon's tier. Single-object samples are thus fetched up to ``prefetch`` at a time. Each read names its ETag, so a changed object fails instead of mixing versions.
-    With ``meta=True`` it yields ``(sample, data)`` pairs. A read that fails raises its FerryError where its
+    daemon's tier. Single-object samples are thus fetched up to ``prefetch`` at a time. Each read names its
+    ETag, so a changed object fails instead of mixing versions. With ``meta=True`` it yields ``(sample, data)``
+    pairs. A read that fails raises its FerryError where its
     first sample would have been yielded.
     """
 
