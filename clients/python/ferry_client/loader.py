@@ -122,8 +122,7 @@ class Samples:
     consumer's time per read asks, so all of them while reads wait on the store, few once they come from the
     daemon's tier. Single-object samples are thus fetched up to ``prefetch`` at a time. Each read names its
     ETag, so a changed object fails instead of mixing versions. With ``meta=True`` it yields ``(sample, data)``
-    pairs. A read that fails raises its FerryError where its
-    first sample would have been yielded.
+    pairs. A read that fails raises its FerryError where its first sample would have been yielded.
     """
 
     def __init__(self, client, job=None, epoch=1, rank=0, worker=0, workers=1, start=0, prefetch=8,
