@@ -189,9 +189,11 @@ class Samples:
         held = {}  # read -> future, from submission until its last sample is yielded
         held_bytes = 0
         following = 0  # the next read to submit: reads are submitted in the order they are needed
-        started = time.monotonic()
-        waited = 0.0  # time spent waiting for reads; the rest is the consumer's (and this loop's)
-        consumed = 0  # reads whose samples have all been yielded
+        # the consumer's time per read (a moving average): the time between two reads' last samples, less the
+        # time spent waiting for reads in it
+        busy_s = None
+        mark = time.monotonic()
+        waited = 0.0
         ahead = self.prefetch
 
         try:
@@ -213,8 +215,10 @@ class Samples:
                 if not left[r]:
                     del held[r]
                     held_bytes -= reads[r].length or 0
-                    consumed += 1
-                    busy_s = (time.monotonic() - started - waited) / consumed
+                    now = time.monotonic()
+                    busy = max(0.0, now - mark - waited)
+                    busy_s = busy if busy_s is None else 0.7 * busy_s + 0.3 * busy
+                    mark, waited = now, 0.0
                     ahead = reads_ahead(self._fetch_s, busy_s, self.prefetch)
                 yield (sample, data) if self.meta else data
         finally:
