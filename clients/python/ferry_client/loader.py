@@ -91,7 +91,8 @@ def plan_reads(samples, window=256, max_gap=1 << 20, max_read=64 << 20):
 def reads_ahead(fetch_s, busy_s, prefetch):
     """How many reads :class:`Samples` keeps submitted, the one being consumed included (Little's law): enough
     that reads taking ``fetch_s`` seconds each come back, twice over, as fast as a consumer spending ``busy_s`` on
-    each uses them. At least 1, at most ``prefetch``; ``prefetch`` until both are measured.
+    each uses them. At least 2 (one read ahead, whatever a coarse clock measured), at most ``prefetch``;
+    ``prefetch`` until both are measured.
 
     Cold, a read waits on the store and many are needed ahead; warm, a read from the daemon's tier comes back
     in a fraction of the time its samples take to decode, and reads ahead beyond that only hold memory and
@@ -99,7 +100,7 @@ def reads_ahead(fetch_s, busy_s, prefetch):
     """
     if fetch_s is None or busy_s is None:
         return prefetch
-    return max(1, min(prefetch, math.ceil(2 * fetch_s / max(busy_s, 1e-6)) + 1))
+    return min(prefetch, max(2, math.ceil(2 * fetch_s / max(busy_s, 1e-6)) + 1))
 
 
 def _same_object(a, b):
@@ -171,9 +172,9 @@ class Samples:
         return len(self.plan)
 
     def _fetch(self, read):
-        start = time.monotonic()
+        start = time.perf_counter()
         data = self.client.get(read.bucket, read.key, read.offset, read.length, read.etag)
-        took = time.monotonic() - start
+        took = time.perf_counter() - start
         self._fetch_s = took if self._fetch_s is None else 0.7 * self._fetch_s + 0.3 * took
         return data
 
@@ -192,7 +193,7 @@ class Samples:
         # the consumer's time per read (a moving average): the time between two reads' last samples, less the
         # time spent waiting for reads in it
         busy_s = None
-        mark = time.monotonic()
+        mark = time.perf_counter()
         waited = 0.0
         ahead = self.prefetch
 
@@ -207,15 +208,15 @@ class Samples:
                     following += 1
                 future = held[r]
                 if not future.done():
-                    wait_start = time.monotonic()
+                    wait_start = time.perf_counter()
                     future.result()
-                    waited += time.monotonic() - wait_start
+                    waited += time.perf_counter() - wait_start
                 data = reads[r].cut(future.result(), sample)
                 left[r] -= 1
                 if not left[r]:
                     del held[r]
                     held_bytes -= reads[r].length or 0
-                    now = time.monotonic()
+                    now = time.perf_counter()
                     busy = max(0.0, now - mark - waited)
                     busy_s = busy if busy_s is None else 0.7 * busy_s + 0.3 * busy
                     mark, waited = now, 0.0

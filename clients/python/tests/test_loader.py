@@ -2,6 +2,7 @@
 
 import random
 import unittest
+import unittest.mock
 
 import support
 from ferry_client import FerryClient, FerryConnectionError, FerryError, Samples, StepReporter, plan_reads
@@ -104,8 +105,37 @@ class ReadsAheadTest(unittest.TestCase):
     def test_reads_faster_than_their_use_keep_one_ahead(self):
         # warm: the same read comes from the daemon's tier in 0.015 s
         self.assertEqual(reads_ahead(0.015, 0.066, 8), 2)
-        self.assertEqual(reads_ahead(0.0, 0.066, 8), 1)
+        self.assertEqual(reads_ahead(0.0, 0.066, 8), 2)  # a clock too coarse to see the read: still one ahead
+        self.assertEqual(reads_ahead(0.0, 0.066, 1), 1)  # prefetch=1: none ahead, as asked
         self.assertEqual(reads_ahead(0.015, 0.0, 8), 8)  # a consumer that takes no time
+
+    def test_the_depth_measured_bounds_the_reads_in_flight_and_a_failed_read_still_raises_in_place(self):
+        server = support.MotoServer()
+        try:
+            s3 = server.boto3()
+            s3.create_bucket(Bucket=BUCKET)
+            plan = []
+            for k in range(20):
+                s3.put_object(Bucket=BUCKET, Key=f"obj-{k}", Body=f"object {k}".encode())
+                plan.append({"bucket": BUCKET, "key": f"obj-{k}"})
+            plan[15] = {"bucket": BUCKET, "key": "missing"}
+            with FerryClient(server.url, "testing", "testing") as client:
+                got = []
+                counted = _Submissions(client, got)
+                # depth 2 once measured: the read needed now and one ahead
+                with unittest.mock.patch("ferry_client.loader.reads_ahead", lambda f, b, p: 2):
+                    with self.assertRaises(FerryError) as caught:
+                        for data in Samples(counted, plan=plan, prefetch=8):
+                            got.append(data)
+                self.assertEqual(got, [f"object {k}".encode() for k in range(15)])
+                self.assertEqual(caught.exception.code, "NoSuchKey")
+                # the first 8 go out at once (nothing measured yet); past them, read k goes out once the samples
+                # before k - 1 are consumed (with prefetch's 8 it would go out at k - 7)
+                for k in range(9, 15):
+                    self.assertGreaterEqual(counted.consumed_at_start[f"obj-{k}"], k - 1, f"obj-{k}")
+                self.assertEqual(counted.consumed_at_start["obj-3"], 0)
+        finally:
+            server.stop()
 
     def test_samples_measure_their_reads_as_they_go(self):
         server = support.MotoServer()
@@ -123,6 +153,19 @@ class ReadsAheadTest(unittest.TestCase):
                 self.assertGreater(samples._fetch_s, 0)
         finally:
             server.stop()
+
+
+class _Submissions:
+    """A FerryClient's gets, each with how many samples the consumer had taken when it started."""
+
+    def __init__(self, client, consumed):
+        self.client = client
+        self.consumed = consumed
+        self.consumed_at_start = {}
+
+    def get(self, bucket, key, offset=None, length=None, etag=None):
+        self.consumed_at_start[key] = len(self.consumed)
+        return self.client.get(bucket, key, offset, length, etag)
 
 
 def _sample(index, key, offset, length=10, bucket="b", etag="e"):

@@ -28,7 +28,6 @@ import java.nio.file.FileAlreadyExistsException;
 import java.nio.file.FileSystemException;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
-import java.nio.file.NotDirectoryException;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.nio.file.StandardOpenOption;
@@ -114,8 +113,11 @@ public final class FileObjectStore implements ObjectStore, BucketOperations, Mul
                 throw ObjectNotFoundException.of(key);
             }
             return meta(key, attrs);
-        } catch (NoSuchFileException | NotDirectoryException e) {
-            throw notFound(key);
+        } catch (FileSystemException e) {
+            if (e instanceof NoSuchFileException || objectAbove(key, file)) {
+                throw notFound(key); // ENOTDIR (a plain FileSystemException before JDK 25): an object above it
+            }
+            throw e;
         }
     }
 
@@ -459,10 +461,11 @@ public final class FileObjectStore implements ObjectStore, BucketOperations, Mul
                 return;
             } catch (FileSystemException e) {
                 // createDirectories met an object above (a name that is no folder, or ENOTDIR further up), or a
-                // folder a delete removed between its two looks (FileAlreadyExists): then it tries again
+                // delete removed a folder between its looks (FileAlreadyExists, NoSuchFile): then it tries again
+                boolean raced = e instanceof FileAlreadyExistsException || e instanceof NoSuchFileException;
                 if (objectAbove(key, file) || (e instanceof FileAlreadyExistsException && attempt == FOLDER_ATTEMPTS)) {
                     throw unstorable(key, "a parent folder of it is already an object");
-                } else if (!(e instanceof FileAlreadyExistsException)) {
+                } else if (!raced || attempt == FOLDER_ATTEMPTS) {
                     throw e;
                 }
             }

@@ -41,8 +41,10 @@ class FileObjectStoreFoldersTest {
         ExecutorService pool = Executors.newFixedThreadPool(2);
         try {
             for (int i = 0; i < 300; i++) {
+                // every other round the new name is two folders deeper: the delete removes the folder that the
+                // put's folders are made in, between createDirectories' looks
                 ObjectKey old = ObjectKey.of("bkt", "mv" + i + "/a.txt");
-                ObjectKey renamed = ObjectKey.of("bkt", "mv" + i + "/b.txt");
+                ObjectKey renamed = ObjectKey.of("bkt", "mv" + i + (i % 2 == 0 ? "/b.txt" : "/x/y/b.txt"));
                 byte[] body = bytes("moved " + i);
                 store.put(old, PutBody.ofBytes(body));
                 CyclicBarrier together = new CyclicBarrier(2);
