@@ -34,6 +34,11 @@ class SamplesTest(unittest.TestCase):
             for sample in cls.plan[shard * 50:]:
                 sample["etag"] = etag
         random.Random(7).shuffle(cls.plan)  # a plan order, as the daemon would give it
+        # 20 single objects, for the tests of how deep reads go ahead
+        cls.objects = []
+        for k in range(20):
+            s3.put_object(Bucket=BUCKET, Key=f"obj-{k}", Body=f"object {k}".encode())
+            cls.objects.append({"bucket": BUCKET, "key": f"obj-{k}"})
         cls.client = FerryClient(cls.server.url, "testing", "testing")
 
     @classmethod
@@ -83,6 +88,30 @@ class SamplesTest(unittest.TestCase):
         self.assertEqual(next(it), self.plan[0]["expected"])
         it.close()  # cancels the reads ahead
 
+    def test_the_depth_measured_bounds_the_reads_in_flight_and_a_failed_read_still_raises_in_place(self):
+        plan = list(self.objects)
+        plan[15] = {"bucket": BUCKET, "key": "missing"}
+        got = []
+        counted = _Submissions(self.client, got)
+        # depth 2 once measured: the read needed now and one ahead
+        with unittest.mock.patch("ferry_client.loader.reads_ahead", lambda f, b, p: 2):
+            with self.assertRaises(FerryError) as caught:
+                for data in Samples(counted, plan=plan, prefetch=8):
+                    got.append(data)
+        self.assertEqual(got, [f"object {k}".encode() for k in range(15)])
+        self.assertEqual(caught.exception.code, "NoSuchKey")
+        # the first 8 go out at once (nothing measured yet); past them, read k goes out once the samples
+        # before k - 1 are consumed (with prefetch's 8 it would go out at k - 7)
+        for k in range(9, 15):
+            self.assertGreaterEqual(counted.consumed_at_start[f"obj-{k}"], k - 1, f"obj-{k}")
+        self.assertEqual(counted.consumed_at_start["obj-3"], 0)
+
+    def test_samples_measure_their_reads_as_they_go(self):
+        samples = Samples(self.client, plan=self.objects[:12], prefetch=8)
+        self.assertEqual(list(samples), [f"object {k}".encode() for k in range(12)])
+        self.assertIsNotNone(samples._fetch_s)
+        self.assertGreater(samples._fetch_s, 0)
+
     def test_needs_a_job_or_a_plan(self):
         with self.assertRaises(ValueError):
             Samples(self.client)
@@ -108,51 +137,6 @@ class ReadsAheadTest(unittest.TestCase):
         self.assertEqual(reads_ahead(0.0, 0.066, 8), 2)  # a clock too coarse to see the read: still one ahead
         self.assertEqual(reads_ahead(0.0, 0.066, 1), 1)  # prefetch=1: none ahead, as asked
         self.assertEqual(reads_ahead(0.015, 0.0, 8), 8)  # a consumer that takes no time
-
-    def test_the_depth_measured_bounds_the_reads_in_flight_and_a_failed_read_still_raises_in_place(self):
-        server = support.MotoServer()
-        try:
-            s3 = server.boto3()
-            s3.create_bucket(Bucket=BUCKET)
-            plan = []
-            for k in range(20):
-                s3.put_object(Bucket=BUCKET, Key=f"obj-{k}", Body=f"object {k}".encode())
-                plan.append({"bucket": BUCKET, "key": f"obj-{k}"})
-            plan[15] = {"bucket": BUCKET, "key": "missing"}
-            with FerryClient(server.url, "testing", "testing") as client:
-                got = []
-                counted = _Submissions(client, got)
-                # depth 2 once measured: the read needed now and one ahead
-                with unittest.mock.patch("ferry_client.loader.reads_ahead", lambda f, b, p: 2):
-                    with self.assertRaises(FerryError) as caught:
-                        for data in Samples(counted, plan=plan, prefetch=8):
-                            got.append(data)
-                self.assertEqual(got, [f"object {k}".encode() for k in range(15)])
-                self.assertEqual(caught.exception.code, "NoSuchKey")
-                # the first 8 go out at once (nothing measured yet); past them, read k goes out once the samples
-                # before k - 1 are consumed (with prefetch's 8 it would go out at k - 7)
-                for k in range(9, 15):
-                    self.assertGreaterEqual(counted.consumed_at_start[f"obj-{k}"], k - 1, f"obj-{k}")
-                self.assertEqual(counted.consumed_at_start["obj-3"], 0)
-        finally:
-            server.stop()
-
-    def test_samples_measure_their_reads_as_they_go(self):
-        server = support.MotoServer()
-        try:
-            s3 = server.boto3()
-            s3.create_bucket(Bucket=BUCKET)
-            plan = []
-            for k in range(12):
-                s3.put_object(Bucket=BUCKET, Key=f"obj-{k}", Body=f"object {k}".encode())
-                plan.append({"bucket": BUCKET, "key": f"obj-{k}"})
-            with FerryClient(server.url, "testing", "testing") as client:
-                samples = Samples(client, plan=plan, prefetch=8)
-                self.assertEqual(list(samples), [f"object {k}".encode() for k in range(12)])
-                self.assertIsNotNone(samples._fetch_s)
-                self.assertGreater(samples._fetch_s, 0)
-        finally:
-            server.stop()
 
 
 class _Submissions:
