@@ -270,17 +270,18 @@ def list_keys(endpoint, manifest, prefix):
     return seconds
 
 
+def get_checked(client, keys, crc, threads):
+    """Whole-object GETs of KEYS with THREADS threads, each body checked against the manifest's CRC32."""
+    with ThreadPoolExecutor(threads) as pool:
+        list(pool.map(lambda key: check(key, client.get_object(Bucket=BUCKET, Key=key)["Body"].read(), crc), keys))
+
+
 def gets(endpoint, manifest, threads, seed):
     crc = load(manifest)
     client = s3(endpoint, threads)
     order = shuffled(crc, seed)
-
-    def get(key):
-        return check(key, client.get_object(Bucket=BUCKET, Key=key)["Body"].read(), crc)
-
     t = time.perf_counter()
-    with ThreadPoolExecutor(threads) as pool:
-        list(pool.map(get, order))
+    get_checked(client, order, crc, threads)
     return len(order) / (time.perf_counter() - t)
 
 
@@ -291,10 +292,8 @@ def warm(endpoint, manifest, prefix, threads, keys=500):
     crc = load(manifest)
     for _ in range(2):
         list_keys(endpoint, manifest, prefix)
-    client = s3(endpoint, threads)
     order = shuffled(crc, 0)[:keys]
-    with ThreadPoolExecutor(threads) as pool:
-        list(pool.map(lambda key: check(key, client.get_object(Bucket=BUCKET, Key=key)["Body"].read(), crc), order))
+    get_checked(s3(endpoint, threads), order, crc, threads)
     return len(order)
 
 
