@@ -114,10 +114,7 @@ public final class FileObjectStore implements ObjectStore, BucketOperations, Mul
             }
             return meta(key, attrs);
         } catch (FileSystemException e) {
-            if (e instanceof NoSuchFileException || objectAbove(key, file)) {
-                throw notFound(key); // ENOTDIR (a plain FileSystemException before JDK 25): an object above it
-            }
-            throw e;
+            throw noObjectThere(key, file, e);
         }
     }
 
@@ -129,10 +126,7 @@ public final class FileObjectStore implements ObjectStore, BucketOperations, Mul
         try {
             channel = FileChannel.open(file, StandardOpenOption.READ);
         } catch (IOException e) {
-            if (e instanceof NoSuchFileException || Files.isDirectory(file) || objectAbove(key, file)) {
-                throw notFound(key); // an object above it (ENOTDIR) holds no key below
-            }
-            throw e;
+            throw noObjectThere(key, file, e);
         }
         try {
             // Attributes of the open file: a concurrent replace moves a new inode in, ours stays consistent.
@@ -470,6 +464,14 @@ public final class FileObjectStore implements ObjectStore, BucketOperations, Mul
                 }
             }
         }
+    }
+
+    /**
+     * What reading {@code file} failing with {@code e} means: not found where nothing is there, a folder is, or an
+     * object above it is (ENOTDIR, a plain FileSystemException before JDK 25); else {@code e} itself.
+     */
+    private IOException noObjectThere(ObjectKey key, Path file, IOException e) {
+        return e instanceof NoSuchFileException || Files.isDirectory(file) || objectAbove(key, file) ? notFound(key) : e;
     }
 
     /** Whether a folder above {@code file}, inside its bucket, is an object. */
