@@ -1,16 +1,31 @@
 package dev.ferry.mount;
 
+import dev.ferry.store.ObjectKey;
+import dev.ferry.store.ObjectMeta;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Instant;
+import java.time.temporal.ChronoField;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
 import org.cryptomator.jfuse.api.Stat;
 
-/** What {@code stat} shows: folders and files owned by the mounting user, read-only modes on a read-only mount. Immutable. */
+/**
+ * What {@code stat} shows: folders and files owned by the mounting user, read-only modes on a read-only mount.
+ * On a read-only mount a file's mtime also names its version: its whole seconds are the object's last-modified
+ * time (S3 keeps no finer one) and its nanoseconds are taken from the ETag. The kernel drops a file's cached pages
+ * when a stat shows it another mtime ({@code auto_inval_data}, which such a mount asks for, see {@link FerryFs}),
+ * so a version written within the same second as the one before, at the same size, is still told apart.
+ * Once {@link #recordShown} is called (a mount the kernel opens no file of), it also keeps the version each file's
+ * attributes last showed the kernel, from a stat or a folder's listing alike. Thread-safe.
+ */
 final class Attrs {
     private final boolean readOnly;
     private final int uid;
     private final int gid;
+    private final Map<ObjectKey, ObjectMeta> shown = new ConcurrentHashMap<>();
+    private volatile boolean recording;
 
     Attrs(boolean readOnly) throws IOException {
         this.readOnly = readOnly;
@@ -26,6 +41,36 @@ final class Attrs {
         stat.setSize(4096);
     }
 
+    /** From now on, keep the version each file's attributes show (see {@link #shown}). */
+    void recordShown() {
+        recording = true;
+    }
+
+    /** The version {@code key}'s attributes last showed the kernel, since {@link #recordShown}; null if none. */
+    ObjectMeta shown(ObjectKey key) {
+        return shown.get(key);
+    }
+
+    /** {@code key} is no file (any more). */
+    void forget(ObjectKey key) {
+        shown.remove(key);
+    }
+
+    /** A file at version {@code meta}. */
+    void file(Stat stat, ObjectMeta meta) {
+        if (recording) {
+            shown.put(meta.key(), meta);
+        }
+        Instant modified = meta.lastModified();
+        file(stat, meta.size(), readOnly ? modified.with(ChronoField.NANO_OF_SECOND, versionNanos(meta.etag())) : modified);
+    }
+
+    /** The nanoseconds of a read-only mount's mtime for version {@code etag}: 0 to 999,999,999. */
+    static long versionNanos(String etag) {
+        return Math.floorMod((long) etag.hashCode() * 0x9E3779B97F4A7C15L, 1_000_000_000L);
+    }
+
+    /** A file of {@code size} bytes last modified at {@code modified} (one being written through the mount). */
     void file(Stat stat, long size, Instant modified) {
         stat.setMode(Stat.S_IFREG | (readOnly ? 0444 : 0644));
         stat.setNLink((short) 1);

@@ -27,6 +27,7 @@ final class Errnos {
     static final int EINVAL = 22;
     static final int ENOSPC = 28;
     static final int EROFS = 30;
+    static final int ENOSYS = 38;
     static final int ENOTEMPTY = 39;
     static final int EOPNOTSUPP = 95;
     static final int ESTALE = 116;

@@ -5,6 +5,7 @@ import static dev.ferry.mount.Errnos.EEXIST;
 import static dev.ferry.mount.Errnos.EINVAL;
 import static dev.ferry.mount.Errnos.EISDIR;
 import static dev.ferry.mount.Errnos.ENOENT;
+import static dev.ferry.mount.Errnos.ENOSYS;
 import static dev.ferry.mount.Errnos.ENOTEMPTY;
 import static dev.ferry.mount.Errnos.EPERM;
 import static dev.ferry.mount.Errnos.EROFS;
@@ -34,6 +35,8 @@ import org.cryptomator.jfuse.api.FuseOperations;
 import org.cryptomator.jfuse.api.Stat;
 import org.cryptomator.jfuse.api.Statvfs;
 import org.cryptomator.jfuse.api.TimeSpec;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * The file system {@code ferry mount} serves: buckets as top-level folders, prefixes (delimiter {@code /}) as
@@ -46,12 +49,15 @@ import org.cryptomator.jfuse.api.TimeSpec;
  *       opened with no HEAD, at the listed size and ETag; a prefix is a folder on direct lookup.
  *   <li><b>Read-ahead</b> is the local tier's ({@link dev.ferry.cache.SequentialReadAhead}, attached by {@link Mount}):
  *       it sees the blocks every read asks for, whichever handle reads.
+ *   <li><b>A read-only mount sends no OPEN, FLUSH or RELEASE</b> on a kernel that allows it ({@link #init}): the
+ *       kernel opens files itself and keeps their pages; a file's reads return the version its last stat showed.
  *   <li><b>No local tier</b> ({@code cache-size 0}, over a ferry daemon): reads, pinned by ETag, go to the daemon,
  *       whose tier caches, reads ahead and prefetches by its jobs' plans; nothing is cached twice on one node.
  * </ul>
  * Thread-safe: libfuse calls from several threads; handles are a concurrent map, each guarded by its owner.
  */
 final class FerryFs implements FuseOperations {
+    private static final Logger LOG = LoggerFactory.getLogger(FerryFs.class);
     private static final int O_ACCMODE = 3;
     private static final int O_TRUNC = 01000;
 
@@ -74,6 +80,9 @@ final class FerryFs implements FuseOperations {
     private final LongAdder flushes = new LongAdder();
     /** Open files: {@link Reads.Handle} or {@link Writes.Ref}. Folder handles are {@link Folders}'. */
     private final Map<Long, Object> handles = new ConcurrentHashMap<>();
+    /** No OPEN reaches this mount: read-only, on a kernel that opens files itself (see {@link #init}). */
+    private volatile boolean noOpen;
+    private final LongAdder opens = new LongAdder();
 
     /**
      * {@code tier} is the store under write-back (the local tier, or with none the chain to the store);
@@ -96,6 +105,11 @@ final class FerryFs implements FuseOperations {
     /** Reads of open files the kernel asked the mount for (its page cache held the rest). */
     long fileReads() {
         return reads.reads();
+    }
+
+    /** OPEN requests of files the kernel sent. */
+    long opens() {
+        return opens.sum();
     }
 
     /** FLUSH requests the kernel sent (a {@code close()} of a file open for reading sends none). */
@@ -150,6 +164,18 @@ final class FerryFs implements FuseOperations {
         // stat shows a new mtime would also drop the pages a handle of the old version still reads
         conn.setWant(conn.want() & ~FuseConnInfo.FUSE_CAP_AUTO_INVAL_DATA);
         conn.setMaxWrite(1 << 20);
+        // A read-only mount has nothing to do when a file is opened or closed, and a warm small file's open and close
+        // through FUSE cost more than its read (the kernel holds its pages). Its first OPEN and FLUSH are answered
+        // ENOSYS, after which the kernel sends none (FUSE_NO_OPEN_SUPPORT): it opens each file itself, with handle 0,
+        // keeping its pages. A version is then a file's, not an open's: the kernel drops the pages when a stat shows a
+        // new mtime (Attrs puts the version in it), and reads return the version that stat showed.
+        if (config.readOnly() && (conn.capable() & FuseConnInfo.FUSE_CAP_NO_OPEN_SUPPORT) != 0) {
+            conn.setWant(conn.want() | (conn.capable() & FuseConnInfo.FUSE_CAP_AUTO_INVAL_DATA));
+            attrs.recordShown();
+            noOpen = true;
+        } else if (config.readOnly()) {
+            LOG.info("this kernel has no FUSE no-open mode: every open and close of a file is sent to the mount");
+        }
     }
 
     @Override
@@ -179,20 +205,16 @@ final class FerryFs implements FuseOperations {
                 return 0;
             }
             FolderEntry listed = folders.listed(loc);
-            if (listed != null) {
-                if (listed.meta() == null) {
-                    attrs.dir(stat);
-                } else {
-                    attrs.file(stat, listed.meta().size(), listed.meta().lastModified());
-                }
+            if (listed != null && listed.meta() == null) {
+                attrs.dir(stat);
                 return 0;
             }
             try {
-                ObjectMeta m = reader.head(loc.object());
-                attrs.file(stat, m.size(), m.lastModified());
+                ObjectMeta m = noOpen ? versionToRead(loc, listed) : listed != null ? listed.meta() : reader.head(loc.object());
+                attrs.file(stat, m);
                 return 0;
             } catch (ObjectNotFoundException notAFile) {
-                // a prefix, perhaps
+                attrs.forget(loc.object()); // a prefix, perhaps
             }
             if (folders.isDir(loc)) {
                 attrs.dir(stat);
@@ -303,24 +325,34 @@ final class FerryFs implements FuseOperations {
             FileInfoBits.set(fi, false, true, true); // open to read: its close has nothing to flush
             return 0;
         }
+        opens.increment();
+        if (noOpen) {
+            return -ENOSYS; // the kernel opens this file and every other itself from now on (see init)
+        }
         return call("open", path, () -> {
-            FolderEntry listed = folders.listed(loc);
-            ObjectMeta meta;
-            if (listed != null && listed.meta() != null) {
-                meta = listed.meta();
-                if (cache != null) {
-                    cache.listed(meta); // the tier's reads (and read-ahead, after the close too) then send no HEAD
-                    ObjectMeta known = cache.freshMeta(loc.object());
-                    meta = known != null ? known : meta; // a HEAD or write since may know a newer version
-                }
-            } else {
-                meta = reader.head(loc.object());
-            }
-            Reads.Handle h = reads.open(path, meta);
+            Reads.Handle h = reads.open(path, versionToRead(loc, folders.listed(loc)));
             register(h, fi);
             FileInfoBits.set(fi, h.keepCache, h.directIo(), true);
             return 0;
         });
+    }
+
+    /**
+     * The version a read of {@code loc} reads: the one its folder's listing named ({@code listed}, null when
+     * unlisted), which the tier is told so that its reads (and read-ahead) send no HEAD, or a newer one a HEAD or a
+     * write taught the tier since; a HEAD when unlisted.
+     */
+    private ObjectMeta versionToRead(Loc loc, FolderEntry listed) throws IOException {
+        if (listed == null || listed.meta() == null) {
+            return reader.head(loc.object());
+        }
+        ObjectMeta meta = listed.meta();
+        if (cache == null) {
+            return meta;
+        }
+        cache.listed(meta);
+        ObjectMeta known = cache.freshMeta(loc.object());
+        return known != null ? known : meta;
     }
 
     private int openWrite(String path, Loc loc, boolean truncate, boolean create, FileInfo fi) {
@@ -349,6 +381,13 @@ final class FerryFs implements FuseOperations {
     @Override
     public int read(String path, ByteBuffer buf, long count, long offset, FileInfo fi) {
         Object h = handles.get(fi.getFh());
+        if (h == null && noOpen) {
+            return call("read at " + offset + " of", path, () -> {
+                Loc loc = Loc.parse(path);
+                ObjectMeta m = attrs.shown(loc.object());
+                return reads.read(Reads.atVersion(m != null ? m : versionToRead(loc, folders.listed(loc))), buf, count, offset);
+            });
+        }
         if (h instanceof Writes.Ref w) {
             return call("read", path, () -> w.handle().read(buf, count, offset));
         }
@@ -369,6 +408,9 @@ final class FerryFs implements FuseOperations {
     @Override
     public int flush(String path, FileInfo fi) {
         flushes.increment();
+        if (noOpen) {
+            return -ENOSYS; // the kernel sends no FLUSH from now on: a read-only mount has nothing to flush
+        }
         return commit(path, fi);
     }
 

@@ -84,7 +84,7 @@ final class FolderHandle {
                 if (e.meta() == null) {
                     attrs.dir(st);
                 } else {
-                    attrs.file(st, e.meta().size(), e.meta().lastModified());
+                    attrs.file(st, e.meta());
                 }
             }, index + 3, plus);
             if (r != 0) {

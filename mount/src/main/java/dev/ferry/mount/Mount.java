@@ -214,6 +214,11 @@ public final class Mount implements AutoCloseable {
         return fs.fileReads();
     }
 
+    /** OPEN requests of files the kernel sent so far: one per open, except on a read-only mount (see docs/mount.md). */
+    public long fileOpens() {
+        return fs.opens();
+    }
+
     /** FLUSH requests the kernel sent so far: a close of a file open for writing sends one, one open to read none. */
     public long flushes() {
         return fs.flushes();

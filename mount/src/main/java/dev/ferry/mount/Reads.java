@@ -92,6 +92,14 @@ final class Reads {
         return new Handle(meta, keep || state == null, state, cache == null ? null : cache.pinVersion(meta));
     }
 
+    /**
+     * A read of version {@code meta} outside any open (a read-only mount's, which the kernel opens no file of):
+     * pinned to its ETag by each read's {@code If-Match}, not in the local tier.
+     */
+    static Handle atVersion(ObjectMeta meta) {
+        return new Handle(meta, true, null, null);
+    }
+
     /** Reads the kernel asked for so far (what its page cache did not hold). */
     long reads() {
         return reads.sum();

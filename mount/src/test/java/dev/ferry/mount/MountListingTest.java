@@ -17,6 +17,7 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.Arrays;
 import java.util.HashMap;
 import java.util.List;
@@ -281,6 +282,61 @@ class MountListingTest {
             Await.until("the new version, whole, through the mount", Duration.ofSeconds(30),
                     () -> Arrays.equals(Files.readAllBytes(file), replaced));
             assertThat(short1.fileReads()).as("a new ETag: the kernel's pages of the old one are dropped").isGreaterThan(reads);
+        }
+    }
+
+    @Test
+    void aReadOnlyMount_isSentOneOpenInAll_andAVersionOfTheSameSecondAndSize_stillDropsTheKernelsPages() throws Exception {
+        Path mp2 = Files.createDirectories(tmp.resolve("mp-ro"));
+        try (Mount ro = Mount.start(config(mp2, "cache-ro", Map.of("metadata-ttl", "1s", "read-only", "true")), Clock.system(), s -> { })) {
+            String readAll = """
+                    ok = 0
+                    for d in range(4):
+                        for f in range(25):
+                            rel = 'data/tree/d%d/f%d.bin' % (d, f)
+                            ok += open(os.path.join(mp, rel), 'rb').read() == open(os.path.join(store, rel), 'rb').read()
+                    print(ok)
+                    """;
+            assertThat(python(mp2, readAll).trim()).isEqualTo("100");
+            long reads = ro.fileReads();
+            assertThat(python(mp2, readAll).trim()).isEqualTo("100");
+            assertThat(ro.fileReads()).as("the second pass: the kernel kept every file's pages").isEqualTo(reads);
+            assertThat(ro.fileOpens()).as("the first open, answered ENOSYS: the kernel opened the other 199 itself").isEqualTo(1);
+            assertThat(ro.flushes()).as("the first close, answered ENOSYS: the kernel flushed none of the others").isEqualTo(1);
+
+            // S3 keeps last-modified times in whole seconds: a new version of the same size written within the same
+            // second shows the kernel another mtime only through the nanoseconds the mount takes from its ETag
+            Random random = new Random(31);
+            try (S3ObjectStore s3 = new S3ObjectStore(S3StoreConfig.endpoint(store.endpoint(), S3Credentials.PLACEHOLDER))) {
+                for (int attempt = 0; ; attempt++) {
+                    assertThat(attempt).as("attempts to write two versions within one second").isLessThan(20);
+                    ObjectKey key = ObjectKey.of("data", "versions/v" + attempt + ".bin");
+                    Path file = mp2.resolve(key.bucket() + "/" + key.key());
+                    byte[] v1 = bytes(random, 60_000);
+                    byte[] v2 = bytes(random, 60_000);
+                    s3.put(key, PutBody.ofBytes(v1));
+                    Instant written1 = s3.head(key).lastModified();
+                    assertThat(Files.readAllBytes(file)).isEqualTo(v1); // the kernel now holds v1's pages
+                    Instant shown1 = Files.getLastModifiedTime(file).toInstant();
+                    s3.put(key, PutBody.ofBytes(v2));
+                    if (s3.head(key).lastModified().getEpochSecond() != written1.getEpochSecond()) {
+                        continue;
+                    }
+                    int[] mixed = {0};
+                    Await.until("the new version, whole, through the mount", Duration.ofSeconds(30), () -> {
+                        byte[] got = Files.readAllBytes(file);
+                        if (!Arrays.equals(got, v1) && !Arrays.equals(got, v2)) {
+                            mixed[0]++;
+                        }
+                        return Arrays.equals(got, v2);
+                    });
+                    assertThat(mixed[0]).as("reads that returned neither version whole").isZero();
+                    Instant shown2 = Files.getLastModifiedTime(file).toInstant();
+                    assertThat(shown2.getEpochSecond()).as("the same whole second").isEqualTo(shown1.getEpochSecond());
+                    assertThat(shown2).as("another mtime for another version").isNotEqualTo(shown1);
+                    break;
+                }
+            }
         }
     }
 
