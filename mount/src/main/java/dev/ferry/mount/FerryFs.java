@@ -385,7 +385,12 @@ final class FerryFs implements FuseOperations {
             return call("read at " + offset + " of", path, () -> {
                 Loc loc = Loc.parse(path);
                 ObjectMeta m = attrs.shown(loc.object());
-                return reads.read(Reads.atVersion(m != null ? m : versionToRead(loc, folders.listed(loc))), buf, count, offset);
+                if (m == null) {
+                    m = versionToRead(loc, folders.listed(loc));
+                } else if (cache != null && cache.freshMeta(loc.object()) == null) {
+                    cache.listed(m); // shown from a folder's listing: the tier's reads then send no HEAD, as after an open
+                }
+                return reads.read(Reads.atVersion(m), buf, count, offset);
             });
         }
         if (h instanceof Writes.Ref w) {
