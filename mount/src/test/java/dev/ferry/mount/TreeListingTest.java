@@ -1,11 +1,14 @@
 package dev.ferry.mount;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.ferry.store.ForwardingObjectStore;
 import dev.ferry.store.ListPage;
 import dev.ferry.store.ListRequest;
 import dev.ferry.store.ObjectKey;
 import dev.ferry.store.ObjectMeta;
+import dev.ferry.store.ObjectStore;
 import dev.ferry.store.PutBody;
 import dev.ferry.store.file.FileObjectStore;
 import java.io.IOException;
@@ -106,6 +109,25 @@ class TreeListingTest {
         }
         assertThat(handed.get("t/big/")).isNull();
         assertThat(handed.get("t/classes/")).hasSize(30);
+    }
+
+    @Test
+    void aPageTheStoreFailsToList_failsTheRun_withTheStoresError_afterTheFoldersBeforeIt() throws IOException {
+        IOException outage = new IOException("the store is down");
+        ObjectStore failsPastThePage = new ForwardingObjectStore(store) {
+            @Override
+            public ListPage list(ListRequest request) throws IOException {
+                if (request.continuationToken() != null) {
+                    throw outage; // the second page
+                }
+                return super.list(request);
+            }
+        };
+        Map<String, List<FolderEntry>> handed = new LinkedHashMap<>();
+        TreeListing listing = new TreeListing(failsPastThePage, "bkt", "t/", CAP, handed::put);
+        assertThatThrownBy(() -> listing.run(10)).isSameAs(outage);
+        assertThat(handed).as("the folders the first page completed").containsKeys("t/a/", "t/classes/c00/")
+                .doesNotContainKeys("t/z/", "t/classes/");
     }
 
     @Test
