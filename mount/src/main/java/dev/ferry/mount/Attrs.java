@@ -18,17 +18,27 @@ import org.cryptomator.jfuse.api.Stat;
  * when a stat shows it another mtime ({@code auto_inval_data}, which such a mount asks for, see {@link FerryFs}),
  * so a version written within the same second as the one before, at the same size, is still told apart.
  * Once {@link #recordShown} is called (a mount the kernel opens no file of), it also keeps the version each file's
- * attributes last showed the kernel, from a stat or a folder's listing alike. Thread-safe.
+ * attributes last showed the kernel, from a stat or a folder's listing alike: up to {@link #MAX_SHOWN} files, the
+ * listings' own bound; past it they are forgotten at once, and a forgotten file's reads take the version its folder's
+ * listing names, which is the one shown unless the object changed meanwhile. Thread-safe.
  */
 final class Attrs {
     private final boolean readOnly;
     private final int uid;
     private final int gid;
+    static final int MAX_SHOWN = FolderListings.MAX_CACHED_ENTRIES;
+    private final int maxShown;
     private final Map<ObjectKey, ObjectMeta> shown = new ConcurrentHashMap<>();
     private volatile boolean recording;
 
     Attrs(boolean readOnly) throws IOException {
+        this(readOnly, MAX_SHOWN);
+    }
+
+    /** {@code maxShown}: how many files' shown versions are kept (see the class comment). */
+    Attrs(boolean readOnly, int maxShown) throws IOException {
         this.readOnly = readOnly;
+        this.maxShown = maxShown;
         this.uid = (Integer) Files.getAttribute(Path.of("/proc/self"), "unix:uid");
         this.gid = (Integer) Files.getAttribute(Path.of("/proc/self"), "unix:gid");
     }
@@ -51,6 +61,16 @@ final class Attrs {
         return shown.get(key);
     }
 
+    /** {@code meta} is shown to the kernel: kept, once {@link #recordShown} was called. */
+    void remember(ObjectMeta meta) {
+        if (recording) {
+            if (shown.size() >= maxShown && !shown.containsKey(meta.key())) {
+                shown.clear();
+            }
+            shown.put(meta.key(), meta);
+        }
+    }
+
     /** {@code key} is no file (any more). */
     void forget(ObjectKey key) {
         shown.remove(key);
@@ -58,9 +78,7 @@ final class Attrs {
 
     /** A file at version {@code meta}. */
     void file(Stat stat, ObjectMeta meta) {
-        if (recording) {
-            shown.put(meta.key(), meta);
-        }
+        remember(meta);
         Instant modified = meta.lastModified();
         file(stat, meta.size(), readOnly ? modified.with(ChronoField.NANO_OF_SECOND, versionNanos(meta.etag())) : modified);
     }
