@@ -37,16 +37,11 @@ public final class MountMain {
                 + (config.readOnly() ? "read-only" : config.writeThrough() ? "write-through" : "write-back")
                 + (config.hasLocalTier() ? ", local tier " + config.cacheDir() : ", no local tier") + "); Ctrl-C or SIGTERM unmounts.");
         java.util.concurrent.atomic.AtomicBoolean stopping = new java.util.concurrent.atomic.AtomicBoolean();
-        Thread hook = new Thread(() -> {
+        Unmount unmount = new Unmount(mount, config, err);
+        Runtime.getRuntime().addShutdownHook(new Thread(() -> {
             stopping.set(true);
-            try {
-                mount.close();
-                err.println("ferry: unmounted " + config.mountpoint() + "; the store saw " + mount.meter().describe() + ".");
-            } catch (IOException | RuntimeException e) {
-                err.println("ferry: unmounting " + config.mountpoint() + " failed: " + e.getMessage());
-            }
-        }, "ferry-unmount");
-        Runtime.getRuntime().addShutdownHook(hook);
+            unmount.run();
+        }, "ferry-unmount"));
         try {
             while (FuseCheck.isMounted(config.mountpoint())) {
                 Thread.sleep(1000);
@@ -56,21 +51,42 @@ public final class MountMain {
         } catch (IOException e) {
             err.println("ferry: cannot read /proc/self/mountinfo: " + e.getMessage());
         }
-        if (stopping.get()) {
-            return 0; // the hook is unmounting
+        if (!stopping.get()) {
+            err.println("ferry: " + config.mountpoint() + " was unmounted from outside; stopping.");
         }
-        err.println("ferry: " + config.mountpoint() + " was unmounted from outside; stopping.");
-        try {
-            Runtime.getRuntime().removeShutdownHook(hook);
-            mount.close();
-            err.println("ferry: the store saw " + mount.meter().describe() + ".");
-        } catch (IllegalStateException shuttingDown) {
-            return 0; // the hook is already unmounting
-        } catch (IOException e) {
-            err.println("ferry: closing the local tier failed: " + e.getMessage());
-            return 1;
+        // the hook, if a SIGTERM comes meanwhile, waits for this to finish: the JVM halts only after its hooks
+        return unmount.run();
+    }
+
+    /**
+     * Closes the mount once, whoever asks first (the shutdown hook or an unmount from outside), and says what the
+     * store saw; a second caller waits for the first and gets its status.
+     */
+    private static final class Unmount {
+        private final Mount mount;
+        private final MountConfig config;
+        private final PrintWriter err;
+        private Integer status;
+
+        Unmount(Mount mount, MountConfig config, PrintWriter err) {
+            this.mount = mount;
+            this.config = config;
+            this.err = err;
         }
-        return 0;
+
+        synchronized int run() {
+            if (status == null) {
+                try {
+                    mount.close();
+                    err.println("ferry: unmounted " + config.mountpoint() + "; the store saw " + mount.meter().describe() + ".");
+                    status = 0;
+                } catch (IOException | RuntimeException e) {
+                    err.println("ferry: unmounting " + config.mountpoint() + " failed: " + e.getMessage());
+                    status = 1;
+                }
+            }
+            return status;
+        }
     }
 
     /** {@code MountMain MOUNTPOINT [--key value]...}: the same as {@code ferry mount}, for tests and scripts. */

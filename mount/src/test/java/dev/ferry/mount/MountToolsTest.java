@@ -312,6 +312,16 @@ class MountToolsTest {
         assertThat(p.exitValue()).isIn(0, 143);
         assertThat(FuseCheck.isMounted(mp4)).as("SIGTERM unmounts").isFalse();
 
+        // unmounted from outside, then SIGTERM while it closes (what scripts do): it still says what the store saw
+        Process outside = Tools.startMount(cmd, mp4);
+        Path log = mp4.resolveSibling(mp4.getFileName() + ".log");
+        Tools.sh("fusermount3 -u '" + mp4 + "'");
+        Await.until("the mount seeing its unmount", Duration.ofSeconds(20),
+                () -> Files.readString(log).contains("was unmounted from outside"));
+        outside.destroy();
+        assertThat(outside.waitFor(20, TimeUnit.SECONDS)).isTrue();
+        assertThat(Files.readString(log)).contains("; the store saw ");
+
         Process killed = Tools.startMount(cmd, mp4);
         killed.destroyForcibly(); // SIGKILL: the mount stays, its connection gone
         killed.waitFor(20, TimeUnit.SECONDS);
