@@ -176,6 +176,16 @@ public final class CachingStore extends ForwardingObjectStore {
     }
 
     /**
+     * {@link #listed}, only when the cache holds no metadata for the key at all: a read that names a version it
+     * was told elsewhere then sends no HEAD, and can never make an older version current over a newer one.
+     */
+    public void listedIfUnknown(ObjectMeta meta) {
+        if (!isPassThrough()) {
+            metadata.listedIfUnknown(meta);
+        }
+    }
+
+    /**
      * {@code meta}, as {@link #head} answered it, with the object's checksum where the store keeps one: when the cache's
      * metadata came from a listing or from a miss's ranged GET (neither names a checksum), a HEAD asks for it, and its
      * answer becomes the key's metadata. For a client asking for the checksum ({@code x-amz-checksum-mode}): with

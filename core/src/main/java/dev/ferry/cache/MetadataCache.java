@@ -306,6 +306,13 @@ final class MetadataCache {
         onVersion.accept(meta.key(), meta.etag());
     }
 
+    /** {@link #listed}, when nothing at all is held for the key: an entry of any age, of any version, is kept. */
+    void listedIfUnknown(ObjectMeta meta) {
+        if (!entries.containsKey(meta.key())) {
+            listed(meta);
+        }
+    }
+
     /**
      * Metadata a listing gave, remembered as a HEAD's answer would be, fresh for the TTL. An entry that is still
      * fresh is kept (a HEAD or a write since the LIST was sent may be newer than the listing).

@@ -100,6 +100,28 @@ class CachingStoreTest {
     }
 
     @Test
+    void aVersionToldOnlyIfUnknown_isHeldWhenNothingIs_andNeverReplacesWhatIs_howeverOld() throws IOException {
+        cache.close();
+        cache = open(config().withMetadataTtl(Duration.ZERO)); // what is held is never fresh: listed() would replace it
+        ObjectMeta current = origin.head(key);
+        ObjectMeta older = new ObjectMeta(key, current.size(), "\"an-older-etag\"", null, current.lastModified().minusSeconds(60));
+        cache.listedIfUnknown(current);
+        assertThat(cache.knownMeta(key, current.etag())).as("nothing was held: now the told version is").isEqualTo(current);
+        cache.listedIfUnknown(older);
+        assertThat(cache.knownMeta(key, older.etag())).as("an older version told later").isNull();
+        assertThat(cache.knownMeta(key, current.etag())).isEqualTo(current);
+        assertThat(readAt(current)).isEqualTo(Arrays.copyOf(bytes, 1000));
+        assertThat(tracking.count(Op.HEAD)).as("a read naming the held version").isZero();
+    }
+
+    /** The first 1,000 bytes of {@code version}, read as a mount's read names it (If-Match). */
+    byte[] readAt(ObjectMeta version) throws IOException {
+        try (ObjectContent c = cache.get(new GetRequest(key, ByteRange.of(0, 1000), version.etag()))) {
+            return c.stream().readAllBytes();
+        }
+    }
+
+    @Test
     void rangeRead_fetchesOnlyMissingBlocks_coalescingAdjacentMisses() throws IOException {
         byte[] middle = cache.readBytes(key, ByteRange.of(2L * BLOCK + 10, 2L * BLOCK));
         assertThat(middle).isEqualTo(Arrays.copyOfRange(bytes, 2 * BLOCK + 10, 4 * BLOCK + 10));

@@ -17,10 +17,13 @@ import org.cryptomator.jfuse.api.Stat;
  * time (S3 keeps no finer one) and its nanoseconds are taken from the ETag. The kernel drops a file's cached pages
  * when a stat shows it another mtime ({@code auto_inval_data}, which such a mount asks for, see {@link FerryFs}),
  * so a version written within the same second as the one before, at the same size, is still told apart.
- * Once {@link #recordShown} is called (a mount the kernel opens no file of), it also keeps the version each file's
- * attributes last showed the kernel, from a stat or a folder's listing alike: up to {@link #MAX_SHOWN} files, the
- * listings' own bound; past it they are forgotten at once, and a forgotten file's reads take the version its folder's
- * listing names, which is the one shown unless the object changed meanwhile. Thread-safe.
+ *
+ * <p>Once {@link #recordShown} is called (a mount the kernel opens no file of), it also keeps the version of each
+ * file whose attributes the kernel was given, by a stat or a folder's listing (READDIRPLUS) alike, and never shows
+ * a file at a version older than one shown before ({@link #toShow}): the kernel may keep an earlier reply over a
+ * later one, so what it holds and what reads return agree only if the versions shown never go back. Up to
+ * {@link #MAX_SHOWN} files are kept, the listings' own bound; past it they are all forgotten at once, and a
+ * forgotten file's next read takes the version its listing names (a HEAD when unlisted) and keeps it. Thread-safe.
  */
 final class Attrs {
     private final boolean readOnly;
@@ -61,14 +64,24 @@ final class Attrs {
         return shown.get(key);
     }
 
-    /** {@code meta} is shown to the kernel: kept, once {@link #recordShown} was called. */
+    /** The version to show the kernel for {@code meta}'s file: {@code meta}, or one shown before if that is newer. */
+    ObjectMeta toShow(ObjectMeta meta) {
+        ObjectMeta before = recording ? shown.get(meta.key()) : null;
+        return before != null && isOlder(meta, before) ? before : meta;
+    }
+
+    /** {@code meta} was given to the kernel: kept, once {@link #recordShown} was called, unless a newer one was. */
     void remember(ObjectMeta meta) {
         if (recording) {
             if (shown.size() >= maxShown && !shown.containsKey(meta.key())) {
                 shown.clear();
             }
-            shown.put(meta.key(), meta);
+            shown.merge(meta.key(), meta, (before, now) -> isOlder(now, before) ? before : now);
         }
+    }
+
+    private static boolean isOlder(ObjectMeta a, ObjectMeta b) {
+        return a.lastModified().isBefore(b.lastModified());
     }
 
     /** {@code key} is no file (any more). */
@@ -76,9 +89,8 @@ final class Attrs {
         shown.remove(key);
     }
 
-    /** A file at version {@code meta}. */
+    /** A file at version {@code meta} (see {@link #toShow} and {@link #remember} on a mount that records them). */
     void file(Stat stat, ObjectMeta meta) {
-        remember(meta);
         Instant modified = meta.lastModified();
         file(stat, meta.size(), readOnly ? modified.with(ChronoField.NANO_OF_SECOND, versionNanos(meta.etag())) : modified);
     }

@@ -169,11 +169,12 @@ final class FerryFs implements FuseOperations {
         // ENOSYS, after which the kernel sends none (FUSE_NO_OPEN_SUPPORT): it opens each file itself, with handle 0,
         // keeping its pages. A version is then a file's, not an open's: the kernel drops the pages when a stat shows a
         // new mtime (Attrs puts the version in it), and reads return the version that stat showed.
-        if (config.readOnly() && (conn.capable() & FuseConnInfo.FUSE_CAP_NO_OPEN_SUPPORT) != 0) {
+        // With --metadata-ttl 0 every open asks the store, and auto_inval_data would make that every read() instead.
+        if (config.readOnly() && !config.metadataTtl().isZero() && (conn.capable() & FuseConnInfo.FUSE_CAP_NO_OPEN_SUPPORT) != 0) {
             conn.setWant(conn.want() | (conn.capable() & FuseConnInfo.FUSE_CAP_AUTO_INVAL_DATA));
             attrs.recordShown();
             noOpen = true;
-        } else if (config.readOnly()) {
+        } else if (config.readOnly() && !config.metadataTtl().isZero()) {
             LOG.info("this kernel has no FUSE no-open mode: every open and close of a file is sent to the mount");
         }
     }
@@ -210,8 +211,9 @@ final class FerryFs implements FuseOperations {
                 return 0;
             }
             try {
-                ObjectMeta m = noOpen ? versionToRead(loc, listed) : listed != null ? listed.meta() : reader.head(loc.object());
+                ObjectMeta m = attrs.toShow(described(loc, listed));
                 attrs.file(stat, m);
+                attrs.remember(m);
                 return 0;
             } catch (ObjectNotFoundException notAFile) {
                 attrs.forget(loc.object()); // a prefix, perhaps
@@ -337,6 +339,11 @@ final class FerryFs implements FuseOperations {
         });
     }
 
+    /** A file's version as its folder's listing names it ({@code listed}, null when unlisted), else a HEAD's. */
+    private ObjectMeta described(Loc loc, FolderEntry listed) throws IOException {
+        return listed != null && listed.meta() != null ? listed.meta() : reader.head(loc.object());
+    }
+
     /**
      * The version a read of {@code loc} reads: the one its folder's listing named ({@code listed}, null when
      * unlisted), which the tier is told so that its reads (and read-ahead) send no HEAD, or a newer one a HEAD or a
@@ -385,10 +392,12 @@ final class FerryFs implements FuseOperations {
             return call("read at " + offset + " of", path, () -> {
                 Loc loc = Loc.parse(path);
                 ObjectMeta m = attrs.shown(loc.object());
-                if (m == null) {
-                    m = versionToRead(loc, folders.listed(loc));
-                } else if (cache != null && cache.freshMeta(loc.object()) == null) {
-                    cache.listed(m); // shown from a folder's listing: the tier's reads then send no HEAD, as after an open
+                if (m == null) { // forgotten past Attrs' bound
+                    m = described(loc, folders.listed(loc));
+                    attrs.remember(m);
+                }
+                if (cache != null) {
+                    cache.listedIfUnknown(m); // a version the tier was not told of (a listing's): its read sends no HEAD
                 }
                 return reads.read(Reads.atVersion(m), buf, count, offset);
             });

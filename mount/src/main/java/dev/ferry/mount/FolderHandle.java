@@ -2,6 +2,7 @@ package dev.ferry.mount;
 
 import dev.ferry.store.BucketOperations;
 import dev.ferry.store.ObjectKey;
+import dev.ferry.store.ObjectMeta;
 import dev.ferry.store.ObjectNotFoundException;
 import dev.ferry.store.ObjectStore;
 import java.io.IOException;
@@ -80,15 +81,19 @@ final class FolderHandle {
                 }
             }
             FolderEntry e = page.get((int) (index - pageStart));
+            ObjectMeta shown = e.meta() == null ? null : attrs.toShow(e.meta());
             int r = filler.fill(e.name(), st -> {
-                if (e.meta() == null) {
+                if (shown == null) {
                     attrs.dir(st);
                 } else {
-                    attrs.file(st, e.meta());
+                    attrs.file(st, shown);
                 }
             }, index + 3, plus);
             if (r != 0) {
                 return 0; // the kernel's buffer is full; it asks again from index + 3
+            }
+            if (shown != null && plus != 0) {
+                attrs.remember(shown); // READDIRPLUS: the kernel took these attributes (a plain READDIR takes none)
             }
             index++;
         }

@@ -15,7 +15,8 @@ import java.util.Map;
 import java.util.concurrent.atomic.LongAdder;
 
 /**
- * Files open for reading, each pinned to the version it opened.
+ * Files open for reading, each pinned to the version it opened. (A read-only mount's kernel opens no file through
+ * the mount; its reads come with the version the kernel was shown, {@link #atVersion}, pinned by If-Match alone.)
  *
  * <ul>
  *   <li>Every read of a handle names its ETag ({@code If-Match}), and the handle pins its version in the local tier
@@ -94,7 +95,8 @@ final class Reads {
 
     /**
      * A read of version {@code meta} outside any open (a read-only mount's, which the kernel opens no file of):
-     * pinned to its ETag by each read's {@code If-Match}, not in the local tier.
+     * each read names its ETag ({@code If-Match}), so it returns that version's bytes or fails with ESTALE, but the
+     * version is not pinned in the local tier: a newer one may drop its blocks.
      */
     static Handle atVersion(ObjectMeta meta) {
         return new Handle(meta, true, null, null);
