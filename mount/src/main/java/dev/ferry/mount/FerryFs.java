@@ -170,12 +170,14 @@ final class FerryFs implements FuseOperations {
         // keeping its pages. A version is then a file's, not an open's: the kernel drops the pages when a stat shows a
         // new mtime (Attrs puts the version in it), and reads return the version that stat showed.
         // With --metadata-ttl 0 every open asks the store, and auto_inval_data would make that every read() instead.
-        if (config.readOnly() && !config.metadataTtl().isZero() && (conn.capable() & FuseConnInfo.FUSE_CAP_NO_OPEN_SUPPORT) != 0) {
-            conn.setWant(conn.want() | (conn.capable() & FuseConnInfo.FUSE_CAP_AUTO_INVAL_DATA));
-            attrs.recordShown();
-            noOpen = true;
-        } else if (config.readOnly() && !config.metadataTtl().isZero()) {
-            LOG.info("this kernel has no FUSE no-open mode: every open and close of a file is sent to the mount");
+        if (config.readOnly() && !config.metadataTtl().isZero()) {
+            if ((conn.capable() & FuseConnInfo.FUSE_CAP_NO_OPEN_SUPPORT) != 0) {
+                conn.setWant(conn.want() | (conn.capable() & FuseConnInfo.FUSE_CAP_AUTO_INVAL_DATA));
+                attrs.recordShown();
+                noOpen = true;
+            } else {
+                LOG.info("this kernel has no FUSE no-open mode: every open and close of a file is sent to the mount");
+            }
         }
     }
 
@@ -350,11 +352,8 @@ final class FerryFs implements FuseOperations {
      * write taught the tier since; a HEAD when unlisted.
      */
     private ObjectMeta versionToRead(Loc loc, FolderEntry listed) throws IOException {
-        if (listed == null || listed.meta() == null) {
-            return reader.head(loc.object());
-        }
-        ObjectMeta meta = listed.meta();
-        if (cache == null) {
+        ObjectMeta meta = described(loc, listed);
+        if (cache == null || listed == null || listed.meta() == null) {
             return meta;
         }
         cache.listed(meta);
