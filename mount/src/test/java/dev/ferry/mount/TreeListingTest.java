@@ -27,7 +27,7 @@ import org.junit.jupiter.api.io.TempDir;
 /**
  * A tree listed in pages with no delimiter hands over each folder under its top with what a LIST of that folder with
  * {@code /} as delimiter names, over a real folder store: files at several depths, names that sort around {@code /},
- * a folder larger than the cap, and a tree longer than the pages allowed.
+ * a folder larger than the cap, a tree longer than the pages allowed, and a tree listed as several ranges.
  */
 class TreeListingTest {
     private static final int CAP = 50;
@@ -146,5 +146,51 @@ class TreeListingTest {
                 assertThat(new HashSet<>(e.getValue())).as(e.getKey()).isEqualTo(new HashSet<>(delimited(e.getKey())));
             }
         }
+    }
+
+    @Test
+    void aTreeListedAsRanges_handsOverEveryFolder_andEachRangeStopsAtTheNext() throws IOException {
+        List<String> subs = List.of("t/a-b/", "t/a/", "t/a0/", "t/big/", "t/classes/", "t/z/"); // the top's, in key order
+        List<String> all = new ArrayList<>();
+        folders("t/", all);
+        for (int ranges = 1; ranges <= subs.size(); ranges++) {
+            Map<String, List<FolderEntry>> handed = new LinkedHashMap<>();
+            for (int r = 0; r < ranges; r++) {
+                String from = subs.get(r * subs.size() / ranges);
+                String until = r + 1 < ranges ? subs.get((r + 1) * subs.size() / ranges) : null;
+                Set<String> mine = new HashSet<>();
+                boolean whole = new TreeListing(store, "bkt", "t/", CAP, (prefix, entries) -> {
+                    mine.add(prefix);
+                    List<FolderEntry> before = handed.put(prefix, entries);
+                    if (before != null) {
+                        assertThat(entries).as("a folder two ranges reach is handed over the same: " + prefix).isEqualTo(before);
+                    }
+                }, r == 0 ? null : from, until, null).run(10);
+                assertThat(whole).isTrue();
+                if (until != null) {
+                    assertThat(mine).as("range from %s stops at %s", from, until).noneMatch(f -> f.startsWith(until));
+                }
+            }
+            assertThat(handed.keySet()).as("%d ranges", ranges).containsExactlyInAnyOrderElementsOf(all);
+            for (String folder : all) {
+                List<FolderEntry> expected = delimited(folder);
+                if (expected.size() <= CAP) {
+                    assertThat(new HashSet<>(handed.get(folder))).as("%d ranges: %s", ranges, folder).isEqualTo(new HashSet<>(expected));
+                }
+            }
+        }
+    }
+
+    @Test
+    void theSplitIsAskedOnceAfterTheFirstPage_withTheTopsFolderItEndedIn_andTheListingStopsWhereItSays() throws IOException {
+        List<String> asked = new ArrayList<>();
+        Map<String, List<FolderEntry>> handed = new LinkedHashMap<>();
+        boolean whole = new TreeListing(store, "bkt", "t/", CAP, handed::put, null, null, reached -> {
+            asked.add(reached);
+            return "t/z/";
+        }).run(10);
+        assertThat(whole).isTrue();
+        assertThat(asked).as("the first page's 1,000 keys end among the classes' 1,200").containsExactly("t/classes/");
+        assertThat(handed).containsKeys("t/classes/", "t/classes/c29/").doesNotContainKeys("t/z/", "t/z/only/");
     }
 }
