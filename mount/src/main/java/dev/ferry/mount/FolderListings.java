@@ -20,7 +20,6 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Executor;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.Semaphore;
-import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
@@ -57,11 +56,12 @@ final class FolderListings {
     static final int AHEAD_CONCURRENCY = 8;
     /** Subfolders to list ahead from which the tree under their folder is listed instead, see {@link #listAhead}. */
     static final int TREE_AT_LEAST = 2;
-    /** Pages of a tree listed ahead, at most (10,000 keys) in each range; folders not reached are listed one at a time. */
+    /** Pages of a tree listed ahead, at most (10,000 keys); folders it did not reach are listed one at a time. */
     static final int TREE_PAGES = 10;
     /**
-     * Pages a tree's first page shows to be left, from which the rest is listed as ranges at once ({@link #rangeStarts}):
-     * a tree of 3,000 keys is listed in 3 pages one after another, one of 20,000 in 8 ranges of 2 or 3 pages.
+     * Pages a tree's first page shows to be left, from which the rest of it is listed a folder at a time instead
+     * ({@link #folderAtATime}): a tree of 3,000 keys in 100 folders is listed in 3 pages one after another, one of
+     * 20,000 as a page and then 95 folders, {@link #AHEAD_CONCURRENCY} at once.
      */
     static final int SPLIT_AT_PAGES = 4;
 
@@ -358,8 +358,8 @@ final class FolderListings {
      * {@link #AHEAD_FOLDERS} of them, are listed ahead, each kept only when it is small ({@link #AHEAD_ENTRIES}); a
      * walker then finds them kept instead of waiting for one LIST after another. Where there are several, the tree
      * under {@code prefix} is listed in pages with no delimiter ({@link TreeListing}), which hands over every folder in
-     * it, at any depth, as it completes; a large tree as several ranges at once ({@link #listTree}), each of at most
-     * {@link #TREE_PAGES} pages. What they did not reach is listed a folder at a time, {@link #AHEAD_CONCURRENCY} at once. Listings made a folder at a time list nothing further ahead
+     * it, at any depth, as it completes (at most {@link #TREE_PAGES} pages; of a large tree, one: {@link #listTree}).
+     * What it did not reach is listed a folder at a time, {@link #AHEAD_CONCURRENCY} at once. Listings made a folder at a time list nothing further ahead
      * themselves: the walker's next readdir does, one level on.
      */
     private void listAhead(String bucket, String prefix, List<FolderEntry> entries) {
@@ -395,74 +395,42 @@ final class FolderListings {
     }
 
     /**
-     * Lists the tree under {@code prefix} for the claimed subfolders ({@link TreeListing}), split into ranges listed at
-     * once when its first page shows it to be large ({@link #rangeStarts}); then those no range reached one at a time.
+     * Lists the tree under {@code prefix} for the claimed subfolders ({@link TreeListing}), then those it did not
+     * complete a folder at a time: all but those its first page completed when that page shows a large tree
+     * ({@link #folderAtATime}).
      */
     private void listTree(String bucket, String prefix, Map<String, CompletableFuture<Listing>> claimed) {
         long gen = generation.get();
         long at = clock.nanoTime();
         List<String> subs = List.copyOf(claimed.keySet()); // in the store's order, as its listing named them
-        Map<String, CompletableFuture<Listing>> waiting = new ConcurrentHashMap<>(claimed);
-        AtomicInteger running = new AtomicInteger(1);
-        TreeListing.Sink sink = (sub, entries) -> handOver(bucket, sub, entries, waiting, at, gen);
-        Runnable ended = () -> {
-            if (running.decrementAndGet() == 0) { // what no range handed over is listed a folder at a time
-                waiting.forEach((sub, left) -> aheadOne(bucket, sub, left));
-            }
-        };
-        TreeListing.Split split = reached -> {
-            List<Integer> starts = rangeStarts(subs.size(), subs.indexOf(reached));
-            for (int r = 0; r < starts.size(); r++) {
-                String from = subs.get(starts.get(r));
-                String until = r + 1 < starts.size() ? subs.get(starts.get(r + 1)) : null;
-                running.incrementAndGet();
-                run(() -> {
-                    try {
-                        new TreeListing(reader, bucket, prefix, AHEAD_ENTRIES, sink, from, until, null).run(TREE_PAGES);
-                    } catch (IOException | RuntimeException failed) {
-                        // what it did not hand over is listed a folder at a time
-                    }
-                    ended.run();
-                }, waiting.values()); // refused only when closing: every waiter then lists for itself
-            }
-            return starts.isEmpty() ? null : subs.get(starts.get(0));
-        };
         try {
-            new TreeListing(reader, bucket, prefix, AHEAD_ENTRIES, sink, null, null, split).run(TREE_PAGES);
+            new TreeListing(reader, bucket, prefix, AHEAD_ENTRIES, (sub, entries) -> handOver(bucket, sub, entries, claimed, at, gen),
+                    reached -> folderAtATime(subs.size(), subs.indexOf(reached))).run(TREE_PAGES);
         } catch (IOException | RuntimeException failed) {
             // what it did not hand over is listed a folder at a time
         }
-        ended.run();
+        claimed.forEach((sub, mine) -> aheadOne(bucket, sub, mine));
     }
 
     /**
-     * Where the ranges of a tree's listing begin, as indexes into its {@code subs} subfolders, when its first page
-     * ended in the subfolder at {@code reached} and more pages follow: none (the first listing goes on alone) when the
-     * folders it reached per page leave fewer than {@link #SPLIT_AT_PAGES} pages; otherwise the subfolders after
-     * {@code reached} in equal runs, one for the first listing and one per range, at most {@link #AHEAD_CONCURRENCY}
-     * in all, each about two pages or more. Each range costs at most one page more than its keys: its last page may
-     * run into the next range's keys. Folders are assumed alike in size.
+     * Whether the rest of a tree whose first page ended in the subfolder at {@code reached} (of its {@code subs}
+     * claimed subfolders; -1: one not claimed) is listed a folder at a time, {@link #AHEAD_CONCURRENCY} at once,
+     * rather than in pages one after another: when at least {@link #SPLIT_AT_PAGES} pages are left and a page
+     * holds at most {@link #AHEAD_CONCURRENCY} folders, so that the folders' LISTs at once take fewer rounds than the
+     * pages. Folders are assumed alike in size. A LIST page's cost need not be the same at any depth of a tree: where
+     * a store walks the whole tree for each page (s3proxy's file system backend), a folder's LIST costs its folder.
      */
-    static List<Integer> rangeStarts(int subs, int reached) {
+    static boolean folderAtATime(int subs, int reached) {
         if (reached < 0) {
-            return List.of(); // ended in a folder not claimed: no measure of the rest
+            return false; // no measure of the rest
         }
-        int perPage = reached + 1;
-        int rest = subs - perPage;
-        int restPages = rest / perPage;
-        if (restPages < SPLIT_AT_PAGES) {
-            return List.of();
-        }
-        int runs = Math.min(AHEAD_CONCURRENCY, restPages / 2);
-        List<Integer> starts = new ArrayList<>(runs - 1);
-        for (int r = 1; r < runs; r++) {
-            starts.add(perPage + (int) ((long) r * rest / runs));
-        }
-        return starts;
+        int perPage = reached + 1; // the last one partly
+        int restPages = (subs - perPage) / perPage;
+        return perPage <= AHEAD_CONCURRENCY && restPages >= SPLIT_AT_PAGES;
     }
 
     /** A folder a tree's listing found complete: kept (or marked too large), and its waiter, if any, given it. */
-    private void handOver(String bucket, String sub, List<FolderEntry> entries, Map<String, CompletableFuture<Listing>> waiting,
+    private void handOver(String bucket, String sub, List<FolderEntry> entries, Map<String, CompletableFuture<Listing>> claimed,
             long at, long gen) {
         String id = folderId(bucket, sub);
         if (entries == null) {
@@ -475,7 +443,7 @@ final class FolderListings {
                 }
             }
         }
-        CompletableFuture<Listing> mine = waiting.remove(sub);
+        CompletableFuture<Listing> mine = claimed.remove(sub);
         if (mine != null) {
             mine.complete(entries == null ? null : kept(id));
             listing.remove(id, mine);

@@ -18,13 +18,8 @@ import java.util.List;
  * being listed. What is found is what a LIST of each folder with {@code /} as delimiter names: its files with
  * their metadata, its subfolders by name, no name a path cannot hold ({@link FolderListings#usable}).
  *
- * <p>A large tree is listed as several ranges at once, each one a run of the top's subfolders: from just before its
- * first ({@code start-after} its name) up to the first key of the next range's first folder. A range begins before
- * its first folder's keys, so every folder it reaches is complete from its first key; what lies between two ranges'
- * folders (a file of the top, a folder named like {@code c-x/} before {@code c/}) is reached by both, and handed over
- * twice, the same. A range ends on seeing a key of the next range's folder, in the store's own order, so no
- * comparison of keys here has to agree with the store's. Where the ranges begin is decided after the first page
- * ({@link Split}), once it shows how many folders a page holds.
+ * <p>A listing can stop after its first page ({@link Split}), once that page shows how large the tree is: the
+ * folders it had not completed are then left to others.
  *
  * <p>Not thread-safe: one run's.
  */
@@ -38,14 +33,13 @@ final class TreeListing {
         void complete(String prefix, List<FolderEntry> entries);
     }
 
-    /** Asked once, after the first page when more follow, whether others list part of what is left. */
+    /** Asked once, after the first page when more follow, whether the listing stops there. */
     interface Split {
         /**
          * The first page ended inside {@code reached} (the top's subfolder holding its last key, ending in
-         * {@code /}); returns the subfolder at whose first key this listing stops, the rest being listed by others,
-         * or null to list on to the end.
+         * {@code /}); true: the listing stops now, handing over none of the folders still open.
          */
-        String after(String reached);
+        boolean stopAfterFirstPage(String reached);
     }
 
     private static final class Open {
@@ -62,56 +56,43 @@ final class TreeListing {
     private final String top;
     private final int maxEntries;
     private final Sink sink;
-    private final String from;
-    private String until;
     private final Split split;
     /** The folders open now, outermost first: each a prefix of the next, and of the last key seen. */
     private final ArrayDeque<Open> open = new ArrayDeque<>();
 
     /** The folders under {@code top} (a folder's prefix, "" for the bucket's top; not itself listed) of {@code bucket}. */
     TreeListing(ObjectStore reader, String bucket, String top, int maxEntries, Sink sink) {
-        this(reader, bucket, top, maxEntries, sink, null, null, null);
+        this(reader, bucket, top, maxEntries, sink, null);
     }
 
-    /**
-     * One range of the tree under {@code top}: from its subfolder {@code from} (a prefix ending in {@code /}; null:
-     * the tree's start) up to the first key under its subfolder {@code until} (null: the tree's end, or where
-     * {@code split} says after the first page; null: no split). See the class doc.
-     */
-    TreeListing(ObjectStore reader, String bucket, String top, int maxEntries, Sink sink, String from, String until, Split split) {
+    /** As above, asking {@code split} after the first page whether to stop there (null: never). */
+    TreeListing(ObjectStore reader, String bucket, String top, int maxEntries, Sink sink, Split split) {
         this.reader = reader;
         this.bucket = bucket;
         this.top = top;
         this.maxEntries = maxEntries;
         this.sink = sink;
-        this.from = from;
-        this.until = until;
         this.split = split;
     }
 
     /**
-     * Lists the tree (or its range), at most {@code maxPages} pages; every folder found complete is handed to the
-     * sink. True when all of it was listed (every folder in it handed over), false when it has more pages than that
-     * (the folders still open then are not handed over).
+     * Lists the tree, at most {@code maxPages} pages; every folder found complete is handed to the sink. True when
+     * the whole tree was listed (every folder under it handed over), false when it has more pages than that or
+     * stopped after the first (the folders still open then are not handed over).
      */
     boolean run(int maxPages) throws IOException {
-        // just before the range's first folder: "t/c" for "t/c/", so its keys, and any of a folder sorting between, follow
-        String startAfter = from == null ? null : from.substring(0, from.length() - 1);
         String token = null;
         for (int page = 0; page < maxPages; page++) {
-            ListPage p = reader.list(new ListRequest(bucket, top, null, token, ListRequest.DEFAULT_MAX_KEYS, token == null ? startAfter : null));
+            ListPage p = reader.list(new ListRequest(bucket, top, null, token, ListRequest.DEFAULT_MAX_KEYS));
             for (ObjectMeta m : p.objects()) {
-                if (until != null && m.key().key().startsWith(until)) {
-                    return closeAll(); // the next range's: every folder open here is complete
-                }
                 add(m);
             }
             token = p.nextToken();
             if (token == null) {
                 return closeAll();
             }
-            if (page == 0 && split != null && until == null && !open.isEmpty()) {
-                until = split.after(open.peekFirst().prefix);
+            if (page == 0 && split != null && !open.isEmpty() && split.stopAfterFirstPage(open.peekFirst().prefix)) {
+                return false;
             }
         }
         return false;

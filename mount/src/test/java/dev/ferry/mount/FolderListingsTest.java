@@ -21,30 +21,33 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * A large tree a reader lists is listed ahead as ranges at once, over a real folder store: every folder is kept with
- * what its own delimited LIST names, each range starts where {@link FolderListings#rangeStarts} says, and a run
- * stops at the next range's first key (at most a page more each than the tree's pages).
+ * A large tree a reader lists is listed ahead a page and then a folder at a time, over a real folder store: every
+ * folder is kept with what its own delimited LIST names, and the tree's listing stops where
+ * {@link FolderListings#folderAtATime} says.
  */
 class FolderListingsTest {
     @Test
-    void theRangesOfATree_followFromWhereItsFirstPageEnded() {
-        // 3,000 keys in 100 folders: the first page ends in the 34th, 2 pages are left: one listing, no range
-        assertThat(FolderListings.rangeStarts(100, 33)).isEmpty();
-        // 20,000 keys in 100 folders: the first page ends in the 5th, 19 pages left: 8 runs, the first listing's and 7 ranges
-        assertThat(FolderListings.rangeStarts(100, 4)).containsExactly(16, 28, 40, 52, 64, 76, 88);
-        // 5,000 keys in 25 folders: 4 pages left, two runs of 2
-        assertThat(FolderListings.rangeStarts(25, 4)).containsExactly(15);
-        // one large folder beside another: nothing to split
-        assertThat(FolderListings.rangeStarts(2, 0)).isEmpty();
-        // the first page ended in a folder not claimed (kept already): no measure, no split
-        assertThat(FolderListings.rangeStarts(100, -1)).isEmpty();
-        // 1,000 folders of more than a page each: 8 runs of 125 folders, capped there
-        List<Integer> big = FolderListings.rangeStarts(1000, 0);
-        assertThat(big).hasSize(FolderListings.AHEAD_CONCURRENCY - 1).isSorted().allMatch(i -> i > 0 && i < 1000);
+    void theRestOfATree_isListedAFolderAtATime_whenItsFirstPageShowsManyPagesOfFewFolders() {
+        // 3,000 keys in 100 folders: the first page ends in the 34th, 2 pages are left: one page after another
+        assertThat(FolderListings.folderAtATime(100, 33)).isFalse();
+        // 20,000 keys in 100 folders: the first page ends in the 5th, 19 pages are left, 95 folders: 12 rounds of 8
+        assertThat(FolderListings.folderAtATime(100, 4)).isTrue();
+        // 5,000 keys in 25 folders: 4 pages left
+        assertThat(FolderListings.folderAtATime(25, 4)).isTrue();
+        // 4,000 keys in 20 folders: 3 pages left, as many rounds as pages
+        assertThat(FolderListings.folderAtATime(20, 4)).isFalse();
+        // 12,000 keys in 120 folders of 100: a page holds 10 folders, more than LISTs at once: pages
+        assertThat(FolderListings.folderAtATime(120, 9)).isFalse();
+        // 1,000 folders of more than a page each
+        assertThat(FolderListings.folderAtATime(1000, 0)).isTrue();
+        // one large folder beside another: nothing to gain
+        assertThat(FolderListings.folderAtATime(2, 0)).isFalse();
+        // the first page ended in a folder not claimed (kept already): no measure
+        assertThat(FolderListings.folderAtATime(100, -1)).isFalse();
     }
 
     @Test
-    void aTreeOfFivePages_isListedAsTwoRangesAtOnce_andEveryFolderIsKeptAsItsOwnListNamesIt(@TempDir Path dir) throws Exception {
+    void aTreeOfFivePages_isListedAPageThenAFolderAtATime_andEveryFolderIsKeptAsItsOwnListNamesIt(@TempDir Path dir) throws Exception {
         FileObjectStore store = new FileObjectStore(dir);
         store.createBucket("bkt");
         for (int d = 0; d < 25; d++) { // files in the bucket's folder are its objects (written there, as a data set would be)
@@ -79,11 +82,9 @@ class FolderListingsTest {
             }
         }
         List<ListRequest> tree = lists.stream().filter(r -> r.delimiter() == null).toList();
-        // the first page ends in d04/, 4 pages are left: the first listing goes on to d15/, a range lists d15/ on
-        assertThat(tree.stream().filter(r -> r.startAfter() != null).map(ListRequest::startAfter)).containsExactly("t/d15");
-        // 5 pages of keys: 4 by the first listing (its 4th page starts with d15/'s keys, where it stops), 2 by the range
-        assertThat(tree).as("LISTs of the tree").hasSize(6);
-        assertThat(lists).as("no folder listed on its own ahead: the ranges reached them all")
-                .filteredOn(r -> r.delimiter() != null && !r.prefix().equals("t/")).hasSize(25); // the test's own, above
+        assertThat(tree).as("the tree's first page alone: its 5 folders of 200 leave 4 pages").hasSize(1);
+        // the folders it did not complete, d04/ (its last) and on, each listed once ahead; each of the 25 once by the test
+        assertThat(lists.stream().filter(r -> r.delimiter() != null && !r.prefix().equals("t/")).map(ListRequest::prefix))
+                .hasSize(21 + 25).containsOnlyOnce("t/d00/", "t/d03/").filteredOn("t/d04/"::equals).hasSize(2);
     }
 }

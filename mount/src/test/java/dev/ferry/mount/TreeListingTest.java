@@ -27,7 +27,7 @@ import org.junit.jupiter.api.io.TempDir;
 /**
  * A tree listed in pages with no delimiter hands over each folder under its top with what a LIST of that folder with
  * {@code /} as delimiter names, over a real folder store: files at several depths, names that sort around {@code /},
- * a folder larger than the cap, a tree longer than the pages allowed, and a tree listed as several ranges.
+ * a folder larger than the cap, a tree longer than the pages allowed, and a listing stopped after its first page.
  */
 class TreeListingTest {
     private static final int CAP = 50;
@@ -149,48 +149,28 @@ class TreeListingTest {
     }
 
     @Test
-    void aTreeListedAsRanges_handsOverEveryFolder_andEachRangeStopsAtTheNext() throws IOException {
-        List<String> subs = List.of("t/a-b/", "t/a/", "t/a0/", "t/big/", "t/classes/", "t/z/"); // the top's, in key order
-        List<String> all = new ArrayList<>();
-        folders("t/", all);
-        for (int ranges = 1; ranges <= subs.size(); ranges++) {
+    void theSplitIsAskedOnceAfterTheFirstPage_withTheTopsFolderItEndedIn_andStoppingThereHandsOverNoFolderStillOpen()
+            throws IOException {
+        for (boolean stop : new boolean[] {false, true}) {
+            List<String> asked = new ArrayList<>();
             Map<String, List<FolderEntry>> handed = new LinkedHashMap<>();
-            for (int r = 0; r < ranges; r++) {
-                String from = subs.get(r * subs.size() / ranges);
-                String until = r + 1 < ranges ? subs.get((r + 1) * subs.size() / ranges) : null;
-                Set<String> mine = new HashSet<>();
-                boolean whole = new TreeListing(store, "bkt", "t/", CAP, (prefix, entries) -> {
-                    mine.add(prefix);
-                    List<FolderEntry> before = handed.put(prefix, entries);
-                    if (before != null) {
-                        assertThat(entries).as("a folder two ranges reach is handed over the same: " + prefix).isEqualTo(before);
+            boolean whole = new TreeListing(store, "bkt", "t/", CAP, handed::put, reached -> {
+                asked.add(reached);
+                return stop;
+            }).run(10);
+            assertThat(asked).as("the first page's 1,000 keys end among the classes' 1,200").containsExactly("t/classes/");
+            assertThat(whole).isEqualTo(!stop);
+            if (stop) {
+                assertThat(handed).as("completed on the first page").containsKeys("t/a/", "t/big/", "t/classes/c00/")
+                        .as("still open, or not reached").doesNotContainKeys("t/classes/", "t/z/", "t/z/only/");
+                for (Map.Entry<String, List<FolderEntry>> e : handed.entrySet()) {
+                    if (e.getValue() != null) {
+                        assertThat(new HashSet<>(e.getValue())).as(e.getKey()).isEqualTo(new HashSet<>(delimited(e.getKey())));
                     }
-                }, r == 0 ? null : from, until, null).run(10);
-                assertThat(whole).isTrue();
-                if (until != null) {
-                    assertThat(mine).as("range from %s stops at %s", from, until).noneMatch(f -> f.startsWith(until));
                 }
-            }
-            assertThat(handed.keySet()).as("%d ranges", ranges).containsExactlyInAnyOrderElementsOf(all);
-            for (String folder : all) {
-                List<FolderEntry> expected = delimited(folder);
-                if (expected.size() <= CAP) {
-                    assertThat(new HashSet<>(handed.get(folder))).as("%d ranges: %s", ranges, folder).isEqualTo(new HashSet<>(expected));
-                }
+            } else {
+                assertThat(handed).containsKeys("t/classes/", "t/classes/c29/", "t/z/only/");
             }
         }
-    }
-
-    @Test
-    void theSplitIsAskedOnceAfterTheFirstPage_withTheTopsFolderItEndedIn_andTheListingStopsWhereItSays() throws IOException {
-        List<String> asked = new ArrayList<>();
-        Map<String, List<FolderEntry>> handed = new LinkedHashMap<>();
-        boolean whole = new TreeListing(store, "bkt", "t/", CAP, handed::put, null, null, reached -> {
-            asked.add(reached);
-            return "t/z/";
-        }).run(10);
-        assertThat(whole).isTrue();
-        assertThat(asked).as("the first page's 1,000 keys end among the classes' 1,200").containsExactly("t/classes/");
-        assertThat(handed).containsKeys("t/classes/", "t/classes/c29/").doesNotContainKeys("t/z/", "t/z/only/");
     }
 }
