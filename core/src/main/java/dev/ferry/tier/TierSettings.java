@@ -47,9 +47,9 @@ public final class TierSettings {
                     + "does not change behind ferry's back, as Mountpoint's --metadata-ttl indefinite). Writes and deletes through ferry "
                     + "are seen at once whatever the TTL. A job registered with the daemon has its manifest versions trusted while it is registered.");
     /** ferry mount's only, so far: the daemon reads a fixed 16 blocks ahead ({@code SequentialReadAhead.Config.DEFAULT}). */
-    public static final Setting<Long> READ_AHEAD = Setting.flag("read-ahead", "SIZE", Codec.SIZE, "64MiB",
-            "How far ahead of a sequential reader to fetch, one ranged GET per block, in parallel; a file of at most this size is "
-                    + "fetched whole at its first read (default 64MiB; 0: off).");
+    public static final Setting<Long> READ_AHEAD = Setting.flag("read-ahead", "SIZE", Codec.SIZE, "256MiB",
+            "How far ahead of a sequential reader to fetch, one ranged GET per block, in parallel; a file of at most this size, "
+                    + "and at most 64MiB, is fetched whole at its first read (default 256MiB; 0: off).");
 
     public static final Setting<Boolean> READ_AHEAD_FOLDERS = Setting.flag("read-ahead-folders", "true|false", Codec.BOOL, "true",
             "Whether a folder of small objects (each within a block) that readers without a plan keep missing is fetched ahead of "

@@ -149,15 +149,23 @@ public final class Mount implements AutoCloseable {
     /**
      * The mount's read-ahead is the daemon's ({@link SequentialReadAhead}): sequential readers of an object, over
      * every handle, get the next {@code read-ahead} bytes fetched in parallel, one ranged GET per block, within one
-     * budget of bytes in flight; a file of at most {@code read-ahead} bytes is fetched whole at its first read (most
-     * readers of a small file read it all: npz, images, Parquet footers then bodies), and a read of a file's last
-     * block before its body (a footer) does not keep the read-ahead from starting when the body is read.
+     * budget of bytes in flight; a file of at most {@code read-ahead} bytes, and at most {@link #WHOLE_FILE_BYTES}, is
+     * fetched whole at its first read (most readers of a small file read it all: npz, images, Parquet footers then
+     * bodies), and a read of a file's last block before its body (a footer) does not keep the read-ahead from starting
+     * when the body is read.
      */
     static SequentialReadAhead.Config readAheadConfig(MountConfig config) {
         int blocks = (int) Math.max(1, Math.min(1024, (config.readAhead() + config.blockSize() - 1) / config.blockSize()));
+        int whole = (int) Math.max(1, Math.min(blocks, WHOLE_FILE_BYTES / config.blockSize()));
         SequentialReadAhead.Config d = SequentialReadAhead.Config.DEFAULT;
-        return new SequentialReadAhead.Config(d.minStreak(), d.window(), blocks, d.budgetBytes(), d.trackedObjects(), blocks, true);
+        return new SequentialReadAhead.Config(d.minStreak(), d.window(), blocks, d.budgetBytes(), d.trackedObjects(), whole, true);
     }
+
+    /**
+     * The largest file fetched whole at its first read. A reader may read a large file in part (a header, a
+     * footer, an index), so a deeper read-ahead waits for it to read on before fetching more.
+     */
+    static final long WHOLE_FILE_BYTES = 64L << 20;
 
     /** Keys from the environment; a ferry daemon on this machine without them takes placeholders, as the CLI's clients do. */
     private static S3Credentials credentials(java.net.URI upstream) {

@@ -43,12 +43,17 @@ class FuseCheckTest {
     void config_defaultsAndBadInput() {
         MountConfig c = MountConfig.from(Map.of("mountpoint", "/mnt/x", "store-root", "/data"));
         assertThat(c.blockSize()).isEqualTo(4 << 20);
-        assertThat(c.readAhead()).isEqualTo(64L << 20);
+        assertThat(c.readAhead()).isEqualTo(256L << 20);
         assertThat(c.cacheSize()).isEqualTo(10L << 30);
         assertThat(c.hasLocalTier()).isTrue();
         assertThat(MountConfig.from(Map.of("mountpoint", "/m", "upstream", "http://127.0.0.1:9099", "cache-size", "0")).hasLocalTier())
                 .as("cache-size 0: no local tier (over a ferry daemon)").isFalse();
-        assertThat(Mount.readAheadConfig(c).blocksAhead()).as("64 MiB of 4 MiB blocks").isEqualTo(16);
+        assertThat(Mount.readAheadConfig(c).blocksAhead()).as("256 MiB of 4 MiB blocks").isEqualTo(64);
+        assertThat(Mount.readAheadConfig(c).wholeBlocks()).as("files of at most 64 MiB fetched whole at their first read").isEqualTo(16);
+        MountConfig shallow = MountConfig.from(Map.of("mountpoint", "/m", "store-root", "/data", "read-ahead", "8MiB"));
+        assertThat(Mount.readAheadConfig(shallow).wholeBlocks()).as("never more than the read-ahead").isEqualTo(2);
+        MountConfig large = MountConfig.from(Map.of("mountpoint", "/m", "store-root", "/data", "read-ahead", "1GiB", "block-size", "128MiB"));
+        assertThat(Mount.readAheadConfig(large).wholeBlocks()).as("at least one block").isEqualTo(1);
         assertThat(c.metadataTtl()).hasSeconds(60);
         assertThat(c.readOnly()).isFalse();
         assertThat(c.writeThrough()).isFalse();
