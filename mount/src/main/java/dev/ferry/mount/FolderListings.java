@@ -61,7 +61,7 @@ final class FolderListings {
     /**
      * Pages a tree's first page shows to be left, from which the rest of it is listed a folder at a time instead
      * ({@link #folderAtATime}): a tree of 3,000 keys in 100 folders is listed in 3 pages one after another, one of
-     * 20,000 as a page and then 95 folders, {@link #AHEAD_CONCURRENCY} at once.
+     * 20,000 as a page and then 96 folders, {@link #AHEAD_CONCURRENCY} at once.
      */
     static final int SPLIT_AT_PAGES = 4;
 
@@ -359,8 +359,8 @@ final class FolderListings {
      * walker then finds them kept instead of waiting for one LIST after another. Where there are several, the tree
      * under {@code prefix} is listed in pages with no delimiter ({@link TreeListing}), which hands over every folder in
      * it, at any depth, as it completes (at most {@link #TREE_PAGES} pages; of a large tree, one: {@link #listTree}).
-     * What it did not reach is listed a folder at a time, {@link #AHEAD_CONCURRENCY} at once. Listings made a folder at a time list nothing further ahead
-     * themselves: the walker's next readdir does, one level on.
+     * What it did not reach is listed a folder at a time, {@link #AHEAD_CONCURRENCY} at once. Listings made a folder
+     * at a time list nothing further ahead themselves: the walker's next readdir does, one level on.
      */
     private void listAhead(String bucket, String prefix, List<FolderEntry> entries) {
         if (ttlNanos <= 0 || ahead == null) {

@@ -89,20 +89,16 @@ final class TreeListing {
             }
             token = p.nextToken();
             if (token == null) {
-                return closeAll();
+                while (!open.isEmpty()) {
+                    close(open.pollLast());
+                }
+                return true;
             }
             if (page == 0 && split != null && !open.isEmpty() && split.stopAfterFirstPage(open.peekFirst().prefix)) {
                 return false;
             }
         }
         return false;
-    }
-
-    private boolean closeAll() {
-        while (!open.isEmpty()) {
-            close(open.pollLast());
-        }
-        return true;
     }
 
     private void add(ObjectMeta m) {
