@@ -60,12 +60,10 @@ final class TreeListing {
     /** The folders open now, outermost first: each a prefix of the next, and of the last key seen. */
     private final ArrayDeque<Open> open = new ArrayDeque<>();
 
-    /** The folders under {@code top} (a folder's prefix, "" for the bucket's top; not itself listed) of {@code bucket}. */
-    TreeListing(ObjectStore reader, String bucket, String top, int maxEntries, Sink sink) {
-        this(reader, bucket, top, maxEntries, sink, null);
-    }
-
-    /** As above, asking {@code split} after the first page whether to stop there (null: never). */
+    /**
+     * The folders under {@code top} (a folder's prefix, "" for the bucket's top; not itself listed) of {@code bucket},
+     * asking {@code split} after the first page whether to stop there (null: never).
+     */
     TreeListing(ObjectStore reader, String bucket, String top, int maxEntries, Sink sink, Split split) {
         this.reader = reader;
         this.bucket = bucket;

@@ -85,7 +85,7 @@ class TreeListingTest {
         whole[0] = new TreeListing(store, "bkt", "t/", CAP, (prefix, entries) -> {
             assertThat(handed.put(prefix, entries)).as("each folder handed over once: " + prefix).isNull();
             handed.putIfAbsent(prefix, null);
-        }).run(pages);
+        }, null).run(pages);
         return handed;
     }
 
@@ -124,7 +124,7 @@ class TreeListingTest {
             }
         };
         Map<String, List<FolderEntry>> handed = new LinkedHashMap<>();
-        TreeListing listing = new TreeListing(failsPastThePage, "bkt", "t/", CAP, handed::put);
+        TreeListing listing = new TreeListing(failsPastThePage, "bkt", "t/", CAP, handed::put, null);
         assertThatThrownBy(() -> listing.run(10)).isSameAs(outage);
         assertThat(handed).as("the folders the first page completed").containsKeys("t/a/", "t/classes/c00/")
                 .doesNotContainKeys("t/z/", "t/classes/");
