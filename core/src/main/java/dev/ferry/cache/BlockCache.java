@@ -70,7 +70,8 @@ import org.slf4j.LoggerFactory;
  *       unless its bytes are provably those last checked (same file, unchanged; pages never left the page cache).
  *       Bytes read from a fetch under way are the ones it wrote, and are not checked; once the block is in place
  *       its readers read it back from its file, unchecked only while they provably are still those bytes
- *       ({@link BlockCheck#trustedAsFetched}).
+ *       ({@link BlockCheck#trustedAsFetched}; on a file system whose ctime shows every change after a stat, the
+ *       same holds for any reader of a block just fetched, the read-ahead's included: {@link BlockCheck#probeCtime}).
  *   <li><b>Faults degrade service, never data.</b> An unusable folder or a failing write turns the cache
  *       into a pass-through (with a warning and a count); a block failing its check is dropped and fetched
  *       again.
@@ -108,6 +109,7 @@ final class BlockCache {
     private volatile ReadObserver observer;
     /** Keys whose whole object is being prefetched by one GET not answered yet: readers wait for it rather than GET it too. */
     private final Map<ObjectKey, CompletableFuture<Void>> wholePrefetches = new ConcurrentHashMap<>();
+    private final BlockCheck check;
     private FileChannel lockChannel;
     private FileLock fileLock;
     private volatile boolean passThrough;
@@ -124,7 +126,7 @@ final class BlockCache {
             openFiles.forget(path);
             unsynced.forget(path);
         });
-        BlockCheck check = new BlockCheck(config.verify(), counters, clock);
+        this.check = new BlockCheck(config.verify(), counters, clock);
         ReadObserver reads = new ReadObserver() {
             @Override
             public void onRead(ObjectMeta meta, long first, long last) {
@@ -162,6 +164,7 @@ final class BlockCache {
         if (fileLock == null) {
             throw new IOException("another process is using it");
         }
+        check.probeCtime(layout.tmp());
         blockIndex.load(new CacheRecovery(layout).recover(counters.evictedCorrupt::increment));
     }
 

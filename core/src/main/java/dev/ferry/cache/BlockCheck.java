@@ -41,17 +41,26 @@ import java.util.Map;
  * on the 2-core VM; the daemon's hits within noise of not checking in two of three runs on that loaded VM); a
  * use that checks costs a read of the whole block and its CRC32C. Measured in BENCHMARKS.md ("Checked hits").
  *
- * <p><b>Racy timestamps</b> (as git's "racily clean" index entries): file systems stamp ctime with the
+ * <p><b>Racy timestamps</b> (as git's "racily clean" index entries): many file systems stamp ctime with the
  * kernel's coarse clock (one tick, 1 to 10 ms), so a write in the same tick as the change that set the witnessed
- * ctime would leave it unchanged. A witness is therefore trusted only when the ctime it saw was older than the
- * stat by {@link #SETTLE_NANOS} (2 s when the file system keeps whole seconds): a block written a moment ago is
- * checked on every use until then. This assumes a local file system stamping ctime with the same clock as the
- * injected {@link Clock}'s wall time (the system's, in production): one {@link Clock#epochMillis} read per stat.
+ * ctime would leave it unchanged. On such a file system a witness is trusted only when the ctime it saw was older
+ * than the stat by {@link #SETTLE_NANOS} (2 s when the file system keeps whole seconds): a block written a moment
+ * ago is checked on every use until then. This assumes a local file system stamping ctime with the same clock as
+ * the injected {@link Clock}'s wall time (the system's, in production): one {@link Clock#epochMillis} read per
+ * stat. Linux 6.13 and later stamp ext4, XFS, btrfs and tmpfs with multigrain timestamps instead: a change that
+ * follows a stat of the file gets a fine-grained ctime, later than the one the stat saw, so no write after a
+ * witness goes unseen and no witness waits. The cache finds which it has when it opens ({@link #probeCtime}: a
+ * file written, stat'd and written again, three times, shows a new ctime each time only on the second kind).
  *
  * <p><b>A block its run has just written</b> is not checked when the run's own reader, which came after the run
  * let the block go, reads it while the file is unchanged since the write and the pages read never left the page
  * cache ({@link #trustedAsFetched}): those are the bytes fetched, as a reader of the fetch under way gets them,
- * unchecked too. Any other use checks it first ({@link #written} leaves a witness that is never settled).
+ * unchecked too. Where ctime shows every change after a stat, so are other readers' (a block the read-ahead
+ * fetched, read by the reader it ran ahead of): {@link #written} takes its witness with a stat right after the
+ * block is in place, and any write after that changes the ctime. Elsewhere any other use checks it first
+ * ({@link #written} leaves a witness that is never settled). Either way, a write by someone else between the
+ * fetch's own write and that stat (microseconds) is not seen until the page leaves the page cache: the window
+ * the run's own reader has always had.
  *
  * <p><b>What remains</b>, said plainly. Residency is a fact about now, not about every moment since the check. A
  * page that leaves the page cache after a use checked or trusted it, and is read back from the device by that same
@@ -88,6 +97,7 @@ final class BlockCheck {
     private final VerifyMode mode;
     private final CacheCounters counters;
     private final Clock clock;
+    private volatile boolean changesShowAfterStat; // see probeCtime
 
     BlockCheck(VerifyMode mode, CacheCounters counters, Clock clock) {
         this.mode = mode;
@@ -97,6 +107,42 @@ final class BlockCheck {
 
     VerifyMode mode() {
         return mode;
+    }
+
+    /**
+     * Finds whether the file system holding {@code dir} (a folder of the cache's own) gives a file a new ctime at
+     * every change that follows a stat of it, and trusts witnesses without waiting from here on when it does. A
+     * file is written, stat'd and written again, three times over: with a coarse clock, two writes microseconds
+     * apart share a tick, and one pair keeping its ctime says no; so does any failure. Returns what it found.
+     */
+    boolean probeCtime(Path dir) {
+        changesShowAfterStat = changesShowAfterStat(dir);
+        return changesShowAfterStat;
+    }
+
+    /** The probe of {@link #probeCtime}, on its own: true when every write after a stat changed the ctime. */
+    static boolean changesShowAfterStat(Path dir) {
+        Path probe = dir.resolve("ctime-probe-" + ProcessHandle.current().pid());
+        try (FileChannel ch = FileChannel.open(probe, StandardOpenOption.CREATE, StandardOpenOption.WRITE, StandardOpenOption.READ)) {
+            java.nio.ByteBuffer one = java.nio.ByteBuffer.allocate(1);
+            for (int i = 0; i < 3; i++) {
+                ch.write(one.clear(), 0);
+                FileTime before = (FileTime) Files.getAttribute(probe, "unix:ctime");
+                ch.write(one.clear(), 0);
+                if (before.equals(Files.getAttribute(probe, "unix:ctime"))) {
+                    return false;
+                }
+            }
+            return true;
+        } catch (IOException | UnsupportedOperationException | IllegalArgumentException | ClassCastException e) {
+            return false;
+        } finally {
+            try {
+                Files.deleteIfExists(probe);
+            } catch (IOException ignored) {
+                // a stray probe file in the cache's temporary folder: recovery clears it
+            }
+        }
     }
 
     /** The file at {@code path} as a stat sees it now. */
@@ -118,7 +164,7 @@ final class BlockCheck {
         }
         long changedNanos = changed.to(java.util.concurrent.TimeUnit.NANOSECONDS);
         long settle = changedNanos % 1_000_000_000L == 0 ? SETTLE_NANOS_COARSE : SETTLE_NANOS;
-        boolean settled = changedNanos < now * 1_000_000L - settle;
+        boolean settled = changesShowAfterStat || changedNanos < now * 1_000_000L - settle;
         return new Witness(fileKey, size, changed, settled);
     }
 
@@ -147,8 +193,9 @@ final class BlockCheck {
     }
 
     /**
-     * Remembers the file a run has just written for {@code e}, for {@link #trustedAsFetched}. Never settled: any
-     * other use checks the block first, as with no witness.
+     * Remembers the file a run has just written for {@code e}, for {@link #trustedAsFetched}, and for every other
+     * use where ctime shows each change after a stat ({@link #probeCtime}). Elsewhere never settled: any other use
+     * checks the block first, as with no witness.
      */
     void written(BlockEntry e) {
         if (mode != VerifyMode.ON_LOAD) {
@@ -156,7 +203,7 @@ final class BlockCheck {
         }
         try {
             Witness w = observe(e.path);
-            e.witness = new Witness(w.fileKey(), w.size(), w.ctime(), false);
+            e.witness = new Witness(w.fileKey(), w.size(), w.ctime(), changesShowAfterStat);
         } catch (IOException gone) {
             // no witness: its reader checks it
         }
