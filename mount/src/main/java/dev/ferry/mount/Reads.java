@@ -2,6 +2,7 @@ package dev.ferry.mount;
 
 import dev.ferry.cache.CachingStore;
 import dev.ferry.store.ByteRange;
+import dev.ferry.store.FileRegionReadable;
 import dev.ferry.store.GetRequest;
 import dev.ferry.store.ObjectContent;
 import dev.ferry.store.ObjectMeta;
@@ -27,7 +28,8 @@ import java.util.concurrent.atomic.LongAdder;
  *       them; while handles of the old version are still open, a new version's handle bypasses the page cache
  *       ({@code direct_io}), so neither sees the other's pages.
  *   <li>Reads whose blocks are all on local disk are read from the block files straight into the kernel's buffer;
- *       the others go through the tier (or, without one, to the store).
+ *       the others go through the tier (or, without one, to the store), bytes of a block still arriving from its
+ *       file straight into the kernel's buffer too, as soon as they are written.
  * </ul>
  * Thread-safe: the page states are guarded by their map; a handle is immutable.
  */
@@ -175,19 +177,56 @@ final class Reads {
         }
     }
 
+    /**
+     * Reads through the tier: bytes of a block being fetched (or on disk) go from its file straight into the kernel's
+     * buffer ({@link FileRegionReadable}), one copy; bytes only in memory (or from the store, with no tier) are
+     * copied through an array.
+     */
     private int readThrough(GetRequest request, ByteBuffer buf, int n) throws IOException {
-        byte[] tmp = COPY.get();
         int total = 0;
         try (ObjectContent content = reader.get(request); InputStream in = content.stream()) {
+            FileRegionReadable regions = in instanceof FileRegionReadable r ? r : null;
             while (total < n) {
-                int k = in.read(tmp, 0, Math.min(tmp.length, n - total));
+                FileRegionReadable.Region region = regions == null ? null : regions.nextRegion(n - total);
+                int k = region != null ? readRegion(region, buf) : readCopy(in, buf, n - total);
                 if (k < 0) {
                     break;
                 }
-                buf.put(tmp, 0, k);
                 total += k;
             }
         }
         return total;
+    }
+
+    private static int readRegion(FileRegionReadable.Region region, ByteBuffer buf) throws IOException {
+        try {
+            int length = (int) region.length();
+            int lim = buf.limit();
+            buf.limit(buf.position() + length);
+            try {
+                long pos = region.position();
+                while (buf.hasRemaining()) {
+                    int k = region.channel().read(buf, pos);
+                    if (k <= 0) {
+                        throw new IOException("a block being fetched ended early");
+                    }
+                    pos += k;
+                }
+            } finally {
+                buf.limit(lim);
+            }
+            return length;
+        } finally {
+            region.release();
+        }
+    }
+
+    private static int readCopy(InputStream in, ByteBuffer buf, int most) throws IOException {
+        byte[] tmp = COPY.get();
+        int k = in.read(tmp, 0, Math.min(tmp.length, most));
+        if (k > 0) {
+            buf.put(tmp, 0, k);
+        }
+        return k;
     }
 }
