@@ -75,7 +75,7 @@ class CheckedHitsTest {
 
     /** Blocks checked by the second read of a fill: none where a fetched block is trusted as fetched, else each. */
     long checkedAfterFill() {
-        return BlockCheck.changesShowAfterStat(tmp) ? 0 : BLOCKS;
+        return CorruptBlocks.checksOfBlocksJustFetched(tmp, BLOCKS);
     }
 
     @Test

@@ -67,6 +67,15 @@ public final class CorruptBlocks {
         }
     }
 
+    /**
+     * The checks a cache in a folder of {@code dir}'s file system makes of {@code blocks} blocks it has just fetched,
+     * at their first use by another reader: none where the file system gives every change after a stat a new ctime
+     * ({@link BlockCheck#probeCtime}: those blocks are trusted as fetched), else one each.
+     */
+    public static long checksOfBlocksJustFetched(Path dir, long blocks) {
+        return BlockCheck.changesShowAfterStat(dir) ? 0 : blocks;
+    }
+
     /** Waits until a block written now is past {@link BlockCheck}'s settling time, so a check of it is remembered. */
     public static void waitToSettle() throws InterruptedException {
         Thread.sleep(TimeUnit.NANOSECONDS.toMillis(BlockCheck.SETTLE_NANOS) * 2 + 20);

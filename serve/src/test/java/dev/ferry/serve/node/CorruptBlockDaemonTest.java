@@ -75,16 +75,20 @@ class CorruptBlockDaemonTest {
         return Arrays.copyOfRange(b, (int) from, (int) toInclusive + 1);
     }
 
-    /** The object read through the daemon, then again once settled (each block checked), then once more with sendfile. */
+    /**
+     * The object read through the daemon, then again once settled (each block checked, unless trusted as fetched:
+     * {@link CorruptBlocks#checksOfBlocksJustFetched}), then once more with sendfile.
+     */
     void cachedAndChecked() throws Exception {
         assertThat(sdkGet(null)).isEqualTo(bytes);
         CorruptBlocks.waitToSettle();
         assertThat(sdkGet(null)).isEqualTo(bytes);
-        assertThat(cache().verifiedBlocks()).isEqualTo(BLOCKS);
+        long checked = CorruptBlocks.checksOfBlocksJustFetched(tmp, BLOCKS);
+        assertThat(cache().verifiedBlocks()).isEqualTo(checked);
         long zeroCopy = daemon.stats().zeroCopyBytes();
         assertThat(httpGet(null).body()).isEqualTo(bytes);
         assertThat(daemon.stats().zeroCopyBytes() - zeroCopy).as("a trusted hit goes out with sendfile").isEqualTo(bytes.length);
-        assertThat(cache().verifiedBlocks()).as("and is not read again").isEqualTo(BLOCKS);
+        assertThat(cache().verifiedBlocks()).as("and is not read again").isEqualTo(checked);
     }
 
     @Test
@@ -134,13 +138,13 @@ class CorruptBlockDaemonTest {
     @Test
     void aPeerAskingForCachedBlocksOnly_getsThemChecked_andNotCachedOnceTheyAreBad() throws Exception {
         assertThat(sdkGet(null)).isEqualTo(bytes);
-        // at once: the blocks were never checked since they were written, so this reply checks them (not on the event loop)
+        // at once: unless trusted as fetched, the blocks were never checked since they were written, so this reply checks them (not on the event loop)
         HttpRequest cachedOnly = HttpRequest.newBuilder(URI.create(daemon.endpoint() + "/data/obj.bin"))
                 .header(dev.ferry.serve.protocol.FerryHeaders.CACHED_ONLY, "1").build();
         HttpResponse<byte[]> sound = http.send(cachedOnly, HttpResponse.BodyHandlers.ofByteArray());
         assertThat(sound.statusCode()).isEqualTo(200);
         assertThat(sound.body()).isEqualTo(bytes);
-        assertThat(cache().verifiedBlocks()).isEqualTo(BLOCKS);
+        assertThat(cache().verifiedBlocks()).isEqualTo(CorruptBlocks.checksOfBlocksJustFetched(tmp, BLOCKS));
 
         CorruptBlocks.flip16InEach(tmp.resolve("cache"));
         CorruptBlocks.dropPageCache();
