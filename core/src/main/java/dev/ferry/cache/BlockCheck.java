@@ -2,6 +2,7 @@ package dev.ferry.cache;
 
 import dev.ferry.time.Clock;
 import java.io.IOException;
+import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -124,7 +125,7 @@ final class BlockCheck {
     static boolean changesShowAfterStat(Path dir) {
         Path probe = dir.resolve("ctime-probe-" + ProcessHandle.current().pid());
         try (FileChannel ch = FileChannel.open(probe, StandardOpenOption.CREATE, StandardOpenOption.WRITE, StandardOpenOption.READ)) {
-            java.nio.ByteBuffer one = java.nio.ByteBuffer.allocate(1);
+            ByteBuffer one = ByteBuffer.allocate(1);
             for (int i = 0; i < 3; i++) {
                 ch.write(one.clear(), 0);
                 FileTime before = (FileTime) Files.getAttribute(probe, "unix:ctime");
