@@ -11,6 +11,7 @@ import dev.ferry.writeback.WriteBackStore;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.concurrent.atomic.LongAdder;
@@ -158,20 +159,7 @@ final class Reads {
         try (resident) {
             int total = 0;
             for (CachingStore.FileRegion region : resident.regions()) {
-                long pos = region.position();
-                long left = region.length();
-                while (left > 0) {
-                    int lim = buf.limit();
-                    buf.limit((int) Math.min(lim, buf.position() + left));
-                    int k = region.channel().read(buf, pos);
-                    buf.limit(lim);
-                    if (k <= 0) {
-                        throw new IOException("a cached block of " + request.key() + " ended early");
-                    }
-                    pos += k;
-                    left -= k;
-                    total += k;
-                }
+                total += readFully(region.channel(), region.position(), region.length(), buf, "a cached block of " + request.key());
             }
             return total;
         }
@@ -200,25 +188,30 @@ final class Reads {
 
     private static int readRegion(FileRegionReadable.Region region, ByteBuffer buf) throws IOException {
         try {
-            int length = (int) region.length();
-            int lim = buf.limit();
-            buf.limit(buf.position() + length);
-            try {
-                long pos = region.position();
-                while (buf.hasRemaining()) {
-                    int k = region.channel().read(buf, pos);
-                    if (k <= 0) {
-                        throw new IOException("a block being fetched ended early");
-                    }
-                    pos += k;
-                }
-            } finally {
-                buf.limit(lim);
-            }
-            return length;
+            return readFully(region.channel(), region.position(), region.length(), buf, "a block being fetched");
         } finally {
             region.release();
         }
+    }
+
+    /** Reads {@code length} bytes at {@code position} of {@code channel} into {@code buf} (within its limit); the bytes read. */
+    private static int readFully(FileChannel channel, long position, long length, ByteBuffer buf, String what) throws IOException {
+        long done = 0;
+        while (done < length) {
+            int lim = buf.limit();
+            buf.limit((int) Math.min(lim, buf.position() + length - done));
+            int k;
+            try {
+                k = channel.read(buf, position + done);
+            } finally {
+                buf.limit(lim);
+            }
+            if (k <= 0) {
+                throw new IOException(what + " ended early");
+            }
+            done += k;
+        }
+        return (int) length;
     }
 
     private static int readCopy(InputStream in, ByteBuffer buf, int most) throws IOException {
