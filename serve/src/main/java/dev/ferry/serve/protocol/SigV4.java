@@ -11,10 +11,13 @@ import java.time.ZoneOffset;
 import java.time.format.DateTimeFormatter;
 import java.time.format.DateTimeParseException;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
 import javax.crypto.Mac;
 import javax.crypto.spec.SecretKeySpec;
 
@@ -67,6 +70,10 @@ public final class SigV4 {
         boolean presigned = query.containsKey("X-Amz-Signature");
         if (auth == null && !presigned) {
             throw new S3Error(403, "AccessDenied", "the request is not signed; this daemon requires AWS Signature V4");
+        }
+        if (auth != null && (presigned || query.containsKey("X-Amz-Algorithm"))) {
+            throw S3Error.badRequest("InvalidArgument", "Only one auth mechanism allowed: the request has both an Authorization header"
+                    + " and a presigned URL's X-Amz-Signature");
         }
         String credential;
         String signedHeaders;
@@ -149,6 +156,7 @@ public final class SigV4 {
         if (!amzDate.startsWith(scopeParts[1])) {
             throw new S3Error(403, "SignatureDoesNotMatch", "the credential's date does not match the request's date");
         }
+        requireSigned(headers, signedHeaders, presigned);
         String scope = scopeParts[1] + "/" + scopeParts[2] + "/s3/aws4_request";
         String canonical = method + "\n" + canonicalUri(rawPath) + "\n" + canonicalQuery(query) + "\n"
                 + canonicalHeaders(headers, signedHeaders) + "\n" + signedHeaders + "\n" + payloadHash;
@@ -265,6 +273,31 @@ public final class SigV4 {
         });
         pairs.sort(null);
         return String.join("&", pairs);
+    }
+
+    /**
+     * S3's rule for what a signature must cover: Host, every {@code x-amz-*} header the request carries and, when the
+     * Authorization header signs it, Content-Type and Content-MD5 where present. A header outside the signature
+     * could be added by anyone who saw the request (an {@code x-amz-copy-source} turns a PUT into a copy), so its
+     * request is refused as S3 refuses it: 403 AccessDenied naming the headers.
+     */
+    private static void requireSigned(HttpHeaders headers, String signedHeaders, boolean presigned) throws S3Error {
+        Set<String> signed = new HashSet<>(List.of(signedHeaders.toLowerCase(Locale.ROOT).split(";")));
+        if (!signed.contains("host")) {
+            throw new S3Error(403, "AccessDenied", "the signature must cover the Host header; SignedHeaders is " + signedHeaders);
+        }
+        TreeSet<String> unsigned = new TreeSet<>();
+        for (String name : headers.names()) {
+            String lower = name.toLowerCase(Locale.ROOT);
+            boolean mustSign = lower.startsWith("x-amz-") || !presigned && (lower.equals("content-type") || lower.equals("content-md5"));
+            if (mustSign && !signed.contains(lower)) {
+                unsigned.add(lower);
+            }
+        }
+        if (!unsigned.isEmpty()) {
+            throw new S3Error(403, "AccessDenied", "There were headers present in the request which were not signed: "
+                    + String.join(", ", unsigned));
+        }
     }
 
     private static String canonicalHeaders(HttpHeaders headers, String signedHeaders) throws S3Error {

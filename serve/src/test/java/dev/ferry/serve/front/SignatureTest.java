@@ -271,4 +271,86 @@ class SignatureTest {
             }
         }
     }
+
+    /** The 15 x-amz-* request headers S3 defines for PUT, GET and COPY that change what a request does. */
+    static final String[][] AMZ_HEADERS = {
+            {"x-amz-copy-source", "/data/other.txt"}, {"x-amz-copy-source-range", "bytes=0-1"},
+            {"x-amz-copy-source-if-match", "\"abc\""}, {"x-amz-metadata-directive", "REPLACE"},
+            {"x-amz-tagging-directive", "REPLACE"}, {"x-amz-meta-owner", "mallory"}, {"x-amz-acl", "public-read"},
+            {"x-amz-grant-full-control", "id=mallory"}, {"x-amz-tagging", "k=v"}, {"x-amz-storage-class", "GLACIER"},
+            {"x-amz-server-side-encryption", "AES256"}, {"x-amz-website-redirect-location", "/elsewhere"},
+            {"x-amz-checksum-sha256", "47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU="}, {"x-amz-request-payer", "requester"},
+            {"x-amz-expected-bucket-owner", "111122223333"}};
+
+    /** A request to {@code path} signed by the SDK's signer, headers as sent (Host and Content-Length left to the client). */
+    static HttpRequest.Builder sdkSigned(String method, String path, String body) {
+        var signer = software.amazon.awssdk.http.auth.aws.signer.AwsV4HttpSigner.create();
+        var builder = software.amazon.awssdk.http.SdkHttpFullRequest.builder().method(software.amazon.awssdk.http.SdkHttpMethod.fromValue(method))
+                .uri(ferry.endpoint().resolve(path));
+        if (body != null) {
+            builder.putHeader("Content-Length", Integer.toString(body.length()));
+        }
+        var request = builder.build();
+        var signed = signer.sign(r -> {
+            r.request(request).identity(AwsBasicCredentials.create("AKFERRYTEST", "s3cr3t/key+value"))
+                    .putProperty(software.amazon.awssdk.http.auth.aws.signer.AwsV4HttpSigner.SERVICE_SIGNING_NAME, "s3")
+                    .putProperty(software.amazon.awssdk.http.auth.aws.signer.AwsV4HttpSigner.REGION_NAME, "us-east-1")
+                    .putProperty(software.amazon.awssdk.http.auth.aws.signer.AwsV4HttpSigner.PAYLOAD_SIGNING_ENABLED, true);
+            if (body != null) {
+                r.payload(software.amazon.awssdk.http.ContentStreamProvider.fromUtf8String(body));
+            }
+        });
+        HttpRequest.Builder b = HttpRequest.newBuilder(ferry.endpoint().resolve(path));
+        signed.request().headers().forEach((k, v) -> {
+            if (!k.equalsIgnoreCase("Host") && !k.equalsIgnoreCase("Content-Length")) {
+                v.forEach(x -> b.header(k, x));
+            }
+        });
+        return b.method(method, body == null ? HttpRequest.BodyPublishers.noBody() : HttpRequest.BodyPublishers.ofString(body));
+    }
+
+    @Test
+    void everyUnsignedAmzHeader_isRefused_andTheSignedRequestStillPasses() throws Exception {
+        try (S3Client s3 = ferry.sdk("AKFERRYTEST", "s3cr3t/key+value"); HttpClient http = HttpClient.newHttpClient()) {
+            s3.putObject(b -> b.bucket("data").key("other.txt"), RequestBody.fromString("the other object"));
+            s3.putObject(b -> b.bucket("data").key("victim.txt"), RequestBody.fromString("the victim"));
+            for (String[] header : AMZ_HEADERS) {
+                for (String method : new String[] {"PUT", "GET"}) {
+                    HttpRequest.Builder b = sdkSigned(method, "/data/victim.txt", method.equals("PUT") ? "" : null);
+                    HttpResponse<String> r = http.send(b.header(header[0], header[1]).build(), HttpResponse.BodyHandlers.ofString());
+                    assertThat(r.statusCode()).as(method + " with an unsigned " + header[0]).isEqualTo(403);
+                    assertThat(r.body()).contains("<Code>AccessDenied</Code>").contains("not signed").contains(header[0]);
+                }
+            }
+            for (String[] header : new String[][] {{"Content-Type", "text/html"}, {"Content-MD5", "1B2M2Y8AsgTpgAmY7PhCfg=="}}) {
+                HttpResponse<String> r = http.send(sdkSigned("PUT", "/data/victim.txt", "").header(header[0], header[1]).build(),
+                        HttpResponse.BodyHandlers.ofString());
+                assertThat(r.statusCode()).as("a header-signed PUT with an unsigned " + header[0]).isEqualTo(403);
+            }
+            assertThat(s3.getObjectAsBytes(b -> b.bucket("data").key("victim.txt")).asUtf8String()).isEqualTo("the victim");
+            assertThat(s3.headObject(b -> b.bucket("data").key("victim.txt")).metadata()).doesNotContainKey("owner");
+            // the same request, signed as it was sent, still does what it says
+            HttpResponse<String> plain = http.send(sdkSigned("PUT", "/data/victim.txt", "").build(), HttpResponse.BodyHandlers.ofString());
+            assertThat(plain.statusCode()).isEqualTo(200);
+            assertThat(s3.headObject(b -> b.bucket("data").key("victim.txt")).contentLength()).isZero();
+        }
+    }
+
+    @Test
+    void aPresignedUrl_withAnAuthorizationHeaderToo_isRefused() throws Exception {
+        try (S3Client s3 = ferry.sdk("AKFERRYTEST", "s3cr3t/key+value"); HttpClient http = HttpClient.newHttpClient()) {
+            s3.putObject(b -> b.bucket("data").key("twice.txt"), RequestBody.fromString("twice"));
+            URI url = presign(ferry.endpoint(), "/data/twice.txt", Instant.now(), 300);
+            assertThat(get(http, url).statusCode()).isEqualTo(200);
+            HttpRequest signedToo = sdkSigned("GET", "/data/twice.txt", null).uri(url).build();
+            HttpResponse<String> r = http.send(signedToo, HttpResponse.BodyHandlers.ofString());
+            assertThat(r.statusCode()).isEqualTo(400);
+            assertThat(r.body()).contains("<Code>InvalidArgument</Code>").contains("Only one auth mechanism allowed");
+            // a presigned URL with an unsigned x-amz-* header is refused too
+            HttpResponse<String> extra = http.send(HttpRequest.newBuilder(url).header("x-amz-request-payer", "requester").build(),
+                    HttpResponse.BodyHandlers.ofString());
+            assertThat(extra.statusCode()).isEqualTo(403);
+            assertThat(extra.body()).contains("not signed");
+        }
+    }
 }
