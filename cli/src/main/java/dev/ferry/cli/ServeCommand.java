@@ -37,7 +37,7 @@ final class ServeCommand implements Callable<Integer> {
         try (Daemon daemon = Daemon.start(config)) {
             System.out.println("ferry serve: " + daemon.endpoint() + " (status page " + daemon.endpoint() + "/_ferry/)");
             System.out.println("  cache " + config.cacheDir() + " (" + config.describe().get("cache-size") + "), upstream: "
-                    + (config.upstream() != null ? config.upstream() : config.storeRoot() != null ? config.storeRoot()
+                    + (config.upstream() != null ? dev.ferry.util.Secrets.shown(config.upstream()) : config.storeRoot() != null ? config.storeRoot()
                             : "embedded store over " + config.dataDir()));
             RegionalGroup group = daemon.node().group();
             if (group != null) {

@@ -153,6 +153,13 @@ final class StatusCommand implements Callable<Integer> {
             if (w.hasNonNull("first_failure")) {
                 out.printf(Locale.ROOT, "                first failed: %s%n", w.path("first_failure").asText());
             }
+            if (w.path("retrying").asLong() > 0) {
+                out.printf(Locale.ROOT, "                %d being retried, first: %s%n", w.path("retrying").asLong(), w.path("first_retrying").asText());
+            }
+            if (w.path("settling").asLong() > 0 || w.path("late_attempts_repaired").asLong() > 0) {
+                out.printf(Locale.ROOT, "                %d settling (an abandoned upload attempt may still land), %d late attempts repaired%n",
+                        w.path("settling").asLong(), w.path("late_attempts_repaired").asLong());
+            }
         }
         if (s.path("jobs").size() > 0) {
             out.println();

@@ -42,7 +42,8 @@ public record Codec<T>(BiFunction<String, String, T> parse, Function<T, String> 
     public static final Codec<Path> PATH = new Codec<>((k, v) -> Path.of(v.trim()), Path::toString);
     public static final Codec<Path> OPTIONAL_PATH = new Codec<>((k, v) -> v.isBlank() ? null : Path.of(v.trim()), Path::toString);
     /** An {@code http://} or {@code https://} URL with a host, or none. */
-    public static final Codec<URI> URL = new Codec<>((k, v) -> v.isBlank() ? null : url(k, v.trim()), URI::toString);
+    /** A URL; printed (in a described config, a status answer) with any {@code user:password} in it masked. */
+    public static final Codec<URI> URL = new Codec<>((k, v) -> v.isBlank() ? null : url(k, v.trim()), dev.ferry.util.Secrets::shown);
 
     public Codec {
         Objects.requireNonNull(parse, "parse is null");

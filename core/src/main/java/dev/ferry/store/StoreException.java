@@ -138,4 +138,25 @@ public class StoreException extends IOException {
         }
         return Kind.FATAL;
     }
+
+    /**
+     * Whether a write (a PUT, a multipart completion, a DELETE) that failed with {@code t} may still be applied by the
+     * store later: true unless the store answered with a refusal (a 4xx, or 503/429 throttling, which S3 applies
+     * nothing of) or the connection was never made. A request that went out and got no answer (a timeout, a reset,
+     * an interrupt) or a 500, 502 or 504 (S3 says such a write may or may not have been applied; a gateway may have
+     * passed it on) may land at any moment after, even after a newer write of its key.
+     */
+    public static boolean mayHaveApplied(Throwable t) {
+        for (Throwable c = t; c != null; c = c.getCause()) {
+            if (c instanceof StoreException se && se.httpStatus() != 0) {
+                // a FATAL status is ferry's own judgment of an answer the store gave (another size stored): not unanswered
+                int status = se.httpStatus();
+                return se.kind() == Kind.RETRYABLE && (status == 500 || status == 502 || status == 504);
+            }
+            if (c instanceof ConnectException || c instanceof java.net.UnknownHostException) {
+                return false;
+            }
+        }
+        return true;
+    }
 }

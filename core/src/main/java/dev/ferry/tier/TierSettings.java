@@ -36,6 +36,12 @@ public final class TierSettings {
                     + "first-read and never, which serve a block corrupted on disk while ferry runs.");
     public static final Setting<Long> WRITE_BACK_QUOTA = Setting.flag("write-back-quota", "SIZE", Codec.SIZE, "8GiB",
             "Written bytes kept locally awaiting upload, at most; past it, writes go through to the object store (default 8GiB).");
+    public static final Setting<Duration> WRITE_SETTLE_WINDOW = Setting.flag("write-settle-window", "DURATION", Codec.DURATION, "15m",
+            "With write-back: how long an upload attempt given up on (no answer) may still land in the object store; the newest write "
+                    + "of its key is checked in the store once this has passed, and uploaded again if the late attempt overtook it, "
+                    + "before a flush calls it durable (default 15m: S3, MinIO and Ceph refuse a signed request 15 minutes after its "
+                    + "date; shorter only where nothing between ferry and the store can hold a request that long). A folder store "
+                    + "(--store-root) needs none.");
     public static final Setting<Duration> FIRST_BYTE_TIMEOUT = Setting.flag("first-byte-timeout", "DURATION", Codec.DURATION, "10s",
             "How long a read waits for the object store to start answering, retries included, before it fails "
                     + "(the daemon answers 503 ServiceUnavailable), e.g. 10s (default) or 500ms. Writes too: a DELETE's answer, "
@@ -58,11 +64,11 @@ public final class TierSettings {
 
     /** The rows every command that runs a tier stack has. */
     public static final List<Setting<?>> ROWS = List.of(UPSTREAM, STORE_ROOT, CACHE_SIZE, BLOCK_SIZE, VERIFY, WRITE_BACK_QUOTA,
-            FIRST_BYTE_TIMEOUT, METADATA_TTL, READ_AHEAD_FOLDERS);
+            WRITE_SETTLE_WINDOW, FIRST_BYTE_TIMEOUT, METADATA_TTL, READ_AHEAD_FOLDERS);
 
     /** Every tier setting defined here, {@link #ROWS} and those only some commands have yet ({@link #READ_AHEAD}). */
     public static final List<Setting<?>> ALL = List.of(UPSTREAM, STORE_ROOT, CACHE_SIZE, BLOCK_SIZE, VERIFY, WRITE_BACK_QUOTA,
-            FIRST_BYTE_TIMEOUT, METADATA_TTL, READ_AHEAD_FOLDERS, READ_AHEAD);
+            WRITE_SETTLE_WINDOW, FIRST_BYTE_TIMEOUT, METADATA_TTL, READ_AHEAD_FOLDERS, READ_AHEAD);
 
     /** Checks the tier settings of {@code s} (those of its table), each with one sentence naming the key. */
     public static void validate(Settings s) {
@@ -71,6 +77,9 @@ public final class TierSettings {
         }
         if (s.get(WRITE_BACK_QUOTA) < 1) {
             throw new IllegalArgumentException("write-back-quota must be positive: " + s.get(WRITE_BACK_QUOTA));
+        }
+        if (s.get(WRITE_SETTLE_WINDOW).isNegative()) {
+            throw new IllegalArgumentException("write-settle-window must not be negative: " + WRITE_SETTLE_WINDOW.format(s.get(WRITE_SETTLE_WINDOW)));
         }
         Duration fbt = s.get(FIRST_BYTE_TIMEOUT);
         if (fbt.isNegative() || fbt.isZero()) {

@@ -12,6 +12,7 @@ import dev.ferry.store.chain.ChainConfig;
 import dev.ferry.store.chain.CheckedWrites;
 import dev.ferry.store.chain.FirstByteTimeoutStore;
 import dev.ferry.store.chain.StoreChain;
+import dev.ferry.store.file.FileObjectStore;
 import dev.ferry.store.tier.GroupStore;
 import dev.ferry.store.tier.SharedTierStore;
 import dev.ferry.time.Clock;
@@ -38,7 +39,7 @@ import java.util.function.Function;
  * </pre>
  *
  * The settings are {@link TierSettings}' rows: cache-size, block-size, verify, metadata-ttl, first-byte-timeout,
- * write-back-quota. The local tier's {@link CacheConfig} is built here, and only here in the front ends. The stack
+ * write-back-quota, write-settle-window. The local tier's {@link CacheConfig} is built here, and only here in the front ends. The stack
  * owns the stores it made and the origin: {@link #close} closes them, top down. Thread-safe once built.
  */
 public final class TierStack implements AutoCloseable {
@@ -88,8 +89,17 @@ public final class TierStack implements AutoCloseable {
             readAhead = null;
         }
         ObjectStore tier = cache != null ? cache : belowCache;
-        writeBack = b.writeBack ? new WriteBackStore(tier, WriteBackConfig.of(sibling(b.cacheDir, "-writeback"), s.get(TierSettings.WRITE_BACK_QUOTA)),
-                clock) : null;
+        if (b.writeBack) {
+            // a folder store writes in this process: no attempt of its outlives the call, so none waits to settle
+            Duration settle = origin instanceof FileObjectStore ? Duration.ZERO : s.get(TierSettings.WRITE_SETTLE_WINDOW);
+            WriteBackConfig wc = WriteBackConfig.of(sibling(b.cacheDir, "-writeback"), s.get(TierSettings.WRITE_BACK_QUOTA))
+                    .withSettleWindow(settle);
+            // settling writes are checked in the store itself (the cache under write-back remembers what it was told)
+            writeBack = new WriteBackStore(tier, bounded, wc, clock);
+            chain.retrying().onUnansweredWrite(writeBack::unanswered);
+        } else {
+            writeBack = null;
+        }
     }
 
     /** A stack over {@code origin} with {@code settings} (a table holding {@link TierSettings#ROWS}); the local tier in {@code cacheDir}. */

@@ -4,6 +4,12 @@ package dev.ferry.writeback;
 public enum Durability {
     /** fsync'd on local disk, waiting for (or in) upload. */
     LOCAL,
+    /**
+     * uploaded, while an earlier attempt at its key that ferry gave up on may still land in the store: once that
+     * cannot happen any more, the store is checked (and the write uploaded again if it was overtaken), then it is
+     * durable. Fences wait for it, and reads are served from the local copy meanwhile.
+     */
+    SETTLING,
     /** in the object store. */
     DURABLE,
     /**

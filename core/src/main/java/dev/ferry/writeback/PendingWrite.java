@@ -24,7 +24,10 @@ final class PendingWrite {
     /** The local copy of the bytes (nothing there for a delete). */
     final Path data;
     volatile Durability durability = Durability.LOCAL;
+    /** Why it failed for good, or, while it is LOCAL, why its last upload attempt failed (it is being retried). */
     volatile String error;
+    /** An upload of it was started, by this process or one before (its journal says so): an attempt may be in flight. */
+    volatile boolean sent;
     /** Taken out of the pending writes (and its bytes out of the pending count); guarded by the ledger's lock. */
     boolean dropped;
 

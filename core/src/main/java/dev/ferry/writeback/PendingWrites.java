@@ -92,8 +92,8 @@ final class PendingWrites {
     }
 
     /**
-     * {@code w} is in the store: it leaves the pending writes together with the earlier failed writes of its key it
-     * replaces (a fence taken in between would otherwise find a failed write whose replacement is already gone, and
+     * {@code w} is in the store: it leaves the pending writes together with the earlier failed (or settling: uploaded,
+     * then overwritten by {@code w}) writes of its key it replaces (a fence taken in between would otherwise find a failed write whose replacement is already gone, and
      * say incomplete). Those are marked superseded and returned, for their files to go. {@link #durable} follows once
      * the files of {@code w} are gone.
      */
@@ -102,7 +102,7 @@ final class PendingWrites {
         synchronized (lock) {
             drop(w);
             for (PendingWrite earlier : entries.headMap(w.sequence).values()) {
-                if (earlier.key.equals(w.key) && earlier.durability == Durability.FAILED) {
+                if (earlier.key.equals(w.key) && (earlier.durability == Durability.FAILED || earlier.durability == Durability.SETTLING)) {
                     replaced.add(earlier);
                 }
             }
@@ -119,6 +119,25 @@ final class PendingWrites {
         synchronized (lock) {
             w.durability = Durability.DURABLE;
             lock.notifyAll();
+        }
+    }
+
+    /** {@code w} is uploaded and waits for an abandoned attempt at its key to be past landing: {@link Durability#SETTLING}. */
+    void settling(PendingWrite w) {
+        synchronized (lock) {
+            w.durability = Durability.SETTLING;
+            w.error = null;
+        }
+    }
+
+    /**
+     * {@code w} is being uploaded (again) or retried: LOCAL, with the reason its last attempt failed ({@code retrying},
+     * null when none did), which status and the fence show while it is retried.
+     */
+    void local(PendingWrite w, String retrying) {
+        synchronized (lock) {
+            w.durability = Durability.LOCAL;
+            w.error = retrying;
         }
     }
 
@@ -158,7 +177,7 @@ final class PendingWrites {
             fencesWaiting++;
             try {
                 while (true) {
-                    boolean done = fence.stream().allMatch(w -> w.durability != Durability.LOCAL);
+                    boolean done = fence.stream().allMatch(w -> w.durability != Durability.LOCAL && w.durability != Durability.SETTLING);
                     long left = deadline - clock.nanoTime();
                     if (done || left <= 0) {
                         break;
@@ -189,14 +208,17 @@ final class PendingWrites {
     }
 
     /** The pending and failed writes now, with the counts of what went up (and through) so far. */
-    WriteBackStats stats(long uploadedBytes, double uploadSeconds, long writeThroughs) {
+    WriteBackStats stats(long uploadedBytes, double uploadSeconds, long writeThroughs, long repaired) {
         synchronized (lock) {
             double oldest = entries.values().stream().filter(w -> w.durability == Durability.LOCAL).map(w -> w.written)
                     .min(Instant::compareTo).map(t -> Duration.between(t, clock.now()).toMillis() / 1000.0).orElse(0.0);
             long pending = entries.values().stream().filter(w -> w.durability == Durability.LOCAL).count();
+            long settling = entries.values().stream().filter(w -> w.durability == Durability.SETTLING).count();
+            List<PendingWrite> retrying = entries.values().stream().filter(w -> w.durability == Durability.LOCAL && w.error != null).toList();
             List<PendingWrite> failed = entries.values().stream().filter(w -> w.durability == Durability.FAILED).toList();
             return new WriteBackStats(pendingBytes, pending, oldest, uploadedBytes, uploadSeconds, writeThroughs, failed.size(),
-                    failed.isEmpty() ? null : failed.getFirst().key + ": " + failed.getFirst().error);
+                    failed.isEmpty() ? null : failed.getFirst().key + ": " + failed.getFirst().error, settling, repaired, retrying.size(),
+                    retrying.isEmpty() ? null : retrying.getFirst().key + ": " + retrying.getFirst().error);
         }
     }
 

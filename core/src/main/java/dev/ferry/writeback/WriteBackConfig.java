@@ -12,15 +12,26 @@ import java.util.Objects;
  *       the object store instead (slower, never lost), with a warning and a count.
  *   <li>{@code uploaders} (4): uploads in flight; writes to one key are uploaded in the order acknowledged.
  *   <li>{@code partSize} (8 MiB): objects larger than this are uploaded as multipart uploads of such parts.
- *   <li>{@code maxBackoff} (10 s): longest wait between attempts of an upload that fails transiently; such an
- *       upload is retried until it succeeds or the store is closed.
+ *   <li>{@code maxBackoff} (10 s): longest wait between attempts of an upload that fails transiently; while the
+ *       store does not answer (an outage, throttling), such an upload is retried until it succeeds or the store is
+ *       closed.
+ *   <li>{@code maxRefusals} (8): an upload the store answers with an error this many times in a row (a 500 for one
+ *       key) is reported failed: kept locally, served, named by status and every fence, and tried again once a
+ *       minute while no newer write of its key waits. It never holds back the writes of other keys.
+ *   <li>{@code settleWindow} (15 min): how long an upload attempt that ended with no answer may still land in the
+ *       store. S3 (and MinIO, Ceph RGW) refuse a signed request 15 minutes after its date, so no attempt lands later
+ *       than that. A key with such an attempt has its newest write checked in the store once the window has passed,
+ *       and uploaded again if the late attempt overtook it, before that write is durable.
  *   <li>{@code scratchBucket} (none): a bucket name that is node-local scratch: objects written there are kept
  *       on local disk only, never uploaded, within {@code scratchQuota} (default 0: no scratch) bytes, and
  *       expire {@code scratchTtl} (1 h) after they were written.
  * </ul>
  */
-public record WriteBackConfig(Path dir, long quota, int uploaders, long partSize, Duration maxBackoff,
-        String scratchBucket, long scratchQuota, Duration scratchTtl) {
+public record WriteBackConfig(Path dir, long quota, int uploaders, long partSize, Duration maxBackoff, int maxRefusals,
+        Duration settleWindow, String scratchBucket, long scratchQuota, Duration scratchTtl) {
+    /** How long a request S3 has not yet seen can still be taken: the 15 minutes a signature is valid. */
+    public static final Duration DEFAULT_SETTLE_WINDOW = Duration.ofMinutes(15);
+
     public WriteBackConfig {
         Objects.requireNonNull(dir, "dir is null");
         Objects.requireNonNull(maxBackoff, "maxBackoff is null");
@@ -29,6 +40,11 @@ public record WriteBackConfig(Path dir, long quota, int uploaders, long partSize
         }
         if (partSize < 5L << 20) {
             throw new IllegalArgumentException("partSize must be at least 5 MiB (S3's smallest part): " + partSize);
+        }
+        Objects.requireNonNull(settleWindow, "settleWindow is null");
+        if (maxRefusals < 1 || settleWindow.isNegative()) {
+            throw new IllegalArgumentException("maxRefusals must be positive and settleWindow not negative: " + maxRefusals + ", "
+                    + settleWindow);
         }
         Objects.requireNonNull(scratchTtl, "scratchTtl is null");
         if (scratchQuota < 0 || scratchTtl.isNegative() || scratchTtl.isZero()) {
@@ -40,19 +56,35 @@ public record WriteBackConfig(Path dir, long quota, int uploaders, long partSize
     }
 
     public static WriteBackConfig of(Path dir, long quota) {
-        return new WriteBackConfig(dir, quota, 4, 8L << 20, Duration.ofSeconds(10), null, 0, Duration.ofHours(1));
+        return new WriteBackConfig(dir, quota, 4, 8L << 20, Duration.ofSeconds(10), 8, DEFAULT_SETTLE_WINDOW, null, 0,
+                Duration.ofHours(1));
     }
 
     public WriteBackConfig withUploaders(int n) {
-        return new WriteBackConfig(dir, quota, n, partSize, maxBackoff, scratchBucket, scratchQuota, scratchTtl);
+        return new WriteBackConfig(dir, quota, n, partSize, maxBackoff, maxRefusals, settleWindow, scratchBucket, scratchQuota, scratchTtl);
+    }
+
+    public WriteBackConfig withPartSize(long bytes) {
+        return new WriteBackConfig(dir, quota, uploaders, bytes, maxBackoff, maxRefusals, settleWindow, scratchBucket, scratchQuota,
+                scratchTtl);
     }
 
     public WriteBackConfig withMaxBackoff(Duration backoff) {
-        return new WriteBackConfig(dir, quota, uploaders, partSize, backoff, scratchBucket, scratchQuota, scratchTtl);
+        return new WriteBackConfig(dir, quota, uploaders, partSize, backoff, maxRefusals, settleWindow, scratchBucket, scratchQuota,
+                scratchTtl);
+    }
+
+    public WriteBackConfig withMaxRefusals(int n) {
+        return new WriteBackConfig(dir, quota, uploaders, partSize, maxBackoff, n, settleWindow, scratchBucket, scratchQuota, scratchTtl);
+    }
+
+    public WriteBackConfig withSettleWindow(Duration window) {
+        return new WriteBackConfig(dir, quota, uploaders, partSize, maxBackoff, maxRefusals, window, scratchBucket, scratchQuota,
+                scratchTtl);
     }
 
     /** Makes {@code bucket} node-local scratch of at most {@code quotaBytes}, each object living {@code ttl}. */
     public WriteBackConfig withScratch(String bucket, long quotaBytes, Duration ttl) {
-        return new WriteBackConfig(dir, quota, uploaders, partSize, maxBackoff, bucket, quotaBytes, ttl);
+        return new WriteBackConfig(dir, quota, uploaders, partSize, maxBackoff, maxRefusals, settleWindow, bucket, quotaBytes, ttl);
     }
 }

@@ -5,7 +5,6 @@ import dev.ferry.store.ForwardingObjectStore;
 import dev.ferry.store.GetRequest;
 import dev.ferry.store.ListPage;
 import dev.ferry.store.ListRequest;
-import dev.ferry.store.ObjectAttributes;
 import dev.ferry.store.ObjectContent;
 import dev.ferry.store.ObjectKey;
 import dev.ferry.store.ObjectMeta;
@@ -24,11 +23,6 @@ import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
 import java.util.Objects;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.LinkedBlockingDeque;
-import java.util.concurrent.ThreadLocalRandom;
-import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.LongAdder;
 import java.util.function.Predicate;
 import org.slf4j.Logger;
@@ -43,13 +37,14 @@ import org.slf4j.LoggerFactory;
  *   <li><b>Journal</b> ({@link WriteJournal}). Each write is a data file and a journal record (key, size, CRC32C),
  *       both written to a temporary name, fsync'd and renamed, the record last: a record on disk means the write
  *       was acknowledged, and its data is complete. On open, records are replayed and their uploads resume.
- *   <li><b>Order.</b> Writes are spread over {@code uploaders} lanes by key, each lane uploading in order,
- *       so a key's writes reach the store in the order they were acknowledged.
- *   <li><b>Faults.</b> A transient failure (outage, throttling) is retried with backoff until it succeeds;
- *       a refusal (403, 400), or an upload the store answers with other bytes or another size than were
- *       acknowledged (it is never called durable), marks the write FAILED, reported by status and the fence,
- *       and kept locally until a later write or delete of its key is durable. A disk that cannot take a write
- *       fails the PUT cleanly: nothing half-written is acknowledged.
+ *   <li><b>Uploads</b> ({@link Uploader}): a key's writes reach the store in the order they were acknowledged, other
+ *       keys going meanwhile. A transient failure (outage, throttling) is retried with backoff until it succeeds;
+ *       a refusal (403, 400, the same error answered again and again), or an upload the store answers with
+ *       another size than was acknowledged (it is never called durable), marks the write FAILED, reported by
+ *       status and the fence, and kept locally until a later write or delete of its key is durable. An attempt
+ *       given up on that may still land is waited out, and the key's newest write checked in the store (and
+ *       uploaded again if overtaken), before that write is durable. A disk that cannot take a write fails the PUT
+ *       cleanly: nothing half-written is acknowledged.
  *   <li><b>Reads</b> of a key with a write not yet uploaded (or failed) are served from the local copy, and
  *       listings show it ({@link #pendingIn}).
  *   <li><b>Deletes</b> of a key with writes still pending are journaled as writes are, and deleted in the
@@ -58,23 +53,18 @@ import org.slf4j.LoggerFactory;
  *   <li><b>Quota.</b> Past {@code quota} pending bytes, writes go through to the store directly, except to
  *       a key with a write still pending, which stays in order behind it.
  * </ul>
- * What is pending, and the fence, are kept by {@link PendingWrites}; here are the writes, the reads over them,
- * scratch, and the upload lanes. Thread-safe.
+ * What is pending, and the fence, are kept by {@link PendingWrites}; uploads are {@link Uploader}'s; here are the
+ * writes, the reads over them, and scratch. Thread-safe.
  */
 public final class WriteBackStore extends ForwardingObjectStore {
     private static final Logger LOG = LoggerFactory.getLogger(WriteBackStore.class);
-    /** Largest object S3 takes in one PUT; a larger PUT (possible only from code, not the daemon) goes up in parts. */
-    private static final long MAX_SINGLE_PUT = 5L << 30;
 
     private final WriteBackConfig config;
     private final Clock clock;
     private final WriteJournal journal;
     private final PendingWrites pending;
-    private final List<LinkedBlockingDeque<PendingWrite>> lanes = new ArrayList<>();
-    private final ExecutorService uploaders;
+    private final Uploader uploader;
     private volatile boolean closed;
-    private final LongAdder uploadedBytes = new LongAdder();
-    private final LongAdder uploadNanos = new LongAdder();
     private final LongAdder writeThroughs = new LongAdder();
     private final Scratch scratch;
 
@@ -84,13 +74,25 @@ public final class WriteBackStore extends ForwardingObjectStore {
 
     /** Write-back whose records are stamped, uploads timed and backoffs waited on {@code clock}. */
     public WriteBackStore(ObjectStore upstream, WriteBackConfig config, Clock clock) throws IOException {
+        this(upstream, upstream, config, clock);
+    }
+
+    /**
+     * Write-back over {@code upstream} whose settling writes are checked in {@code storeItself}: the object store with
+     * nothing in between that remembers what was written (a cache under write-back would answer a HEAD from memory).
+     */
+    public WriteBackStore(ObjectStore upstream, ObjectStore storeItself, WriteBackConfig config, Clock clock) throws IOException {
         super(upstream);
         this.config = config;
         this.clock = Objects.requireNonNull(clock, "clock is null");
         this.journal = new WriteJournal(config.dir(), clock);
         WriteJournal.Replay replay = journal.replay();
-        List<PendingWrite> replayed = replay.writes().stream()
-                .map(r -> new PendingWrite(r.record(), r.etag(), journal.data(r.record().sequence()))).toList();
+        List<PendingWrite> replayed = new ArrayList<>();
+        for (WriteJournal.Replayed r : replay.writes()) {
+            PendingWrite w = new PendingWrite(r.record(), r.etag(), journal.data(r.record().sequence()));
+            w.sent = r.sent();
+            replayed.add(w);
+        }
         this.pending = new PendingWrites(replayed, replay.nextSequence(), clock);
         if (!replayed.isEmpty()) {
             LOG.info("resuming {} pending uploads ({} bytes) from {}", replayed.size(), replayed.stream().mapToLong(w -> w.size).sum(),
@@ -101,24 +103,19 @@ public final class WriteBackStore extends ForwardingObjectStore {
         } else {
             scratch = null;
         }
-        AtomicInteger threads = new AtomicInteger();
-        this.uploaders = Executors.newFixedThreadPool(config.uploaders(), r -> {
-            Thread t = new Thread(r, "ferry-writeback-" + threads.incrementAndGet());
-            t.setDaemon(true);
-            return t;
-        });
-        for (int i = 0; i < config.uploaders(); i++) {
-            LinkedBlockingDeque<PendingWrite> lane = new LinkedBlockingDeque<>();
-            lanes.add(lane);
-            uploaders.submit(() -> drain(lane));
-        }
+        this.uploader = new Uploader(upstream, storeItself, journal, pending, config, clock);
         for (PendingWrite w : pending.all()) {
-            lane(w.key).add(w);
+            uploader.submit(w);
         }
     }
 
-    private LinkedBlockingDeque<PendingWrite> lane(ObjectKey key) {
-        return lanes.get(Math.floorMod(key.hashCode(), lanes.size()));
+    /**
+     * An attempt to write {@code key} below ended with no answer and may still land in the store (a
+     * {@link dev.ferry.store.chain.RetryingStore} below reports them): the key's newest write is checked in the store
+     * once that can no longer happen, before it is durable.
+     */
+    public void unanswered(ObjectKey key) {
+        uploader.unanswered(key);
     }
 
     /**
@@ -181,105 +178,10 @@ public final class WriteBackStore extends ForwardingObjectStore {
         return new ObjectMeta(key, s.size(), s.etag(), null, clock.now(), body.attributes());
     }
 
-    /** Uploads a lane's writes in order, retrying transient failures with backoff. */
-    private void drain(LinkedBlockingDeque<PendingWrite> lane) {
-        while (!closed) {
-            PendingWrite e;
-            try {
-                e = lane.take();
-            } catch (InterruptedException ie) {
-                return;
-            }
-            long backoff = 50;
-            while (!closed) {
-                long t0 = clock.nanoTime();
-                try {
-                    upload(e);
-                    uploadNanos.add(clock.nanoTime() - t0);
-                    uploadedBytes.add(e.size);
-                    finish(e);
-                    break;
-                } catch (StoreException failure) {
-                    if (failure.isRetryable()) {
-                        LOG.debug("upload of {} failed ({}), retrying in {} ms", e.key, failure.getMessage(), backoff);
-                    } else {
-                        pending.failed(e, failure.getMessage());
-                        LOG.error("the upload of {} failed for good ({}); it stays on local disk at {}", e.key, failure.getMessage(),
-                                e.delete ? "(a delete)" : e.data);
-                        break;
-                    }
-                } catch (IOException failure) {
-                    LOG.debug("upload of {} failed ({}), retrying in {} ms", e.key, failure.getMessage(), backoff);
-                }
-                try {
-                    clock.sleep(Duration.ofMillis(ThreadLocalRandom.current().nextLong(backoff / 2, backoff + 1)));
-                } catch (InterruptedException ie) {
-                    return;
-                }
-                backoff = Math.min(config.maxBackoff().toMillis(), backoff * 2);
-            }
-        }
-    }
-
-    /**
-     * Uploads a write so that the store reports the ETag its client was answered: one PUT, or the client's
-     * parts; a delete deletes. What the store answers is compared with what was acknowledged: another size is
-     * a failed write (never durable). A single PUT carries its MD5, so a store that checks answers (the daemon's
-     * {@link dev.ferry.store.chain.CheckedWrites}) compares the bytes too.
-     */
-    private void upload(PendingWrite e) throws IOException {
-        if (e.delete) {
-            delegate.delete(e.key); // S3 answers a delete of a missing key 204: a retried delete is no error
-            return;
-        }
-        ObjectAttributes attributes = e.record.attributes();
-        ObjectMeta stored;
-        if (e.record.partSizes() != null) {
-            stored = Uploads.putParts(delegate, e.key, e.data, e.record.partSizes(), attributes, 4);
-        } else if (e.size <= MAX_SINGLE_PUT) {
-            stored = delegate.put(e.key, PutBody.ofFile(e.data).withAttributes(attributes).withEtag(e.etag));
-        } else {
-            stored = Uploads.putParts(delegate, e.key, e.data, partsOf(e.size), attributes, 4);
-        }
-        if (stored.size() != e.size) {
-            throw new StoreException(StoreException.Kind.FATAL, 502, "the object store holds " + stored.size() + " bytes at " + e.key
-                    + ", not the " + e.size + " bytes acknowledged: it stored something else, so the write failed", null);
-        }
-        if (!stored.etag().equals(e.etag)) {
-            // a store that does not use content MD5s as ETags (S3 with SSE-KMS, say): the size is right, the ETag moves
-            LOG.warn("the object store gave {} the ETag {}, not the {} its writer was answered; If-Match with the old one will fail",
-                    e.key, stored.etag(), e.etag);
-        }
-    }
-
-    private List<Long> partsOf(long size) {
-        List<Long> sizes = new ArrayList<>();
-        for (long offset = 0; offset < size; offset += config.partSize()) {
-            sizes.add(Math.min(config.partSize(), size - offset));
-        }
-        return sizes;
-    }
-
-    /**
-     * The write is durable: its local copy and record go, readers go upstream again. Earlier writes of its key
-     * that failed are replaced by it: they go too.
-     */
-    private void finish(PendingWrite e) throws IOException {
-        journal.dropRecord(e.sequence);
-        List<PendingWrite> replaced = pending.uploaded(e);
-        journal.dropData(e.sequence); // a reader that still holds the entry falls back to upstream
-        for (PendingWrite old : replaced) {
-            journal.dropRecord(old.sequence);
-            journal.dropData(old.sequence);
-            LOG.info("the failed write {} of {} is replaced by a later one, now durable", old.sequence, old.key);
-        }
-        pending.durable(e);
-    }
-
-    /** Makes a journaled write (or delete) pending: the latest of its key, queued on its key's lane for upload. */
+    /** Makes a journaled write (or delete) pending: the latest of its key, queued behind its key's earlier ones for upload. */
     private void enqueue(PendingWrite w) {
         pending.add(w);
-        lane(w.key).add(w);
+        uploader.submit(w);
     }
 
     /**
@@ -359,7 +261,7 @@ public final class WriteBackStore extends ForwardingObjectStore {
     }
 
     public WriteBackStats stats() {
-        return pending.stats(uploadedBytes.sum(), uploadNanos.sum() / 1e9, writeThroughs.sum());
+        return pending.stats(uploader.uploadedBytes(), uploader.uploadSeconds(), writeThroughs.sum(), uploader.repaired());
     }
 
     // ---- reads see the writes --------------------------------------------------------------------------
@@ -466,7 +368,7 @@ public final class WriteBackStore extends ForwardingObjectStore {
     @Override
     public void close() throws IOException {
         closed = true;
-        uploaders.shutdownNow();
+        uploader.close();
         super.close();
     }
 }

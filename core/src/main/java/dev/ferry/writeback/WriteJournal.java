@@ -27,16 +27,21 @@ import org.slf4j.LoggerFactory;
  * Write-back's journal on local disk: each acknowledged write is a data file ({@code data/<seq>.obj}) and a record
  * ({@code journal/<seq>.rec}: key, size, CRC32C, ETag, parts, attributes; {@link WriteRecord}), both written to a
  * temporary name ({@code tmp/}), fsync'd and renamed, the record last: a record on disk means the write was
- * acknowledged, and its data is complete. A delete waiting behind pending writes is a record with no data. On open,
- * temporaries are deleted; {@link #replay} reads the records back and deletes data that was never acknowledged.
+ * acknowledged, and its data is complete. A delete waiting behind pending writes is a record with no data. Before a
+ * write's first upload attempt, an empty {@code journal/<seq>.sent} is fsync'd: after a crash it says an attempt may
+ * have been in flight. On open, temporaries are deleted; {@link #replay} reads the records back and deletes data
+ * that was never acknowledged.
  *
  * <p>Thread-safe: each write has a sequence number of its own, so files of its own.
  */
 final class WriteJournal {
     private static final Logger LOG = LoggerFactory.getLogger(WriteJournal.class);
 
-    /** A record read back at open, with the ETag its object will have in the store (null for a delete). */
-    record Replayed(WriteRecord record, String etag) {
+    /**
+     * A record read back at open, with the ETag its object will have in the store (null for a delete), and whether an
+     * upload of it had been started (an attempt may have been in flight when the process ended).
+     */
+    record Replayed(WriteRecord record, String etag, boolean sent) {
     }
 
     /** What {@link #replay} found: the acknowledged writes, and the sequence number the next write takes. */
@@ -76,6 +81,27 @@ final class WriteJournal {
         return journalDir.resolve(sequence + ".rec");
     }
 
+    private Path sentMark(long sequence) {
+        return journalDir.resolve(sequence + ".sent");
+    }
+
+    /**
+     * Notes, durably, that an upload of write {@code sequence} is about to start: after a crash its attempts are known
+     * to have been possibly in flight. Best effort: a disk that refuses it is logged, and the upload goes on.
+     */
+    void markSent(long sequence) {
+        Path mark = sentMark(sequence);
+        try {
+            if (!Files.exists(mark)) {
+                writeSynced(mark, new byte[0]);
+                fsyncDirectory(journalDir);
+            }
+        } catch (IOException e) {
+            LOG.warn("cannot note the upload of write {} in the journal ({}); after a crash it is not known to have been sent", sequence,
+                    e.getMessage());
+        }
+    }
+
     /**
      * Reads back the journal: every record whose data is complete is a write acknowledged and not yet durable. A record
      * that cannot be read is left in place for inspection; data with no record was never acknowledged and is deleted.
@@ -96,12 +122,21 @@ final class WriteJournal {
                     throw new IOException("its data file is missing or short");
                 }
                 // a record from before ETags were content MD5s: the local copy's MD5 is what S3 will report
-                writes.add(new Replayed(record, record.etag() != null || record.delete() ? record.etag() : Etags.ofFile(data)));
+                writes.add(new Replayed(record, record.etag() != null || record.delete() ? record.etag() : Etags.ofFile(data),
+                        Files.exists(sentMark(record.sequence()))));
                 replayed.add(record.sequence());
                 max = Math.max(max, record.sequence());
             } catch (IOException | IllegalArgumentException e) {
                 // Records are renamed into place after their data is fsync'd, so this is damage, not a crash.
                 LOG.error("write-back record {} cannot be replayed ({}); it is left in place for inspection", r, e.getMessage());
+            }
+        }
+        try (Stream<Path> list = Files.list(journalDir)) {
+            for (Path mark : list.filter(p -> p.getFileName().toString().endsWith(".sent")).toList()) {
+                String name = mark.getFileName().toString();
+                if (!replayed.contains(Long.parseLong(name.substring(0, name.indexOf('.'))))) {
+                    Files.deleteIfExists(mark); // its write is durable (the record went first)
+                }
             }
         }
         try (Stream<Path> list = Files.list(dataDir)) {
@@ -185,6 +220,7 @@ final class WriteJournal {
     /** Removes the record of write {@code sequence}: once it is durable, a restart no longer uploads it. */
     void dropRecord(long sequence) throws IOException {
         Files.deleteIfExists(record(sequence));
+        Files.deleteIfExists(sentMark(sequence));
     }
 
     /** Removes the local copy of write {@code sequence}; a reader still holding it falls back to the store. */

@@ -72,7 +72,7 @@ public final class EmbeddedStore implements AutoCloseable {
         Properties props = new Properties();
         props.setProperty("jclouds.filesystem.basedir", dir.toString());
         BlobStore backend = BlobStores.create("filesystem-nio2", props);
-        CloudProfileBlobStore profiled = new CloudProfileBlobStore(new EtagFillingBlobStore(backend), profile, clock);
+        CloudProfileBlobStore profiled = new CloudProfileBlobStore(new FolderKeyLimits(new EtagFillingBlobStore(backend)), profile, clock);
         S3Proxy proxy = S3Proxy.builder()
                 .blobStore(profiled)
                 .endpoint(URI.create("http://" + hostPart(host) + ":" + port))

@@ -29,8 +29,8 @@ public final class WriteBackChildMain {
     public static void main(String[] args) throws Exception {
         FileObjectStore origin = new FileObjectStore(Path.of(args[0]));
         long firstVersion = Long.parseLong(args[2]);
-        try (WriteBackStore wb = new WriteBackStore(origin, new WriteBackConfig(Path.of(args[1]), 1L << 30, 3, 5L << 20,
-                Duration.ofMillis(200), null, 0, Duration.ofHours(1)))) {
+        try (WriteBackStore wb = new WriteBackStore(origin, WriteBackConfig.of(Path.of(args[1]), 1L << 30).withUploaders(3)
+                .withPartSize(5L << 20).withMaxBackoff(Duration.ofMillis(200)))) {
             System.out.println("ready");
             System.out.flush();
             for (long version = firstVersion; ; version++) {

@@ -60,7 +60,7 @@ public final class Mount implements AutoCloseable {
                     clock);
             origin = store;
             buckets = store;
-            description = config.upstream().toString();
+            description = dev.ferry.util.Secrets.shown(config.upstream());
         } else {
             if (!Files.isDirectory(config.storeRoot())) {
                 throw new FuseCheck.FuseUnavailableException("the store root " + config.storeRoot() + " is not a folder.");

@@ -50,7 +50,8 @@ public record S3StoreConfig(
 
     /** An S3-compatible endpoint, path-style, with static credentials. */
     public static S3StoreConfig endpoint(URI endpoint, String accessKeyId, String secretAccessKey) {
-        return new S3StoreConfig(Objects.requireNonNull(endpoint, "endpoint is null"), "us-east-1", true,
+        // S3 takes no credentials in a URL: user:password there is dropped, so that no error the SDK writes shows it
+        return new S3StoreConfig(dev.ferry.util.Secrets.withoutUserInfo(Objects.requireNonNull(endpoint, "endpoint is null")), "us-east-1", true,
                 accessKeyId, secretAccessKey, 64, Duration.ofSeconds(5), Duration.ofSeconds(30));
     }
 

@@ -44,6 +44,8 @@ import java.util.concurrent.atomic.AtomicLong;
  * holds no connection. Thread-safe.
  */
 public final class FirstByteTimeoutStore extends ForwardingObjectStore {
+    /** How long an abandoned call is given to end after its interrupt, so that what it reports comes first. */
+    private static final Duration ABANDON_WAIT = Duration.ofSeconds(1);
     private final Duration limit;
     private final ThreadFactory threads;
     private final Clock clock;
@@ -227,9 +229,11 @@ public final class FirstByteTimeoutStore extends ForwardingObjectStore {
                 if (wait <= 0) {
                     String why = progress == null ? ": no answer within " + describe(limit)
                             : ": the store took no bytes and gave no answer for " + describe(limit);
-                    if (answer.completeExceptionally(new StoreException(StoreException.Kind.RETRYABLE, 0,
-                            what + why + " (first-byte timeout)", null))) {
+                    Abandoned abandoned = new Abandoned(what + why + " (first-byte timeout)");
+                    if (answer.completeExceptionally(abandoned)) {
                         worker.interrupt();
+                        // the attempt ends where it ran, and a write that may still land is reported there: wait for that
+                        abandoned.ended = worker.join(ABANDON_WAIT);
                     }
                     break;
                 }
@@ -261,6 +265,25 @@ public final class FirstByteTimeoutStore extends ForwardingObjectStore {
                 throw error;
             }
             throw new IOException(what + ": " + cause, cause);
+        }
+    }
+
+    /**
+     * A call given up on at the limit (retryable). The attempt it was waiting on is interrupted below, where a
+     * {@link RetryingStore} reports it, if it was a write that may still land ({@link RetryingStore#onUnansweredWrite}):
+     * this failure says nothing of its own about what reached the store.
+     */
+    public static final class Abandoned extends StoreException {
+        private static final long serialVersionUID = 1L;
+        private volatile boolean ended;
+
+        Abandoned(String message) {
+            super(Kind.RETRYABLE, 0, message, null);
+        }
+
+        /** True when the interrupted call had ended by the time this was thrown (what it reported is known). */
+        public boolean callEnded() {
+            return ended;
         }
     }
 

@@ -21,6 +21,7 @@ import java.io.InterruptedIOException;
 import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.atomic.LongAdder;
+import java.util.function.Consumer;
 import java.util.random.RandomGenerator;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -42,6 +43,7 @@ public final class RetryingStore extends ForwardingObjectStore {
     private final Clock clock;
     private final RandomGenerator random;
     private final LongAdder retries = new LongAdder();
+    private volatile Consumer<ObjectKey> unansweredWrites = key -> { };
 
     public RetryingStore(ObjectStore delegate, RetryPolicy policy) {
         this(delegate, policy, Clock.system(), java.util.concurrent.ThreadLocalRandom.current());
@@ -59,16 +61,34 @@ public final class RetryingStore extends ForwardingObjectStore {
         return retries.sum();
     }
 
+    /**
+     * Tells {@code listener} of every attempt to write or delete a key (a PUT, a multipart completion, a DELETE) that
+     * ended in a way that may still be applied by the store later ({@link StoreException#mayHaveApplied}), retried
+     * or not: write-back waits such an attempt out before it calls its key's newest write durable. The listener runs
+     * on the attempt's thread and must not block.
+     */
+    public void onUnansweredWrite(Consumer<ObjectKey> listener) {
+        this.unansweredWrites = Objects.requireNonNull(listener, "listener is null");
+    }
+
     @FunctionalInterface
     interface Call<T> {
         T run() throws IOException;
     }
 
     <T> T withRetries(String what, Call<T> call) throws IOException {
+        return withRetries(what, null, call);
+    }
+
+    /** Runs {@code call} with retries; each attempt that fails and may still land is reported as a write of {@code written}. */
+    private <T> T withRetries(String what, ObjectKey written, Call<T> call) throws IOException {
         for (int attempt = 1; ; attempt++) {
             try {
                 return call.run();
             } catch (IOException e) {
+                if (written != null && StoreException.mayHaveApplied(e)) {
+                    unansweredWrites.accept(written);
+                }
                 backoffOrThrow(what, attempt, e);
             }
         }
@@ -78,8 +98,8 @@ public final class RetryingStore extends ForwardingObjectStore {
         StoreException.Kind kind = StoreException.classify(e);
         if (!kind.retryable() || attempt >= policy.maxAttempts()) {
             if (kind.retryable()) {
-                throw new StoreException(kind, e instanceof StoreException se ? se.httpStatus() : 0,
-                        what + " failed after " + attempt + " attempts: " + e.getMessage(), e);
+                throw new Exhausted(kind, e instanceof StoreException se ? se.httpStatus() : 0, StoreException.withErrorCode(e),
+                        what + " failed after " + attempt + " attempts: " + e.getMessage(), e, attempt);
             }
             throw e;
         }
@@ -94,6 +114,22 @@ public final class RetryingStore extends ForwardingObjectStore {
             InterruptedIOException iie = new InterruptedIOException("interrupted while retrying " + what);
             iie.addSuppressed(e);
             throw iie;
+        }
+    }
+
+    /** A retryable failure that lasted through every attempt the policy allows: {@link #attempts} of them. */
+    public static final class Exhausted extends StoreException {
+        private static final long serialVersionUID = 1L;
+        private final int attempts;
+
+        Exhausted(Kind kind, int status, StoreException coded, String message, Throwable cause, int attempts) {
+            super(kind, status, coded == null ? null : coded.errorCode(), message, cause);
+            this.attempts = attempts;
+        }
+
+        /** The attempts made, each failed. */
+        public int attempts() {
+            return attempts;
         }
     }
 
@@ -125,12 +161,12 @@ public final class RetryingStore extends ForwardingObjectStore {
 
     @Override
     public ObjectMeta put(ObjectKey key, PutBody body) throws IOException {
-        return withRetries("PUT " + key, () -> delegate.put(key, body));
+        return withRetries("PUT " + key, key, () -> delegate.put(key, body));
     }
 
     @Override
     public void delete(ObjectKey key) throws IOException {
-        withRetries("DELETE " + key, () -> {
+        withRetries("DELETE " + key, key, () -> {
             delegate.delete(key);
             return null;
         });
@@ -148,7 +184,7 @@ public final class RetryingStore extends ForwardingObjectStore {
 
     @Override
     public ObjectMeta completeMultipart(MultipartUpload upload, List<CompletedPart> parts) throws IOException {
-        return withRetries("complete multipart upload of " + upload.key(), () -> multipart().completeMultipart(upload, parts));
+        return withRetries("complete multipart upload of " + upload.key(), upload.key(), () -> multipart().completeMultipart(upload, parts));
     }
 
     @Override

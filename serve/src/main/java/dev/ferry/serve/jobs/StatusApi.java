@@ -146,7 +146,8 @@ final class StatusApi {
             root.putObject("write_back").put("pending_bytes", w.pendingBytes()).put("pending_objects", w.pendingObjects())
                     .put("oldest_pending_s", round(w.oldestPendingSeconds(), 1)).put("uploaded_bytes", w.uploadedBytes())
                     .put("upload_bytes_per_s", round(w.uploadBytesPerSecond(), 0)).put("write_throughs", w.writeThroughs())
-                    .put("failed", w.failed()).put("first_failure", w.firstFailure());
+                    .put("failed", w.failed()).put("first_failure", w.firstFailure()).put("retrying", w.retrying())
+                    .put("first_retrying", w.firstRetrying()).put("settling", w.settling()).put("late_attempts_repaired", w.repaired());
         }
         if (tiers.scratch() != null) {
             Scratch.Stats sc = tiers.scratch().stats();

@@ -78,7 +78,7 @@ public final class Node implements AutoCloseable {
         Origin origin;
         if (config.upstream() != null) {
             origin = new Origin(new S3ObjectStore(S3StoreConfig.endpoint(config.upstream(), S3Credentials.fromEnvironment())),
-                    config.upstream().toString(), false);
+                    dev.ferry.util.Secrets.shown(config.upstream()), false);
         } else if (config.storeRoot() != null) {
             origin = new Origin(new FileObjectStore(config.storeRoot()), "folder " + config.storeRoot(), false);
         } else {

@@ -13,11 +13,11 @@ import dev.ferry.store.file.FileObjectStore;
  *
  * @param store                   the origin's object store (a bucket store: S3 or a folder)
  * @param description             the origin in words, for the status
- * @param keepsSlashKeysAsFolders true when the origin is the embedded store, which keeps a key ending in {@code /} as
- *                                a folder: such a key holds no bytes there (s3proxy's file-system backend), so a
- *                                write of bytes to one would be lost
+ * @param keepsKeysAsFiles true when the origin is the embedded store, which keeps each object as a file (s3proxy's
+ *                         file-system backend): a key ending in {@code /} is a folder there and holds no bytes, and a
+ *                         segment of a key is a file name, at most 255 bytes
  */
-public record Origin(ObjectStore store, String description, boolean keepsSlashKeysAsFolders) {
+public record Origin(ObjectStore store, String description, boolean keepsKeysAsFiles) {
     public Origin {
         if (!(store instanceof BucketOperations)) {
             throw new IllegalArgumentException("store is not a bucket store: " + store);

@@ -96,8 +96,9 @@ final class ObjectReads {
         try {
             meta = stores.frontFor(key.bucket()).head(key);
         } catch (ObjectNotFoundException e) {
-            if (!head) {
-                // a HEAD's 404 has no body: an upstream cannot say whether the key or its bucket is missing; a GET names which
+            if (!head && !stores.onlyLocal(key)) {
+                // a HEAD's 404 has no body: an upstream cannot say whether the key or its bucket is missing; a GET names which.
+                // A delete acknowledged here and not made in the store yet is known to be in a bucket that exists: no need to ask
                 stores.requireBucket(key.bucket());
             }
             throw e;

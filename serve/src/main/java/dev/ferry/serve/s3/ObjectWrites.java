@@ -40,19 +40,21 @@ final class ObjectWrites {
     private final WriteChecks checks;
     private final KeyLocks locks;
     private final CopyOperations copies;
-    /** The origin keeps a key ending in '/' as a folder, which holds no bytes (the embedded store). */
-    private final boolean slashKeysHoldNoBytes;
+    /** The longest segment of a key the embedded store holds: a file name (NAME_MAX). */
+    private static final int MAX_SEGMENT_BYTES = 255;
+    /** The origin is the embedded store: a folder, where a key ending in '/' holds no bytes and a segment is a file name. */
+    private final boolean embeddedOrigin;
 
     /**
-     * @param slashKeysHoldNoBytes the origin keeps a key ending in '/' as a folder (the embedded store): a write
-     *                             of bytes to one is refused, as it would be lost
+     * @param embeddedOrigin the origin is the embedded store, which keeps objects as files: keys it cannot hold are
+     *                       refused ({@link #refuseUnstorableKey}), as they would be lost
      */
-    ObjectWrites(Stores stores, WriteChecks checks, KeyLocks locks, CopyOperations copies, boolean slashKeysHoldNoBytes) {
+    ObjectWrites(Stores stores, WriteChecks checks, KeyLocks locks, CopyOperations copies, boolean embeddedOrigin) {
         this.stores = stores;
         this.checks = checks;
         this.locks = locks;
         this.copies = copies;
-        this.slashKeysHoldNoBytes = slashKeysHoldNoBytes;
+        this.embeddedOrigin = embeddedOrigin;
     }
 
     /**
@@ -138,21 +140,33 @@ final class ObjectWrites {
     }
 
     /**
-     * Refuses, before anything is written or acknowledged, bytes for a key the origin would keep as an empty
-     * folder (a key ending in '/' in the embedded store). S3 takes such keys, and so does ferry over S3; empty
-     * ones ("folder markers") are taken everywhere but a folder store.
+     * Refuses, before anything is written or acknowledged, a key the embedded store cannot hold as S3 would: bytes
+     * for a key it would keep as an empty folder (one ending in '/'), and a key with a segment longer than a file
+     * name ({@code 400 KeyTooLongError}, as the store itself answers). S3 takes such keys, and so does ferry over
+     * S3; empty ones ending in '/' ("folder markers") are taken everywhere but a folder store.
      */
-    void refuseFolderKey(ObjectKey key, long length, String what) throws S3Error {
-        if (slashKeysHoldNoBytes && length > 0 && key.key().endsWith("/")) {
+    void refuseUnstorableKey(ObjectKey key, long length, String what) throws S3Error {
+        if (!embeddedOrigin) {
+            return;
+        }
+        if (length > 0 && key.key().endsWith("/")) {
             throw S3Error.badRequest("InvalidRequest", "the embedded store keeps a key ending in '/' as a folder, which holds no bytes: "
                     + what + " to " + key + " would be lost, so nothing was written (such a key may only be written empty)");
+        }
+        for (String segment : key.key().split("/", -1)) {
+            int bytes = segment.getBytes(java.nio.charset.StandardCharsets.UTF_8).length;
+            if (bytes > MAX_SEGMENT_BYTES) {
+                throw S3Error.badRequest("KeyTooLongError", "Your key is too long for the embedded store, which keeps objects as files:"
+                        + " a segment between slashes may be at most " + MAX_SEGMENT_BYTES + " bytes, and one is " + bytes
+                        + "; nothing was written");
+            }
         }
     }
 
     private Reply.Full put(Request r, ObjectKey key, PutBody data) throws S3Error, IOException {
         HttpHeaders h = new DefaultHttpHeaders();
         if (!stores.isScratch(key.bucket())) {
-            refuseFolderKey(key, data.length(), data.length() + " bytes");
+            refuseUnstorableKey(key, data.length(), data.length() + " bytes");
         }
         if (stores.isScratch(key.bucket())) {
             h.set("ETag", S3Service.quote(stores.scratch().put(key, data).etag()));

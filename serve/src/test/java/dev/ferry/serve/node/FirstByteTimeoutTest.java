@@ -101,4 +101,28 @@ class FirstByteTimeoutTest {
             }
         }
     }
+
+    @Test
+    void aGetAfterALocallyAcknowledgedDelete_is404_whileTheOriginHangs(@TempDir Path dir) throws Exception {
+        try (EmbeddedStore store = EmbeddedStore.start(dir.resolve("origin"), 0, CloudProfile.none());
+                S3ObjectStore s3 = new S3ObjectStore(S3StoreConfig.endpoint(store.endpoint(), "ferry", "ferry"));
+                StallingRelay relay = new StallingRelay(new InetSocketAddress("127.0.0.1", store.endpoint().getPort()));
+                DaemonFixture ferry = DaemonFixture.overUpstream(relay.endpoint(), dir).with("write-back", true)
+                        .with("first-byte-timeout", "1s").start();
+                HttpClient http = HttpClient.newHttpClient()) {
+            s3.createBucket("data");
+            relay.stall();
+            HttpResponse<String> put = http.send(HttpRequest.newBuilder(ferry.endpoint().resolve("/data/ckpt.bin"))
+                    .PUT(HttpRequest.BodyPublishers.ofString("kept locally")).build(), HttpResponse.BodyHandlers.ofString());
+            assertThat(put.statusCode()).as(put.body()).isEqualTo(200);
+            HttpResponse<String> delete = http.send(HttpRequest.newBuilder(ferry.endpoint().resolve("/data/ckpt.bin")).DELETE().build(),
+                    HttpResponse.BodyHandlers.ofString());
+            assertThat(delete.statusCode()).isEqualTo(204);
+            assertThat(delete.headers().firstValue("x-ferry-durability")).hasValue("local");
+            // answered from what the daemon knows: asking the hung store would be a 503 after the first-byte timeout
+            HttpResponse<String> get = http.send(get(ferry, "/data/ckpt.bin"), HttpResponse.BodyHandlers.ofString());
+            assertThat(get.statusCode()).as(get.body()).isEqualTo(404);
+            assertThat(get.body()).contains("<Code>NoSuchKey</Code>");
+        }
+    }
 }
