@@ -101,6 +101,15 @@ public final class EmbeddedStore implements AutoCloseable {
         return new EmbeddedStore(dir, proxy, profiled, hostPart(host));
     }
 
+    /**
+     * Why the embedded store cannot hold {@code key} (a segment longer than a file name can be), written by a
+     * multipart upload if {@code multipart}, in a sentence, or null when it can: a write of such a key is
+     * {@code 400 KeyTooLongError}.
+     */
+    public static String whyUnstorable(String key, boolean multipart) {
+        return FolderKeyLimits.whyUnstorable(key, multipart);
+    }
+
     private static String hostPart(String host) {
         return host.contains(":") && !host.startsWith("[") ? "[" + host + "]" : host;
     }

@@ -24,6 +24,15 @@ public record Origin(ObjectStore store, String description, boolean keepsKeysAsF
         }
     }
 
+    /**
+     * Why the origin cannot hold {@code key} (written by a multipart upload if {@code multipart}) as S3 would, in a
+     * sentence, or null when it can (or cannot tell): the
+     * embedded store keeps objects as files, and a segment longer than a file name can be is refused there.
+     */
+    public String whyUnstorable(String key, boolean multipart) {
+        return keepsKeysAsFiles ? dev.ferry.embedded.EmbeddedStore.whyUnstorable(key, multipart) : null;
+    }
+
     /** The origin's bucket operations. */
     public BucketOperations buckets() {
         return (BucketOperations) store;

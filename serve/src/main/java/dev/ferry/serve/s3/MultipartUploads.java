@@ -75,7 +75,7 @@ final class MultipartUploads {
         }
         MultipartUpload u;
         if (!stores.isScratch(key.bucket())) {
-            writes.refuseUnstorableKey(key, 1, "a multipart upload"); // it has bytes, or nothing to complete
+            writes.refuseUnstorableKey(key, 1, "a multipart upload", true); // it has bytes, or nothing to complete
         }
         if (stores.writesBack(r) && localMultipart != null) {
             checks.check(key, attributes); // refused now, not after the parts are in

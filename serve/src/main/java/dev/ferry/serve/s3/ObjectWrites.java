@@ -1,5 +1,6 @@
 package dev.ferry.serve.s3;
 
+import dev.ferry.serve.node.Origin;
 import dev.ferry.serve.protocol.Keys;
 import dev.ferry.serve.protocol.ObjectHeaders;
 import dev.ferry.serve.protocol.Reply;
@@ -40,21 +41,15 @@ final class ObjectWrites {
     private final WriteChecks checks;
     private final KeyLocks locks;
     private final CopyOperations copies;
-    /** The longest segment of a key the embedded store holds: a file name (NAME_MAX). */
-    private static final int MAX_SEGMENT_BYTES = 255;
-    /** The origin is the embedded store: a folder, where a key ending in '/' holds no bytes and a segment is a file name. */
-    private final boolean embeddedOrigin;
+    /** The store at the bottom: keys it cannot hold are refused ({@link #refuseUnstorableKey}), as they would be lost. */
+    private final Origin origin;
 
-    /**
-     * @param embeddedOrigin the origin is the embedded store, which keeps objects as files: keys it cannot hold are
-     *                       refused ({@link #refuseUnstorableKey}), as they would be lost
-     */
-    ObjectWrites(Stores stores, WriteChecks checks, KeyLocks locks, CopyOperations copies, boolean embeddedOrigin) {
+    ObjectWrites(Stores stores, WriteChecks checks, KeyLocks locks, CopyOperations copies, Origin origin) {
         this.stores = stores;
         this.checks = checks;
         this.locks = locks;
         this.copies = copies;
-        this.embeddedOrigin = embeddedOrigin;
+        this.origin = origin;
     }
 
     /**
@@ -145,28 +140,24 @@ final class ObjectWrites {
      * name ({@code 400 KeyTooLongError}, as the store itself answers). S3 takes such keys, and so does ferry over
      * S3; empty ones ending in '/' ("folder markers") are taken everywhere but a folder store.
      */
-    void refuseUnstorableKey(ObjectKey key, long length, String what) throws S3Error {
-        if (!embeddedOrigin) {
+    void refuseUnstorableKey(ObjectKey key, long length, String what, boolean multipart) throws S3Error {
+        if (!origin.keepsKeysAsFiles()) {
             return;
         }
         if (length > 0 && key.key().endsWith("/")) {
             throw S3Error.badRequest("InvalidRequest", "the embedded store keeps a key ending in '/' as a folder, which holds no bytes: "
                     + what + " to " + key + " would be lost, so nothing was written (such a key may only be written empty)");
         }
-        for (String segment : key.key().split("/", -1)) {
-            int bytes = segment.getBytes(java.nio.charset.StandardCharsets.UTF_8).length;
-            if (bytes > MAX_SEGMENT_BYTES) {
-                throw S3Error.badRequest("KeyTooLongError", "Your key is too long for the embedded store, which keeps objects as files:"
-                        + " a segment between slashes may be at most " + MAX_SEGMENT_BYTES + " bytes, and one is " + bytes
-                        + "; nothing was written");
-            }
+        String why = origin.whyUnstorable(key.key(), multipart);
+        if (why != null) {
+            throw S3Error.badRequest("KeyTooLongError", why + "; nothing was written");
         }
     }
 
     private Reply.Full put(Request r, ObjectKey key, PutBody data) throws S3Error, IOException {
         HttpHeaders h = new DefaultHttpHeaders();
         if (!stores.isScratch(key.bucket())) {
-            refuseUnstorableKey(key, data.length(), data.length() + " bytes");
+            refuseUnstorableKey(key, data.length(), data.length() + " bytes", false);
         }
         if (stores.isScratch(key.bucket())) {
             h.set("ETag", S3Service.quote(stores.scratch().put(key, data).etag()));

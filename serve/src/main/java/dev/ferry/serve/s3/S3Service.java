@@ -82,7 +82,7 @@ public final class S3Service {
                 : new WriteChecks(tiers.belowCache(), tiers.origin().folder(), writeBack, Duration.ofSeconds(30), clock);
         KeyLocks locks = new KeyLocks();
         CopyOperations copies = new CopyOperations(stores::frontFor, spool, maxCopyBytes, clock);
-        ObjectWrites writes = new ObjectWrites(stores, checks, locks, copies, tiers.origin().keepsKeysAsFiles());
+        ObjectWrites writes = new ObjectWrites(stores, checks, locks, copies, tiers.origin());
         // under write-back the origin's uploads in progress are write-back's own: clients list the uploads they started
         MultipartUploads multipart = new MultipartUploads(stores, checks, locks, copies, writes, writeBack == null ? tiers.origin().uploads() : null);
         Listing listing = new Listing(stores::frontFor, writeBack == null ? (bucket, prefix) -> List.of()

@@ -90,6 +90,45 @@ class WriteBackSafetyTest {
     }
 
     @Test
+    void writeBack_overTheEmbeddedStore_refusesAKeyItCannotHold_beforeAcknowledging_asTheStoreItselfDoes(@TempDir Path dir)
+            throws Exception {
+        String longSegment = "run/" + "s".repeat(213);
+        String longKey = "k".repeat(1024);
+        try (DaemonFixture ferry = DaemonFixture.overS3(dir).with("write-back", "true").start(); S3Client s3 = ferry.sdk("a", "b")) {
+            for (String key : new String[] {longSegment, longKey}) {
+                assertThat(code(() -> s3.putObject(b -> b.bucket("data").key(key), RequestBody.fromBytes(new byte[10]))))
+                        .as("PUT of a key with a segment of " + key.length() + " bytes").isEqualTo("KeyTooLongError");
+                assertThat(code(() -> s3.createMultipartUpload(b -> b.bucket("data").key(key)))).isEqualTo("KeyTooLongError");
+            }
+            // the longest it holds: folders of 255 bytes (a file name's most), a last segment of 212 (s3proxy adds up to 43 to it),
+            s3.putObject(b -> b.bucket("data").key("run/" + "f".repeat(255) + "/" + "s".repeat(212)), RequestBody.fromBytes(new byte[10]));
+            // and a multipart upload of a key with no folder, 170 (its files are named after all of it)
+            assertThat(code(() -> s3.createMultipartUpload(b -> b.bucket("data").key("m".repeat(171))))).isEqualTo("KeyTooLongError");
+            String id = s3.createMultipartUpload(b -> b.bucket("data").key("m".repeat(170))).uploadId();
+            String etag = s3.uploadPart(b -> b.bucket("data").key("m".repeat(170)).uploadId(id).partNumber(1), RequestBody.fromBytes(new byte[10]))
+                    .eTag();
+            s3.completeMultipartUpload(b -> b.bucket("data").key("m".repeat(170)).uploadId(id)
+                    .multipartUpload(m -> m.parts(CompletedPart.builder().partNumber(1).eTag(etag).build())));
+            flush(ferry);
+            assertThat(ferry.daemon.node().tiers().writeBack().stats().failed()).as("nothing acknowledged failed its upload").isZero();
+        }
+        // the embedded store itself: S3's code, a 400 every client takes as final, not a retryable 500
+        try (dev.ferry.embedded.EmbeddedStore store = dev.ferry.embedded.EmbeddedStore.start(dir.resolve("direct"), 0,
+                dev.ferry.embedded.CloudProfile.none());
+                S3Client direct = S3Client.builder().endpointOverride(store.endpoint()).forcePathStyle(true)
+                        .region(software.amazon.awssdk.regions.Region.US_EAST_1)
+                        .credentialsProvider(software.amazon.awssdk.auth.credentials.StaticCredentialsProvider.create(
+                                software.amazon.awssdk.auth.credentials.AwsBasicCredentials.create("a", "b"))).build()) {
+            direct.createBucket(b -> b.bucket("data"));
+            assertThatThrownBy(() -> direct.putObject(b -> b.bucket("data").key(longSegment), RequestBody.fromBytes(new byte[10])))
+                    .isInstanceOfSatisfying(S3Exception.class, e -> {
+                        assertThat(e.statusCode()).isEqualTo(400);
+                        assertThat(e.awsErrorDetails().errorCode()).isEqualTo("KeyTooLongError");
+                    });
+        }
+    }
+
+    @Test
     void writeBack_overS3_refusesAMissingBucket(@TempDir Path dir) throws Exception {
         try (DaemonFixture ferry = DaemonFixture.overS3(dir).with("write-back", "true").start(); S3Client s3 = ferry.sdk("a", "b")) {
             assertThat(code(() -> s3.putObject(b -> b.bucket("nobucket").key("k"), RequestBody.fromBytes(new byte[10]))))
