@@ -46,6 +46,10 @@ public final class TierSettings {
             "How long a read waits for the object store to start answering, retries included, before it fails "
                     + "(the daemon answers 503 ServiceUnavailable), e.g. 10s (default) or 500ms. Writes too: a DELETE's answer, "
                     + "a PUT's once the store stops taking its body.");
+    public static final Setting<Duration> READ_STALL_TIMEOUT = Setting.flag("read-stall-timeout", "DURATION", Codec.DURATION, "20s",
+            "How long a read from the object store may go without a byte, summed over its resumes, before it fails: a body that "
+                    + "stops for half of this is cut and resumed where it stopped; past all of it the reader's answer ends early (its "
+                    + "client sees a body shorter than its Content-Length, and retries), e.g. 20s (default).");
     public static final Setting<Duration> METADATA_TTL = Setting.flag("metadata-ttl", "DURATION", Codec.TTL, "60s",
             "How long an object's size and ETag (from a listing, a HEAD or a GET) are trusted before a read, a lookup or an open asks the "
                     + "object store again; up to twice this they still serve, revalidated in the background; the mount's kernel keeps names "
@@ -64,11 +68,19 @@ public final class TierSettings {
 
     /** The rows every command that runs a tier stack has. */
     public static final List<Setting<?>> ROWS = List.of(UPSTREAM, STORE_ROOT, CACHE_SIZE, BLOCK_SIZE, VERIFY, WRITE_BACK_QUOTA,
-            WRITE_SETTLE_WINDOW, FIRST_BYTE_TIMEOUT, METADATA_TTL, READ_AHEAD_FOLDERS);
+            WRITE_SETTLE_WINDOW, FIRST_BYTE_TIMEOUT, READ_STALL_TIMEOUT, METADATA_TTL, READ_AHEAD_FOLDERS);
 
     /** Every tier setting defined here, {@link #ROWS} and those only some commands have yet ({@link #READ_AHEAD}). */
     public static final List<Setting<?>> ALL = List.of(UPSTREAM, STORE_ROOT, CACHE_SIZE, BLOCK_SIZE, VERIFY, WRITE_BACK_QUOTA,
-            WRITE_SETTLE_WINDOW, FIRST_BYTE_TIMEOUT, METADATA_TTL, READ_AHEAD_FOLDERS, READ_AHEAD);
+            WRITE_SETTLE_WINDOW, FIRST_BYTE_TIMEOUT, READ_STALL_TIMEOUT, METADATA_TTL, READ_AHEAD_FOLDERS, READ_AHEAD);
+
+    /**
+     * How long an S3 client of the origin waits for a byte once a request is out: half of read-stall-timeout, so that a
+     * stalled body is cut, resumed once, and the read fails when the whole budget is gone.
+     */
+    public static Duration socketTimeout(Settings s) {
+        return s.get(READ_STALL_TIMEOUT).dividedBy(2);
+    }
 
     /** Checks the tier settings of {@code s} (those of its table), each with one sentence naming the key. */
     public static void validate(Settings s) {
@@ -84,6 +96,10 @@ public final class TierSettings {
         Duration fbt = s.get(FIRST_BYTE_TIMEOUT);
         if (fbt.isNegative() || fbt.isZero()) {
             throw new IllegalArgumentException("first-byte-timeout must be positive: " + FIRST_BYTE_TIMEOUT.format(fbt));
+        }
+        Duration stall = s.get(READ_STALL_TIMEOUT);
+        if (stall.compareTo(Duration.ofSeconds(2)) < 0) {
+            throw new IllegalArgumentException("read-stall-timeout must be at least 2s: " + READ_STALL_TIMEOUT.format(stall));
         }
         if (s.get(METADATA_TTL).isNegative()) {
             throw new IllegalArgumentException("metadata-ttl must not be negative: " + s.get(METADATA_TTL));

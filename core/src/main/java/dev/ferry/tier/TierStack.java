@@ -39,7 +39,7 @@ import java.util.function.Function;
  * </pre>
  *
  * The settings are {@link TierSettings}' rows: cache-size, block-size, verify, metadata-ttl, first-byte-timeout,
- * write-back-quota, write-settle-window. The local tier's {@link CacheConfig} is built here, and only here in the front ends. The stack
+ * write-back-quota, write-settle-window, read-stall-timeout. The local tier's {@link CacheConfig} is built here, and only here in the front ends. The stack
  * owns the stores it made and the origin: {@link #close} closes them, top down. Thread-safe once built.
  */
 public final class TierStack implements AutoCloseable {
@@ -58,7 +58,9 @@ public final class TierStack implements AutoCloseable {
         Settings s = b.settings;
         origin = b.origin;
         Clock clock = b.clock;
-        chain = StoreChain.over(origin, b.chainConfig, clock);
+        // a read's stalls are bounded in all, however often it resumes
+        ChainConfig chainConfig = b.chainConfig.withRetry(b.chainConfig.retry().withReadStallBudget(s.get(TierSettings.READ_STALL_TIMEOUT)));
+        chain = StoreChain.over(origin, chainConfig, clock);
         // an origin that accepts connections and never answers costs a reader first-byte-timeout, retries included
         ObjectStore bounded = new FirstByteTimeoutStore(chain, s.get(TierSettings.FIRST_BYTE_TIMEOUT), clock);
         if (b.checkWrites) {

@@ -18,7 +18,7 @@ class TierSettingsTest {
         Map<String, String> d = SettingTable.of(TierSettings.ALL).defaults().describe();
         assertThat(d).containsExactly(Map.entry("upstream", ""), Map.entry("store-root", ""), Map.entry("cache-size", "10.0 GiB"),
                 Map.entry("block-size", "4.0 MiB"), Map.entry("verify", "on-load"), Map.entry("write-back-quota", "8.0 GiB"),
-                Map.entry("write-settle-window", "15m"), Map.entry("first-byte-timeout", "10s"), Map.entry("metadata-ttl", "60s"), Map.entry("read-ahead-folders", "true"),
+                Map.entry("write-settle-window", "15m"), Map.entry("first-byte-timeout", "10s"), Map.entry("read-stall-timeout", "20s"), Map.entry("metadata-ttl", "60s"), Map.entry("read-ahead-folders", "true"),
                 Map.entry("read-ahead", "256.0 MiB"));
     }
 

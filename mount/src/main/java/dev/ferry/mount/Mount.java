@@ -56,7 +56,8 @@ public final class Mount implements AutoCloseable {
         BucketOperations buckets;
         ObjectStore origin;
         if (config.upstream() != null) {
-            S3ObjectStore store = new S3ObjectStore(S3StoreConfig.endpoint(config.upstream(), credentials(config.upstream())), java.util.Map.of(),
+            S3ObjectStore store = new S3ObjectStore(S3StoreConfig.endpoint(config.upstream(), credentials(config.upstream()))
+                    .withSocketTimeout(dev.ferry.tier.TierSettings.socketTimeout(config.values())), java.util.Map.of(),
                     clock);
             origin = store;
             buckets = store;

@@ -65,6 +65,11 @@ public record S3StoreConfig(
         return new S3Credentials(accessKeyId, secretAccessKey);
     }
 
+    /** The longest the client waits for a byte once a request is sent (an answer's head, a body that stops). */
+    public S3StoreConfig withSocketTimeout(Duration timeout) {
+        return new S3StoreConfig(endpoint, region, pathStyle, accessKeyId, secretAccessKey, maxConnections, connectTimeout, timeout);
+    }
+
     public S3StoreConfig withMaxConnections(int connections) {
         return new S3StoreConfig(endpoint, region, pathStyle, accessKeyId, secretAccessKey, connections,
                 connectTimeout, socketTimeout);

@@ -19,6 +19,10 @@ public record ChainConfig(ParallelReadConfig parallelRead, RetryPolicy retry, Go
         return new ChainConfig(config, retry, governor, prices);
     }
 
+    public ChainConfig withRetry(RetryPolicy policy) {
+        return new ChainConfig(parallelRead, policy, governor, prices);
+    }
+
     public ChainConfig withGovernor(GovernorConfig config) {
         return new ChainConfig(parallelRead, retry, config, prices);
     }

@@ -144,14 +144,25 @@ public final class RetryingStore extends ForwardingObjectStore {
         if (content.length() == 0) {
             return content;
         }
-        // a read that breaks mid-way resumes where it stopped, pinned to the first ETag, within the same budget
+        // a read that breaks mid-way resumes where it stopped, pinned to the first ETag, within the same budget; the
+        // time it spends stalled (last byte to failure), summed over its resumes, within the stall budget
         GetRequest pinned = request.withIfMatch(content.meta().etag());
         int[] failures = {0};
+        long[] lastByte = {clock.nanoTime()};
+        long[] stalled = {0};
         return new ObjectContent(content.meta(), content.range(), new ResumingStream("stream of " + request.key(), content.range(),
                 content.stream(), (rest, e) -> {
+                    stalled[0] += clock.nanoTime() - lastByte[0];
+                    if (stalled[0] >= policy.readStallBudget().toNanos()) {
+                        throw new StoreException(StoreException.Kind.RETRYABLE, 0, "read of " + request.key() + " stalled: no bytes for "
+                                + stalled[0] / 1_000_000 + " ms in all (read stall budget " + policy.readStallBudget().toMillis() + " ms); "
+                                + e.getMessage(), e);
+                    }
                     backoffOrThrow("read of " + request.key(), ++failures[0], e);
-                    return withRetries("resume GET " + request.key(), () -> delegate.get(pinned.withRange(rest)).stream());
-                }, n -> { }));
+                    InputStream resumed = withRetries("resume GET " + request.key(), () -> delegate.get(pinned.withRange(rest)).stream());
+                    lastByte[0] = clock.nanoTime();
+                    return resumed;
+                }, n -> lastByte[0] = clock.nanoTime()));
     }
 
     @Override

@@ -15,6 +15,7 @@ import dev.ferry.store.chain.ChainConfig;
 import dev.ferry.store.file.FileObjectStore;
 import dev.ferry.store.tier.GroupStore;
 import dev.ferry.store.tier.SharedTierStore;
+import dev.ferry.tier.TierSettings;
 import dev.ferry.tier.TierStack;
 import dev.ferry.time.Clock;
 import dev.ferry.writeback.Scratch;
@@ -77,14 +78,16 @@ public final class Node implements AutoCloseable {
         EmbeddedStore e = null;
         Origin origin;
         if (config.upstream() != null) {
-            origin = new Origin(new S3ObjectStore(S3StoreConfig.endpoint(config.upstream(), S3Credentials.fromEnvironment())),
+            origin = new Origin(new S3ObjectStore(S3StoreConfig.endpoint(config.upstream(), S3Credentials.fromEnvironment())
+                    .withSocketTimeout(TierSettings.socketTimeout(config.values()))),
                     dev.ferry.util.Secrets.shown(config.upstream()), false);
         } else if (config.storeRoot() != null) {
             origin = new Origin(new FileObjectStore(config.storeRoot()), "folder " + config.storeRoot(), false);
         } else {
             Files.createDirectories(config.dataDir());
             e = EmbeddedStore.start(config.dataDir(), 0, CloudProfile.named(config.profile()));
-            origin = new Origin(new S3ObjectStore(S3StoreConfig.endpoint(e.endpoint(), S3Credentials.PLACEHOLDER)),
+            origin = new Origin(new S3ObjectStore(S3StoreConfig.endpoint(e.endpoint(), S3Credentials.PLACEHOLDER)
+                    .withSocketTimeout(TierSettings.socketTimeout(config.values()))),
                     "embedded store over " + config.dataDir() + " (profile " + config.profile() + ") at " + e.endpoint(), true);
         }
         this.embedded = e;

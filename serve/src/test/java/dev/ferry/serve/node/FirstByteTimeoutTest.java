@@ -125,4 +125,35 @@ class FirstByteTimeoutTest {
             assertThat(get.body()).contains("<Code>NoSuchKey</Code>");
         }
     }
+
+    @Test
+    void aBodyThatStallsMidway_endsTheAnswerEarly_withinTheReadStallTimeout(@TempDir Path dir) throws Exception {
+        byte[] big = new byte[6 << 20];
+        new Random(9).nextBytes(big);
+        try (EmbeddedStore store = EmbeddedStore.start(dir.resolve("origin"), 0, CloudProfile.none());
+                S3ObjectStore s3 = new S3ObjectStore(S3StoreConfig.endpoint(store.endpoint(), "ferry", "ferry"));
+                StallingRelay relay = new StallingRelay(new InetSocketAddress("127.0.0.1", store.endpoint().getPort()));
+                DaemonFixture ferry = DaemonFixture.overUpstream(relay.endpoint(), dir).with("cache-size", "64MiB")
+                        .with("first-byte-timeout", "5s").with("read-stall-timeout", "4s").start();
+                HttpClient http = HttpClient.newHttpClient()) {
+            s3.createBucket("data");
+            s3.put(ObjectKey.of("data", "stalls.bin"), PutBody.ofBytes(big));
+            relay.stallAnswersAfter(200_000); // every answer from the store stops after its first 200 KB
+            long t0 = System.nanoTime();
+            Throwable failure = null;
+            int status = 0;
+            try {
+                HttpResponse<byte[]> r = http.send(get(ferry, "/data/stalls.bin"), HttpResponse.BodyHandlers.ofByteArray());
+                status = r.statusCode();
+                assertThat(r.body()).as("no answer may claim the whole object").isNotEqualTo(big);
+            } catch (java.io.IOException e) {
+                failure = e; // the answer ended before its Content-Length: what the client sees
+            }
+            double seconds = (System.nanoTime() - t0) / 1e9;
+            assertThat(failure != null || status >= 500).as("the read failed (status %d)", status).isTrue();
+            // each attempt waits half the budget for a byte; the read gives up once the budget is spent, not after
+            // retries of 30 s each (179 s before read-stall-timeout)
+            assertThat(seconds).as("seconds until the client saw the read fail").isLessThan(25);
+        }
+    }
 }

@@ -23,6 +23,8 @@ final class StallingRelay implements AutoCloseable {
     private final List<Socket> sockets = new CopyOnWriteArrayList<>();
     private final CountDownLatch closed = new CountDownLatch(1);
     private volatile boolean stalled;
+    /** Bytes of each answer passed on before it stops, as a store whose body stalls mid-way; -1: all of them. */
+    private volatile long answerBytesBeforeStall = -1;
 
     StallingRelay(InetSocketAddress target) throws IOException {
         this.server = new ServerSocket(0, 64, InetAddress.getLoopbackAddress());
@@ -39,6 +41,11 @@ final class StallingRelay implements AutoCloseable {
         stalled = true;
     }
 
+    /** From now on, each connection's answer stops after {@code bytes} bytes (its head included) and the connection stays open. */
+    void stallAnswersAfter(long bytes) {
+        answerBytesBeforeStall = bytes;
+    }
+
     private void accept() {
         while (!server.isClosed()) {
             try {
@@ -49,25 +56,33 @@ final class StallingRelay implements AutoCloseable {
                 }
                 Socket upstream = new Socket(target.getAddress(), target.getPort());
                 sockets.add(upstream);
-                pump(client, upstream);
-                pump(upstream, client);
+                pump(client, upstream, false);
+                pump(upstream, client, true);
             } catch (IOException e) {
                 // closed, or the server refused: the next accept tells
             }
         }
     }
 
-    private void pump(Socket from, Socket to) {
+    private void pump(Socket from, Socket to, boolean answer) {
+        long limit = answer ? answerBytesBeforeStall : -1;
         Thread.ofVirtual().start(() -> {
             byte[] buffer = new byte[64 * 1024];
+            long passed = 0;
             try (InputStream in = from.getInputStream(); OutputStream out = to.getOutputStream()) {
                 for (int n; (n = in.read(buffer)) >= 0; ) {
                     if (stalled) {
                         closed.await(); // hold the bytes: nothing crosses any more
                         return;
                     }
-                    out.write(buffer, 0, n);
+                    int pass = limit < 0 ? n : (int) Math.min(n, limit - passed);
+                    out.write(buffer, 0, pass);
                     out.flush();
+                    passed += pass;
+                    if (pass < n) {
+                        closed.await(); // the rest of the answer never comes
+                        return;
+                    }
                 }
             } catch (IOException | InterruptedException e) {
                 // a side closed
