@@ -495,11 +495,15 @@ class FerryClient:
         ``workers=1`` it is the rank's whole order."""
         return samples_of(self.order_spans(job, epoch, rank, worker, workers, start))
 
-    def report(self, job, rank, epoch, position, samples, waits_ms):
+    def report(self, job, rank, epoch, position, samples, waits_ms, elapsed_s=None):
         """Sends a consumer's progress: ``position`` (samples the whole job consumed this epoch),
-        ``samples`` (consumed by this consumer since its last report) and ``waits_ms`` (its wait per step)."""
+        ``samples`` (consumed by this consumer since its last report), ``waits_ms`` (its wait per step) and
+        ``elapsed_s``, the time by the consumer's own clock that the report covers (since its last report, or
+        since its epoch began): the daemon's samples/s and wait share are then the consumer's own."""
         payload = {"rank": rank, "epoch": epoch, "position": position, "samples": samples,
                    "waits_ms": [round(float(w), 3) for w in waits_ms]}
+        if elapsed_s is not None:
+            payload["elapsed_s"] = round(float(elapsed_s), 6)
         return self._api("POST", f"jobs/{uri_encode(job)}/progress", payload=payload)
 
     def status(self):

@@ -277,7 +277,9 @@ class StepReporter:
 
     A report goes out when ``interval_s`` (0.5 s) has passed since the last one or ``max_steps`` (64)
     steps are pending, at ``set_epoch`` and at ``close``. Each report carries this consumer's waits,
-    the samples it consumed since the last one, and the job's ``position``: the samples the whole job
+    the samples it consumed since the last one, the time it covers by this consumer's clock (from the
+    epoch's start here, then from the last report: the daemon's samples/s and wait share are the
+    consumer's own, never more than 100% of its time), and the job's ``position``: the samples the whole job
     has consumed this epoch. Unless a step says otherwise (``step.position``), the reporter takes it as
     ``start + ranks * (samples this rank consumed)``, which holds when the ranks step together, as
     data-parallel training does. Each step counts ``batch_size`` samples unless ``step.samples`` says.
@@ -326,6 +328,7 @@ class StepReporter:
         self._waits = []        # waits (ms) not yet reported
         self._unreported = 0    # samples not yet reported
         self._last_sent = self._clock()
+        self._covered_from = self._last_sent  # the start of the time the next report covers, by this clock
 
     def wait(self):
         """A context manager that measures one step's wait (see the class example)."""
@@ -369,22 +372,25 @@ class StepReporter:
         with self._lock:
             return self._pending()
 
-    def _pending(self):
+    def _pending(self, now=None):
         if not self._waits and not self._unreported:
             return None
+        now = self._clock() if now is None else now
         return {"rank": self.rank, "epoch": self.epoch, "position": self.position,
-                "samples": self._unreported, "waits_ms": list(self._waits)}
+                "samples": self._unreported, "waits_ms": list(self._waits),
+                "elapsed_s": max(0.0, now - self._covered_from)}
 
     def _send(self, strict):
         with self._lock:
-            report = self._pending()
-            self._last_sent = self._clock()
+            now = self._clock()
+            report = self._pending(now)
+            self._last_sent = now
             if report is None:
                 return
             sent_waits = len(report["waits_ms"])
         try:
             answer = self.client.report(self.job, report["rank"], report["epoch"], report["position"],
-                                        report["samples"], report["waits_ms"])
+                                        report["samples"], report["waits_ms"], elapsed_s=report["elapsed_s"])
         except FerryError as e:  # FerryConnectionError included
             self.reports_failed += 1
             self.last_error = e
@@ -398,6 +404,7 @@ class StepReporter:
             # Steps recorded while the report was on its way stay pending.
             del self._waits[:sent_waits]
             self._unreported -= report["samples"]
+            self._covered_from = now  # the next report covers the time from this one on
             self.reports_sent += 1
             if isinstance(answer, dict) and isinstance(answer.get("advice"), list):
                 self.advice = answer["advice"]

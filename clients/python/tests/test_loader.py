@@ -300,6 +300,21 @@ class StepReporterTest(unittest.TestCase):
         self.assertEqual(pending["samples"], 71)
         self.assertEqual(pending["position"], 71 * 4)
 
+    def test_a_report_covers_the_consumers_own_time_and_a_failed_one_leaves_it_to_the_next(self):
+        reporter = self.reporter(max_steps=2)
+        self.clock.now += 0.3  # the epoch's first batch takes a while: counted from the epoch's start here
+        reporter.step(300.0)
+        self.assertAlmostEqual(reporter.pending()["elapsed_s"], 0.3)
+        self.clock.now += 0.1
+        with self.assertLogs("ferry_client", "WARNING"):
+            reporter.step(50.0)  # due by count: fails (no daemon), so its time goes with the next report
+        self.clock.now += 2.0
+        with self.assertLogs("ferry_client", "WARNING"):
+            reporter.step(10.0)  # past the back-off: tried again, fails again
+        pending = reporter.pending()
+        self.assertAlmostEqual(pending["elapsed_s"], 2.4)
+        self.assertLessEqual(sum(pending["waits_ms"]) / 1000.0, pending["elapsed_s"])
+
     def test_the_end_of_the_epoch_is_not_a_step(self):
         reporter = self.reporter()
         with self.assertRaises(StopIteration):

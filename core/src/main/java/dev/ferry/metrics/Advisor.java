@@ -48,8 +48,7 @@ public final class Advisor {
             return findings;
         }
         EpochReport last = epochs.get(epochs.size() - 1);
-        double seconds = last.samplesPerSecond() > 0 ? last.samples() / last.samplesPerSecond() : 0;
-        double waitShare = seconds > 0 ? last.waitTotalSeconds() / seconds : 0;
+        double waitShare = last.waitShare();
         // waiting is a finding when it is a real share of the epoch and typical of a step, not one slow start
         boolean waits = waitShare >= 0.1 && last.waitPerStepMillisP50() >= 1.0;
         if (last.localHitRateBytes() >= 0.9 && waits) {

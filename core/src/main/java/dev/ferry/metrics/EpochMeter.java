@@ -28,6 +28,12 @@ public final class EpochMeter {
         cacheAtStart = cache == null ? null : cache.stats();
     }
 
+    /** The consumer's waits over the epoch's time (the loader's one consumer), at most 1. */
+    private static double waitShare(LoaderStats loader) {
+        double seconds = loader.samplesPerSecond() > 0 ? loader.samples() / loader.samplesPerSecond() : 0;
+        return seconds <= 0 ? 0 : Math.min(1.0, loader.waitTotalSeconds() / seconds);
+    }
+
     public EpochReport finish(LoaderStats loader, long predictedEgressBytes) {
         MeterSnapshot now = meter.snapshot();
         double hitRate = 0;
@@ -46,6 +52,6 @@ public final class EpochMeter {
                 now.egressBytes() - meterAtStart.egressBytes(), now.totalRequests() - meterAtStart.totalRequests(),
                 now.estimatedCostUsd() - meterAtStart.estimatedCostUsd(), predictedEgressBytes,
                 now.failures(StoreException.Kind.THROTTLED) - meterAtStart.failures(StoreException.Kind.THROTTLED),
-                now.firstByteP50Micros() / 1000.0, loader.globalBatchShardMix());
+                now.firstByteP50Micros() / 1000.0, loader.globalBatchShardMix(), waitShare(loader));
     }
 }

@@ -1,11 +1,12 @@
 package dev.ferry.serve.jobs;
 
 import dev.ferry.serve.node.Counters;
+import java.util.Arrays;
 import org.HdrHistogram.Histogram;
 
 /**
- * One epoch of a job: what its consumers reported (samples, steps, waits, position), and the daemon-wide counters
- * when it began and ended. Guarded by the {@link RunningJob} it belongs to.
+ * One epoch of a job: what its consumers reported (samples, steps, waits, position, and each rank's own clock), and
+ * the daemon-wide counters when it began and ended. Guarded by the {@link RunningJob} it belongs to.
  */
 final class EpochRecord {
     final int number;
@@ -18,11 +19,74 @@ final class EpochRecord {
     long lastReportNanos;
     long position;
     Counters atEnd;
+    /** Per rank: the seconds its reports covered by its own clock (NaN: it sent none), its waits and its samples. */
+    private final double[] rankSeconds;
+    private final double[] rankWaitSeconds;
+    private final long[] rankSamples;
+    private final boolean[] rankReported;
 
-    EpochRecord(int number, long startNanos, Counters atStart) {
+    EpochRecord(int number, long startNanos, Counters atStart, int ranks) {
         this.number = number;
         this.startNanos = startNanos;
         this.atStart = atStart;
         this.lastReportNanos = startNanos;
+        this.rankSeconds = new double[ranks];
+        Arrays.fill(rankSeconds, Double.NaN);
+        this.rankWaitSeconds = new double[ranks];
+        this.rankSamples = new long[ranks];
+        this.rankReported = new boolean[ranks];
+    }
+
+    /** A report of {@code rank}: its samples, its waits in seconds, and the seconds it covers by its clock (NaN: not said). */
+    void rankReport(int rank, long samples, double waitSeconds, double elapsedSeconds) {
+        rankReported[rank] = true;
+        rankSamples[rank] += samples;
+        rankWaitSeconds[rank] += waitSeconds;
+        if (!Double.isNaN(elapsedSeconds)) {
+            rankSeconds[rank] = (Double.isNaN(rankSeconds[rank]) ? 0 : rankSeconds[rank]) + elapsedSeconds;
+        }
+    }
+
+    int ranks() {
+        return rankReported.length;
+    }
+
+    /** Ranks that reported anything this epoch. */
+    int ranksReported() {
+        int n = 0;
+        for (boolean r : rankReported) {
+            n += r ? 1 : 0;
+        }
+        return n;
+    }
+
+    /**
+     * The epoch's length by its consumers' clocks: the longest time any rank's reports covered (ranks run side by
+     * side), or NaN when no rank said (a client that sends no {@code elapsed_s}).
+     */
+    double consumerSeconds() {
+        double longest = Double.NaN;
+        for (int r = 0; r < rankSeconds.length; r++) {
+            if (!Double.isNaN(rankSeconds[r])) {
+                longest = Double.isNaN(longest) ? rankSeconds[r] : Math.max(longest, rankSeconds[r]);
+            }
+        }
+        return longest;
+    }
+
+    /**
+     * The share of its own time each consumer spent waiting, over the ranks that said their time: their waits over
+     * their time, at most 1. NaN when no rank said.
+     */
+    double consumerWaitShare() {
+        double waited = 0;
+        double time = 0;
+        for (int r = 0; r < rankSeconds.length; r++) {
+            if (!Double.isNaN(rankSeconds[r])) {
+                waited += rankWaitSeconds[r];
+                time += rankSeconds[r];
+            }
+        }
+        return time <= 0 ? Double.NaN : Math.min(1.0, waited / time);
     }
 }

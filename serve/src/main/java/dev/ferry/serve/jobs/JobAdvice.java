@@ -129,7 +129,13 @@ final class JobAdvice {
 
     /** One epoch's four numbers, from the consumers' reports and the daemon's counters from its start to {@code end}. */
     static EpochReport report(EpochRecord e, Counters end, long predicted, double shardMix) {
-        double seconds = (e.lastReportNanos - e.startNanos) / 1e9;
+        // by the consumers' own clocks where they said them; else the daemon's, from the epoch's start to its last report
+        double wall = (e.lastReportNanos - e.startNanos) / 1e9;
+        double seconds = Double.isNaN(e.consumerSeconds()) ? wall : e.consumerSeconds();
+        double waitShare = e.consumerWaitShare();
+        if (Double.isNaN(waitShare)) {
+            waitShare = wall <= 0 ? 0 : Math.min(1.0, e.waitTotalMicros / 1e6 / (wall * Math.max(1, e.ranksReported())));
+        }
         long hits = end.cache().hits() - e.atStart.cache().hits();
         long misses = end.cache().misses() - e.atStart.cache().misses();
         long fromCache = end.cache().bytesFromCache() - e.atStart.cache().bytesFromCache();
@@ -141,6 +147,6 @@ final class JobAdvice {
                 end.meter().egressBytes() - e.atStart.meter().egressBytes(), end.meter().totalRequests() - e.atStart.meter().totalRequests(),
                 end.meter().estimatedCostUsd() - e.atStart.meter().estimatedCostUsd(), predicted,
                 end.meter().failures(StoreException.Kind.THROTTLED) - e.atStart.meter().failures(StoreException.Kind.THROTTLED),
-                end.meter().firstByteP50Micros() / 1000.0, shardMix);
+                end.meter().firstByteP50Micros() / 1000.0, shardMix, waitShare);
     }
 }

@@ -195,7 +195,15 @@ final class JobsApi {
         int epoch = (int) number(req, "epoch", Long.MIN_VALUE, 1, Integer.MAX_VALUE);
         long position = number(req, "position", Long.MIN_VALUE, 0, Long.MAX_VALUE);
         long samples = number(req, "samples", 0, 0, Long.MAX_VALUE);
-        number(req, "rank", 0, 0, run.job.ranks() - 1);
+        int rank = (int) number(req, "rank", 0, 0, run.job.ranks() - 1);
+        double elapsed = Double.NaN;
+        JsonNode e = req.path("elapsed_s");
+        if (!e.isMissingNode() && !e.isNull()) {
+            if (!e.isNumber() || !(e.asDouble() >= 0) || Double.isInfinite(e.asDouble())) {
+                throw S3Error.badRequest("InvalidArgument", "elapsed_s must be a non-negative number of seconds (the time the report covers)");
+            }
+            elapsed = e.asDouble();
+        }
         JsonNode w = req.path("waits_ms");
         if (!w.isMissingNode() && !w.isArray()) {
             throw S3Error.badRequest("InvalidArgument", "waits_ms must be an array of milliseconds");
@@ -207,6 +215,6 @@ final class JobsApi {
             }
             waits[i] = w.get(i).asDouble();
         }
-        run.progress(epoch, position, samples, waits);
+        run.progress(epoch, position, samples, waits, rank, elapsed);
     }
 }

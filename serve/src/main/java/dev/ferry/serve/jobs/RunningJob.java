@@ -148,7 +148,7 @@ public final class RunningJob {
         if (current != null) {
             current.atEnd = now;
         }
-        current = new EpochRecord(epoch, now.nanos(), now);
+        current = new EpochRecord(epoch, now.nanos(), now, job.ranks());
         synchronized (job.epochs) {
             job.epochs.add(current);
         }
@@ -200,11 +200,18 @@ public final class RunningJob {
         return prefetcher == null ? null : prefetcher.stats();
     }
 
+    /** A report of rank 0 that says nothing of its own clock (as older clients send). */
+    public void progress(int epoch, long position, long samples, double[] waitsMillis) {
+        progress(epoch, position, samples, waitsMillis, 0, Double.NaN);
+    }
+
     /**
      * A consumer's report: the job's global position this epoch, samples consumed and its wait for each step
-     * since its last report. A report for an epoch already left behind only adds its samples and waits.
+     * since its last report, its rank, and the seconds the report covers by the consumer's own clock
+     * ({@code elapsedSeconds}; NaN: not said). A report for an epoch already left behind only adds its samples and
+     * waits.
      */
-    public void progress(int epoch, long position, long samples, double[] waitsMillis) {
+    public void progress(int epoch, long position, long samples, double[] waitsMillis, int rank, double elapsedSeconds) {
         synchronized (this) {
             if (epoch > current.number) {
                 startEpoch(epoch);
@@ -228,12 +235,15 @@ public final class RunningJob {
             e.samples += samples;
             e.steps += waitsMillis.length;
             e.lastReportNanos = clock.nanoTime();
+            long reportMicros = 0;
             for (double w : waitsMillis) {
                 long micros = Math.max(0, Math.round(w * 1000));
                 e.waits.recordValue(Math.min(micros, e.waits.getHighestTrackableValue()));
                 e.waitTotalMicros += micros;
+                reportMicros += micros;
                 history.recordWait(micros);
             }
+            e.rankReport(rank, samples, reportMicros / 1e6, elapsedSeconds);
             history.recordSamples(samples);
         }
         // the samples shared out over the steps, the remainder one each to the first (an epoch's last batch is short)

@@ -265,7 +265,15 @@ final class StatusApi {
                 .put("wait_per_step_ms_p50", round(r.waitPerStepMillisP50(), 3))
                 .put("wait_per_step_ms_p99", round(r.waitPerStepMillisP99(), 3))
                 .put("wait_total_s", round(r.waitTotalSeconds(), 3))
-                .put("local_hit_rate", round(r.localHitRate(), 4))
+                .put("wait_share", round(r.waitShare(), 4))
+                .put("ranks", e.ranks()).put("ranks_reported", e.ranksReported());
+        double consumer = e.consumerSeconds();
+        if (Double.isNaN(consumer)) {
+            out.putNull("consumer_seconds"); // no rank said its own time: samples/s is by the daemon's clock
+        } else {
+            out.put("consumer_seconds", round(consumer, 3));
+        }
+        out.put("local_hit_rate", round(r.localHitRate(), 4))
                 .put("local_hit_rate_bytes", round(r.localHitRateBytes(), 4))
                 .put("peer_bytes", end.peerBytes() - e.atStart.peerBytes())
                 .put("shared_tier_bytes", end.sharedBytes() - e.atStart.sharedBytes())

@@ -39,6 +39,37 @@ class RunningJobTest {
     }
 
     @Test
+    void samplesPerSecondAndWaitShare_areByTheConsumersClocks_neverOverTheirTime_andASilentRankIsShownSo(@TempDir Path dir)
+            throws Exception {
+        try (JobsNode n = JobsNode.start(dir)) {
+            RunningJob run = n.run(n.job("train", 7));
+            // the daemon hears of the epoch late (the first report comes after steps the consumer timed before it):
+            // by the daemon's clock the epoch would be 0.5 s long; by rank 0's and rank 2's, 2 s
+            n.clock.advanceMillis(500);
+            run.progress(1, 64, 32, new double[] {400, 400, 400}, 0, 1.5);
+            run.progress(1, 64, 32, new double[] {100}, 2, 2.0);
+            n.clock.advanceMillis(1);
+            run.progress(1, 64, 0, new double[] {500}, 0, 0.5);
+
+            EpochRecord e = run.current();
+            var r = JobAdvice.report(e, e.atStart, -1, 1);
+            assertThat(e.consumerSeconds()).as("the longest rank's own time").isEqualTo(2.0);
+            assertThat(r.samplesPerSecond()).as("64 samples in 2 s of the consumers' time, not 0.5 s of the daemon's").isEqualTo(32.0);
+            assertThat(r.waitShare()).as("1.8 s waited in 4 s of the ranks' time").isCloseTo(1.8 / 4.0, within(1e-9));
+            assertThat(e.ranks()).isEqualTo(4);
+            assertThat(e.ranksReported()).as("ranks 1 and 3 said nothing").isEqualTo(2);
+
+            // a client that says nothing of its clock: the daemon's, with the share never over the ranks' time
+            RunningJob old = n.run(n.job("old", 7));
+            n.clock.advanceMillis(100);
+            old.progress(1, 8, 8, new double[] {300, 300});
+            var o = JobAdvice.report(old.current(), old.current().atStart, -1, 1);
+            assertThat(old.current().consumerSeconds()).isNaN();
+            assertThat(o.waitShare()).as("600 ms waited in a 100 ms epoch is at most all of it").isEqualTo(1.0);
+        }
+    }
+
+    @Test
     void progress_inTheCurrentEpoch_movesThePositionOnlyForward(@TempDir Path dir) throws Exception {
         try (JobsNode n = JobsNode.start(dir)) {
             RunningJob run = n.run(n.job("train", 7));
