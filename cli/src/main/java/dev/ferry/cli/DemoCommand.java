@@ -123,8 +123,10 @@ final class DemoCommand implements Callable<Integer> {
             Manifest manifest = dataset(setup, storeDir, shards, samplesPerShard, sampleBytes);
             long dataset = manifest.totalBytes();
             long cacheBytes = dataset / 2;
-            System.out.printf(Locale.ROOT, "  dataset: %d WebDataset shards, %d samples, %s; %d epochs, batches of %d, %d ms of accelerator time per batch%n",
-                    manifest.shards().size(), manifest.totalSamples(), Sizes.format(dataset), epochs, BATCH, step.toMillis());
+            double acceleratorLimit = BATCH / (step.toNanos() / 1e9);
+            System.out.printf(Locale.ROOT, "  dataset: %d WebDataset shards, %d samples, %s; %d epochs, batches of %d, %d ms of accelerator time per batch"
+                            + " (the accelerator could take %,.0f samples/s)%n",
+                    manifest.shards().size(), manifest.totalSamples(), Sizes.format(dataset), epochs, BATCH, step.toMillis(), acceleratorLimit);
             PlanConfig plan = PlanConfig.DEFAULT.withSeed(2026);
             // the node's block reads, planned once: MIN's future, the prediction, and the advisor's cache sizing
             List<List<BlockRead>> future = EgressPrediction.nodeBlocksByEpoch(manifest, plan, epochs, World.single(), 0, blockSize);
@@ -187,6 +189,8 @@ final class DemoCommand implements Callable<Integer> {
             direct.advice().forEach(a -> System.out.println("  - " + a));
             System.out.println("advisor, ferry:");
             ferry.advice().forEach(a -> System.out.println("  - " + a));
+            System.out.println();
+            System.out.println(DemoVerdict.of(direct, ferry, dataset, predicted, acceleratorLimit).line());
             if (report != null) {
                 Files.writeString(report, "{\"direct\":" + direct.toJson() + ",\"ferry\":" + ferry.toJson()
                         + ",\"ferry_predicted_egress_bytes_with_held_room\":" + predictedWithHeldRoom

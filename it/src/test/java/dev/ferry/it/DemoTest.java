@@ -39,7 +39,8 @@ class DemoTest {
         assertThat(p.waitFor(3, TimeUnit.MINUTES)).isTrue();
         String out = Files.readString(log);
         assertThat(p.exitValue()).as(out).isZero();
-        assertThat(out).contains("the four numbers, per epoch").contains("advisor, direct:").contains("advisor, ferry:");
+        assertThat(out).contains("the four numbers, per epoch").contains("advisor, direct:").contains("advisor, ferry:")
+                .contains("found: through ferry the accelerator was busy").contains("the accelerator could take");
         String json = Files.readString(report);
         assertThat(json).startsWith("{\"direct\":{\"epochs\":[").contains(",\"ferry\":{\"epochs\":[");
         int split = json.indexOf(",\"ferry\":");
