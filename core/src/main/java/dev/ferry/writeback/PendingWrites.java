@@ -141,13 +141,28 @@ final class PendingWrites {
         }
     }
 
-    /** {@code w} failed for good: reported by status and the fence, kept locally until a later write of its key is durable. */
-    void failed(PendingWrite w, String error) {
+    /**
+     * {@code w} failed for good: reported by status and the fence, kept locally until a later write of its key is
+     * durable. Earlier writes of its key that were uploaded and are settling are owed nothing more (the newest
+     * acknowledged state is {@code w}'s, reported failed): they are marked superseded and returned, for their files to go.
+     */
+    List<PendingWrite> failed(PendingWrite w, String error) {
+        List<PendingWrite> replaced = new ArrayList<>();
         synchronized (lock) {
             w.error = error;
             w.durability = Durability.FAILED;
+            for (PendingWrite earlier : entries.headMap(w.sequence).values()) {
+                if (earlier.key.equals(w.key) && earlier.durability == Durability.SETTLING) {
+                    replaced.add(earlier);
+                }
+            }
+            for (PendingWrite old : replaced) {
+                drop(old);
+                old.durability = Durability.SUPERSEDED;
+            }
             lock.notifyAll();
         }
+        return replaced;
     }
 
     /** Takes {@code w} out of the pending writes, once. Call under {@code lock}. */

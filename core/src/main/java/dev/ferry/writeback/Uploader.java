@@ -391,7 +391,7 @@ final class Uploader implements AutoCloseable {
             reported = !kind.retryable() || wasReported || answered && q.refusals >= config.maxRefusals();
         }
         if (!kind.retryable()) {
-            ledger.failed(w, message);
+            dropFiles(ledger.failed(w, message));
             LOG.error("the upload of {} failed for good ({}); it stays on local disk{}, served, and reported until a later write or"
                     + " delete of its key replaces it", w.key, message, w.delete ? " (a delete)" : " at " + w.data);
             synchronized (lock) {
@@ -402,7 +402,7 @@ final class Uploader implements AutoCloseable {
             return;
         }
         if (reported) {
-            ledger.failed(w, message);
+            dropFiles(ledger.failed(w, message));
             if (!wasReported) {
                 LOG.error("the upload of {} failed {} times ({}); it is reported failed, stays on local disk{} and is served, and is tried"
                         + " again every {} s until it succeeds or a later write or delete of its key replaces it", w.key, q.refusals, message,
@@ -421,6 +421,18 @@ final class Uploader implements AutoCloseable {
         }
         synchronized (lock) {
             release(q, backoff(q));
+        }
+    }
+
+    /** Removes the journal files of writes replaced without reaching the store themselves. */
+    private void dropFiles(List<PendingWrite> replaced) {
+        for (PendingWrite old : replaced) {
+            try {
+                journal.dropRecord(old.sequence);
+                journal.dropData(old.sequence);
+            } catch (IOException e) {
+                LOG.warn("the local files of write {} of {} could not be removed ({})", old.sequence, old.key, e.getMessage());
+            }
         }
     }
 

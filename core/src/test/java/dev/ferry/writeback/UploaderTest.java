@@ -46,7 +46,7 @@ class UploaderTest {
      * A store whose writes of the keys {@code held} accepts are, the first time each, taken and not answered (a
      * timeout): what was sent is applied later, by {@link #land}, as a delayed delivery would.
      */
-    static final class LateLandingStore extends ForwardingObjectStore {
+    static class LateLandingStore extends ForwardingObjectStore {
         private final Predicate<String> held;
         private final List<Runnable> late = new ArrayList<>();
         private final java.util.Set<String> seen = new java.util.HashSet<>();
@@ -147,6 +147,32 @@ class UploaderTest {
             assertThat(wb.flush(Duration.ofSeconds(30)).complete()).isTrue();
             assertThat(exists(key)).isFalse();
             assertThat(wb.stats().repaired()).isEqualTo(1);
+        }
+    }
+
+    @Test
+    void aSettlingWrite_whoseNewerWriteIsRefused_isOwedNothing_andTheFenceReportsTheRefusalAtOnce() throws Exception {
+        ObjectKey key = ObjectKey.of("ckpt", "refused-later");
+        ObjectStore store = new LateLandingStore(origin, what -> what.equals("PUT refused-later")) {
+            private int puts;
+
+            @Override
+            public ObjectMeta put(ObjectKey k, PutBody body) throws IOException {
+                if (++puts == 3) { // v1's held attempt, v1's retry, then v2
+                    throw new StoreException(StoreException.Kind.ACCESS_DENIED, 403, "AccessDenied", "PUT " + k + ": 403 AccessDenied", null);
+                }
+                return super.put(k, body);
+            }
+        };
+        try (WriteBackStore wb = open(store, Duration.ofHours(1))) {
+            wb.write(key, PutBody.ofBytes("v1".getBytes()));
+            Await.until("v1 uploaded and settling", Duration.ofSeconds(10), () -> wb.stats().settling() == 1);
+            wb.write(key, PutBody.ofBytes("v2".getBytes()));
+            FlushResult r = wb.flush(Duration.ofSeconds(20));
+            assertThat(r.complete()).isFalse();
+            assertThat(r.firstError()).contains("AccessDenied");
+            assertThat(r.writes()).extracting(WriteStatus::durability).containsExactly(Durability.SUPERSEDED, Durability.FAILED);
+            assertThat(new String(wb.readBytes(key, null))).as("the newest acknowledged write, kept").isEqualTo("v2");
         }
     }
 
