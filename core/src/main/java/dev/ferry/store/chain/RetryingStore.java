@@ -28,7 +28,8 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Retries retryable failures ({@link StoreException.Kind#retryable()}) with bounded exponential backoff and
- * full jitter; never retries not-found, access denied, precondition failures or other fatal errors.
+ * full jitter; never retries not-found, access denied, precondition failures or other fatal errors, nor a write
+ * (PUT, multipart completion, DELETE) whose attempt may still land ({@link StoreException#mayHaveApplied}).
  *
  * <p>A read that breaks mid-stream resumes where it stopped with a ranged GET pinned to the ETag it
  * started with (If-Match), so a retried read never splices two versions of an object. The same attempt
@@ -80,7 +81,12 @@ public final class RetryingStore extends ForwardingObjectStore {
         return withRetries(what, null, call);
     }
 
-    /** Runs {@code call} with retries; each attempt that fails and may still land is reported as a write of {@code written}. */
+    /**
+     * Runs {@code call} with retries. A write of {@code written} whose attempt fails in a way that may still land is
+     * reported and not retried here: a retry that succeeds would be answered while the first attempt can still land
+     * after it, and after any write its caller makes next. The caller decides (write-back waits such an attempt out
+     * before it calls its key durable; a client of the daemon gets the error, as S3 would give it).
+     */
     private <T> T withRetries(String what, ObjectKey written, Call<T> call) throws IOException {
         for (int attempt = 1; ; attempt++) {
             try {
@@ -88,6 +94,7 @@ public final class RetryingStore extends ForwardingObjectStore {
             } catch (IOException e) {
                 if (written != null && StoreException.mayHaveApplied(e)) {
                     unansweredWrites.accept(written);
+                    throw e;
                 }
                 backoffOrThrow(what, attempt, e);
             }
