@@ -113,6 +113,7 @@ final class BlockCache {
     private FileChannel lockChannel;
     private FileLock fileLock;
     private volatile boolean passThrough;
+    private volatile boolean inUseElsewhere;
 
     /**
      * Opens the cache in {@code config}'s folder (locking it, and recovering what is there), keeping what
@@ -151,6 +152,7 @@ final class BlockCache {
         } catch (IOException | UncheckedIOException | OverlappingFileLockException | SecurityException e) {
             LOG.warn("cache directory {} is unusable ({}); serving every read from upstream", config.dir(), e.getMessage());
             passThrough = true;
+            inUseElsewhere = e instanceof InUse || e instanceof OverlappingFileLockException;
             blockIndex.stopReserving();
             releaseLock();
         }
@@ -162,7 +164,7 @@ final class BlockCache {
         lockChannel = FileChannel.open(layout.lock(), StandardOpenOption.CREATE, StandardOpenOption.WRITE);
         fileLock = lockChannel.tryLock();
         if (fileLock == null) {
-            throw new IOException("another process is using it");
+            throw new InUse();
         }
         check.probeCtime(layout.tmp());
         blockIndex.load(new CacheRecovery(layout).recover(counters.evictedCorrupt::increment));
@@ -171,6 +173,20 @@ final class BlockCache {
     /** True when the folder could not be used: nothing is kept, and the store above forwards every read upstream. */
     boolean isPassThrough() {
         return passThrough;
+    }
+
+    /** True when the folder could not be used because another cache (in this process or another) holds its lock. */
+    boolean inUseElsewhere() {
+        return inUseElsewhere;
+    }
+
+    /** The folder's lock is held by another cache. */
+    private static final class InUse extends IOException {
+        private static final long serialVersionUID = 1L;
+
+        InUse() {
+            super("another cache (a ferry daemon or mount, in this process or another) has it open");
+        }
     }
 
     CacheCounters counters() {

@@ -101,6 +101,11 @@ public final class CachingStore extends ForwardingObjectStore {
         return blocks.isPassThrough();
     }
 
+    /** True when it is a pass-through because another cache (a daemon or a mount) holds its folder. */
+    public boolean inUseElsewhere() {
+        return blocks.inUseElsewhere();
+    }
+
     /** Sets the one observer of reads (the sequential read-ahead); null for none. */
     void observeReads(ReadObserver observer) {
         blocks.observeReads(observer);

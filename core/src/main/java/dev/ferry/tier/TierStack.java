@@ -82,6 +82,12 @@ public final class TierStack implements AutoCloseable {
                 EvictionPolicy<BlockId> policy = g == null ? b.policy : new PreferringPolicy<>(b.policy, id -> g.owns(id.key()));
                 cache = new CachingStore(belowCache, cc, policy, clock);
             }
+            if (cache.inUseElsewhere()) {
+                // a library's second cache on a folder serves through; a second daemon or mount on one is a mistake
+                cache.close();
+                throw new IOException("the cache folder " + b.cacheDir + " is in use by another ferry daemon or mount; give each its own"
+                        + " --cache-dir");
+            }
             // in a regional group each object has its owner: a folder read ahead by every member would fetch every share
             boolean folders = s.get(TierSettings.READ_AHEAD_FOLDERS) && group == null;
             readAhead = b.readAhead == null ? null

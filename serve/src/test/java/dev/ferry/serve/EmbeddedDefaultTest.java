@@ -24,4 +24,16 @@ class EmbeddedDefaultTest {
             assertThat(ferry.daemon.node().counters().cache().hits()).isPositive();
         }
     }
+
+    @Test
+    void aSecondDaemonOnTheSameCacheFolder_failsToStart_namingIt(@TempDir Path dir) throws Exception {
+        try (DaemonFixture first = DaemonFixture.overS3(dir).with("cache-size", "64MiB").start()) {
+            DaemonFixture.Builder second = DaemonFixture.overS3(dir.resolve("other")).with("cache-size", "64MiB")
+                    .with("cache-dir", dir.resolve("cache"));
+            org.assertj.core.api.Assertions.assertThatThrownBy(second::start).isInstanceOf(java.io.IOException.class)
+                    .hasMessage("the cache folder " + dir.resolve("cache") + " is in use by another ferry daemon or mount; give each its own"
+                            + " --cache-dir");
+            assertThat(first.daemon.node().tiers().cache().isPassThrough()).as("the first keeps its cache").isFalse();
+        }
+    }
 }

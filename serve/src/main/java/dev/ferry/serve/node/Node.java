@@ -110,7 +110,20 @@ public final class Node implements AutoCloseable {
                     group -> new HintedStore(group, url -> memberClient(config, url, 16, Map.of(FerryHeaders.CACHED_ONLY, "1")),
                             config.blockSize()));
         }
-        this.stack = builder.build();
+        try {
+            this.stack = builder.build();
+        } catch (IOException | RuntimeException failure) {
+            // nothing is served: what was started for it goes (the embedded store's port and threads)
+            try {
+                origin.store().close();
+            } catch (IOException | RuntimeException closing) {
+                failure.addSuppressed(closing);
+            }
+            if (e != null) {
+                e.close();
+            }
+            throw failure;
+        }
         WriteBackStore writeBack = stack.writeBack();
         this.tiers = new Tiers(origin, stack.chain().meter(), chain.prices(), stack.belowCache(), stack.cache(), writeBack,
                 writeBack == null ? null : new LocalMultipart(sibling("-multipart")),
