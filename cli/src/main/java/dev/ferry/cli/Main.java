@@ -52,7 +52,15 @@ public final class Main implements Runnable {
             return e instanceof UserError ue ? ue.exitCode() : 1;
         });
         cli.setParameterExceptionHandler((e, a) -> {
-            err.println("ferry: " + Errors.oneSentence(e) + " Try '" + e.getCommandLine().getCommandSpec().qualifiedName() + " --help'.");
+            String name = e.getCommandLine().getCommandSpec().qualifiedName();
+            String suggestion = "";
+            if (e instanceof CommandLine.UnmatchedArgumentException unmatched && !unmatched.getSuggestions().isEmpty()) {
+                // picocli's nearest subcommands or options to what was typed
+                suggestion = " Did you mean " + unmatched.getSuggestions().stream().limit(3)
+                        .map(s -> "'" + (s.startsWith("-") ? name + " " + s : name + " " + s) + "'").collect(java.util.stream.Collectors.joining(" or "))
+                        + "?";
+            }
+            err.println("ferry: " + Errors.oneSentence(e) + suggestion + " Try '" + name + " --help'.");
             return 2;
         });
         return cli.execute(args);

@@ -89,6 +89,15 @@ class MainTest {
     }
 
     @Test
+    void aMistypedCommand_getsTheNearestOnes() {
+        Run r = run("indx", "s3://b/p");
+        assertThat(r.exit()).isEqualTo(2);
+        assertThat(r.err().strip()).startsWith("ferry: Unmatched arguments from index 0: 'indx', 's3://b/p'.")
+                .contains("Did you mean 'ferry index'").endsWith("Try 'ferry --help'.");
+        assertThat(r.err().strip().lines().count()).as("one line").isEqualTo(1);
+    }
+
+    @Test
     void portInUse_isOneSentence() throws Exception {
         try (java.net.ServerSocket taken = new java.net.ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
             Run r = run("store", "--root", System.getProperty("java.io.tmpdir") + "/ferry-port-test", "--port",
