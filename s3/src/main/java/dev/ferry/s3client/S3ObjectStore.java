@@ -437,7 +437,8 @@ public final class S3ObjectStore implements ObjectStore, BucketOperations, Multi
         StoreException.Kind kind = StoreException.kindOf(status, code);
         String text = what + ": " + status + (code == null ? "" : " " + code) + (message == null ? "" : ": " + message);
         if (kind == StoreException.Kind.NOT_FOUND) {
-            return new ObjectNotFoundException("NoSuchBucket".equals(code) ? "no such bucket: " + text
+            // said once: "LIST s3://b/p: no such bucket (404 NoSuchBucket)", not S3's sentence after ferry's
+            return new ObjectNotFoundException("NoSuchBucket".equals(code) ? what + ": no such bucket (" + status + " NoSuchBucket)"
                     : key == null || (code != null && !"NoSuchKey".equals(code)) ? text : "no such object: " + key, code, e);
         }
         return new StoreException(kind, status, code, text, e);
