@@ -10,6 +10,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.function.IntFunction;
+import java.util.function.Predicate;
 
 /**
  * What a daemon's local tier will fetch for one registered job, epoch by epoch: the node's planned block
@@ -35,6 +36,17 @@ public final class DaemonReplay {
      */
     public static long[] egressByEpoch(Manifest manifest, int epochs, IntFunction<List<BlockRead>> epochBlocks, long capacity,
             int blockSize) {
+        return egressByEpoch(manifest, epochs, epochBlocks, capacity, blockSize, block -> false);
+    }
+
+    /**
+     * As {@link #egressByEpoch(Manifest, int, IntFunction, long, int)} from a tier that already holds the blocks
+     * {@code residentAtStart} accepts (what the node's tier holds when the job registers: a dataset indexed or read
+     * through the daemon before): those of the first epoch are in the replay's tier before it starts, as far as the
+     * policy keeps them, and cost no egress.
+     */
+    public static long[] egressByEpoch(Manifest manifest, int epochs, IntFunction<List<BlockRead>> epochBlocks, long capacity,
+            int blockSize, Predicate<BlockId> residentAtStart) {
         Map<ObjectKey, Long> sizes = new HashMap<>();
         manifest.shards().forEach(s -> sizes.put(s.key(), s.size()));
         PlannedPolicy<BlockId> policy = new PlannedPolicy<>();
@@ -50,6 +62,14 @@ public final class DaemonReplay {
                 following.forEach(r -> planned.add(r.block()));
             }
             policy.plan(planned);
+            if (e == 0) {
+                policy.advanceTo(0);
+                for (BlockRead r : epoch) {
+                    if (residentAtStart.test(r.block()) && !cache.contains(r.block())) {
+                        cache.access(r.block(), Math.min(blockSize, sizes.get(r.block().key()) - r.block().index() * blockSize));
+                    }
+                }
+            }
             for (int i = 0; i < epoch.size(); i++) {
                 policy.advanceTo(i);
                 BlockRead r = epoch.get(i);

@@ -1,5 +1,6 @@
 package dev.ferry.serve.jobs;
 
+import dev.ferry.cache.BlockId;
 import dev.ferry.metrics.Advisor;
 import dev.ferry.metrics.EpochReport;
 import dev.ferry.serve.node.Counters;
@@ -10,6 +11,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Predicate;
 
 /**
  * The advisor for one registered job, as the daemon sees it: each epoch's four numbers (the consumers'
@@ -39,23 +41,34 @@ final class JobAdvice {
      * {@code capacity} and {@code blockSize}: the node's local tier, {@code prefetchSlots}: its prefetchers' fetches at a time.
      */
     JobAdvice(Job job, long capacity, int blockSize, int prefetchSlots, ClientGone gone) {
+        this(job, capacity, blockSize, prefetchSlots, gone, block -> false);
+    }
+
+    /**
+     * As {@link #JobAdvice(Job, long, int, int, ClientGone)}, from a tier that holds the blocks {@code resident} accepts
+     * now: the first epoch's prediction counts no egress for what is already here.
+     */
+    JobAdvice(Job job, long capacity, int blockSize, int prefetchSlots, ClientGone gone, Predicate<BlockId> resident) {
         this.job = job;
         this.capacity = capacity;
         this.blockSize = blockSize;
         this.prefetchSlots = prefetchSlots;
         if (job.manifest() != null) {
-            predicted = predict(capacity, gone); // bounded by JobLimits
+            predicted = predict(capacity, gone, resident); // bounded by JobLimits
         }
     }
 
-    /** Egress per epoch the plan predicts for this node with a tier of {@code bytes}: epochs 1 to {@link #PREDICTED_EPOCHS}. */
-    private long[] predict(long bytes, ClientGone gone) {
+    /**
+     * Egress per epoch the plan predicts for this node with a tier of {@code bytes} holding what {@code resident}
+     * accepts at the start: epochs 1 to {@link #PREDICTED_EPOCHS}.
+     */
+    private long[] predict(long bytes, ClientGone gone, Predicate<BlockId> resident) {
         // each epoch's reads are built when the replay reaches it: at most two are held, and a client
         // that has gone is noticed between epochs
         return DaemonReplay.egressByEpoch(job.manifest(), PREDICTED_EPOCHS, e -> {
             gone.check();
             return EgressPrediction.nodeBlocks(job.manifest(), job.plan(), e, job.world(), job.node(), blockSize);
-        }, bytes, blockSize);
+        }, bytes, blockSize, resident);
     }
 
     /** The predicted egress of {@code epoch} (1-based), or -1 while it is being computed (or for an explicit job). */
@@ -122,7 +135,7 @@ final class JobAdvice {
             return 0;
         }
         return steadyAtCapacity.computeIfAbsent(bytes, b -> {
-            long[] p = predict(b, ClientGone.NEVER);
+            long[] p = predict(b, ClientGone.NEVER, block -> false); // the steady state, whatever is resident now
             return p[p.length - 1];
         });
     }

@@ -61,7 +61,10 @@ public final class RunningJob {
         this.steps = steps;
         this.history = history;
         this.clock = clock;
-        this.advice = new JobAdvice(job, node.config().cacheSize(), node.config().blockSize(), plans.prefetchSlots(), gone);
+        // predicted from what the tier holds now (a dataset indexed or read through the daemon before the job is here already)
+        CachingStore tier = node.tiers().cache();
+        this.advice = new JobAdvice(job, node.config().cacheSize(), node.config().blockSize(), plans.prefetchSlots(), gone,
+                tier == null ? block -> false : tier::residentOrInFlight);
         Manifest manifest = job.manifest();
         if (manifest == null) {
             this.trusted = null;

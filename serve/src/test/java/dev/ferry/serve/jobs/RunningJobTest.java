@@ -70,6 +70,22 @@ class RunningJobTest {
     }
 
     @Test
+    void theFirstEpochsPrediction_countsNoEgressForWhatTheTierHoldsAtRegistration(@TempDir Path dir) throws Exception {
+        try (JobsNode n = JobsNode.start(dir)) {
+            Job cold = n.job("cold", 7);
+            RunningJob first = n.run(cold);
+            assertThat(first.advice.predictedEgress(1)).as("a cold tier: the whole dataset").isEqualTo((long) JobsNode.SHARDS * JobsNode.SHARD_BYTES);
+            first.stop();
+            // the dataset read through the node before the job (as `ferry index` through the daemon reads it): all here now
+            for (int i = 0; i < JobsNode.SHARDS; i++) {
+                n.node.tiers().cache().readBytes(ObjectKey.of("data", "shard-" + i + ".bin"), null);
+            }
+            RunningJob warm = n.run(n.job("warm", 7));
+            assertThat(warm.advice.predictedEgress(1)).as("every block of epoch 1 is in the tier already").isZero();
+        }
+    }
+
+    @Test
     void progress_inTheCurrentEpoch_movesThePositionOnlyForward(@TempDir Path dir) throws Exception {
         try (JobsNode n = JobsNode.start(dir)) {
             RunningJob run = n.run(n.job("train", 7));
