@@ -40,6 +40,7 @@ import dev.ferry.store.chain.RetryingStore;
 import dev.ferry.store.chain.StoreChain;
 import dev.ferry.time.Clock;
 import dev.ferry.util.Sizes;
+import java.io.IOException;
 import java.io.InputStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -79,8 +80,12 @@ final class DemoCommand implements Callable<Integer> {
             description = "Serve the four numbers for Prometheus at http://127.0.0.1:N/metrics while the demo runs (0 picks a port).")
     Integer metricsPort;
 
-    @Option(names = "--dir", paramLabel = "DIR", description = "Where the demo's store and cache live (default: <tmp>/ferry-demo, kept between runs).")
+    @Option(names = "--dir", paramLabel = "DIR", description = "Where the demo's store and cache live (default: <tmp>/ferry-demo, "
+            + "removed at the end unless --keep; a folder given here is kept).")
     Path dir;
+
+    @Option(names = "--keep", description = "Keep the dataset written in the temporary folder, for the next run to reuse.")
+    boolean keep;
 
     private static final int BATCH = 32;
 
@@ -101,11 +106,23 @@ final class DemoCommand implements Callable<Integer> {
         Path storeDir = root.resolve(quick ? "store-quick" : "store");
         CloudProfile profile = CloudProfile.cloud();
         MetricsServer metricsServer = metricsPort == null ? null : new MetricsServer(metricsPort);
+        boolean removeAtEnd = dir == null && !keep;
         try {
             return run(profile, metricsServer, shards, samplesPerShard, sampleBytes, blockSize, step, root, storeDir);
         } finally {
             if (metricsServer != null) {
                 metricsServer.close();
+            }
+            System.out.println();
+            if (removeAtEnd) {
+                try {
+                    WorkDir.deleteTree(storeDir);
+                    System.out.println("the demo's dataset in " + storeDir + " is removed (--keep keeps it for the next run)");
+                } catch (IOException e) {
+                    System.out.println("the demo's dataset in " + storeDir + " could not all be removed (" + e.getMessage() + ")");
+                }
+            } else {
+                System.out.println("the demo's dataset stays in " + storeDir + " for the next run (remove the folder to free its space)");
             }
         }
     }
@@ -119,7 +136,7 @@ final class DemoCommand implements Callable<Integer> {
         System.out.println("  machine: " + Machine.describe());
         try (EmbeddedStore server = EmbeddedStore.start(storeDir, 0, profile);
                 S3ObjectStore setup = new S3ObjectStore(S3StoreConfig.endpoint(server.endpoint(), "demo", "demo"))) {
-            System.out.println("  store:   " + server.endpoint() + " (" + profile.describe() + ")");
+            System.out.println("  store:   " + server.endpoint() + " (" + profile.describe() + ") over " + storeDir);
             Manifest manifest = dataset(setup, storeDir, shards, samplesPerShard, sampleBytes);
             long dataset = manifest.totalBytes();
             long cacheBytes = dataset / 2;
