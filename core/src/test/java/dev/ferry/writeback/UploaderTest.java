@@ -105,6 +105,12 @@ class UploaderTest {
         }
     }
 
+    /** Writes v1 of {@code key}, whose first attempt the store holds, and waits for its retry to put it in the store. */
+    private void v1ByItsRetry(WriteBackStore wb, ObjectKey key) throws Exception {
+        wb.write(key, PutBody.ofBytes("v1".getBytes()));
+        Await.until("v1 in the store by its retry", Duration.ofSeconds(10), () -> exists(key));
+    }
+
     private WriteBackStore open(ObjectStore store, Duration settle) throws IOException {
         return new WriteBackStore(store, WriteBackConfig.of(tmp.resolve("wb"), 1 << 30).withMaxBackoff(Duration.ofMillis(100))
                 .withSettleWindow(settle));
@@ -115,8 +121,7 @@ class UploaderTest {
         LateLandingStore late = new LateLandingStore(origin, what -> what.equals("PUT step"));
         ObjectKey key = ObjectKey.of("ckpt", "step");
         try (WriteBackStore wb = open(late, Duration.ofSeconds(3))) { // longer than the test takes to land the late attempt
-            wb.write(key, PutBody.ofBytes("v1".getBytes()));
-            Await.until("v1 in the store by its retry", Duration.ofSeconds(10), () -> exists(key));
+            v1ByItsRetry(wb, key);
             wb.write(key, PutBody.ofBytes("v2".getBytes()));
             Await.until("v2 uploaded", Duration.ofSeconds(10), () -> new String(origin.readBytes(key, null)).equals("v2"));
             assertThat(wb.flush(Duration.ofMillis(100)).writes()).as("uploaded, not durable yet")
@@ -136,8 +141,7 @@ class UploaderTest {
         LateLandingStore late = new LateLandingStore(origin, what -> what.equals("PUT gone"));
         ObjectKey key = ObjectKey.of("ckpt", "gone");
         try (WriteBackStore wb = open(late, Duration.ofSeconds(3))) { // longer than the test takes to land the late attempt
-            wb.write(key, PutBody.ofBytes("v1".getBytes()));
-            Await.until("v1 in the store by its retry", Duration.ofSeconds(10), () -> exists(key));
+            v1ByItsRetry(wb, key);
             wb.delete(key);
             Await.until("the delete made", Duration.ofSeconds(10), () -> !exists(key));
             assertThat(wb.stats().settling()).as("the write and the delete after it, uploaded, not durable yet").isEqualTo(2);
