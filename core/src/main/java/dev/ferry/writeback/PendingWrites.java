@@ -9,6 +9,7 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.TreeMap;
 import java.util.function.Predicate;
 
@@ -98,18 +99,26 @@ final class PendingWrites {
      * the files of {@code w} are gone.
      */
     List<PendingWrite> uploaded(PendingWrite w) {
-        List<PendingWrite> replaced = new ArrayList<>();
         synchronized (lock) {
             drop(w);
-            for (PendingWrite earlier : entries.headMap(w.sequence).values()) {
-                if (earlier.key.equals(w.key) && (earlier.durability == Durability.FAILED || earlier.durability == Durability.SETTLING)) {
-                    replaced.add(earlier);
-                }
+            return supersedeEarlier(w, Set.of(Durability.FAILED, Durability.SETTLING));
+        }
+    }
+
+    /**
+     * Takes out the writes of {@code w}'s key acknowledged before it whose durability is one of {@code states}, marks
+     * them superseded and returns them (for their files to go). Call under {@code lock}.
+     */
+    private List<PendingWrite> supersedeEarlier(PendingWrite w, Set<Durability> states) {
+        List<PendingWrite> replaced = new ArrayList<>();
+        for (PendingWrite earlier : entries.headMap(w.sequence).values()) {
+            if (earlier.key.equals(w.key) && states.contains(earlier.durability)) {
+                replaced.add(earlier);
             }
-            for (PendingWrite old : replaced) {
-                drop(old);
-                old.durability = Durability.SUPERSEDED;
-            }
+        }
+        for (PendingWrite old : replaced) {
+            drop(old);
+            old.durability = Durability.SUPERSEDED;
         }
         return replaced;
     }
@@ -147,22 +156,13 @@ final class PendingWrites {
      * acknowledged state is {@code w}'s, reported failed): they are marked superseded and returned, for their files to go.
      */
     List<PendingWrite> failed(PendingWrite w, String error) {
-        List<PendingWrite> replaced = new ArrayList<>();
         synchronized (lock) {
             w.error = error;
             w.durability = Durability.FAILED;
-            for (PendingWrite earlier : entries.headMap(w.sequence).values()) {
-                if (earlier.key.equals(w.key) && earlier.durability == Durability.SETTLING) {
-                    replaced.add(earlier);
-                }
-            }
-            for (PendingWrite old : replaced) {
-                drop(old);
-                old.durability = Durability.SUPERSEDED;
-            }
+            List<PendingWrite> replaced = supersedeEarlier(w, Set.of(Durability.SETTLING));
             lock.notifyAll();
+            return replaced;
         }
-        return replaced;
     }
 
     /** Takes {@code w} out of the pending writes, once. Call under {@code lock}. */
