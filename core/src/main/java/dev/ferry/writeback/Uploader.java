@@ -340,20 +340,15 @@ final class Uploader implements AutoCloseable {
 
     /** {@code w} is in the store for good: its files go, the ledger is told, and its key's next write goes next. */
     private void durable(KeyQueue q, PendingWrite w) {
-        try {
-            journal.dropRecord(w.sequence);
-            List<PendingWrite> replaced = ledger.uploaded(w);
-            journal.dropData(w.sequence); // a reader that still holds the entry falls back to upstream
-            for (PendingWrite old : replaced) {
-                journal.dropRecord(old.sequence);
-                journal.dropData(old.sequence);
-                if (old.durability == Durability.SUPERSEDED && old.error != null) {
-                    LOG.info("the failed write {} of {} is replaced by a later one, now durable", old.sequence, old.key);
-                }
+        removeQuietly(w, journal::dropRecord); // first: a restart no longer uploads it
+        List<PendingWrite> replaced = ledger.uploaded(w);
+        removeQuietly(w, journal::dropData); // a reader that still holds the entry falls back to upstream
+        for (PendingWrite old : replaced) {
+            if (old.error != null) {
+                LOG.info("the failed write {} of {} is replaced by a later one, now durable", old.sequence, old.key);
             }
-        } catch (IOException e) {
-            LOG.warn("write {} of {} is durable, but its local files could not all be removed ({})", w.sequence, w.key, e.getMessage());
         }
+        dropFiles(replaced);
         ledger.durable(w);
         synchronized (lock) {
             q.writes.poll();
@@ -427,12 +422,26 @@ final class Uploader implements AutoCloseable {
     /** Removes the journal files of writes replaced without reaching the store themselves. */
     private void dropFiles(List<PendingWrite> replaced) {
         for (PendingWrite old : replaced) {
-            try {
-                journal.dropRecord(old.sequence);
-                journal.dropData(old.sequence);
-            } catch (IOException e) {
-                LOG.warn("the local files of write {} of {} could not be removed ({})", old.sequence, old.key, e.getMessage());
-            }
+            removeQuietly(old, journal::dropRecord);
+            removeQuietly(old, journal::dropData);
+        }
+    }
+
+    /** A journal file of a write that needs removing. */
+    @FunctionalInterface
+    private interface Removal {
+        void remove(long sequence) throws IOException;
+    }
+
+    /**
+     * Removes one of {@code w}'s files; a disk that refuses is logged and the write's progress goes on (a record left
+     * behind is uploaded again, the same bytes, after a restart; data left behind is deleted then).
+     */
+    private void removeQuietly(PendingWrite w, Removal removal) {
+        try {
+            removal.remove(w.sequence);
+        } catch (IOException e) {
+            LOG.warn("a local file of write {} of {} could not be removed ({})", w.sequence, w.key, e.getMessage());
         }
     }
 
