@@ -79,7 +79,12 @@ public final class DaemonFixture implements AutoCloseable {
 
     /** The AWS SDK for Java v2 as a user would set it up for ferry: path-style, default checksums. */
     public S3Client sdk(String accessKey, String secretKey) {
-        return S3Client.builder().endpointOverride(endpoint()).forcePathStyle(true).region(Region.US_EAST_1)
+        return sdk(endpoint(), accessKey, secretKey);
+    }
+
+    /** The same client for any S3 endpoint (a store the test runs beside the daemon, to see what it holds). */
+    public static S3Client sdk(URI endpoint, String accessKey, String secretKey) {
+        return S3Client.builder().endpointOverride(endpoint).forcePathStyle(true).region(Region.US_EAST_1)
                 .credentialsProvider(StaticCredentialsProvider.create(AwsBasicCredentials.create(accessKey, secretKey)))
                 .httpClientBuilder(ApacheHttpClient.builder()).build();
     }

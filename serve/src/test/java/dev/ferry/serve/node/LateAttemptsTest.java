@@ -53,17 +53,10 @@ class LateAttemptsTest {
                 .POST(HttpRequest.BodyPublishers.noBody()).build(), HttpResponse.BodyHandlers.ofString());
     }
 
-    static S3Client direct(EmbeddedStore store) {
-        return S3Client.builder().endpointOverride(store.endpoint()).forcePathStyle(true)
-                .region(software.amazon.awssdk.regions.Region.US_EAST_1)
-                .credentialsProvider(software.amazon.awssdk.auth.credentials.StaticCredentialsProvider.create(
-                        software.amazon.awssdk.auth.credentials.AwsBasicCredentials.create("ferry", "ferry"))).build();
-    }
-
     @Test
     void twentyRounds_ofAWriteThenANewerWriteOrADelete_eachFirstAttemptHeld_endWithTheNewest(@TempDir Path dir) throws Exception {
         try (EmbeddedStore store = EmbeddedStore.start(dir.resolve("origin"), 0, CloudProfile.none());
-                S3Client origin = direct(store);
+                S3Client origin = DaemonFixture.sdk(store.endpoint(), "ferry", "ferry");
                 ReorderingProxy proxy = new ReorderingProxy(new InetSocketAddress("127.0.0.1", store.endpoint().getPort()),
                         (method, path, before) -> {
                             if (!path.startsWith("/data/round-") || !(method.equals("PUT") || method.equals("DELETE"))) {
@@ -150,7 +143,7 @@ class LateAttemptsTest {
         PrintStream err = System.err;
         ByteArrayOutputStream log = new ByteArrayOutputStream();
         try (EmbeddedStore store = EmbeddedStore.start(dir.resolve("origin"), 0, CloudProfile.none());
-                S3Client origin = direct(store);
+                S3Client origin = DaemonFixture.sdk(store.endpoint(), "ferry", "ferry");
                 ReorderingProxy proxy = new ReorderingProxy(new InetSocketAddress("127.0.0.1", store.endpoint().getPort()),
                         (method, path, before) -> path.contains("poison") && method.equals("PUT") ? ReorderingProxy.Plan.refuse()
                                 : ReorderingProxy.Plan.PASS);

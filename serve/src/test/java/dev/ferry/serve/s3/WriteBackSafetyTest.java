@@ -115,10 +115,7 @@ class WriteBackSafetyTest {
         // the embedded store itself: S3's code, a 400 every client takes as final, not a retryable 500
         try (dev.ferry.embedded.EmbeddedStore store = dev.ferry.embedded.EmbeddedStore.start(dir.resolve("direct"), 0,
                 dev.ferry.embedded.CloudProfile.none());
-                S3Client direct = S3Client.builder().endpointOverride(store.endpoint()).forcePathStyle(true)
-                        .region(software.amazon.awssdk.regions.Region.US_EAST_1)
-                        .credentialsProvider(software.amazon.awssdk.auth.credentials.StaticCredentialsProvider.create(
-                                software.amazon.awssdk.auth.credentials.AwsBasicCredentials.create("a", "b"))).build()) {
+                S3Client direct = DaemonFixture.sdk(store.endpoint(), "a", "b")) {
             direct.createBucket(b -> b.bucket("data"));
             assertThatThrownBy(() -> direct.putObject(b -> b.bucket("data").key(longSegment), RequestBody.fromBytes(new byte[10])))
                     .isInstanceOfSatisfying(S3Exception.class, e -> {
