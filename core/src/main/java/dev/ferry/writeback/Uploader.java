@@ -364,6 +364,9 @@ final class Uploader implements AutoCloseable {
      * else is retried after a backoff.
      */
     private void failed(KeyQueue q, PendingWrite w, IOException failure) {
+        if (closed) {
+            return; // interrupted by close: the write stays journaled and pending, for the next open to upload
+        }
         boolean mayLand = failure instanceof FirstByteTimeoutStore.Abandoned abandoned
                 ? !abandoned.callEnded() // where it ran, the attempt reported itself if it may land; unknown if it has not ended
                 : StoreException.mayHaveApplied(failure);
