@@ -57,7 +57,7 @@ public final class Main implements Runnable {
             if (e instanceof CommandLine.UnmatchedArgumentException unmatched && !unmatched.getSuggestions().isEmpty()) {
                 // picocli's nearest subcommands or options to what was typed
                 suggestion = " Did you mean " + unmatched.getSuggestions().stream().limit(3)
-                        .map(s -> "'" + (s.startsWith("-") ? name + " " + s : name + " " + s) + "'").collect(java.util.stream.Collectors.joining(" or "))
+                        .map(s -> "'" + name + " " + s + "'").collect(java.util.stream.Collectors.joining(" or "))
                         + "?";
             }
             err.println("ferry: " + Errors.oneSentence(e) + suggestion + " Try '" + name + " --help'.");

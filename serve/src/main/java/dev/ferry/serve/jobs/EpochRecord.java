@@ -19,10 +19,9 @@ final class EpochRecord {
     long lastReportNanos;
     long position;
     Counters atEnd;
-    /** Per rank: the seconds its reports covered by its own clock (NaN: it sent none), its waits and its samples. */
+    /** Per rank: the seconds its reports covered by its own clock (NaN: it sent none), its waits, whether it reported. */
     private final double[] rankSeconds;
     private final double[] rankWaitSeconds;
-    private final long[] rankSamples;
     private final boolean[] rankReported;
 
     EpochRecord(int number, long startNanos, Counters atStart, int ranks) {
@@ -33,14 +32,12 @@ final class EpochRecord {
         this.rankSeconds = new double[ranks];
         Arrays.fill(rankSeconds, Double.NaN);
         this.rankWaitSeconds = new double[ranks];
-        this.rankSamples = new long[ranks];
         this.rankReported = new boolean[ranks];
     }
 
-    /** A report of {@code rank}: its samples, its waits in seconds, and the seconds it covers by its clock (NaN: not said). */
-    void rankReport(int rank, long samples, double waitSeconds, double elapsedSeconds) {
+    /** A report of {@code rank}: its waits in seconds, and the seconds it covers by its clock (NaN: not said). */
+    void rankReport(int rank, double waitSeconds, double elapsedSeconds) {
         rankReported[rank] = true;
-        rankSamples[rank] += samples;
         rankWaitSeconds[rank] += waitSeconds;
         if (!Double.isNaN(elapsedSeconds)) {
             rankSeconds[rank] = (Double.isNaN(rankSeconds[rank]) ? 0 : rankSeconds[rank]) + elapsedSeconds;

@@ -246,7 +246,7 @@ public final class RunningJob {
                 reportMicros += micros;
                 history.recordWait(micros);
             }
-            e.rankReport(rank, samples, reportMicros / 1e6, elapsedSeconds);
+            e.rankReport(rank, reportMicros / 1e6, elapsedSeconds);
             history.recordSamples(samples);
         }
         // the samples shared out over the steps, the remainder one each to the first (an epoch's last batch is short)

@@ -15,7 +15,7 @@ import dev.ferry.store.file.FileObjectStore;
  * @param description             the origin in words, for the status
  * @param keepsKeysAsFiles true when the origin is the embedded store, which keeps each object as a file (s3proxy's
  *                         file-system backend): a key ending in {@code /} is a folder there and holds no bytes, and a
- *                         segment of a key is a file name, at most 255 bytes
+ *                         segment of a key is a file name ({@link #whyUnstorable} says which are too long)
  */
 public record Origin(ObjectStore store, String description, boolean keepsKeysAsFiles) {
     public Origin {
