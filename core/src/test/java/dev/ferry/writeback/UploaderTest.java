@@ -123,7 +123,9 @@ class UploaderTest {
         try (WriteBackStore wb = open(late, Duration.ofSeconds(3))) { // longer than the test takes to land the late attempt
             v1ByItsRetry(wb, key);
             wb.write(key, PutBody.ofBytes("v2".getBytes()));
-            Await.until("v2 uploaded", Duration.ofSeconds(10), () -> new String(origin.readBytes(key, null)).equals("v2"));
+            // v2 in the store, and the uploader told of it (a moment after the store has it): both writes settling
+            Await.until("v2 uploaded and settling", Duration.ofSeconds(10),
+                    () -> new String(origin.readBytes(key, null)).equals("v2") && wb.stats().settling() == 2);
             assertThat(wb.flush(Duration.ofMillis(100)).writes()).as("uploaded, not durable yet")
                     .allSatisfy(w -> assertThat(w.durability()).isEqualTo(Durability.SETTLING));
             late.land(); // v1's first attempt arrives now, over v2
@@ -143,7 +145,8 @@ class UploaderTest {
         try (WriteBackStore wb = open(late, Duration.ofSeconds(3))) { // longer than the test takes to land the late attempt
             v1ByItsRetry(wb, key);
             wb.delete(key);
-            Await.until("the delete made", Duration.ofSeconds(10), () -> !exists(key));
+            // the delete made in the store, and the uploader told of it (a moment after): the write and the delete settling
+            Await.until("the delete made and settling", Duration.ofSeconds(10), () -> !exists(key) && wb.stats().settling() == 2);
             assertThat(wb.stats().settling()).as("the write and the delete after it, uploaded, not durable yet").isEqualTo(2);
             late.land();
             assertThat(exists(key)).as("the late attempt brought the key back").isTrue();
