@@ -145,7 +145,7 @@ final class BlockCache {
         this.fetcher = new BlockFetcher(config, layout, upstream, blockIndex, counters, check, unsynced, onVersionChanged,
                 fetch -> Thread.ofVirtual().name("ferry-fetch").start(fetch), clock);
         this.resident = new ResidentBlocks(config, blockIndex, counters, openFiles, check, reads);
-        this.bypass = new BypassReads(upstream, layout, counters, onVersionChanged);
+        this.bypass = new BypassReads(upstream, layout, counters, config.blockSize(), onVersionChanged);
         this.readers = new BlockStream.Parts(config, counters, blockIndex, fetcher, resident, bypass, reads, wholePrefetches);
         try {
             open();

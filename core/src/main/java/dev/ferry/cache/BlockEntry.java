@@ -9,7 +9,7 @@ import java.nio.file.Path;
  *
  * <p>Thread-safety: the final fields are safe to read anywhere; {@code ready}, {@code removed}, {@code pins},
  * {@code transit} and {@code read} are guarded by the {@link BlockIndex}'s lock; {@code verified} and
- * {@code witness} are volatile (set by whichever reader checked the block last; see {@link BlockCheck}).
+ * {@code witness} are volatile; {@code arrivedNanos} is set before the entry is published and not changed after (set by whichever reader checked the block last; see {@link BlockCheck}).
  */
 final class BlockEntry {
     final BlockId id;
@@ -34,6 +34,11 @@ final class BlockEntry {
      */
     boolean transit;
     boolean read;
+    /**
+     * When the block became resident, by the tier's clock ({@link TierLedger#BEFORE_START}: found on disk at start);
+     * set before the entry is published.
+     */
+    long arrivedNanos = TierLedger.BEFORE_START;
 
     BlockEntry(BlockId id, Path path, long objectSize, int dataLength, int headerLength, int crc, boolean recoveredAfterCrash) {
         this.id = id;

@@ -202,6 +202,7 @@ final class BlockFetcher {
                         counters.misses.increment();
                         counters.bytesFromUpstream.add(fill.length());
                     }
+                    counters.ledger.fetched(fill.id, fill.length(), prefetch, index == first);
                     boolean inPlace = reserved[0] != null && publish(reserved[0], meta, fill);
                     reserved[0] = null;
                     inflight.remove(fill.id, fill);
@@ -458,6 +459,7 @@ final class BlockFetcher {
         unsynced.add(reserved.path);
         BlockEntry ready = new BlockEntry(id, reserved.path, meta.size(), fill.length(), headerLength, crc, false);
         ready.verified = true; // written from the bytes the upstream just sent
+        ready.arrivedNanos = clock.nanoTime();
         check.written(ready);
         ready.ready = true;
         return blockIndex.publish(reserved, ready);

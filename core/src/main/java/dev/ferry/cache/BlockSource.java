@@ -8,7 +8,8 @@ import java.nio.ByteBuffer;
  * Where the bytes of one block come from for one reader of a {@link BlockStream}: a resident block's file
  * ({@link InFile}, pinned), a copy in memory ({@link InMemory}), a refused block's bytes in a nameless
  * temporary file ({@link Spill}), or a block being fetched, read as it arrives ({@link Fill}). Each counts the
- * bytes it hands out as from the cache or not, as the reader's case says.
+ * bytes it hands out as from the cache or not, as the reader's case says, and tells the tier's {@link TierLedger}
+ * where they came from (a resident block with when it arrived; every other source as waited for).
  *
  * <p>Not thread-safe: a source belongs to one reader; what it shares (a pinned entry, a channel, a fill) is
  * guarded where it lives.
@@ -23,22 +24,51 @@ interface BlockSource {
     /** Gives back what the source holds (a pin, a channel, an attachment). */
     void release();
 
-    /** A block's bytes in memory: checked under verify always, or kept there because the disk refused them. */
-    final class InMemory implements BlockSource {
-        private final CacheCounters counters;
-        private final byte[] data;
-        private final boolean fromCache;
-        private final long base;
+    /** This source goes on a read of the block that another source began: its bytes are not a new read. */
+    void continuesRead();
 
-        InMemory(CacheCounters counters, byte[] data, boolean fromCache) {
-            this(counters, data, fromCache, 0);
+    /** One read of one block as its source tells the ledger: the first bytes count the read. Not thread-safe. */
+    final class Served {
+        private final CacheCounters counters;
+        private final BlockId id;
+        private final long arrivedNanos;
+        private final boolean fromCache;
+        private boolean first = true;
+
+        /** {@code fromCache}: also counted in the tier's bytes from the cache (its hit rate). */
+        Served(CacheCounters counters, BlockId id, long arrivedNanos, boolean fromCache) {
+            this.counters = counters;
+            this.id = id;
+            this.arrivedNanos = arrivedNanos;
+            this.fromCache = fromCache;
         }
 
-        /** {@code data} holds the block's bytes from {@code base} on (all of them when 0). */
-        InMemory(CacheCounters counters, byte[] data, boolean fromCache, long base) {
-            this.counters = counters;
+        void add(long bytes) {
+            if (fromCache) {
+                counters.bytesFromCache.add(bytes);
+            }
+            counters.ledger.served(id, bytes, arrivedNanos, first);
+            first = false;
+        }
+
+        void continues() {
+            first = false;
+        }
+    }
+
+    /** A block's bytes in memory: checked under verify always, or kept there because the disk refused them. */
+    final class InMemory implements BlockSource {
+        private final Served served;
+        private final byte[] data;
+        private final long base;
+
+        /**
+         * {@code data} holds the block's bytes from {@code base} on (all of them when 0); {@code served} says where
+         * they came from.
+         */
+        InMemory(Served served, byte[] data, long base) {
+            this.served = served;
             this.data = data;
-            this.fromCache = fromCache;
             this.base = base;
         }
 
@@ -47,9 +77,7 @@ interface BlockSource {
             int at = (int) (offsetInBlock - base);
             int n = Math.min(len, data.length - at);
             System.arraycopy(data, at, b, off, n);
-            if (fromCache) {
-                counters.bytesFromCache.add(n);
-            }
+            served.add(n);
             return n;
         }
 
@@ -61,24 +89,27 @@ interface BlockSource {
         @Override
         public void release() {
         }
+
+        @Override
+        public void continuesRead() {
+            served.continues();
+        }
     }
 
     /** A resident block, pinned, read from its block file. */
     final class InFile implements BlockSource {
         private final BlockIndex blockIndex;
-        private final CacheCounters counters;
         private final BlockEntry entry;
         private final OpenFiles.Handle file;
-        private final boolean fromCache;
+        private final Served served;
 
         /**
-         * {@code entry} is pinned; {@link #release} unpins it. Its bytes count as from the cache when {@code fromCache}
-         * (not for a block of the reader's own run: counted as from upstream already).
+         * {@code entry} is pinned; {@link #release} unpins it. {@code served} says where its bytes came from (not
+         * from the cache for a block of the reader's own run: counted as from upstream already).
          */
-        InFile(BlockIndex blockIndex, CacheCounters counters, BlockEntry entry, OpenFiles.Handle file, boolean fromCache) {
-            this.fromCache = fromCache;
+        InFile(BlockIndex blockIndex, BlockEntry entry, OpenFiles.Handle file, Served served) {
+            this.served = served;
             this.blockIndex = blockIndex;
-            this.counters = counters;
             this.entry = entry;
             this.file = file;
         }
@@ -93,9 +124,7 @@ interface BlockSource {
                     throw new BlockFile.CorruptBlockException(entry.path + ": ends early");
                 }
             }
-            if (fromCache) {
-                counters.bytesFromCache.add(want);
-            }
+            served.add(want);
             return want;
         }
 
@@ -103,9 +132,7 @@ interface BlockSource {
         public Region region(int maxBytes, long offsetInBlock) {
             int want = (int) Math.min(maxBytes, entry.dataLength - offsetInBlock);
             file.retain();
-            if (fromCache) {
-                counters.bytesFromCache.add(want);
-            }
+            served.add(want);
             return new Region(file.channel, entry.headerLength + offsetInBlock, want, file::release);
         }
 
@@ -113,6 +140,11 @@ interface BlockSource {
         public void release() {
             file.release();
             blockIndex.unpin(entry);
+        }
+
+        @Override
+        public void continuesRead() {
+            served.continues();
         }
     }
 
@@ -125,9 +157,14 @@ interface BlockSource {
         private final SharedChannel file;
         private final long base;
         private final long length;
+        private final Served served;
 
-        /** {@code file} holds the block's bytes from {@code base} on, {@code length} of them, at its start; held once for this source. */
-        Spill(SharedChannel file, long base, long length) {
+        /**
+         * {@code file} holds the block's bytes from {@code base} on, {@code length} of them, at its start; held once for
+         * this source. {@code served} tells the ledger (as waited for).
+         */
+        Spill(SharedChannel file, long base, long length, Served served) {
+            this.served = served;
             this.file = file;
             this.base = base;
             this.length = length;
@@ -143,6 +180,7 @@ interface BlockSource {
                     throw new IOException("a temporary file of the local tier ends early");
                 }
             }
+            served.add(want);
             return want;
         }
 
@@ -152,12 +190,19 @@ interface BlockSource {
             if (!file.retain()) {
                 throw new IllegalStateException("a region asked of a released source");
             }
-            return new Region(file.channel, at, Math.min(maxBytes, length - at), file::release);
+            long n = Math.min(maxBytes, length - at);
+            served.add(n);
+            return new Region(file.channel, at, n, file::release);
         }
 
         @Override
         public void release() {
             file.release();
+        }
+
+        @Override
+        public void continuesRead() {
+            served.continues();
         }
     }
 
@@ -166,22 +211,25 @@ interface BlockSource {
      * block of the reader's own run ({@code own}) was counted as a miss by the run; another's is a hit.
      */
     final class Fill implements BlockSource {
-        private final CacheCounters counters;
         private final BlockFill fill;
+        private final Served served;
         final boolean own;
 
-        /** {@code fill} is attached; {@link #release} detaches it. */
+        /**
+         * {@code fill} is attached; {@link #release} detaches it. Another reader's fetch ({@code own} false) counts
+         * in the tier's hit rate like a resident block; for the ledger, either was waited for.
+         */
         Fill(CacheCounters counters, BlockFill fill, boolean own) {
-            this.counters = counters;
             this.fill = fill;
             this.own = own;
+            this.served = new Served(counters, fill.id, TierLedger.WAITED, !own);
         }
 
         @Override
         public int read(byte[] b, int off, int len, long offsetInBlock) throws IOException {
             int n = fill.read(b, off, len, (int) offsetInBlock);
-            if (!own) {
-                counters.bytesFromCache.add(n); // another reader's fetch: a hit, like a resident block
+            if (n > 0) {
+                served.add(n);
             }
             return n;
         }
@@ -189,8 +237,8 @@ interface BlockSource {
         @Override
         public Region region(int maxBytes, long offsetInBlock) throws IOException {
             Region r = fill.region((int) offsetInBlock, maxBytes);
-            if (r != null && !own) {
-                counters.bytesFromCache.add(r.length());
+            if (r != null) {
+                served.add(r.length());
             }
             return r;
         }
@@ -198,6 +246,11 @@ interface BlockSource {
         @Override
         public void release() {
             fill.detach();
+        }
+
+        @Override
+        public void continuesRead() {
+            served.continues();
         }
     }
 }

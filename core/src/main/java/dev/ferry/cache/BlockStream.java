@@ -176,6 +176,8 @@ final class BlockStream extends BlockReadingInputStream implements FileRegionRea
         current = fromDisk(new BlockId(meta.key(), meta.etag(), currentIndex), false, !own);
         if (current == null) {
             startAgain();
+        } else {
+            current.continuesRead();
         }
     }
 

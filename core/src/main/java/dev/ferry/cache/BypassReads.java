@@ -30,9 +30,14 @@ final class BypassReads {
     private final CacheCounters counters;
     private final Path tmpDir;
     private final Consumer<ObjectKey> onVersionChanged;
+    private final int blockSize;
 
-    /** {@code onVersionChanged} is told when upstream refuses a fetch pinned to an ETag: the object changed. */
-    BypassReads(ObjectStore upstream, CacheLayout layout, CacheCounters counters, Consumer<ObjectKey> onVersionChanged) {
+    /**
+     * Blocks of {@code blockSize} bytes; {@code onVersionChanged} is told when upstream refuses a fetch pinned to an
+     * ETag: the object changed.
+     */
+    BypassReads(ObjectStore upstream, CacheLayout layout, CacheCounters counters, int blockSize, Consumer<ObjectKey> onVersionChanged) {
+        this.blockSize = blockSize;
         this.upstream = upstream;
         this.counters = counters;
         this.tmpDir = layout.tmp();
@@ -114,8 +119,11 @@ final class BypassReads {
         }
         counters.misses.increment();
         counters.bytesFromUpstream.add(length);
-        return spill != null ? new BlockSource.Spill(SharedChannel.of(spill), from - blockStart, length)
-                : new BlockSource.InMemory(counters, memory, false, from - blockStart);
+        BlockId id = new BlockId(meta.key(), meta.etag(), blockStart / blockSize);
+        counters.ledger.fetched(id, length, false, true); // a request of its own, or a miss's answer no run took
+        BlockSource.Served served = new BlockSource.Served(counters, id, TierLedger.WAITED, false);
+        return spill != null ? new BlockSource.Spill(SharedChannel.of(spill), from - blockStart, length, served)
+                : new BlockSource.InMemory(served, memory, from - blockStart);
     }
 
     private static void closeQuietly(FileChannel channel) {

@@ -25,6 +25,8 @@ final class CacheCounters {
     final LongAdder prefetchedBlocks = new LongAdder();
     final LongAdder prefetchedBytes = new LongAdder();
     final LongAdder verifiedBlocks = new LongAdder();
+    /** Who is told where each read's bytes came from (see {@link CachingStore#ledger}). */
+    volatile TierLedger ledger = TierLedger.NONE;
 
     /** Counts a write the disk refused, warning on the first and every thousandth. */
     void writeFailed(IOException failure) {

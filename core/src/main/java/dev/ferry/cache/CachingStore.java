@@ -47,6 +47,7 @@ import java.util.concurrent.Executor;
  * <p>Thread-safe: the metadata, the misses ({@link Misses}) and the engine guard themselves.
  */
 public final class CachingStore extends ForwardingObjectStore {
+    private final Clock clock;
     private final CacheConfig config;
     private final BlockCache blocks;
     private final MetadataCache metadata;
@@ -81,7 +82,7 @@ public final class CachingStore extends ForwardingObjectStore {
         super(upstream);
         Objects.requireNonNull(revalidators, "revalidators is null");
         this.config = Objects.requireNonNull(config, "config is null");
-        Objects.requireNonNull(clock, "clock is null");
+        this.clock = Objects.requireNonNull(clock, "clock is null");
         this.blocks = new BlockCache(upstream, config, Objects.requireNonNull(policy, "policy is null"), clock, this::versionChanged);
         this.metadata = new MetadataCache(upstream, config.metadataTtl(), clock, blocks.counters(), revalidators, blocks::dropVersionsOtherThan);
         this.misses = new Misses(upstream, config, clock, blocks, metadata);
@@ -90,6 +91,11 @@ public final class CachingStore extends ForwardingObjectStore {
     /** A fetch pinned to the key's ETag was refused: the object changed, and its next read asks upstream. */
     private void versionChanged(ObjectKey key) {
         metadata.changed(key);
+    }
+
+    /** The clock the tier times with: a {@link TierLedger}'s arrivals are by it. */
+    public Clock clock() {
+        return clock;
     }
 
     public CacheConfig config() {
@@ -119,6 +125,14 @@ public final class CachingStore extends ForwardingObjectStore {
     /** What the cache has done so far. */
     public CacheStats stats() {
         return blocks.stats();
+    }
+
+    /**
+     * Tells {@code ledger} (from now on, in place of the last one) where the bytes of every read come from and of
+     * every block fetched; {@link TierLedger#NONE} stops telling.
+     */
+    public void ledger(TierLedger ledger) {
+        blocks.counters().ledger = ledger;
     }
 
     // ---- metadata ------------------------------------------------------------------------------------

@@ -73,14 +73,14 @@ final class ResidentBlocks {
                     if (access) {
                         counters.hits.increment();
                     }
-                    return new BlockSource.InMemory(counters, data, fromCache);
+                    return new BlockSource.InMemory(served(e, access, fromCache), data, 0);
                 }
                 check.check(e, file);
             }
             if (access) {
                 counters.hits.increment();
             }
-            return new BlockSource.InFile(blockIndex, counters, e, file, fromCache);
+            return new BlockSource.InFile(blockIndex, e, file, served(e, access, fromCache));
         } catch (IOException bad) {
             LOG.warn("dropping cached block {} of {}: {}", e.path, id.key(), bad.getMessage());
             if (file != null) {
@@ -89,6 +89,14 @@ final class ResidentBlocks {
             blockIndex.dropCorrupt(e);
             return null;
         }
+    }
+
+    /**
+     * How a read of resident {@code e} is told to the ledger: an access of its own found it resident since it arrived;
+     * a read that is not ({@code access} false: its block came from a fetch this reader started or read) waited.
+     */
+    private BlockSource.Served served(BlockEntry e, boolean access, boolean fromCache) {
+        return new BlockSource.Served(counters, e.id, access ? e.arrivedNanos : TierLedger.WAITED, fromCache);
     }
 
     /**
@@ -150,6 +158,12 @@ final class ResidentBlocks {
         blockIndex.unpinAsHits(pinned);
         counters.hits.add(pinned.size());
         counters.bytesFromCache.add(range.length());
+        TierLedger ledger = counters.ledger;
+        for (BlockEntry e : pinned) {
+            long blockStart = e.id.index() * config.blockSize();
+            long bytes = Math.min(range.end(), blockStart + e.dataLength) - Math.max(range.offset(), blockStart);
+            ledger.served(e.id, bytes, e.arrivedNanos, true);
+        }
         observer.onRead(meta, firstIndex, lastIndex);
         return regions;
     }

@@ -10,21 +10,29 @@ import java.util.function.LongUnaryOperator;
  * Reads the four numbers together and says, in plain words, what limits the run. Each finding names the
  * evidence and what to change. Rules:
  * <ol>
- *   <li>Data is local (90% of bytes) yet the consumer waits: preprocessing is CPU-bound; add decode workers.
+ *   <li>Data is local (90% of bytes resident or prefetched in time) yet a typical step waits: preprocessing is
+ *       CPU-bound; add decode workers.
  *   <li>After the first epoch, a quarter of the dataset or more still fetched each epoch and under 75% of the
- *       bytes from the tier: the working set outgrew the node; says the cache size the plan needs (from the
- *       simulator).
+ *       bytes resident before the epoch asked: the working set outgrew the node; says the cache size the plan
+ *       needs (from the simulator).
  *   <li>More than 1% of requests answered SlowDown: the governor is holding back; spread keys over more
  *       prefixes.
- *   <li>The consumer waits on the object store while few reads are in flight: raise fetch concurrency.
+ *   <li>The consumer waits on the object store (half the bytes waited for) while few reads are in flight: raise
+ *       fetch concurrency.
  *   <li>A tail: p99 wait far above p50 after the first epoch, with misses and room for more reads in flight:
  *       prefetch is too shallow (say which setting).
  *   <li>Trends: a wait rising three epochs running; a hit rate falling while egress holds.
+ *   <li>When none of these: one line saying no problem was found, with the evidence.
  *   <li>Always: the projected egress and its cost for the whole run.
  * </ol>
  * Pure: it reads reports and context, no I/O. Thread-safe (stateless).
  */
 public final class Advisor {
+    /** How the line that finds nothing wrong begins. */
+    public static final String NO_PROBLEM = "No problem found";
+    /** How the projection of the run's egress, given always, begins. */
+    public static final String PROJECTED = "Projected egress";
+
     /**
      * What the advisor knows beyond the reports. {@code decodeWorkers} 0: unknown (the daemon does not see the
      * client's workers). {@code readsInFlight} and {@code firstByteShare}: measured over the last epoch (NaN
@@ -49,13 +57,14 @@ public final class Advisor {
         }
         EpochReport last = epochs.get(epochs.size() - 1);
         double waitShare = last.waitShare();
-        // waiting is a finding when it is a real share of the epoch and typical of a step, not one slow start
-        boolean waits = waitShare >= 0.1 && last.waitPerStepMillisP50() >= 1.0;
-        if (last.localHitRateBytes() >= 0.9 && waits) {
+        // waiting is a finding when a typical step waits for a real share of the epoch, not when one slow start
+        // (worker processes starting, a first fetch) makes most of the wait
+        boolean waits = last.typicalWaitShare() >= 0.1 && last.waitPerStepMillisP50() >= 1.0;
+        if (last.readyShareBytes() >= 0.9 && waits) {
             findings.add(String.format(Locale.ROOT,
-                    "Preprocessing is CPU-bound: %.0f%% of the bytes read came from the local tier, yet the consumer waited %.0f%% of epoch %d "
-                            + "(%.1f ms per step at p50). %s or make decoding cheaper.",
-                    100 * last.localHitRateBytes(), 100 * waitShare, last.epoch(), last.waitPerStepMillisP50(),
+                    "Preprocessing is CPU-bound: %.0f%% of the bytes read were on the local tier when asked for, yet the consumer waited %.0f%% "
+                            + "of epoch %d (%.1f ms per step at p50). %s or make decoding cheaper.",
+                    100 * last.readyShareBytes(), 100 * waitShare, last.epoch(), last.waitPerStepMillisP50(),
                     context.decodeWorkers() > 0 ? "Add decode workers (now " + context.decodeWorkers() + ")"
                             : "Add loader workers (a DataLoader's num_workers)"));
         }
@@ -76,7 +85,7 @@ public final class Advisor {
                             + "holding back to stay under the limit. Spread keys over more prefixes (S3 limits each prefix).",
                     100.0 * last.throttled() / last.egressRequests(), last.epoch(), last.egressRequests()));
         }
-        if (waits && last.localHitRateBytes() < 0.5 && last.egressRequests() > 0) {
+        if (waits && last.readyShareBytes() < 0.5 && last.egressRequests() > 0) {
             String inFlight = Double.isNaN(context.readsInFlight()) ? context.fetchConcurrency() + " reads in flight"
                     : String.format(Locale.ROOT, "%.1f reads in flight on average, %.0f%% of their time waiting for a first byte",
                             context.readsInFlight(), 100 * context.firstByteShare());
@@ -85,11 +94,17 @@ public final class Advisor {
                             + "Raise fetch concurrency or read larger ranges.",
                     100 * waitShare, last.epoch(), last.firstByteMillisP50(), inFlight));
         }
+        if (findings.isEmpty()) {
+            findings.add(String.format(Locale.ROOT,
+                    NO_PROBLEM + " in epoch %d: %.0f%% of the bytes read were on the local tier when asked for, the consumer waited "
+                            + "%.0f%% of its time (%.1f ms per step at p50), and it fetched %s from the object store.",
+                    last.epoch(), 100 * last.readyShareBytes(), 100 * waitShare, last.waitPerStepMillisP50(), Sizes.format(last.egressBytes())));
+        }
         long soFar = epochs.stream().mapToLong(EpochReport::egressBytes).sum();
         int remaining = Math.max(0, context.plannedEpochs() - epochs.size());
         long projected = soFar + remaining * last.egressBytes();
         findings.add(String.format(Locale.ROOT,
-                "Projected egress for %d epochs: %s, about $%.2f at the configured prices (%s so far).",
+                PROJECTED + " for %d epochs: %s, about $%.2f at the configured prices (%s so far).",
                 Math.max(context.plannedEpochs(), epochs.size()), Sizes.format(projected), projected * context.egressCostPerByte(),
                 Sizes.format(soFar)));
         return findings;
@@ -144,7 +159,7 @@ public final class Advisor {
         double p50 = last.waitPerStepMillisP50();
         double p99 = last.waitPerStepMillisP99();
         boolean room = Double.isNaN(context.readsInFlight()) || context.readsInFlight() < 0.75 * context.fetchConcurrency();
-        if (p99 >= 20 && (p50 < 1 || p99 >= 10 * p50) && last.localHitRateBytes() < 0.999 && room) {
+        if (p99 >= 20 && (p50 < 1 || p99 >= 10 * p50) && last.readyShareBytes() < 0.999 && room) {
             findings.add(String.format(Locale.ROOT,
                     "Waits have a tail: in epoch %d most steps found their batch ready (%.1f ms at p50) but the slowest 1%% waited "
                             + "%.0f ms, on reads the plan knew were coming%s. Prefetch is too shallow: raise the read-ahead "

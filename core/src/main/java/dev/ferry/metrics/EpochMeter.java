@@ -1,21 +1,23 @@
 package dev.ferry.metrics;
 
-import dev.ferry.cache.CacheStats;
+import dev.ferry.cache.BlockId;
 import dev.ferry.cache.CachingStore;
+import dev.ferry.cache.TierLedger;
 import dev.ferry.loader.LoaderStats;
 import dev.ferry.store.StoreException;
 import dev.ferry.store.chain.MeterSnapshot;
 import dev.ferry.store.chain.MeteredStore;
 
 /**
- * Takes the four numbers of an epoch: snapshots the origin's meter and the local tier (if any) when the
- * epoch starts, and combines the differences with the loader's stats when it ends. Not thread-safe.
+ * Takes the four numbers of an epoch: snapshots the origin's meter when the epoch starts, and becomes the local
+ * tier's (if any) {@link TierLedger} to split its reads by where they came from ({@link ReadSources}); combines them
+ * with the loader's stats when it ends. One meter per tier. Not thread-safe.
  */
 public final class EpochMeter {
     private final MeteredStore meter;
     private final CachingStore cache;
     private MeterSnapshot meterAtStart;
-    private CacheStats cacheAtStart;
+    private ReadTally reads;
 
     /** {@code cache} may be null: a run without a local tier. */
     public EpochMeter(MeteredStore meter, CachingStore cache) {
@@ -23,9 +25,24 @@ public final class EpochMeter {
         this.cache = cache;
     }
 
+    /** The epoch starts now: its reads are split by whether their blocks were resident before this moment. */
     public void start() {
         meterAtStart = meter.snapshot();
-        cacheAtStart = cache == null ? null : cache.stats();
+        if (cache != null) {
+            ReadTally tally = new ReadTally();
+            long startNanos = cache.clock().nanoTime();
+            cache.ledger(new TierLedger() {
+                @Override
+                public void served(BlockId block, long bytes, long arrivedNanos, boolean first) {
+                    tally.served(bytes, arrivedNanos, first, startNanos);
+                }
+
+                @Override
+                public void fetched(BlockId block, long bytes, boolean prefetch, boolean request) {
+                }
+            });
+            reads = tally;
+        }
     }
 
     /** The consumer's waits over the epoch's time (the loader's one consumer), at most 1. */
@@ -36,22 +53,12 @@ public final class EpochMeter {
 
     public EpochReport finish(LoaderStats loader, long predictedEgressBytes) {
         MeterSnapshot now = meter.snapshot();
-        double hitRate = 0;
-        double byteHitRate = 0;
-        if (cache != null) {
-            CacheStats c = cache.stats();
-            long hits = c.hits() - cacheAtStart.hits();
-            long misses = c.misses() - cacheAtStart.misses();
-            long fromCache = c.bytesFromCache() - cacheAtStart.bytesFromCache();
-            long fromUpstream = c.bytesFromUpstream() - cacheAtStart.bytesFromUpstream();
-            hitRate = hits + misses == 0 ? 0 : (double) hits / (hits + misses);
-            byteHitRate = fromCache + fromUpstream == 0 ? 0 : (double) fromCache / (fromCache + fromUpstream);
-        }
-        return new EpochReport(loader.epoch(), loader.samples(), loader.samplesPerSecond(), loader.waitP50Millis(),
-                loader.waitP99Millis(), loader.waitTotalSeconds(), hitRate, byteHitRate,
+        ReadSources sources = reads == null ? ReadSources.NONE : reads.sources();
+        return new EpochReport(loader.epoch(), loader.samples(), loader.steps(), loader.samplesPerSecond(), loader.waitP50Millis(),
+                loader.waitP99Millis(), loader.waitTotalSeconds(), sources.residentShareReads(), sources.residentShareBytes(),
                 now.egressBytes() - meterAtStart.egressBytes(), now.totalRequests() - meterAtStart.totalRequests(),
                 now.estimatedCostUsd() - meterAtStart.estimatedCostUsd(), predictedEgressBytes,
                 now.failures(StoreException.Kind.THROTTLED) - meterAtStart.failures(StoreException.Kind.THROTTLED),
-                now.firstByteP50Micros() / 1000.0, loader.globalBatchShardMix(), waitShare(loader));
+                now.firstByteP50Micros() / 1000.0, loader.globalBatchShardMix(), waitShare(loader), sources);
     }
 }
