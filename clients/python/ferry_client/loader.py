@@ -243,6 +243,7 @@ class _Step:
         self._t0 = None
 
     def __enter__(self):
+        self._reporter._announce()
         self._t0 = self._reporter._clock()
         return self
 
@@ -329,6 +330,7 @@ class StepReporter:
         self._unreported = 0    # samples not yet reported
         self._last_sent = self._clock()
         self._covered_from = self._last_sent  # the start of the time the next report covers, by this clock
+        self._announced = epoch == 1 and start == 0  # registering the job began its epoch 1
 
     def wait(self):
         """A context manager that measures one step's wait (see the class example)."""
@@ -340,6 +342,7 @@ class StepReporter:
         ``count(batch)`` gives a batch's number of samples (default: ``batch_size``; pass ``count=len``
         when batches are sequences of samples, so the last, shorter one counts right).
         """
+        self._announce()
         it = iter(batches)
         while True:
             started = self._clock()
@@ -416,10 +419,28 @@ class StepReporter:
         self._send(strict=True)
 
     def set_epoch(self, epoch, start=0):
-        """Sends what is pending for the current epoch, then counts ``epoch`` from ``start``."""
+        """Sends what is pending for the current epoch, then counts ``epoch`` from ``start`` (and tells the daemon)."""
         self.flush()
         with self._lock:
             self._start_epoch(epoch, start)
+
+    def _announce(self):
+        """Tells the daemon the epoch has begun, before its first batch is read: the reads that come first are charged
+        to it. Once per epoch, by ``timed`` and ``wait``; not for epoch 1 from its start (registering began it)."""
+        with self._lock:
+            if self._announced:
+                return
+            self._announced = True
+            report = {"rank": self.rank, "epoch": self.epoch, "position": self.position, "samples": 0, "waits_ms": [],
+                      "elapsed_s": 0.0}
+        try:
+            self.client.report(self.job, report["rank"], report["epoch"], report["position"], 0, [], elapsed_s=0.0)
+        except FerryError as e:
+            self.reports_failed += 1
+            self.last_error = e
+            log.warning("ferry: could not tell the daemon epoch %d began (its steps will): %s", report["epoch"], e)
+            return
+        self.reports_sent += 1
 
     def close(self):
         """Sends the last report; raises FerryError if it fails."""

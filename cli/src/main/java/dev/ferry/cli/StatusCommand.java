@@ -99,8 +99,14 @@ final class StatusCommand implements Callable<Integer> {
         } else {
             out.println("  no job has reported progress yet (samples/s and wait per step come from a job's consumers)");
         }
-        out.printf(Locale.ROOT, "  local hit rate      %11.1f %% of block reads, %.1f %% of bytes%n", 100 * f.path("local_hit_rate").asDouble(),
-                100 * f.path("local_hit_rate_bytes").asDouble());
+        if (f.has("waited_share_bytes")) {
+            out.printf(Locale.ROOT, "  local hit rate      %11.1f %% of bytes resident before the epoch asked (%.1f %% prefetched in time, "
+                    + "%.1f %% waited for)%n", 100 * f.path("local_hit_rate_bytes").asDouble(), 100 * f.path("prefetched_share_bytes").asDouble(),
+                    100 * f.path("waited_share_bytes").asDouble());
+        } else {
+            out.printf(Locale.ROOT, "  local hit rate      %11.1f %% of block reads, %.1f %% of bytes (the tier, no job yet)%n",
+                    100 * f.path("local_hit_rate").asDouble(), 100 * f.path("local_hit_rate_bytes").asDouble());
+        }
         if (s.path("tiers").has("peer")) {
             out.printf(Locale.ROOT, "  from peers          %12s  (regional group)%n", Sizes.format(f.path("peer_bytes").asLong()));
         }
@@ -163,17 +169,24 @@ final class StatusCommand implements Callable<Integer> {
         }
         if (s.path("jobs").size() > 0) {
             out.println();
-            out.println("  job / epoch            samples  samples/s  wait p50 ms  wait p99 ms  hit rate      egress   predicted");
+            out.println("  job / epoch            samples  samples/s  wait p50 ms  wait p99 ms  resident  prefetched  waited      egress   predicted");
             for (JsonNode j : s.path("jobs")) {
                 for (JsonNode e : j.path("epochs")) {
                     long predicted = e.path("predicted_egress_bytes").asLong(-1);
-                    out.printf(Locale.ROOT, "  %-20s %9d %10.0f %12.2f %12.2f %8.1f %% %11s %11s%n", j.path("job").asText() + " / " + e.path("epoch").asInt(),
-                            e.path("samples").asLong(), e.path("samples_per_s").asDouble(), e.path("wait_per_step_ms_p50").asDouble(),
-                            e.path("wait_per_step_ms_p99").asDouble(), 100 * e.path("local_hit_rate").asDouble(),
-                            Sizes.format(e.path("egress_bytes").asLong()), predicted < 0 ? "-" : Sizes.format(predicted));
+                    out.printf(Locale.ROOT, "  %-20s %9d %10.0f %12.2f %12.2f %8.1f %% %9.1f %% %6.1f %% %11s %11s%n",
+                            j.path("job").asText() + " / " + e.path("epoch").asInt(), e.path("samples").asLong(), e.path("samples_per_s").asDouble(),
+                            e.path("wait_per_step_ms_p50").asDouble(), e.path("wait_per_step_ms_p99").asDouble(),
+                            100 * e.path("local_hit_rate_bytes").asDouble(), 100 * e.path("prefetched_share_bytes").asDouble(),
+                            100 * e.path("waited_share_bytes").asDouble(), Sizes.format(e.path("egress_bytes").asLong()),
+                            predicted < 0 ? "-" : Sizes.format(predicted));
                 }
             }
-            out.println("  (hit rate: block reads served by the local tier; predicted: the job's plan replayed through the eviction policy)");
+            JsonNode t = s.path("jobs_total");
+            out.printf(Locale.ROOT, "  %-20s %86s%n", "daemon", Sizes.format(t.path("egress_bytes").asLong()) + " (jobs "
+                    + Sizes.format(t.path("jobs_egress_bytes").asLong()) + ", other " + Sizes.format(t.path("other_egress_bytes").asLong()) + ")");
+            out.println("  (resident: bytes on the local tier before the epoch asked for them, the hit rate; prefetched: fetched during the");
+            out.println("   epoch before the read; waited: the read waited for the object store. predicted: the job's plan replayed");
+            out.println("   through the eviction policy. other: egress no job's plan asked for: listings, metadata, unplanned reads)");
             for (JsonNode j : s.path("jobs")) {
                 for (JsonNode a : j.path("advice")) {
                     out.println("  advice (" + j.path("job").asText() + "): " + a.asText());

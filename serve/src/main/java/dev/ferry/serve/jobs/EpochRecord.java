@@ -1,12 +1,16 @@
 package dev.ferry.serve.jobs;
 
+import dev.ferry.metrics.ReadTally;
 import dev.ferry.serve.node.Counters;
 import java.util.Arrays;
+import java.util.concurrent.atomic.LongAdder;
 import org.HdrHistogram.Histogram;
 
 /**
- * One epoch of a job: what its consumers reported (samples, steps, waits, position, and each rank's own clock), and
- * the daemon-wide counters when it began and ended. Guarded by the {@link RunningJob} it belongs to.
+ * One epoch of a job: what its consumers reported (samples, steps, waits, position, and each rank's own clock), what
+ * the local tier charged to it ({@link JobLedger}: its reads by where they came from, its egress), and the daemon-wide
+ * counters when it began and ended. The consumers' fields are guarded by the {@link RunningJob} it belongs to; the
+ * tier's are counted without a lock.
  */
 final class EpochRecord {
     final int number;
@@ -19,6 +23,12 @@ final class EpochRecord {
     long lastReportNanos;
     long position;
     Counters atEnd;
+    /** The job's reads in this epoch, by where their bytes came from. */
+    final ReadTally reads = new ReadTally();
+    /** Bytes fetched from the object store for this job in this epoch, and of them for its next epoch. */
+    final LongAdder egressBytes = new LongAdder();
+    final LongAdder egressAheadBytes = new LongAdder();
+    final LongAdder egressRequests = new LongAdder();
     /** Per rank: the seconds its reports covered by its own clock (NaN: it sent none), its waits, whether it reported. */
     private final double[] rankSeconds;
     private final double[] rankWaitSeconds;
@@ -41,6 +51,17 @@ final class EpochRecord {
         rankWaitSeconds[rank] += waitSeconds;
         if (!Double.isNaN(elapsedSeconds)) {
             rankSeconds[rank] = (Double.isNaN(rankSeconds[rank]) ? 0 : rankSeconds[rank]) + elapsedSeconds;
+        }
+    }
+
+    /** {@code bytes} fetched for this epoch ({@code ahead}: for the next), {@code request} the first of its request. */
+    void charge(long bytes, boolean request, boolean ahead) {
+        egressBytes.add(bytes);
+        if (ahead) {
+            egressAheadBytes.add(bytes);
+        }
+        if (request) {
+            egressRequests.increment();
         }
     }
 

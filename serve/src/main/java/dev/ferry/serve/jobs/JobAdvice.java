@@ -3,9 +3,11 @@ package dev.ferry.serve.jobs;
 import dev.ferry.cache.BlockId;
 import dev.ferry.metrics.Advisor;
 import dev.ferry.metrics.EpochReport;
+import dev.ferry.metrics.ReadSources;
 import dev.ferry.serve.node.Counters;
 import dev.ferry.sim.DaemonReplay;
 import dev.ferry.sim.EgressPrediction;
+import dev.ferry.store.Prices;
 import dev.ferry.store.StoreException;
 import java.util.ArrayList;
 import java.util.List;
@@ -86,7 +88,8 @@ final class JobAdvice {
     }
 
     /** Recomputes the findings from the job's epochs as of {@code now}. */
-    List<String> refresh(RunningJob run, Counters now, double egressCostPerByte) {
+    List<String> refresh(RunningJob run, Counters now, Prices prices) {
+        double egressCostPerByte = prices.egressPerGb() / 1e9;
         List<EpochRecord> epochs;
         synchronized (job.epochs) {
             epochs = new ArrayList<>(job.epochs);
@@ -103,7 +106,7 @@ final class JobAdvice {
             synchronized (run) {
                 end = e.atEnd != null ? e.atEnd : now;
             }
-            EpochReport r = report(e, end, predictedEgress(e.number), job.plan() != null ? job.shardMix(e.number) : 1);
+            EpochReport r = report(e, end, predictedEgress(e.number), job.plan() != null ? job.shardMix(e.number) : 1, prices);
             reports.add(r);
             partition.add(new Advisor.PartitionEpoch(e.number, r.egressBytes(), r.localHitRate(), r.globalBatchShardMix(),
                     r.egressBytes() * egressCostPerByte));
@@ -122,8 +125,12 @@ final class JobAdvice {
                 lastEnd.meter().firstByteShareSince(last.atStart.meter()));
         List<String> out = new ArrayList<>(Advisor.advise(reports, context));
         if (job.plan() != null) {
-            out.addAll(Advisor.partition(new Advisor.Cluster(job.plan().partition().label(), job.world().nodes(), job.manifest().totalBytes(),
-                    capacity, true), partition));
+            List<String> partitionFindings = Advisor.partition(new Advisor.Cluster(job.plan().partition().label(), job.world().nodes(),
+                    job.manifest().totalBytes(), capacity, true), partition);
+            if (!partitionFindings.isEmpty()) {
+                out.removeIf(f -> f.startsWith(Advisor.NO_PROBLEM));
+                out.addAll(partitionFindings);
+            }
         }
         findings = List.copyOf(out);
         return findings;
@@ -140,8 +147,12 @@ final class JobAdvice {
         });
     }
 
-    /** One epoch's four numbers, from the consumers' reports and the daemon's counters from its start to {@code end}. */
-    static EpochReport report(EpochRecord e, Counters end, long predicted, double shardMix) {
+    /**
+     * One epoch's four numbers: the consumers' reports; the reads and egress the local tier charged to the epoch
+     * ({@link JobLedger}), its cost at {@code prices}; and from the daemon's counters from its start to {@code end},
+     * what only they measure (SlowDowns, first-byte latency).
+     */
+    static EpochReport report(EpochRecord e, Counters end, long predicted, double shardMix, Prices prices) {
         // by the consumers' own clocks where they said them; else the daemon's, from the epoch's start to its last report
         double wall = (e.lastReportNanos - e.startNanos) / 1e9;
         double seconds = Double.isNaN(e.consumerSeconds()) ? wall : e.consumerSeconds();
@@ -149,17 +160,14 @@ final class JobAdvice {
         if (Double.isNaN(waitShare)) {
             waitShare = wall <= 0 ? 0 : Math.min(1.0, e.waitTotalMicros / 1e6 / (wall * Math.max(1, e.ranksReported())));
         }
-        long hits = end.cache().hits() - e.atStart.cache().hits();
-        long misses = end.cache().misses() - e.atStart.cache().misses();
-        long fromCache = end.cache().bytesFromCache() - e.atStart.cache().bytesFromCache();
-        long fromUpstream = end.cache().bytesFromUpstream() - e.atStart.cache().bytesFromUpstream();
-        return new EpochReport(e.number, e.samples, seconds <= 0 ? 0 : e.samples / seconds,
+        ReadSources sources = e.reads.sources();
+        long egress = e.egressBytes.sum();
+        long requests = e.egressRequests.sum();
+        return new EpochReport(e.number, e.samples, e.steps, seconds <= 0 ? 0 : e.samples / seconds,
                 e.steps == 0 ? 0 : e.waits.getValueAtPercentile(50) / 1000.0, e.steps == 0 ? 0 : e.waits.getValueAtPercentile(99) / 1000.0,
-                e.waitTotalMicros / 1e6, hits + misses == 0 ? 0 : (double) hits / (hits + misses),
-                fromCache + fromUpstream == 0 ? 0 : (double) fromCache / (fromCache + fromUpstream),
-                end.meter().egressBytes() - e.atStart.meter().egressBytes(), end.meter().totalRequests() - e.atStart.meter().totalRequests(),
-                end.meter().estimatedCostUsd() - e.atStart.meter().estimatedCostUsd(), predicted,
+                e.waitTotalMicros / 1e6, sources.residentShareReads(), sources.residentShareBytes(), egress, requests,
+                prices.cost(egress, requests, 0), predicted,
                 end.meter().failures(StoreException.Kind.THROTTLED) - e.atStart.meter().failures(StoreException.Kind.THROTTLED),
-                end.meter().firstByteP50Micros() / 1000.0, shardMix, waitShare);
+                end.meter().firstByteP50Micros() / 1000.0, shardMix, waitShare, sources);
     }
 }

@@ -1,6 +1,7 @@
 package dev.ferry.serve.jobs;
 
 import dev.ferry.cache.BlockId;
+import dev.ferry.metrics.Advisor;
 import dev.ferry.metrics.FerryMetrics;
 import dev.ferry.serve.node.BlockHolders;
 import dev.ferry.serve.node.Counters;
@@ -40,6 +41,8 @@ public final class JobRegistry implements BlockHolders {
     private final FerryMetrics steps;
     private final Clock clock;
     private final History history;
+    /** Charges the local tier's reads and fetches to the jobs' epochs. */
+    private final JobLedger ledger = new JobLedger();
     /** Per job on /metrics: the current epoch's predicted and measured egress and the advisor's finding count. */
     private final Map<String, AtomicLong[]> jobGauges = new ConcurrentHashMap<>();
     /** Per job with the node partition, in a regional group: the shards whose home is this node (read here, kept as owned). */
@@ -55,6 +58,9 @@ public final class JobRegistry implements BlockHolders {
         this.steps = steps;
         this.clock = clock;
         this.history = new History(300, clock);
+        if (node.tiers().cache() != null) {
+            node.tiers().cache().ledger(ledger);
+        }
     }
 
     /** What a registration did: started a job, found the same one registered, or replaced another. */
@@ -133,9 +139,11 @@ public final class JobRegistry implements BlockHolders {
             LOG.info("job {} replaced: {}", job.name, String.join("; ", differences));
         }
         RunningJob run = new RunningJob(job, node, steps, history, clock, gone);
+        ledger.add(run); // before its first epoch starts its prefetcher: every fetch is charged
         try {
             run.startEpoch(job.firstEpoch(), gone); // a resumed job starts in its checkpoint's epoch
         } catch (CancellationException e) {
+            ledger.remove(run);
             run.stop(); // releases what it holds (the trusted versions)
             throw e;
         }
@@ -144,6 +152,7 @@ public final class JobRegistry implements BlockHolders {
         }
         jobs.put(job.name, run);
         if (old != null) {
+            ledger.remove(old);
             old.stop();
         }
         homes(job);
@@ -208,7 +217,7 @@ public final class JobRegistry implements BlockHolders {
             Counters now = node.counters();
             history.sample(now, runs);
             for (RunningJob run : runs) {
-                run.advice.refresh(run, now, node.tiers().egressCostPerByte());
+                run.advice.refresh(run, now, node.tiers().prices());
                 jobGauges(run);
             }
         } catch (RuntimeException e) {
@@ -232,9 +241,8 @@ public final class JobRegistry implements BlockHolders {
         });
         EpochRecord cur = run.current();
         g[0].set(run.advice.predictedEgress(cur.number));
-        Counters end = cur.atEnd != null ? cur.atEnd : node.counters();
-        g[1].set(end.meter().egressBytes() - cur.atStart.meter().egressBytes());
-        g[2].set(run.advice.findings().stream().filter(f -> !f.startsWith("Projected egress")).count());
+        g[1].set(cur.egressBytes.sum());
+        g[2].set(run.advice.findings().stream().filter(f -> !f.startsWith(Advisor.PROJECTED) && !f.startsWith(Advisor.NO_PROBLEM)).count());
     }
 
     /** Stops every job's prefetcher. */

@@ -44,6 +44,12 @@ public final class RunningJob {
     private volatile List<String> hintMembers;
     /** This epoch's prefetcher (null: prefetch is off, or the job has stopped). */
     private Prefetcher prefetcher;
+    /** What the ledger charges to the job now (null before its first epoch). */
+    private volatile Charges charges;
+
+    /** The epoch in progress, and the blocks this node reads in it ({@code now}) and in the next ({@code next}). */
+    record Charges(EpochRecord epoch, Set<BlockId> now, Set<BlockId> next) {
+    }
 
     final JobAdvice advice;
     /** The manifest's versions, read with no revalidation while the job is registered (null: an explicit job). */
@@ -108,6 +114,11 @@ public final class RunningJob {
         return m == null || members == null ? null : members.get(m);
     }
 
+    /** What the tier's reads and fetches are charged to now (null before the first epoch). */
+    Charges charges() {
+        return charges;
+    }
+
     synchronized EpochRecord current() {
         return current;
     }
@@ -155,6 +166,7 @@ public final class RunningJob {
         synchronized (job.epochs) {
             job.epochs.add(current);
         }
+        charges = new Charges(current, new HashSet<>(mine.blocks()), nextMine == null ? Set.of() : new HashSet<>(nextMine.blocks()));
         future = mine;
         evictionFuture = eviction;
         planned = next;

@@ -6,6 +6,7 @@ import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.ferry.cache.CacheStats;
 import dev.ferry.metrics.EpochReport;
+import dev.ferry.metrics.ReadSources;
 import dev.ferry.plan.Prefetcher;
 import dev.ferry.serve.node.Counters;
 import dev.ferry.serve.node.HintedStore;
@@ -14,6 +15,7 @@ import dev.ferry.serve.node.RegionalGroup;
 import dev.ferry.serve.node.Tiers;
 import dev.ferry.serve.protocol.Reply;
 import dev.ferry.store.StoreException;
+import dev.ferry.store.Prices;
 import dev.ferry.store.chain.MeterSnapshot;
 import dev.ferry.store.chain.MeteredStore;
 import dev.ferry.store.tier.GroupStore;
@@ -171,6 +173,9 @@ final class StatusApi {
         long totalWaitMicros = 0;
         long totalPredicted = 0;
         double totalRate = 0;
+        long jobsEgress = 0;
+        long jobsRequests = 0;
+        double jobsCost = 0;
         ObjectNode latest = null;
         String latestJob = null;
         long latestAt = Long.MIN_VALUE;
@@ -198,8 +203,11 @@ final class StatusApi {
             for (EpochRecord e : epochList) {
                 ObjectNode en = epochs.addObject();
                 synchronized (run) {
-                    fourNumbers(en, e, e.atEnd != null ? e.atEnd : now);
+                    fourNumbers(en, e, e.atEnd != null ? e.atEnd : now, node.tiers().prices());
                 }
+                jobsEgress += en.get("egress_bytes").asLong();
+                jobsRequests += en.get("egress_requests").asLong();
+                jobsCost += en.get("egress_cost_usd").asDouble();
                 if (run.job.plan() != null) {
                     en.put("global_batch_shard_mix", round(run.job.shardMix(e.number), 4));
                 }
@@ -221,16 +229,20 @@ final class StatusApi {
                 }
             }
         }
+        // the four numbers of the job that reported last, its current epoch's row as it is; with no job, the tier's
         ObjectNode four = root.putObject("four_numbers");
         if (latest != null) {
             four.put("job", latestJob);
-            for (String f : List.of("epoch", "samples_per_s", "wait_per_step_ms_p50", "wait_per_step_ms_p99")) {
+            for (String f : List.of("epoch", "samples_per_s", "wait_per_step_ms_p50", "wait_per_step_ms_p99", "wait_share",
+                    "local_hit_rate", "local_hit_rate_bytes", "prefetched_share_bytes", "waited_share_bytes", "peer_bytes",
+                    "shared_tier_bytes", "egress_bytes", "egress_cost_usd")) {
                 four.set(f, latest.get(f));
             }
+        } else {
+            four.put("local_hit_rate", round(c.hitRate(), 4)).put("local_hit_rate_bytes", round(c.byteHitRate(), 4))
+                    .put("peer_bytes", now.peerBytes()).put("shared_tier_bytes", now.sharedBytes()).put("egress_bytes", m.egressBytes())
+                    .put("egress_cost_usd", round(m.estimatedCostUsd(), 6));
         }
-        four.put("local_hit_rate", round(c.hitRate(), 4)).put("local_hit_rate_bytes", round(c.byteHitRate(), 4))
-                .put("peer_bytes", now.peerBytes()).put("shared_tier_bytes", now.sharedBytes()).put("egress_bytes", m.egressBytes())
-                .put("egress_cost_usd", round(m.estimatedCostUsd(), 6));
         // every job's current epoch together: the consumers' numbers add up; the tiers' are the daemon's
         root.putObject("jobs_total").put("jobs", jobs.jobs().size()).put("eviction_follows", node.config().evictionFollows())
                 .put("samples", totalSamples).put("steps", totalSteps).put("samples_per_s", round(totalRate, 1))
@@ -239,7 +251,11 @@ final class StatusApi {
                 .put("wait_total_s", round(totalWaitMicros / 1e6, 3)).put("predicted_egress_bytes", totalPredicted)
                 .put("local_hit_rate", round(c.hitRate(), 4)).put("local_hit_rate_bytes", round(c.byteHitRate(), 4))
                 .put("peer_bytes", now.peerBytes()).put("shared_tier_bytes", now.sharedBytes()).put("egress_bytes", m.egressBytes())
-                .put("egress_cost_usd", round(m.estimatedCostUsd(), 6));
+                .put("egress_cost_usd", round(m.estimatedCostUsd(), 6))
+                // every epoch of every job against the daemon's own count since it started: the jobs' rows add up to
+                // jobs_egress_bytes; what no plan asked for (listings, metadata, manifests, unplanned reads) is the rest
+                .put("jobs_egress_bytes", jobsEgress).put("jobs_egress_requests", jobsRequests).put("jobs_egress_cost_usd", round(jobsCost, 6))
+                .put("other_egress_bytes", Math.max(0, m.egressBytes() - jobsEgress));
     }
 
     /** The last minutes, a point a second: what the page charts. */
@@ -258,8 +274,8 @@ final class StatusApi {
     }
 
     /** One epoch's four numbers: the consumers' reports, and the daemon's counters from its start to {@code end}. */
-    private static void fourNumbers(ObjectNode out, EpochRecord e, Counters end) {
-        EpochReport r = JobAdvice.report(e, end, -1, 1); // the same figures the advisor reads
+    private static void fourNumbers(ObjectNode out, EpochRecord e, Counters end, Prices prices) {
+        EpochReport r = JobAdvice.report(e, end, -1, 1, prices); // the same figures the advisor reads
         out.put("epoch", r.epoch()).put("samples", r.samples()).put("steps", e.steps)
                 .put("samples_per_s", round(r.samplesPerSecond(), 1))
                 .put("wait_per_step_ms_p50", round(r.waitPerStepMillisP50(), 3))
@@ -273,11 +289,18 @@ final class StatusApi {
         } else {
             out.put("consumer_seconds", round(consumer, 3));
         }
+        ReadSources src = r.sources();
         out.put("local_hit_rate", round(r.localHitRate(), 4))
                 .put("local_hit_rate_bytes", round(r.localHitRateBytes(), 4))
+                .put("prefetched_share_bytes", round(src.prefetchedShareBytes(), 4))
+                .put("waited_share_bytes", round(src.waitedShareBytes(), 4))
+                .put("read_bytes", src.bytes()).put("resident_bytes", src.residentBytes()).put("prefetched_bytes", src.prefetchedBytes())
+                .put("waited_bytes", src.waitedBytes()).put("reads", src.reads()).put("resident_reads", src.residentReads())
+                .put("prefetched_reads", src.prefetchedReads()).put("waited_reads", src.waitedReads())
                 .put("peer_bytes", end.peerBytes() - e.atStart.peerBytes())
                 .put("shared_tier_bytes", end.sharedBytes() - e.atStart.sharedBytes())
                 .put("egress_bytes", r.egressBytes())
+                .put("egress_ahead_bytes", e.egressAheadBytes.sum())
                 .put("egress_requests", r.egressRequests())
                 .put("egress_cost_usd", round(r.egressCostUsd(), 6));
     }

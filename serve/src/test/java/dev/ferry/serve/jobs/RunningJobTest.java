@@ -8,6 +8,7 @@ import dev.ferry.plan.Homes;
 import dev.ferry.plan.PlanConfig;
 import dev.ferry.plan.World;
 import dev.ferry.store.ObjectKey;
+import dev.ferry.store.Prices;
 import dev.ferry.store.chain.MeteredStore;
 import java.nio.file.Path;
 import java.util.Map;
@@ -52,7 +53,7 @@ class RunningJobTest {
             run.progress(1, 64, 0, new double[] {500}, 0, 0.5);
 
             EpochRecord e = run.current();
-            var r = JobAdvice.report(e, e.atStart, -1, 1);
+            var r = JobAdvice.report(e, e.atStart, -1, 1, Prices.AWS_S3_STANDARD);
             assertThat(e.consumerSeconds()).as("the longest rank's own time").isEqualTo(2.0);
             assertThat(r.samplesPerSecond()).as("64 samples in 2 s of the consumers' time, not 0.5 s of the daemon's").isEqualTo(32.0);
             assertThat(r.waitShare()).as("1.8 s waited in 4 s of the ranks' time").isCloseTo(1.8 / 4.0, within(1e-9));
@@ -63,7 +64,7 @@ class RunningJobTest {
             RunningJob old = n.run(n.job("old", 7));
             n.clock.advanceMillis(100);
             old.progress(1, 8, 8, new double[] {300, 300});
-            var o = JobAdvice.report(old.current(), old.current().atStart, -1, 1);
+            var o = JobAdvice.report(old.current(), old.current().atStart, -1, 1, Prices.AWS_S3_STANDARD);
             assertThat(old.current().consumerSeconds()).isNaN();
             assertThat(o.waitShare()).as("600 ms waited in a 100 ms epoch is at most all of it").isEqualTo(1.0);
         }

@@ -1,0 +1,53 @@
+package dev.ferry.serve.jobs;
+
+import dev.ferry.cache.BlockId;
+import dev.ferry.cache.TierLedger;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+
+/**
+ * The node's local tier tells this where each read's bytes came from and each block it fetched; it charges each to
+ * the epoch of the registered job whose plan reads that block. A read, or a fetch, of a block the epoch in
+ * progress plans is that epoch's; a fetch of a block only the job's next epoch plans (prefetched ahead) is charged
+ * to the epoch in progress as well, and counted apart as fetched ahead. A block several jobs plan is charged once,
+ * to the job registered first: the per-job rows add up to no more than the daemon's egress, and what no plan asked
+ * for (listings, metadata, manifests, reads no registered plan names) is the daemon's own, shown beside them.
+ * Thread-safe: the jobs are a copy-on-write list, each job's plan sets are published whole.
+ */
+final class JobLedger implements TierLedger {
+    private final List<RunningJob> jobs = new CopyOnWriteArrayList<>();
+
+    void add(RunningJob run) {
+        jobs.add(run);
+    }
+
+    void remove(RunningJob run) {
+        jobs.remove(run);
+    }
+
+    @Override
+    public void served(BlockId block, long bytes, long arrivedNanos, boolean first) {
+        for (RunningJob run : jobs) {
+            RunningJob.Charges c = run.charges();
+            if (c != null && c.now().contains(block)) {
+                c.epoch().reads.served(bytes, arrivedNanos, first, c.epoch().startNanos);
+                return;
+            }
+        }
+    }
+
+    @Override
+    public void fetched(BlockId block, long bytes, boolean prefetch, boolean request) {
+        for (RunningJob run : jobs) {
+            RunningJob.Charges c = run.charges();
+            if (c == null) {
+                continue;
+            }
+            boolean now = c.now().contains(block);
+            if (now || c.next().contains(block)) {
+                c.epoch().charge(bytes, request, !now);
+                return;
+            }
+        }
+    }
+}
