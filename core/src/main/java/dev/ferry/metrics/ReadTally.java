@@ -28,6 +28,11 @@ public final class ReadTally {
         }
     }
 
+    /** Every byte counted so far, whatever its part. */
+    public long bytes() {
+        return bytes[RESIDENT].sum() + bytes[PREFETCHED].sum() + bytes[WAITED].sum();
+    }
+
     public ReadSources sources() {
         return new ReadSources(bytes[RESIDENT].sum(), bytes[PREFETCHED].sum(), bytes[WAITED].sum(), reads[RESIDENT].sum(),
                 reads[PREFETCHED].sum(), reads[WAITED].sum());

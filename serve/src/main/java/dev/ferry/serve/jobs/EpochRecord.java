@@ -21,7 +21,8 @@ final class EpochRecord {
     long steps;
     long waitTotalMicros;
     long lastReportNanos;
-    long position;
+    /** Written under the job's lock, read without by the ledger. */
+    volatile long position;
     Counters atEnd;
     /** The job's reads in this epoch, by where their bytes came from. */
     final ReadTally reads = new ReadTally();

@@ -11,7 +11,10 @@ import java.util.concurrent.CopyOnWriteArrayList;
  * progress plans is that epoch's; a fetch of a block only the job's next epoch plans (prefetched ahead) is charged
  * to the epoch in progress as well, and counted apart as fetched ahead. A block several jobs plan is charged once,
  * to the job registered first: the per-job rows add up to no more than the daemon's egress, and what no plan asked
- * for (listings, metadata, manifests, reads no registered plan names) is the daemon's own, shown beside them.
+ * for (listings, metadata, manifests, reads no registered plan names) is the daemon's own, shown beside them. A read
+ * of a block several jobs plan now cannot be told apart by its request (an S3 GET names no job): it is charged to the
+ * one furthest behind in its reads for the position its consumers reported (so two jobs reading one corpus are
+ * charged about their own reads each; where the block came from is the same for both).
  * Thread-safe: the jobs are a copy-on-write list, each job's plan sets are published whole.
  */
 final class JobLedger implements TierLedger {
@@ -27,12 +30,20 @@ final class JobLedger implements TierLedger {
 
     @Override
     public void served(BlockId block, long bytes, long arrivedNanos, boolean first) {
+        RunningJob.Charges to = null;
+        double behind = Double.NEGATIVE_INFINITY;
         for (RunningJob run : jobs) {
             RunningJob.Charges c = run.charges();
             if (c != null && c.now().contains(block)) {
-                c.epoch().reads.served(bytes, arrivedNanos, first, c.epoch().startNanos);
-                return;
+                double b = c.behind();
+                if (to == null || b > behind) {
+                    to = c;
+                    behind = b;
+                }
             }
+        }
+        if (to != null) {
+            to.epoch().reads.served(bytes, arrivedNanos, first, to.epoch().startNanos);
         }
     }
 

@@ -47,8 +47,17 @@ public final class RunningJob {
     /** What the ledger charges to the job now (null before its first epoch). */
     private volatile Charges charges;
 
-    /** The epoch in progress, and the blocks this node reads in it ({@code now}) and in the next ({@code next}). */
-    record Charges(EpochRecord epoch, Set<BlockId> now, Set<BlockId> next) {
+    /**
+     * The epoch in progress, the blocks this node reads in it ({@code now}) and in the next ({@code next}), and the
+     * epoch's samples and bytes by its plan (for {@link #behind}).
+     */
+    record Charges(EpochRecord epoch, Set<BlockId> now, Set<BlockId> next, long samples, long plannedBytes) {
+        /** How far the reads charged so far lag the consumers' reported position: its share of the epoch less theirs. */
+        double behind() {
+            double position = samples <= 0 ? 0 : (double) epoch.position / samples;
+            double read = plannedBytes <= 0 ? 0 : (double) epoch.reads.bytes() / plannedBytes;
+            return position - read;
+        }
     }
 
     final JobAdvice advice;
@@ -166,7 +175,9 @@ public final class RunningJob {
         synchronized (job.epochs) {
             job.epochs.add(current);
         }
-        charges = new Charges(current, new HashSet<>(mine.blocks()), nextMine == null ? Set.of() : new HashSet<>(nextMine.blocks()));
+        Set<BlockId> reads = new HashSet<>(mine.blocks());
+        charges = new Charges(current, reads, nextMine == null ? Set.of() : new HashSet<>(nextMine.blocks()), job.samplesPerEpoch(),
+                (long) reads.size() * blockSize);
         future = mine;
         evictionFuture = eviction;
         planned = next;

@@ -68,7 +68,7 @@ class MultiJobDaemonTest {
             for (String name : new String[] {"a", "b"}) {
                 JsonNode j = job(status, name);
                 assertThat(j.get("epochs")).hasSize(3);
-                assertThat(j.get("epochs").get(2).get("local_hit_rate").asDouble()).as(name + " epoch 3 hit rate").isGreaterThan(0.95);
+                assertThat(j.get("epochs").get(2).get("local_hit_rate").asDouble()).as(name + " epoch 3 hit rate: " + j).isGreaterThan(0.95);
             }
             JsonNode total = status.get("jobs_total");
             assertThat(total.get("jobs").asInt()).isEqualTo(2);
@@ -77,6 +77,20 @@ class MultiJobDaemonTest {
             assertThat(total.get("samples").asLong()).isEqualTo(256);
             assertThat(total.get("steps").asLong()).isEqualTo(64);
             assertThat(total.get("egress_bytes").asLong()).isEqualTo(egress(http, api));
+            // the jobs' rows add up: every epoch of both, each fetched block charged once, against the daemon's count
+            long rows = 0;
+            for (String name : new String[] {"a", "b"}) {
+                for (JsonNode e : job(status, name).get("epochs")) {
+                    rows += e.get("egress_bytes").asLong();
+                    // the reads of a block both plan are shared out by how far each job has got: about its own 8 MiB each
+                    assertThat((double) e.get("read_bytes").asLong()).as(name + " epoch " + e.get("epoch") + " reads")
+                            .isCloseTo(corpusBytes, org.assertj.core.data.Offset.offset(corpusBytes / 4.0));
+                }
+            }
+            assertThat(total.get("jobs_egress_bytes").asLong()).isEqualTo(rows);
+            assertThat(rows + total.get("other_egress_bytes").asLong()).isEqualTo(total.get("egress_bytes").asLong());
+            assertThat((double) rows).as("what left the store was the jobs' planned reads")
+                    .isCloseTo((double) (byEpoch[0] + byEpoch[1] + byEpoch[2]), org.assertj.core.data.Offset.offset(0.02 * corpusBytes));
         }
     }
 
