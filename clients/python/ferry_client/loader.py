@@ -243,7 +243,7 @@ class _Step:
         self._t0 = None
 
     def __enter__(self):
-        self._reporter._announce()
+        self._reporter._begin()
         self._t0 = self._reporter._clock()
         return self
 
@@ -331,6 +331,7 @@ class StepReporter:
         self._last_sent = self._clock()
         self._covered_from = self._last_sent  # the start of the time the next report covers, by this clock
         self._announced = epoch == 1 and start == 0  # registering the job began its epoch 1
+        self._begun = False  # the consumer has asked for the epoch's first batch
 
     def wait(self):
         """A context manager that measures one step's wait (see the class example)."""
@@ -342,7 +343,7 @@ class StepReporter:
         ``count(batch)`` gives a batch's number of samples (default: ``batch_size``; pass ``count=len``
         when batches are sequences of samples, so the last, shorter one counts right).
         """
-        self._announce()
+        self._begin()
         it = iter(batches)
         while True:
             started = self._clock()
@@ -424,10 +425,17 @@ class StepReporter:
         with self._lock:
             self._start_epoch(epoch, start)
 
-    def _announce(self):
-        """Tells the daemon the epoch has begun, before its first batch is read: the reads that come first are charged
-        to it. Once per epoch, by ``timed`` and ``wait``; not for epoch 1 from its start (registering began it)."""
+    def _begin(self):
+        """The consumer asks for its epoch's first batch: the epoch's time by this clock starts here (not when the
+        reporter was made: imports and set-up are not the loader's), and the daemon is told the epoch has begun, so
+        that the reads that come first are charged to it (not for epoch 1 from its start: registering began it).
+        Once per epoch, by ``timed`` and ``wait``."""
         with self._lock:
+            if self._begun:
+                return
+            self._begun = True
+            if self.steps == 0:
+                self._covered_from = self._last_sent = self._clock()
             if self._announced:
                 return
             self._announced = True

@@ -315,6 +315,25 @@ class StepReporterTest(unittest.TestCase):
         self.assertAlmostEqual(pending["elapsed_s"], 2.4)
         self.assertLessEqual(sum(pending["waits_ms"]) / 1000.0, pending["elapsed_s"])
 
+    def test_the_epoch_is_timed_from_its_first_batch_and_announced_before_it(self):
+        reporter = StepReporter(self.client, "job", rank=0, epoch=1, batch_size=2, clock=self.clock)
+        self.clock.now += 5.0  # set-up after the reporter was made (imports, a DataLoader's workers): not the loader's
+
+        def batches():
+            self.clock.now += 0.2
+            yield [1, 2]
+
+        for _ in reporter.timed(batches(), count=len):
+            pass
+        self.assertAlmostEqual(reporter.pending()["elapsed_s"], 0.2)
+        self.assertEqual(reporter.reports_failed, 0, "epoch 1 from its start was begun by registering: nothing to announce")
+        later = self.reporter()  # epoch 3: the daemon is told before the first batch is read (here it is not there)
+        with self.assertLogs("ferry_client", "WARNING") as logged:
+            for _ in later.timed(iter([]), count=len):
+                pass
+        self.assertIn("epoch 3 began", logged.output[0])
+        self.assertEqual(later.reports_failed, 1)
+
     def test_the_end_of_the_epoch_is_not_a_step(self):
         reporter = self.reporter()
         with self.assertRaises(StopIteration):

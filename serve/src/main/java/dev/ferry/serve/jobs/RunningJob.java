@@ -52,6 +52,11 @@ public final class RunningJob {
      * epoch's samples and bytes by its plan (for {@link #behind}).
      */
     record Charges(EpochRecord epoch, Set<BlockId> now, Set<BlockId> next, long samples, long plannedBytes) {
+        /** True once the consumers reported the epoch's last sample: nothing more of it is theirs to read. */
+        boolean done() {
+            return samples > 0 && epoch.position >= samples;
+        }
+
         /** How far the reads charged so far lag the consumers' reported position: its share of the epoch less theirs. */
         double behind() {
             double position = samples <= 0 ? 0 : (double) epoch.position / samples;
@@ -177,7 +182,7 @@ public final class RunningJob {
         }
         Set<BlockId> reads = new HashSet<>(mine.blocks());
         charges = new Charges(current, reads, nextMine == null ? Set.of() : new HashSet<>(nextMine.blocks()), job.samplesPerEpoch(),
-                (long) reads.size() * blockSize);
+                job.nodeBytes(epoch));
         future = mine;
         evictionFuture = eviction;
         planned = next;
