@@ -2,10 +2,10 @@
 """Runs epochs of a registered job through a live ferry daemon as a training loop would, and says what the
 consumer measured by its own clock: the other side of the daemon's four numbers.
 
-    python3 clients/python/tests/four_numbers_e2e.py --url URL --job J --manifest-key B/K --epochs 1,2
+    python3 clients/python/tests/four_numbers_e2e.py --url URL --job J --manifest-key B/K|--manifest-file F --epochs 1,2
         [--reader torch|boto3] [--workers N] [--batch-size B] [--decode-ms MS] [--step-ms MS] [--prefetch N]
 
-Registers the job (``--manifest-key``, seed 7; ``--register-only`` stops there), then for each epoch of
+Registers the job (its manifest in the store or sent along, seed 7; ``--register-only`` stops there), then for each epoch of
 ``--epochs`` reads rank 0's samples in plan order: with ``--reader torch`` through
 ``DataLoader(FerryIterableDataset(...), num_workers=--workers)``, whose ``decode`` burns ``--decode-ms`` of CPU
 per sample (a decode that costs CPU, not a sleep); with ``--reader boto3``, by plain ranged ``get_object`` calls
@@ -88,7 +88,8 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--url", required=True)
     parser.add_argument("--job", required=True)
-    parser.add_argument("--manifest-key", required=True, help="bucket/key of the manifest in the daemon's store")
+    parser.add_argument("--manifest-key", help="bucket/key of the manifest in the daemon's store")
+    parser.add_argument("--manifest-file", help="the manifest file itself (sent with the registration)")
     parser.add_argument("--epochs", default="1", help="comma-separated epochs to run, from 1")
     parser.add_argument("--register-only", action="store_true")
     parser.add_argument("--reader", choices=("torch", "boto3"), default="torch")
@@ -100,7 +101,10 @@ def main(argv=None):
     args = parser.parse_args(argv)
 
     client = FerryClient(args.url, access_key="ferry", secret_key="ferry")
-    job = client.register_job(args.job, manifest_key=args.manifest_key, seed=7, batch_size=args.batch_size)
+    if (args.manifest_key is None) == (args.manifest_file is None):
+        parser.error("give one of --manifest-key and --manifest-file")
+    job = client.register_job(args.job, manifest=args.manifest_file, manifest_key=args.manifest_key, seed=7,
+                              batch_size=args.batch_size)
     if args.register_only:
         print(json.dumps({"registered": job["registration"], "samples": job["samples"]}), flush=True)
         return 0

@@ -276,18 +276,24 @@ final class DemoCommand implements Callable<Integer> {
     private void table(RunReport direct, RunReport ferry) {
         System.out.println();
         System.out.println("the four numbers, per epoch");
-        System.out.printf(Locale.ROOT, "%-7s %5s %10s %13s %13s %10s %11s %9s %11s %12s%n", "run", "epoch", "samples/s",
-                "wait/step p50", "wait/step p99", "hit bytes", "egress", "requests", "cost", "predicted");
+        System.out.printf(Locale.ROOT, "%-7s %5s %10s %13s %13s %9s %11s %7s %11s %9s %11s %12s%n", "run", "epoch", "samples/s",
+                "wait/step p50", "wait/step p99", "hit", "prefetched", "waited", "egress", "requests", "cost", "predicted");
         for (int i = 0; i < epochs; i++) {
             row("direct", direct.epochs().get(i));
             row("ferry", ferry.epochs().get(i));
         }
+        System.out.println("(of the bytes read: hit = on the local tier before the epoch asked; prefetched = fetched during it, before the");
+        System.out.println(" read; waited = the read waited for the object store. Reading directly, every byte is waited for.)");
     }
 
     private static void row(String run, EpochReport r) {
-        System.out.printf(Locale.ROOT, "%-7s %5d %10.0f %10.1f ms %10.1f ms %9.0f%% %11s %9d %10.4f$ %12s%n", run, r.epoch(),
-                r.samplesPerSecond(), r.waitPerStepMillisP50(), r.waitPerStepMillisP99(), 100 * r.localHitRateBytes(),
-                Sizes.format(r.egressBytes()), r.egressRequests(), r.egressCostUsd(),
+        // reading directly there is no tier: every byte came from the store as the read waited
+        boolean direct = r.sources() == null || r.sources().bytes() == 0;
+        double prefetched = direct ? 0 : r.sources().prefetchedShareBytes();
+        double waited = direct ? 1 : r.sources().waitedShareBytes();
+        System.out.printf(Locale.ROOT, "%-7s %5d %10.0f %10.1f ms %10.1f ms %8.0f%% %10.0f%% %6.0f%% %11s %9d %10.4f$ %12s%n", run,
+                r.epoch(), r.samplesPerSecond(), r.waitPerStepMillisP50(), r.waitPerStepMillisP99(), 100 * r.localHitRateBytes(),
+                100 * prefetched, 100 * waited, Sizes.format(r.egressBytes()), r.egressRequests(), r.egressCostUsd(),
                 r.predictedEgressBytes() < 0 ? "-" : Sizes.format(r.predictedEgressBytes()));
     }
 

@@ -12,7 +12,7 @@ import org.junit.jupiter.api.Test;
 class DemoVerdictTest {
     /** An epoch of 1,000 samples over {@code seconds}, waiting {@code share} of it, egressing {@code egress} bytes. */
     static EpochReport epoch(int n, double seconds, double share, long egress) {
-        return new EpochReport(n, 1000, 100, 1000 / seconds, 1, 2, share * seconds, 0.5, 0.5, egress, 10, 0.01, -1, 0, 30, 0.5, share, null);
+        return new EpochReport(n, 1000, 100, 1000 / seconds, 1, 2, share * seconds, 0.5, 0.5, egress, 10, 0.01, -1, 0, 30, 0.5, share, share, null);
     }
 
     @Test

@@ -296,9 +296,11 @@ final class BlockCache {
 
     /**
      * {@link #prefetch}, starting with {@code answer} (as {@link #readAnswer} reads one), fetched on this thread; 0
-     * when the answer does not start at block {@code first}. The answer is this method's.
+     * when the answer does not start at block {@code first}. The answer is this method's. {@code claimed} runs once
+     * the answer's blocks are claimed (or it is known they will not be), before they are fetched: from then on a
+     * reader finds them in flight.
      */
-    long prefetchAnswer(ObjectMeta meta, ByteRange range, ObjectContent answer, long first) throws IOException {
+    long prefetchAnswer(ObjectMeta meta, ByteRange range, ObjectContent answer, long first, Runnable claimed) throws IOException {
         long blockSize = config.blockSize();
         BlockFetcher.Run run = null;
         try {
@@ -308,6 +310,7 @@ final class BlockCache {
             BlockFetcher.Claim claim = fetcher.claimOpened(meta, first, (range.end() - 1) / blockSize, answer, true);
             run = claim.outcome() == BlockFetcher.Claim.Outcome.STARTED ? claim.run() : null;
         } finally {
+            claimed.run();
             if (run == null) {
                 answer.close();
             }

@@ -335,10 +335,16 @@ public final class CachingStore extends ForwardingObjectStore {
         ObjectMeta meta = local(request.key(), request.ifMatch());
         if (meta == null) {
             long fetched = misses.prefetch(request);
-            if (fetched >= 0 || !ask) {
-                return Math.max(0, fetched);
+            if (fetched >= 0) {
+                return fetched;
             }
-            meta = metadata.ask(request.key(), request.ifMatch());
+            meta = local(request.key(), request.ifMatch()); // a miss of the key it waited for may have answered
+            if (meta == null && !ask) {
+                return 0;
+            }
+            if (meta == null) {
+                meta = metadata.ask(request.key(), request.ifMatch());
+            }
         }
         ByteRange range = ReadRange.of(request, meta);
         if (range == null) {

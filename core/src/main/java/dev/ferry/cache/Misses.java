@@ -70,26 +70,37 @@ final class Misses {
      * ranged GET (pinned to the request's If-Match, a plan's ETag) whose answer is the metadata, its run fetched on
      * this thread, then the rest of the range as any prefetch. A request for the whole object that asks for its
      * checksum ({@link GetRequest#checksumAnswerable}: an object a listing named small) is one GET of the whole
-     * object asking for it, as a reader's miss in a folder of small objects. -1, having sent nothing or been
-     * answered 416, when the caller should ask with a HEAD.
+     * object asking for it, as a reader's miss in a folder of small objects. A miss of the key under way (a reader's,
+     * another prefetch's) is waited for instead. -1, having sent nothing or been answered 416: the caller looks at
+     * the key's metadata again (a miss waited for answered it), else asks with a HEAD.
      */
     long prefetch(GetRequest request) throws IOException {
         ObjectKey key = request.key();
         long first = request.range() == null ? 0 : request.range().offset() / config.blockSize();
-        if (blocks.holdsAnyVersionAt(key, first) || opening.containsKey(key)) {
+        if (blocks.holdsAnyVersionAt(key, first)) {
             return -1;
         }
-        if (!request.checksumAnswerable()) {
-            return prefetchMiss(request, first, false);
-        }
-        // one block at most: a reader's miss of the key waits for it, as for another reader's, rather than GET it again
+        // a reader's miss of the key waits for this one's answer, as for another reader's, rather than GET the same
+        // bytes again (the second answer would be dropped, and what the store sent of it paid for): until the
+        // answer's blocks are claimed, then it reads them as they arrive
         CompletableFuture<Void> mine = new CompletableFuture<>();
-        if (opening.putIfAbsent(key, mine) != null) {
+        CompletableFuture<Void> other = opening.putIfAbsent(key, mine);
+        if (other != null) {
+            other.join(); // a reader's miss (or another prefetch) of the key: its answer is the metadata, its blocks in flight
             return -1;
         }
-        blocks.wholePrefetches().put(key, mine); // and so does a read whose metadata is known (a mount's listed file)
+        boolean whole = request.checksumAnswerable();
+        if (whole) {
+            blocks.wholePrefetches().put(key, mine); // one block at most: so does a read whose metadata is known (a mount's listed file)
+        }
+        Runnable claimed = () -> {
+            if (!whole) {
+                opening.remove(key, mine);
+                mine.complete(null);
+            }
+        };
         try {
-            return prefetchMiss(request, first, true);
+            return prefetchMiss(request, first, whole, claimed);
         } finally {
             blocks.wholePrefetches().remove(key, mine);
             opening.remove(key, mine);
@@ -97,7 +108,7 @@ final class Misses {
         }
     }
 
-    private long prefetchMiss(GetRequest request, long first, boolean whole) throws IOException {
+    private long prefetchMiss(GetRequest request, long first, boolean whole, Runnable claimed) throws IOException {
         long sent = clock.nanoTime();
         ObjectContent answer = missGet(request, first, whole);
         if (answer == null) {
@@ -113,7 +124,7 @@ final class Misses {
             answer.close();
             return 0;
         }
-        return blocks.prefetchAnswer(meta, range, answer, first);
+        return blocks.prefetchAnswer(meta, range, answer, first, claimed);
     }
 
     /**

@@ -352,7 +352,7 @@ public final class EpochRun<T> implements Iterator<Batch<T>>, AutoCloseable {
         return new LoaderStats(plan.epoch(), delivered, steps, seconds, seconds > 0 ? delivered / seconds : 0,
                 waits.getTotalCount() == 0 ? 0 : waits.getValueAtPercentile(50) / 1000.0,
                 waits.getTotalCount() == 0 ? 0 : waits.getValueAtPercentile(99) / 1000.0,
-                waitTotal / 1e9, bytes.sum(), wastedSamples, wastedBytes, shardMix);
+                waitTotal / 1e9, waits.getTotalCount() == 0 ? 0 : waits.getMaxValue() / 1e6, bytes.sum(), wastedSamples, wastedBytes, shardMix);
     }
 
     @Override

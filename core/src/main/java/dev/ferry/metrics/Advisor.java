@@ -10,15 +10,15 @@ import java.util.function.LongUnaryOperator;
  * Reads the four numbers together and says, in plain words, what limits the run. Each finding names the
  * evidence and what to change. Rules:
  * <ol>
- *   <li>Data is local (90% of bytes resident or prefetched in time) yet a typical step waits: preprocessing is
- *       CPU-bound; add decode workers.
+ *   <li>Data is local ({@link EpochReport#dataLocal}: few reads waited, little fetched) yet a typical step waits:
+ *       preprocessing is CPU-bound; add decode workers.
  *   <li>After the first epoch, a quarter of the dataset or more still fetched each epoch and under 75% of the
  *       bytes resident before the epoch asked: the working set outgrew the node; says the cache size the plan
  *       needs (from the simulator).
  *   <li>More than 1% of requests answered SlowDown: the governor is holding back; spread keys over more
  *       prefixes.
- *   <li>The consumer waits on the object store (half the bytes waited for) while few reads are in flight: raise
- *       fetch concurrency.
+ *   <li>The consumer waits, and the data was not local: it waits on the object store; raise fetch concurrency
+ *       (how far, from the wait share and the reads in flight).
  *   <li>A tail: p99 wait far above p50 after the first epoch, with misses and room for more reads in flight:
  *       prefetch is too shallow (say which setting).
  *   <li>Trends: a wait rising three epochs running; a hit rate falling while egress holds.
@@ -36,14 +36,22 @@ public final class Advisor {
     /**
      * What the advisor knows beyond the reports. {@code decodeWorkers} 0: unknown (the daemon does not see the
      * client's workers). {@code readsInFlight} and {@code firstByteShare}: measured over the last epoch (NaN
-     * when not measured: the loader then names its configured {@code fetchConcurrency}).
+     * when not measured: the loader then names its configured {@code fetchConcurrency}). {@code governor}: what the
+     * prefix governor is doing, in words ("" when not known), quoted by the throttling finding.
      */
     public record Context(long datasetBytes, long cacheBytes, int decodeWorkers, int fetchConcurrency, int plannedEpochs,
-            double egressCostPerByte, LongUnaryOperator predictedSteadyEgressAtCapacity, double readsInFlight, double firstByteShare) {
+            double egressCostPerByte, LongUnaryOperator predictedSteadyEgressAtCapacity, double readsInFlight, double firstByteShare,
+            String governor) {
         public Context(long datasetBytes, long cacheBytes, int decodeWorkers, int fetchConcurrency, int plannedEpochs,
                 double egressCostPerByte, LongUnaryOperator predictedSteadyEgressAtCapacity) {
             this(datasetBytes, cacheBytes, decodeWorkers, fetchConcurrency, plannedEpochs, egressCostPerByte,
-                    predictedSteadyEgressAtCapacity, Double.NaN, Double.NaN);
+                    predictedSteadyEgressAtCapacity, Double.NaN, Double.NaN, "");
+        }
+
+        public Context(long datasetBytes, long cacheBytes, int decodeWorkers, int fetchConcurrency, int plannedEpochs,
+                double egressCostPerByte, LongUnaryOperator predictedSteadyEgressAtCapacity, double readsInFlight, double firstByteShare) {
+            this(datasetBytes, cacheBytes, decodeWorkers, fetchConcurrency, plannedEpochs, egressCostPerByte,
+                    predictedSteadyEgressAtCapacity, readsInFlight, firstByteShare, "");
         }
     }
 
@@ -57,10 +65,10 @@ public final class Advisor {
         }
         EpochReport last = epochs.get(epochs.size() - 1);
         double waitShare = last.waitShare();
-        // waiting is a finding when a typical step waits for a real share of the epoch, not when one slow start
-        // (worker processes starting, a first fetch) makes most of the wait
-        boolean waits = last.typicalWaitShare() >= 0.1 && last.waitPerStepMillisP50() >= 1.0;
-        if (last.readyShareBytes() >= 0.9 && waits) {
+        // waiting is a finding when the consumer waited a real share of the epoch once its loader was running, not
+        // when one slow start (worker processes starting, a first fetch) makes most of the wait
+        boolean waits = last.steadyWaitShare() >= 0.1;
+        if (last.dataLocal() && waits) {
             findings.add(String.format(Locale.ROOT,
                     "Preprocessing is CPU-bound: %.0f%% of the bytes read were on the local tier when asked for, yet the consumer waited %.0f%% "
                             + "of epoch %d (%.1f ms per step at p50). %s or make decoding cheaper.",
@@ -82,17 +90,22 @@ public final class Advisor {
         if (last.egressRequests() > 0 && (double) last.throttled() / last.egressRequests() > 0.01) {
             findings.add(String.format(Locale.ROOT,
                     "The object store is throttling: %.1f%% of epoch %d's %d requests were answered SlowDown, and the governor is "
-                            + "holding back to stay under the limit. Spread keys over more prefixes (S3 limits each prefix).",
-                    100.0 * last.throttled() / last.egressRequests(), last.epoch(), last.egressRequests()));
+                            + "holding back to stay under the limit%s. Spread keys over more prefixes (S3 limits each prefix).",
+                    100.0 * last.throttled() / last.egressRequests(), last.epoch(), last.egressRequests(),
+                    context.governor().isEmpty() ? "" : " (" + context.governor() + ")"));
         }
-        if (waits && last.readyShareBytes() < 0.5 && last.egressRequests() > 0) {
+        if (waits && !last.dataLocal() && last.egressRequests() > 0) {
+            double now = Double.isNaN(context.readsInFlight()) ? context.fetchConcurrency() : context.readsInFlight();
             String inFlight = Double.isNaN(context.readsInFlight()) ? context.fetchConcurrency() + " reads in flight"
                     : String.format(Locale.ROOT, "%.1f reads in flight on average, %.0f%% of their time waiting for a first byte",
                             context.readsInFlight(), 100 * context.firstByteShare());
+            // the loader delivered (1 - wait) of what the consumer could take: as many more reads at once close the gap
+            long needed = (long) Math.ceil(Math.max(1, now) / Math.max(0.05, 1 - waitShare));
             findings.add(String.format(Locale.ROOT,
                     "The consumer waits on the object store: %.0f%% of epoch %d waiting, first byte at %.0f ms, %s. "
-                            + "Raise fetch concurrency or read larger ranges.",
-                    100 * waitShare, last.epoch(), last.firstByteMillisP50(), inFlight));
+                            + "Raise fetch concurrency (about %d reads in flight would keep up: the loader's threads or workers, the daemon's "
+                            + "prefetch-bytes and a tier with room for them) or read larger ranges.",
+                    100 * waitShare, last.epoch(), last.firstByteMillisP50(), inFlight, needed));
         }
         if (findings.isEmpty()) {
             findings.add(String.format(Locale.ROOT,

@@ -59,6 +59,8 @@ public final class EpochMeter {
                 now.egressBytes() - meterAtStart.egressBytes(), now.totalRequests() - meterAtStart.totalRequests(),
                 now.estimatedCostUsd() - meterAtStart.estimatedCostUsd(), predictedEgressBytes,
                 now.failures(StoreException.Kind.THROTTLED) - meterAtStart.failures(StoreException.Kind.THROTTLED),
-                now.firstByteP50Micros() / 1000.0, loader.globalBatchShardMix(), waitShare(loader), sources);
+                now.firstByteP50Micros() / 1000.0, loader.globalBatchShardMix(), waitShare(loader),
+                EpochReport.steadyShare(loader.waitTotalSeconds(), loader.seconds(), Math.min(loader.waitTotalSeconds(), loader.waitMaxSeconds())),
+                sources);
     }
 }

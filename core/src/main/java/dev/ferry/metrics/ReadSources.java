@@ -39,6 +39,11 @@ public record ReadSources(long residentBytes, long prefetchedBytes, long waitedB
         return share(waitedBytes, bytes());
     }
 
+    /** Block reads that waited for the object store. */
+    public double waitedShareReads() {
+        return share(waitedReads, reads());
+    }
+
     /** Bytes the loader did not wait for: resident or prefetched in time. */
     public double readyShareBytes() {
         return share(residentBytes + prefetchedBytes, bytes());

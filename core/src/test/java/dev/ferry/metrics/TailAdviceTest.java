@@ -9,7 +9,7 @@ import org.junit.jupiter.api.Test;
 /** The tail rule on hand-made epochs: a p99 far above p50 with misses and room for more reads in flight. */
 class TailAdviceTest {
     static EpochReport epoch(int n, double p50, double p99, double hitBytes) {
-        return new EpochReport(n, 1000, 100, 100, p50, p99, 1, 0.9, hitBytes, 1 << 20, 10, 0.01, -1, 0, 30, 0.5, 0.1, null);
+        return new EpochReport(n, 1000, 100, 100, p50, p99, 1, 0.9, hitBytes, 1 << 20, 10, 0.01, -1, 0, 30, 0.5, 0.1, 0.1, null);
     }
 
     static Advisor.Context context(double inFlight) {

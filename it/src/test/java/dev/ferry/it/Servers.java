@@ -44,7 +44,14 @@ final class Servers {
 
     /** {@code ferry <args>} as its own JVM, on this test's class path: the CLI as a user runs it. */
     static Process ferry(Path log, String... args) throws IOException {
-        return new ProcessBuilder(javaCommand("dev.ferry.cli.Main", args)).redirectErrorStream(true).redirectOutput(log.toFile()).start();
+        return ferry(log, java.util.Map.of(), args);
+    }
+
+    /** As {@link #ferry(Path, String...)}, with {@code env} added to its environment (credentials for an upstream). */
+    static Process ferry(Path log, java.util.Map<String, String> env, String... args) throws IOException {
+        ProcessBuilder pb = new ProcessBuilder(javaCommand("dev.ferry.cli.Main", args)).redirectErrorStream(true).redirectOutput(log.toFile());
+        pb.environment().putAll(env);
+        return pb.start();
     }
 
     /** A child JVM and its output, once it has printed "ready". */

@@ -1,5 +1,6 @@
 package dev.ferry.serve.jobs;
 
+import dev.ferry.metrics.EpochReport;
 import dev.ferry.metrics.ReadTally;
 import dev.ferry.serve.node.Counters;
 import java.util.Arrays;
@@ -33,6 +34,7 @@ final class EpochRecord {
     /** Per rank: the seconds its reports covered by its own clock (NaN: it sent none), its waits, whether it reported. */
     private final double[] rankSeconds;
     private final double[] rankWaitSeconds;
+    private final double[] rankLongestWaitSeconds;
     private final boolean[] rankReported;
 
     EpochRecord(int number, long startNanos, Counters atStart, int ranks) {
@@ -43,13 +45,18 @@ final class EpochRecord {
         this.rankSeconds = new double[ranks];
         Arrays.fill(rankSeconds, Double.NaN);
         this.rankWaitSeconds = new double[ranks];
+        this.rankLongestWaitSeconds = new double[ranks];
         this.rankReported = new boolean[ranks];
     }
 
-    /** A report of {@code rank}: its waits in seconds, and the seconds it covers by its clock (NaN: not said). */
-    void rankReport(int rank, double waitSeconds, double elapsedSeconds) {
+    /**
+     * A report of {@code rank}: its waits in seconds (and the longest of them), and the seconds it covers by its clock
+     * (NaN: not said).
+     */
+    void rankReport(int rank, double waitSeconds, double longestWaitSeconds, double elapsedSeconds) {
         rankReported[rank] = true;
         rankWaitSeconds[rank] += waitSeconds;
+        rankLongestWaitSeconds[rank] = Math.max(rankLongestWaitSeconds[rank], longestWaitSeconds);
         if (!Double.isNaN(elapsedSeconds)) {
             rankSeconds[rank] = (Double.isNaN(rankSeconds[rank]) ? 0 : rankSeconds[rank]) + elapsedSeconds;
         }
@@ -107,5 +114,23 @@ final class EpochRecord {
             }
         }
         return time <= 0 ? Double.NaN : Math.min(1.0, waited / time);
+    }
+
+    /**
+     * As {@link #consumerWaitShare}, with each rank's longest wait (its start-up) set aside from its waits and its
+     * time. NaN when no rank said its time.
+     */
+    double consumerSteadyWaitShare() {
+        double waited = 0;
+        double time = 0;
+        double startup = 0;
+        for (int r = 0; r < rankSeconds.length; r++) {
+            if (!Double.isNaN(rankSeconds[r])) {
+                waited += rankWaitSeconds[r];
+                time += rankSeconds[r];
+                startup += Math.min(rankWaitSeconds[r], rankLongestWaitSeconds[r]);
+            }
+        }
+        return time <= 0 ? Double.NaN : EpochReport.steadyShare(Math.min(waited, time), time, Math.min(startup, time));
     }
 }

@@ -14,6 +14,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Predicate;
+import java.util.function.Supplier;
 
 /**
  * The advisor for one registered job, as the daemon sees it: each epoch's four numbers (the consumers'
@@ -88,7 +89,7 @@ final class JobAdvice {
     }
 
     /** Recomputes the findings from the job's epochs as of {@code now}. */
-    List<String> refresh(RunningJob run, Counters now, Prices prices) {
+    List<String> refresh(RunningJob run, Counters now, Prices prices, Supplier<String> governor) {
         double egressCostPerByte = prices.egressPerGb() / 1e9;
         List<EpochRecord> epochs;
         synchronized (job.epochs) {
@@ -122,7 +123,7 @@ final class JobAdvice {
         Advisor.Context context = new Advisor.Context(nodeBytes, capacity, 0, prefetchSlots,
                 Math.max(job.plannedEpochs(), reports.get(reports.size() - 1).epoch()), egressCostPerByte,
                 this::steadyEgressAt, lastEnd.meter().readsInFlightSince(last.atStart.meter(), nanos),
-                lastEnd.meter().firstByteShareSince(last.atStart.meter()));
+                lastEnd.meter().firstByteShareSince(last.atStart.meter()), governor.get());
         List<String> out = new ArrayList<>(Advisor.advise(reports, context));
         if (job.plan() != null) {
             List<String> partitionFindings = Advisor.partition(new Advisor.Cluster(job.plan().partition().label(), job.world().nodes(),
@@ -157,8 +158,12 @@ final class JobAdvice {
         double wall = (e.lastReportNanos - e.startNanos) / 1e9;
         double seconds = Double.isNaN(e.consumerSeconds()) ? wall : e.consumerSeconds();
         double waitShare = e.consumerWaitShare();
+        double steadyShare = e.consumerSteadyWaitShare();
         if (Double.isNaN(waitShare)) {
-            waitShare = wall <= 0 ? 0 : Math.min(1.0, e.waitTotalMicros / 1e6 / (wall * Math.max(1, e.ranksReported())));
+            double time = wall * Math.max(1, e.ranksReported());
+            double waited = Math.min(time, e.waitTotalMicros / 1e6);
+            waitShare = time <= 0 ? 0 : waited / time;
+            steadyShare = EpochReport.steadyShare(waited, time, Math.min(waited, Math.max(1, e.ranksReported()) * e.waits.getMaxValue() / 1e6));
         }
         ReadSources sources = e.reads.sources();
         long egress = e.egressBytes.sum();
@@ -168,6 +173,6 @@ final class JobAdvice {
                 e.waitTotalMicros / 1e6, sources.residentShareReads(), sources.residentShareBytes(), egress, requests,
                 prices.cost(egress, requests, 0), predicted,
                 end.meter().failures(StoreException.Kind.THROTTLED) - e.atStart.meter().failures(StoreException.Kind.THROTTLED),
-                end.meter().firstByteP50Micros() / 1000.0, shardMix, waitShare, sources);
+                end.meter().firstByteP50Micros() / 1000.0, shardMix, waitShare, steadyShare, sources);
     }
 }

@@ -2,6 +2,7 @@ package dev.ferry.serve.jobs;
 
 import dev.ferry.cache.BlockId;
 import dev.ferry.metrics.Advisor;
+import dev.ferry.metrics.EpochReport;
 import dev.ferry.metrics.FerryMetrics;
 import dev.ferry.serve.node.BlockHolders;
 import dev.ferry.serve.node.Counters;
@@ -43,7 +44,10 @@ public final class JobRegistry implements BlockHolders {
     private final History history;
     /** Charges the local tier's reads and fetches to the jobs' epochs. */
     private final JobLedger ledger = new JobLedger();
-    /** Per job on /metrics: the current epoch's predicted and measured egress and the advisor's finding count. */
+    /**
+     * Per job on /metrics: the current epoch's predicted and measured egress, the advisor's finding count, and the
+     * epoch's samples/s, hit rate and wait share.
+     */
     private final Map<String, AtomicLong[]> jobGauges = new ConcurrentHashMap<>();
     /** Per job with the node partition, in a regional group: the shards whose home is this node (read here, kept as owned). */
     private final Map<String, Set<ObjectKey>> homes = new ConcurrentHashMap<>();
@@ -217,7 +221,7 @@ public final class JobRegistry implements BlockHolders {
             Counters now = node.counters();
             history.sample(now, runs);
             for (RunningJob run : runs) {
-                run.advice.refresh(run, now, node.tiers().prices());
+                run.advice.refresh(run, now, node.tiers().prices(), node.tiers()::governorSummary);
                 jobGauges(run);
             }
         } catch (RuntimeException e) {
@@ -227,8 +231,8 @@ public final class JobRegistry implements BlockHolders {
 
     private void jobGauges(RunningJob run) {
         AtomicLong[] g = jobGauges.computeIfAbsent(run.job.name, name -> {
-            AtomicLong[] values = {new AtomicLong(-1),
-                    new AtomicLong(), new AtomicLong()};
+            AtomicLong[] values = {new AtomicLong(-1), new AtomicLong(), new AtomicLong(), new AtomicLong(), new AtomicLong(),
+                    new AtomicLong()};
             Gauge.builder("ferry.job.predicted.egress", values[0], AtomicLong::get)
                     .tag("job", name).baseUnit("bytes").description("egress the job's plan predicts for its current epoch on this node")
                     .register(registry);
@@ -237,11 +241,26 @@ public final class JobRegistry implements BlockHolders {
             Gauge.builder("ferry.job.findings", values[2], AtomicLong::get)
                     .tag("job", name).description("the advisor's findings for the job (the projection of its egress not counted)")
                     .register(registry);
+            // the current epoch's other numbers, as its row in the status has them (doubles kept as their bits)
+            Gauge.builder("ferry.job.samples.per.second", values[3], v -> Double.longBitsToDouble(v.get()))
+                    .tag("job", name).description("samples/s in the job's current epoch, by its consumers' clocks").register(registry);
+            Gauge.builder("ferry.job.local.hit.rate", values[4], v -> Double.longBitsToDouble(v.get()))
+                    .tag("job", name).description("share of the current epoch's bytes resident before the epoch asked for them")
+                    .register(registry);
+            Gauge.builder("ferry.job.wait.share", values[5], v -> Double.longBitsToDouble(v.get()))
+                    .tag("job", name).description("share of the consumers' time spent waiting in the current epoch").register(registry);
             return values;
         });
         EpochRecord cur = run.current();
         g[0].set(run.advice.predictedEgress(cur.number));
         g[1].set(cur.egressBytes.sum());
+        EpochReport r;
+        synchronized (run) {
+            r = JobAdvice.report(cur, cur.atEnd != null ? cur.atEnd : node.counters(), -1, 1, node.tiers().prices());
+        }
+        g[3].set(Double.doubleToLongBits(r.samplesPerSecond()));
+        g[4].set(Double.doubleToLongBits(r.localHitRateBytes()));
+        g[5].set(Double.doubleToLongBits(r.waitShare()));
         g[2].set(run.advice.findings().stream().filter(f -> !f.startsWith(Advisor.PROJECTED) && !f.startsWith(Advisor.NO_PROBLEM)).count());
     }
 

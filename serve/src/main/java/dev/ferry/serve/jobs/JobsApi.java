@@ -96,7 +96,7 @@ final class JobsApi {
         }
         if (method.equals(HttpMethod.POST) && resource.equals("progress")) {
             progress(run, ApiJson.parse(body));
-            run.advice.refresh(run, node.counters(), node.tiers().prices());
+            run.advice.refresh(run, node.counters(), node.tiers().prices(), node.tiers()::governorSummary);
             ObjectNode answer = ApiJson.JSON.createObjectNode().put("ok", true);
             run.advice.findings().forEach(answer.putArray("advice")::add);
             return Reply.json(HttpResponseStatus.OK, answer.toString());

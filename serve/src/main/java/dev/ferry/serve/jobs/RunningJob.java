@@ -267,14 +267,16 @@ public final class RunningJob {
             e.steps += waitsMillis.length;
             e.lastReportNanos = clock.nanoTime();
             long reportMicros = 0;
+            long longestMicros = 0;
             for (double w : waitsMillis) {
                 long micros = Math.max(0, Math.round(w * 1000));
                 e.waits.recordValue(Math.min(micros, e.waits.getHighestTrackableValue()));
                 e.waitTotalMicros += micros;
                 reportMicros += micros;
+                longestMicros = Math.max(longestMicros, micros);
                 history.recordWait(micros);
             }
-            e.rankReport(rank, reportMicros / 1e6, elapsedSeconds);
+            e.rankReport(rank, reportMicros / 1e6, longestMicros / 1e6, elapsedSeconds);
             history.recordSamples(samples);
         }
         // the samples shared out over the steps, the remainder one each to the first (an epoch's last batch is short)

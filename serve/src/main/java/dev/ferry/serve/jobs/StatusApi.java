@@ -108,6 +108,9 @@ final class StatusApi {
         for (MeteredStore.Op op : MeteredStore.Op.values()) {
             byOp.put(op.name().toLowerCase(Locale.ROOT), m.requests(op));
         }
+        ObjectNode governor = origin.putObject("governor"); // per prefix: the pace it keeps to stay under the store's limit
+        node.tiers().governor().state().forEach((prefix, st) -> governor.putObject(prefix).put("rate_per_s", round(st.rate(), 1))
+                .put("concurrency_limit", round(st.concurrencyLimit(), 1)).put("throttles", st.throttles()));
         if (now.peers() != null) {
             ObjectNode peer = tiers.putObject("peer");
             peer.put("bytes", now.peers().peerBytes()).put("requests", now.peers().peerRequests())
@@ -282,6 +285,7 @@ final class StatusApi {
                 .put("wait_per_step_ms_p99", round(r.waitPerStepMillisP99(), 3))
                 .put("wait_total_s", round(r.waitTotalSeconds(), 3))
                 .put("wait_share", round(r.waitShare(), 4))
+                .put("steady_wait_share", round(r.steadyWaitShare(), 4))
                 .put("ranks", e.ranks()).put("ranks_reported", e.ranksReported());
         double consumer = e.consumerSeconds();
         if (Double.isNaN(consumer)) {

@@ -125,7 +125,8 @@ public final class Node implements AutoCloseable {
             throw failure;
         }
         WriteBackStore writeBack = stack.writeBack();
-        this.tiers = new Tiers(origin, stack.chain().meter(), chain.prices(), stack.belowCache(), stack.cache(), writeBack,
+        this.tiers = new Tiers(origin, stack.chain().meter(), stack.chain().governor(), chain.prices(), stack.belowCache(), stack.cache(),
+                writeBack,
                 writeBack == null ? null : new LocalMultipart(sibling("-multipart")),
                 config.scratchBucket() == null ? null
                         : new Scratch(sibling("-scratch"), config.scratchBucket(), config.scratchQuota(), config.scratchTtl(), clock));

@@ -3,6 +3,7 @@ package dev.ferry.serve.node;
 import dev.ferry.cache.CachingStore;
 import dev.ferry.store.ObjectStore;
 import dev.ferry.store.Prices;
+import dev.ferry.store.chain.GovernedStore;
 import dev.ferry.store.chain.MeteredStore;
 import dev.ferry.writeback.Scratch;
 import dev.ferry.writeback.WriteBackStore;
@@ -14,6 +15,7 @@ import dev.ferry.writeback.WriteBackStore;
  *
  * @param origin         the store at the bottom, as built
  * @param meter          what the origin saw (requests, egress, its cost): the chain's meter
+ * @param governor       the chain's prefix governor (its rate and concurrency per prefix)
  * @param prices         what the meter counts the cost with
  * @param belowCache     the store right under the local tier: the group with hints, the shared tier, or the bounded chain
  * @param cache          the local tier
@@ -21,11 +23,27 @@ import dev.ferry.writeback.WriteBackStore;
  * @param localMultipart multipart uploads staged locally under write-back, or null
  * @param scratch        the scratch bucket, or null
  */
-public record Tiers(Origin origin, MeteredStore meter, Prices prices, ObjectStore belowCache, CachingStore cache, WriteBackStore writeBack,
+public record Tiers(Origin origin, MeteredStore meter, GovernedStore governor, Prices prices, ObjectStore belowCache, CachingStore cache, WriteBackStore writeBack,
         LocalMultipart localMultipart, Scratch scratch) {
     /** What reads and writes go to: write-back, else the local tier. */
     public ObjectStore top() {
         return writeBack != null ? writeBack : cache;
+    }
+
+    /**
+     * What the governor is doing on the prefixes it held back (SlowDowns seen), in words: for each, its rate and
+     * requests at a time now; "" when none was throttled.
+     */
+    public String governorSummary() {
+        StringBuilder out = new StringBuilder();
+        governor.state().forEach((prefix, st) -> {
+            if (st.throttles() > 0) {
+                out.append(out.isEmpty() ? "" : "; ").append(String.format(java.util.Locale.ROOT,
+                        "on %s it now sends at most %.0f requests/s, %.0f at a time, after %d SlowDowns", prefix, st.rate(),
+                        st.concurrencyLimit(), st.throttles()));
+            }
+        });
+        return out.toString();
     }
 
     /** What a byte out of the origin costs, in USD (GB as AWS bills it: 10^9 bytes). */
