@@ -335,8 +335,9 @@ class FourNumbersTest {
 
     @Test
     void advisorMatrix_aPrefixOverItsLimit_isThrottling_withTheGovernorsFigures() throws Exception {
-        // 200 objects of one sample under one prefix, a store that takes 50 requests/s on it
-        try (Rig rig = new Rig("throttle", CloudProfile.none().withPrefixRequestRate(50), 200, 1, 8 * KIB)) {
+        // 120 objects of one sample under one prefix, a store that takes 20 requests/s on it (a burst of 2): the
+        // daemon's prefetcher alone, 8 fetches at a time, goes over it at once, however slowly the loader runs
+        try (Rig rig = new Rig("throttle", CloudProfile.none().withPrefixRequestRate(20), 120, 1, 8 * KIB)) {
             rig.drive("many", "--epochs", "1", "--workers", "2", "--batch-size", "8");
             List<String> advice = rig.advice("many");
             expect(advice, List.of(THROTTLED, "it now sends at most", "SlowDowns"), List.of(CPU, OUTGREW, FINE));
