@@ -35,7 +35,7 @@ bench_needs_root() {
 start_store() {
   PORT="$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')"
   ENDPOINT="http://127.0.0.1:$PORT"
-  "$HERE/ferry" store --root "$1" --port "$PORT" --profile "$2" >"$WORK/store.log" 2>&1 &
+  "$HERE/ferry" store --root "$1" --create --port "$PORT" --profile "$2" >"$WORK/store.log" 2>&1 &
   PIDS+=($!)
   local _
   for _ in $(seq 1 600); do curl -s -o /dev/null "$ENDPOINT/" && return 0; sleep 0.1; done

@@ -106,7 +106,7 @@ class FerryDaemon:
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self._log = tempfile.TemporaryFile()
-        command = [os.path.join(REPO_ROOT, "ferry"), "serve", "--store-root", store_root, "--cache-dir", cache_dir,
+        command = [os.path.join(REPO_ROOT, "ferry"), "serve", "--store-root", store_root, "--create", "--cache-dir", cache_dir,
                    "--port", str(self.port), "--cache-size", "256MiB", "--block-size", "1MiB", *args]
         # its own session: a launcher still building is stopped with its Maven
         self._process = subprocess.Popen(command, stdout=self._log, stderr=subprocess.STDOUT, start_new_session=True)

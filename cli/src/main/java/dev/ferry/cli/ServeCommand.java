@@ -1,6 +1,7 @@
 package dev.ferry.cli;
 
 import dev.ferry.cli.errors.UserError;
+import dev.ferry.s3client.S3ObjectStore;
 import dev.ferry.serve.Daemon;
 import dev.ferry.serve.ServeConfig;
 import dev.ferry.serve.node.RegionalGroup;
@@ -28,13 +29,30 @@ final class ServeCommand implements Callable<Integer> {
     @Option(names = "--config", paramLabel = "FILE", description = "YAML file of settings (keys as the flags, without --).")
     Path configFile;
 
+    @Option(names = "--create", description = "Create the --store-root directory if it is missing (else a missing one is an error).")
+    boolean create;
+
     @Spec
     CommandSpec spec;
 
     @Override
     public Integer call() throws Exception {
         ServeConfig config = config();
+        if (config.storeRoot() != null) {
+            Folders.requireOrCreate(config.storeRoot(), "--store-root", create);
+        }
         try (Daemon daemon = Daemon.start(config)) {
+            if (daemon.node().tiers().origin().store() instanceof S3ObjectStore s3 && config.upstream() != null) {
+                // said before "ready": a daemon that cannot use its upstream does not start
+                S3ObjectStore.Probe probe = s3.probe();
+                String upstream = dev.ferry.util.Secrets.shown(config.upstream());
+                if (probe.fatal()) {
+                    throw new UserError("the upstream " + upstream + " cannot be used: " + probe.problem() + ".", 1);
+                }
+                if (probe.problem() != null) {
+                    System.out.println("  warning: the upstream " + upstream + ": " + probe.problem());
+                }
+            }
             System.out.println("ferry serve: " + daemon.endpoint() + " (status page " + daemon.endpoint() + "/_ferry/)");
             System.out.println("  cache " + config.cacheDir() + " (" + config.describe().get("cache-size") + "), upstream: "
                     + (config.upstream() != null ? dev.ferry.util.Secrets.shown(config.upstream()) : config.storeRoot() != null ? config.storeRoot()

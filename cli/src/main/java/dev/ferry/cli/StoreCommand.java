@@ -17,8 +17,11 @@ import picocli.CommandLine.Option;
                 "The cloud profile adds what makes object storage hard: first-byte latency, bandwidth caps,",
                 "and 503 SlowDown beyond a per-prefix request rate."})
 final class StoreCommand implements Callable<Integer> {
-    @Option(names = "--root", required = true, paramLabel = "DIR", description = "Directory to serve; created if missing.")
+    @Option(names = "--root", required = true, paramLabel = "DIR", description = "Directory to serve (must exist unless --create).")
     Path root;
+
+    @Option(names = "--create", description = "Create the --root directory if it is missing.")
+    boolean create;
 
     @Option(names = "--port", defaultValue = "9000", paramLabel = "N", description = "Port (default: ${DEFAULT-VALUE}; 0 picks one).")
     int port;
@@ -46,6 +49,7 @@ final class StoreCommand implements Callable<Integer> {
     @Override
     public Integer call() throws Exception {
         CloudProfile p = profile();
+        Folders.requireOrCreate(root, "--root", create);
         try (EmbeddedStore store = EmbeddedStore.start(root, bind, port, p, Clock.system())) {
             System.out.println("ferry store: serving " + store.root() + " at " + store.endpoint() + " (profile " + p.describe() + ")");
             System.out.println("try: aws --endpoint-url " + store.endpoint() + " s3 ls    (any credentials work; Ctrl-C stops)");

@@ -100,11 +100,81 @@ class MainTest {
     @Test
     void portInUse_isOneSentence() throws Exception {
         try (java.net.ServerSocket taken = new java.net.ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
-            Run r = run("store", "--root", System.getProperty("java.io.tmpdir") + "/ferry-port-test", "--port",
+            Run r = run("store", "--root", System.getProperty("java.io.tmpdir") + "/ferry-port-test", "--create", "--port",
                     Integer.toString(taken.getLocalPort()), "--profile", "none");
             assertThat(r.exit()).isEqualTo(1);
             assertThat(r.err()).startsWith("ferry: cannot start the embedded store on 127.0.0.1:" + taken.getLocalPort());
             assertThat(r.err().strip().lines().count()).isEqualTo(1);
+        }
+    }
+
+    @Test
+    void aMissingStoreFolder_isAnError_unlessCreateIsGiven(@org.junit.jupiter.api.io.TempDir java.nio.file.Path dir) throws Exception {
+        String typo = dir.resolve("corpsu").toString();
+        for (String[] args : new String[][] {{"store", "--root", typo, "--port", "0"}, {"serve", "--store-root", typo, "--port", "0"}}) {
+            Run r = run(args);
+            assertThat(r.exit()).as(String.join(" ", args)).isEqualTo(2);
+            assertThat(r.err()).isEqualTo("ferry: " + args[1] + " " + typo + " does not exist: check the path, or add --create to start "
+                    + "an empty store there.\n");
+        }
+        assertThat(java.nio.file.Files.exists(dir.resolve("corpsu"))).as("nothing was created").isFalse();
+        java.nio.file.Files.writeString(dir.resolve("file"), "x");
+        Run notAFolder = run("serve", "--store-root", dir.resolve("file").toString());
+        assertThat(notAFolder.err()).isEqualTo("ferry: --store-root " + dir.resolve("file") + " is not a directory.\n");
+    }
+
+    @Test
+    void anUpstreamThatIsNotS3_stopsServeAtStart_inOneSentence(@org.junit.jupiter.api.io.TempDir java.nio.file.Path dir) throws Exception {
+        com.sun.net.httpserver.HttpServer web = com.sun.net.httpserver.HttpServer.create(
+                new java.net.InetSocketAddress(java.net.InetAddress.getLoopbackAddress(), 0), 0);
+        web.createContext("/", exchange -> {
+            byte[] page = "<html><body>a web site</body></html>".getBytes(java.nio.charset.StandardCharsets.UTF_8);
+            exchange.sendResponseHeaders(200, page.length);
+            exchange.getResponseBody().write(page);
+            exchange.close();
+        });
+        web.start();
+        try {
+            Run r = run("serve", "--upstream", "http://127.0.0.1:" + web.getAddress().getPort(), "--port", "0", "--cache-dir",
+                    dir.resolve("cache").toString());
+            assertThat(r.exit()).isEqualTo(1);
+            // with no credentials anywhere that is what it says; with some, that the answer is not S3's
+            assertThat(r.err()).startsWith("ferry: the upstream http://127.0.0.1:" + web.getAddress().getPort() + " cannot be used: ")
+                    .containsAnyOf("no credentials for it were found", "does not answer as an S3 endpoint");
+            assertThat(r.err().strip().lines().count()).isEqualTo(1);
+            assertThat(r.out()).doesNotContain("ready");
+        } finally {
+            web.stop(0);
+        }
+    }
+
+    @Test
+    void anUpstreamThatRefusesTheKeys_stopsServeAtStart_inOneSentence(@org.junit.jupiter.api.io.TempDir java.nio.file.Path dir) throws Exception {
+        // a ferry daemon that checks signatures, as the upstream; the keys offered (the SDK's chain reads these
+        // system properties) are not its own
+        dev.ferry.serve.ServeConfig upstream = dev.ferry.serve.ServeConfig.defaults().with(java.util.Map.of("port", "0", "access-key",
+                "realkey", "secret-key", "realsecret", "data-dir", dir.resolve("data").toString(), "cache-dir", dir.resolve("up").toString(),
+                "profile", "none"));
+        String oldKey = System.getProperty("aws.accessKeyId");
+        String oldSecret = System.getProperty("aws.secretAccessKey");
+        try (dev.ferry.serve.Daemon store = dev.ferry.serve.Daemon.start(upstream)) {
+            System.setProperty("aws.accessKeyId", "notthekey");
+            System.setProperty("aws.secretAccessKey", "notthesecret");
+            Run r = run("serve", "--upstream", store.endpoint().toString(), "--port", "0", "--cache-dir", dir.resolve("cache").toString());
+            assertThat(r.exit()).isEqualTo(1);
+            assertThat(r.err()).isEqualTo("ferry: the upstream " + store.endpoint() + " cannot be used: it refused ferry's credentials "
+                    + "(InvalidAccessKeyId): check AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY.\n");
+        } finally {
+            restore("aws.accessKeyId", oldKey);
+            restore("aws.secretAccessKey", oldSecret);
+        }
+    }
+
+    private static void restore(String property, String value) {
+        if (value == null) {
+            System.clearProperty(property);
+        } else {
+            System.setProperty(property, value);
         }
     }
 

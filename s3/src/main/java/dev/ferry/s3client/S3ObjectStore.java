@@ -377,6 +377,56 @@ public final class S3ObjectStore implements ObjectStore, BucketOperations, Multi
         return 0;
     }
 
+    /** What {@link #probe} found: nothing wrong ({@code problem} null), a warning, or a reason not to start ({@code fatal}). */
+    public record Probe(boolean fatal, String problem) {
+        static final Probe FINE = new Probe(false, null);
+    }
+
+    /**
+     * Checks the endpoint answers as an S3 store with these credentials, as a daemon does before it says it is ready:
+     * the credentials are found (the SDK's chain, when none were given), an unsigned {@code GET /} answers with S3's XML
+     * (a bucket list or an S3 error, not a web page), and a signed bucket list is not refused for the keys
+     * ({@code AccessDenied}, keys for one bucket, is fine). Missing or refused credentials and a non-S3 answer are
+     * fatal; no answer at all is a warning (the store may come up later). One sentence each.
+     */
+    public Probe probe() {
+        if (config.credentials().isDefaultChain()) {
+            try {
+                config.credentials().provider().resolveCredentials();
+            } catch (SdkException e) {
+                return new Probe(true, "no credentials for it were found: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY "
+                        + "(or AWS_PROFILE, or run where an instance role applies)");
+            }
+        }
+        if (config.endpoint() != null) {
+            try (java.net.http.HttpClient http = java.net.http.HttpClient.newBuilder().connectTimeout(config.connectTimeout()).build()) {
+                java.net.http.HttpResponse<String> r = http.send(java.net.http.HttpRequest.newBuilder(config.endpoint().resolve("/"))
+                        .timeout(config.socketTimeout()).GET().build(), java.net.http.HttpResponse.BodyHandlers.ofString());
+                String body = r.body();
+                if (!body.contains("<ListAllMyBucketsResult") && !body.contains("<Error")) {
+                    return new Probe(true, "it does not answer as an S3 endpoint (GET / answered " + r.statusCode()
+                            + " without S3's XML: is it the store's API address?)");
+                }
+            } catch (IOException e) {
+                return new Probe(false, "it did not answer (" + e + "): ferry serves, and reads fail until it does");
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return Probe.FINE;
+            }
+        }
+        try {
+            s3.listBuckets();
+        } catch (S3Exception e) {
+            String code = e.awsErrorDetails() == null ? null : e.awsErrorDetails().errorCode();
+            if (code != null && java.util.Set.of("InvalidAccessKeyId", "SignatureDoesNotMatch", "InvalidToken", "ExpiredToken").contains(code)) {
+                return new Probe(true, "it refused ferry's credentials (" + code + "): check AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY");
+            }
+        } catch (SdkException e) {
+            return new Probe(false, "it did not answer a bucket list (" + e.getMessage() + ")");
+        }
+        return Probe.FINE;
+    }
+
     @Override
     public List<BucketOperations.Bucket> listBuckets() throws IOException {
         return call("LIST buckets", null, () -> s3.listBuckets()).buckets().stream()
@@ -419,6 +469,11 @@ public final class S3ObjectStore implements ObjectStore, BucketOperations, Multi
         } catch (S3Exception e) {
             throw classify(what, key, e);
         } catch (SdkClientException e) {
+            if (e.getMessage() != null && e.getMessage().startsWith("Unable to load credentials")) {
+                // the SDK's chain lists every provider it tried in a paragraph: said in one sentence instead
+                throw new StoreException(StoreException.Kind.FATAL, 0, what + ": no credentials for the object store were found (set "
+                        + "AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or AWS_PROFILE)", e);
+            }
             // No answer from the store: connection refused or reset, timeouts. Transient unless an interrupt.
             StoreException.Kind kind = Thread.currentThread().isInterrupted()
                     ? StoreException.Kind.FATAL : StoreException.Kind.RETRYABLE;
