@@ -4,9 +4,6 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.ferry.cli.errors.Errors;
 import dev.ferry.cli.errors.UserError;
-import dev.ferry.serve.protocol.S3Error;
-import dev.ferry.serve.protocol.SigV4;
-import dev.ferry.time.Clock;
 import java.io.IOException;
 import java.net.ConnectException;
 import java.net.URI;
@@ -43,18 +40,7 @@ final class FlushCommand implements Callable<Integer> {
         Duration wait = parseDuration(timeout);
         String path = "/_ferry/v1/flush";
         String query = "timeout_ms=" + wait.toMillis();
-        String accessKey = System.getenv("FERRY_ACCESS_KEY");
-        String secretKey = System.getenv("FERRY_SECRET_KEY");
-        if (accessKey != null && !accessKey.isBlank() && secretKey != null && !secretKey.isBlank()) {
-            String host = base.getPort() < 0 ? base.getHost() : base.getHost() + ":" + base.getPort();
-            try {
-                query = new SigV4(accessKey.trim(), secretKey.trim()).presignedQuery("POST", path, query, host, "us-east-1", Clock.system().now(),
-                        wait.plusMinutes(5));
-            } catch (S3Error e) {
-                throw new IllegalStateException("cannot sign " + path + ": " + e.getMessage(), e);
-            }
-        }
-        URI uri = base.resolve(path + "?" + query);
+        URI uri = DaemonApi.signed(base, "POST", path, query, wait.plusMinutes(5));
         HttpResponse<String> r;
         try (HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(3)).build()) {
             r = http.send(HttpRequest.newBuilder(uri).POST(HttpRequest.BodyPublishers.noBody()).timeout(wait.plusSeconds(30)).build(),

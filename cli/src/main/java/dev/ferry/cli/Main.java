@@ -16,7 +16,8 @@ import picocli.CommandLine.Option;
         mixinStandardHelpOptions = true,
         versionProvider = Main.Version.class,
         description = "Feeds ML training from object storage through a node-local cache tier.",
-        subcommands = {DemoCommand.class, ServeCommand.class, MountCommand.class, StatusCommand.class, FlushCommand.class, StoreCommand.class, IndexCommand.class, SimCommand.class, VerifyCommand.class, BenchCommand.class,
+        subcommands = {DemoCommand.class, ServeCommand.class, MountCommand.class, StatusCommand.class, FlushCommand.class, WarmCommand.class,
+                CacheCommand.class, StoreCommand.class, IndexCommand.class, SimCommand.class, VerifyCommand.class, BenchCommand.class,
                 CommandLine.HelpCommand.class})
 public final class Main implements Runnable {
     @Option(names = "--verbose", scope = CommandLine.ScopeType.INHERIT,

@@ -170,6 +170,50 @@ class MainTest {
         }
     }
 
+    /** {@code args} run with System.out caught (the commands print there): exit code and what they printed. */
+    static Run runPrinting(String... args) {
+        java.io.ByteArrayOutputStream printed = new java.io.ByteArrayOutputStream();
+        java.io.PrintStream old = System.out;
+        System.setOut(new java.io.PrintStream(printed, true, java.nio.charset.StandardCharsets.UTF_8));
+        try {
+            Run r = run(args);
+            return new Run(r.exit(), printed.toString(java.nio.charset.StandardCharsets.UTF_8), r.err());
+        } finally {
+            System.setOut(old);
+        }
+    }
+
+    @Test
+    void warm_thenCacheLsAndDrop_throughADaemon(@org.junit.jupiter.api.io.TempDir java.nio.file.Path dir) throws Exception {
+        dev.ferry.serve.ServeConfig config = dev.ferry.serve.ServeConfig.defaults().with(java.util.Map.of("port", "0", "data-dir",
+                dir.resolve("data").toString(), "cache-dir", dir.resolve("cache").toString(), "profile", "none", "block-size", "1MiB"));
+        try (dev.ferry.serve.Daemon daemon = dev.ferry.serve.Daemon.start(config);
+                dev.ferry.s3client.S3ObjectStore s3 = new dev.ferry.s3client.S3ObjectStore(dev.ferry.s3client.S3StoreConfig.endpoint(
+                        daemon.node().tiers().origin().store() instanceof dev.ferry.s3client.S3ObjectStore o ? o.config().endpoint() : null,
+                        "k", "s"))) {
+            s3.createBucket("data");
+            for (int i = 0; i < 10; i++) {
+                s3.put(dev.ferry.store.ObjectKey.of("data", "train/" + i), dev.ferry.store.PutBody.ofBytes(new byte[50_000]));
+            }
+            String url = daemon.endpoint().toString();
+            Run warm = runPrinting("warm", "s3://data/train/", "--url", url);
+            assertThat(warm.exit()).as(warm.err()).isZero();
+            assertThat(warm.out()).contains("ferry warm: s3://data/train/: 10 objects, 488.3 KiB resident");
+            Run ls = runPrinting("cache", "ls", "s3://data/", "--url", url);
+            assertThat(ls.exit()).as(ls.err()).isZero();
+            assertThat(ls.out()).contains("s3://data/train/").contains("488.3 KiB");
+            Run drop = runPrinting("cache", "drop", "s3://data/train/", "--url", url);
+            assertThat(drop.out()).contains("ferry cache drop: 10 blocks (488.3 KiB) dropped under s3://data/train/");
+            assertThat(runPrinting("cache", "ls", "--url", url).out()).contains("(nothing resident)");
+            assertThat(run("warm", "--url", url).err()).isEqualTo("ferry: ferry warm needs either s3://BUCKET/PREFIX or --manifest BUCKET/KEY.\n");
+            assertThat(run("cache", "drop", "data/train", "--url", url).err())
+                    .isEqualTo("ferry: the location must look like s3://BUCKET/PREFIX, not 'data/train'.\n");
+        }
+        Run gone = run("cache", "ls", "--url", "http://127.0.0.1:1");
+        assertThat(gone.exit()).isEqualTo(1);
+        assertThat(gone.err()).startsWith("ferry: no ferry daemon answers at http://127.0.0.1:1");
+    }
+
     private static void restore(String property, String value) {
         if (value == null) {
             System.clearProperty(property);

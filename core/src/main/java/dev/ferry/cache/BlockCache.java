@@ -126,7 +126,7 @@ final class BlockCache {
         this.blockIndex = new BlockIndex(config, layout, policy, counters, path -> {
             openFiles.forget(path);
             unsynced.forget(path);
-        });
+        }, clock);
         this.check = new BlockCheck(config.verify(), counters, clock);
         ReadObserver reads = new ReadObserver() {
             @Override
@@ -324,6 +324,11 @@ final class BlockCache {
      */
     <R> List<R> openResident(ObjectMeta meta, ByteRange range, boolean mayCheck, ResidentBlocks.RegionMaker<R> maker) throws IOException {
         return resident.regions(meta, range, mayCheck, maker);
+    }
+
+    /** The tier's contents, listed and dropped by bucket and prefix. */
+    TierContents contents() {
+        return new TierContents(blockIndex, config.capacity());
     }
 
     /** Stops the fetches, fsyncs the blocks and writes the index snapshot (the clean-shutdown marker), releases the folder. */

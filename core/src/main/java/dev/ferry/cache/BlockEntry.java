@@ -8,7 +8,7 @@ import java.nio.file.Path;
  * {@code path} and {@code dataLength} mean anything); publishing a block replaces it with a ready entry.
  *
  * <p>Thread-safety: the final fields are safe to read anywhere; {@code ready}, {@code removed}, {@code pins},
- * {@code transit} and {@code read} are guarded by the {@link BlockIndex}'s lock; {@code verified} and
+ * {@code transit}, {@code read} and {@code lastReadNanos} are guarded by the {@link BlockIndex}'s lock; {@code verified} and
  * {@code witness} are volatile; {@code arrivedNanos} is set before the entry is published and not changed after (set by whichever reader checked the block last; see {@link BlockCheck}).
  */
 final class BlockEntry {
@@ -39,6 +39,8 @@ final class BlockEntry {
      * set before the entry is published.
      */
     long arrivedNanos = TierLedger.BEFORE_START;
+    /** When a reader last used it (the tier's clock; {@link TierLedger#BEFORE_START}: not since this process began). */
+    long lastReadNanos = TierLedger.BEFORE_START;
 
     BlockEntry(BlockId id, Path path, long objectSize, int dataLength, int headerLength, int crc, boolean recoveredAfterCrash) {
         this.id = id;

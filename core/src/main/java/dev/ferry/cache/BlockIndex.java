@@ -3,6 +3,7 @@ package dev.ferry.cache;
 import dev.ferry.cache.policy.EvictionPolicy;
 import dev.ferry.store.ObjectKey;
 import dev.ferry.store.ObjectMeta;
+import dev.ferry.time.Clock;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -41,7 +42,7 @@ import org.slf4j.LoggerFactory;
 final class BlockIndex {
     private static final Logger LOG = LoggerFactory.getLogger(BlockIndex.class);
 
-    private enum Cause { CAPACITY, STALE, CORRUPT, READ }
+    private enum Cause { CAPACITY, STALE, CORRUPT, READ, DROPPED }
 
     private final CacheConfig config;
     private final Path blocksDir;
@@ -61,8 +62,11 @@ final class BlockIndex {
     private final LinkedHashMap<BlockId, Long> transit = new LinkedHashMap<>();
     private long holds;
     private final VersionPins versionPins = new VersionPins();
+    private final Clock clock;
 
-    BlockIndex(CacheConfig config, CacheLayout layout, EvictionPolicy<BlockId> policy, CacheCounters counters, Consumer<Path> onDelete) {
+    BlockIndex(CacheConfig config, CacheLayout layout, EvictionPolicy<BlockId> policy, CacheCounters counters, Consumer<Path> onDelete,
+            Clock clock) {
+        this.clock = clock;
         this.config = config;
         this.blocksDir = layout.blocks();
         this.policy = policy;
@@ -79,6 +83,83 @@ final class BlockIndex {
         synchronized (lock) {
             return new Usage(index.size() - transit.size(), used);
         }
+    }
+
+    /**
+     * What the tier holds under {@code bucket}'s keys that start with {@code prefix}, one level down (as a listing
+     * delimited by {@code /} shows it: each next folder, or object): objects, blocks, bytes, and the latest use of any
+     * block (a read, else its arrival; the tier's clock). With {@code bucket} null, one entry per bucket. Resident
+     * blocks only (not those held outside the capacity for one read), sorted by bucket and prefix.
+     */
+    List<TierContents.Holding> holdings(String bucket, String prefix) {
+        Map<String, long[]> groups = new java.util.TreeMap<>(); // bucket \0 prefix -> objects, blocks, bytes, last use
+        synchronized (lock) {
+            for (Map.Entry<ObjectKey, Set<BlockId>> o : byObject.entrySet()) {
+                ObjectKey key = o.getKey();
+                if (bucket != null && (!key.bucket().equals(bucket) || !key.key().startsWith(prefix))) {
+                    continue;
+                }
+                String group;
+                if (bucket == null) {
+                    group = key.bucket() + "\0";
+                } else {
+                    int slash = key.key().indexOf('/', prefix.length());
+                    group = key.bucket() + "\0" + (slash < 0 ? key.key() : key.key().substring(0, slash + 1));
+                }
+                long blocks = 0;
+                long bytes = 0;
+                long last = TierLedger.BEFORE_START;
+                for (BlockId id : o.getValue()) {
+                    BlockEntry e = index.get(id);
+                    if (e != null && e.ready && !e.transit) {
+                        blocks++;
+                        bytes += e.dataLength;
+                        last = Math.max(last, Math.max(e.lastReadNanos, e.arrivedNanos));
+                    }
+                }
+                if (blocks > 0) {
+                    long[] g = groups.computeIfAbsent(group, k -> new long[] {0, 0, 0, TierLedger.BEFORE_START});
+                    g[0]++;
+                    g[1] += blocks;
+                    g[2] += bytes;
+                    g[3] = Math.max(g[3], last);
+                }
+            }
+        }
+        List<TierContents.Holding> out = new ArrayList<>(groups.size());
+        groups.forEach((k, g) -> {
+            int sep = k.indexOf('\0');
+            out.add(new TierContents.Holding(k.substring(0, sep), k.substring(sep + 1), g[0], g[1], g[2], g[3]));
+        });
+        return out;
+    }
+
+    /**
+     * Drops every resident block of {@code bucket}'s keys that start with {@code prefix} (a block being fetched stays:
+     * its fetch publishes it); a reader of one already open reads on from its open file. The blocks and bytes dropped.
+     */
+    Usage drop(String bucket, String prefix) {
+        List<Path> deletions = new ArrayList<>();
+        long blocks = 0;
+        long bytes = 0;
+        synchronized (lock) {
+            for (Map.Entry<ObjectKey, Set<BlockId>> o : List.copyOf(byObject.entrySet())) {
+                ObjectKey key = o.getKey();
+                if (!key.bucket().equals(bucket) || !key.key().startsWith(prefix)) {
+                    continue;
+                }
+                for (BlockId id : List.copyOf(o.getValue())) {
+                    BlockEntry e = index.get(id);
+                    if (e != null && e.ready) {
+                        blocks++;
+                        bytes += e.dataLength;
+                        deletions.add(removeLocked(id, Cause.DROPPED));
+                    }
+                }
+            }
+        }
+        deleteFiles(deletions);
+        return new Usage(blocks, bytes);
     }
 
     /** Takes in the blocks found on disk at open, then evicts down to the low watermark if they are too many. */
@@ -147,6 +228,7 @@ final class BlockIndex {
                 policy.onHit(id);
             }
             e.read = true;
+            e.lastReadNanos = clock.nanoTime();
             return e;
         }
     }
@@ -185,10 +267,12 @@ final class BlockIndex {
 
     void unpinAsHits(List<BlockEntry> pinned) {
         synchronized (lock) {
+            long now = clock.nanoTime();
             for (BlockEntry e : pinned) {
                 e.pins--;
                 policy.onHit(e.id);
                 e.read = true;
+                e.lastReadNanos = now;
             }
         }
     }
@@ -404,6 +488,7 @@ final class BlockIndex {
             if (!orphan) {
                 ready.transit = reserved.transit;
                 ready.read = reserved.read;
+                ready.lastReadNanos = reserved.lastReadNanos;
                 index.put(reserved.id, ready);
             }
         }

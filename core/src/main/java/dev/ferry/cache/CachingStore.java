@@ -93,6 +93,11 @@ public final class CachingStore extends ForwardingObjectStore {
         metadata.changed(key);
     }
 
+    /** What the tier holds, listed and dropped by bucket and prefix (rarely used: kept apart from reads and writes). */
+    public TierContents contents() {
+        return blocks.contents();
+    }
+
     /** The clock the tier times with: a {@link TierLedger}'s arrivals are by it. */
     public Clock clock() {
         return clock;

@@ -52,7 +52,7 @@ class BlockCheckTest {
         Files.createDirectories(layout.blocks());
         Files.createDirectories(layout.tmp());
         CacheConfig config = CacheConfig.of(layout.dir(), 64L * BLOCK).withBlockSize(BLOCK);
-        index = new BlockIndex(config, layout, new LruPolicy<>(), counters, path -> { });
+        index = new BlockIndex(config, layout, new LruPolicy<>(), counters, path -> { }, dev.ferry.time.Clock.system());
         fetcher = check -> new BlockFetcher(config, layout, origin, index, counters, check, new UnsyncedBlocks(1024),
                 key -> { }, Runnable::run, Clock.system());
     }

@@ -75,7 +75,7 @@ class BlockFetcherTest {
     }
 
     BlockFetcher open(CacheConfig config) {
-        index = new BlockIndex(config, layout, new LruPolicy<>(), counters, path -> { });
+        index = new BlockIndex(config, layout, new LruPolicy<>(), counters, path -> { }, dev.ferry.time.Clock.system());
         check = new BlockCheck(config.verify(), counters, Clock.system());
         return new BlockFetcher(config, layout, upstream, index, counters, check, new UnsyncedBlocks(1024), changed::add,
                 Runnable::run, Clock.system());

@@ -47,7 +47,7 @@ class BlockIndexTest {
     }
 
     BlockIndex open(EvictionPolicy<BlockId> policy) {
-        return new BlockIndex(config, layout, policy, counters, deleted::add);
+        return new BlockIndex(config, layout, policy, counters, deleted::add, dev.ferry.time.Clock.system());
     }
 
     BlockId block(long i) {

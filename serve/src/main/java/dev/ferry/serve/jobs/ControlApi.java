@@ -16,8 +16,8 @@ import java.util.regex.Matcher;
 
 /**
  * ferry's own API under {@code /_ferry/} (docs/daemon.md, "ferry's own API"), routed by resource: the jobs
- * ({@link JobsApi}), the status and its page ({@link StatusApi}), the write-back fence ({@link FlushApi}) and
- * Prometheus metrics ({@link MetricsApi}). JSON in and out; errors as {@code {"error": {"code": ..., "message": ...}}}.
+ * ({@link JobsApi}), the status and its page ({@link StatusApi}), the write-back fence ({@link FlushApi}), the local
+ * tier's contents and warming it ({@link TierApi}) and Prometheus metrics ({@link MetricsApi}). JSON in and out; errors as {@code {"error": {"code": ..., "message": ...}}}.
  * Thread-safe.
  */
 public final class ControlApi {
@@ -25,6 +25,7 @@ public final class ControlApi {
     private final StatusApi status;
     private final FlushApi flush;
     private final MetricsApi metrics;
+    private final TierApi tier;
 
     /**
      * The API over {@code node} and its {@code jobs}; {@code registry}: the daemon's meters, scraped as they are; for the
@@ -35,6 +36,7 @@ public final class ControlApi {
         this.status = new StatusApi(node, jobs, served, endpoint);
         this.flush = new FlushApi(node.tiers().writeBack());
         this.metrics = new MetricsApi(registry);
+        this.tier = new TierApi(node);
     }
 
     /** Read-only views anyone who can reach the port may see, even when requests must be signed. */
@@ -86,6 +88,9 @@ public final class ControlApi {
         }
         if (post && path.equals(FlushApi.PATH)) {
             return flush.flush(query);
+        }
+        if (TierApi.owns(path)) {
+            return tier.route(method, path, query, body);
         }
         Matcher job = JobsApi.JOB_PATH.matcher(path);
         if (job.matches()) {

@@ -244,7 +244,7 @@ record RegistrationRequest(Job job, Job.Resume resume, int batchSize, boolean re
         return Homes.parse(at, nodes);
     }
 
-    private static ObjectKey objectKey(String bucketAndKey, String field) throws S3Error {
+    static ObjectKey objectKey(String bucketAndKey, String field) throws S3Error {
         int slash = bucketAndKey.indexOf('/');
         if (slash <= 0 || slash == bucketAndKey.length() - 1) {
             throw S3Error.badRequest("InvalidArgument", field + " must be bucket/key, not '" + Uris.abbreviate(bucketAndKey) + "'");
