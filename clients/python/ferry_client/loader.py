@@ -439,6 +439,8 @@ class StepReporter:
             if self._announced:
                 return
             self._announced = True
+            if self._clock() < self._retry_at:
+                return  # the daemon failed a report a moment ago: the epoch's first report tells it instead
             report = {"rank": self.rank, "epoch": self.epoch, "position": self.position, "samples": 0, "waits_ms": [],
                       "elapsed_s": 0.0}
         try:
@@ -446,6 +448,8 @@ class StepReporter:
         except FerryError as e:
             self.reports_failed += 1
             self.last_error = e
+            self._failures_in_row += 1
+            self._retry_at = self._clock() + min(30.0, self.interval_s * 2 ** self._failures_in_row)
             log.warning("ferry: could not tell the daemon epoch %d began (its steps will): %s", report["epoch"], e)
             return
         self.reports_sent += 1

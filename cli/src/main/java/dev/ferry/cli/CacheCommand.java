@@ -21,7 +21,12 @@ final class CacheCommand implements Callable<Integer> {
     }
 
     static String query(String bucket, String prefix) {
-        return "bucket=" + URLEncoder.encode(bucket, StandardCharsets.UTF_8) + "&prefix=" + URLEncoder.encode(prefix, StandardCharsets.UTF_8);
+        return "bucket=" + encode(bucket) + "&prefix=" + encode(prefix);
+    }
+
+    /** Percent-encoded for a query (a space as %20: the daemon reads '+' as itself, as S3 does in keys). */
+    static String encode(String value) {
+        return URLEncoder.encode(value, StandardCharsets.UTF_8).replace("+", "%20");
     }
 
     @Command(name = "ls", mixinStandardHelpOptions = true,

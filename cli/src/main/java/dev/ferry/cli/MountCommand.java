@@ -5,6 +5,7 @@ import dev.ferry.settings.Setting;
 import java.io.PrintWriter;
 import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.Method;
+import java.nio.file.Path;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -12,6 +13,7 @@ import java.util.concurrent.Callable;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 import picocli.CommandLine.Spec;
 
@@ -25,13 +27,22 @@ import picocli.CommandLine.Spec;
         description = {"Mount the object store at MOUNTPOINT through the local tier (FUSE): buckets are folders, objects files.",
                 "Reads are pinned to the version a file was opened at and read ahead when sequential; files written are",
                 "journaled locally when fsync'd or closed and uploaded in the background (--write-through: uploaded at close).",
-                "Runs until Ctrl-C or SIGTERM, which unmount. See docs/mount.md."})
+                "Mounts, then returns while the mount runs on in the background (its messages in --log); with --foreground it runs",
+                "until Ctrl-C or SIGTERM, which unmount. Unmount a background mount with 'fusermount3 -u MOUNTPOINT'. See docs/mount.md."})
 final class MountCommand implements Callable<Integer> {
     private static final String CONFIG = "dev.ferry.mount.MountConfig";
     private static final String MAIN = "dev.ferry.mount.MountMain";
 
     @Parameters(index = "0", paramLabel = "MOUNTPOINT", description = "An existing empty folder.")
     String mountpoint;
+
+    @Option(names = "--foreground", description = "Stay in the foreground until unmounted (Ctrl-C unmounts); by default ferry mount returns "
+            + "once mounted and the mount runs on in the background.")
+    boolean foreground;
+
+    @Option(names = "--log", paramLabel = "FILE", description = "Where a background mount writes its messages (default: "
+            + "~/.ferry/logs/mount-NAME.log, NAME from the mount point).")
+    Path log;
 
     @Spec
     CommandSpec spec;
@@ -53,10 +64,19 @@ final class MountCommand implements Callable<Integer> {
         settings.put("mountpoint", mountpoint);
         settings.putAll(SettingFlags.given(spec, rows));
         try {
+            if (!foreground) {
+                String problem = (String) Class.forName(MAIN).getMethod("check", Map.class).invoke(null, settings);
+                if (problem != null) { // said here, before anything starts in the background, as the mount itself says it
+                    spec.commandLine().getErr().println("ferry: " + problem);
+                    return 2;
+                }
+                return BackgroundMount.start(Path.of(mountpoint), log, spec.commandLine().getParseResult().originalArgs(),
+                        spec.commandLine().getOut(), spec.commandLine().getErr());
+            }
             return (Integer) run.invoke(null, settings, spec.commandLine().getOut(), spec.commandLine().getErr());
         } catch (InvocationTargetException e) {
             throw e.getCause() instanceof RuntimeException re ? re : new IllegalStateException(e.getCause());
-        } catch (IllegalAccessException e) {
+        } catch (IllegalAccessException | ClassNotFoundException | NoSuchMethodException e) {
             throw new IllegalStateException(e);
         }
     }

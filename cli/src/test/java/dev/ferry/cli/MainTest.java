@@ -177,7 +177,7 @@ class MainTest {
         System.setOut(new java.io.PrintStream(printed, true, java.nio.charset.StandardCharsets.UTF_8));
         try {
             Run r = run(args);
-            return new Run(r.exit(), printed.toString(java.nio.charset.StandardCharsets.UTF_8), r.err());
+            return new Run(r.exit(), printed.toString(java.nio.charset.StandardCharsets.UTF_8) + r.out(), r.err());
         } finally {
             System.setOut(old);
         }

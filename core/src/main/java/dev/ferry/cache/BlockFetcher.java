@@ -202,7 +202,7 @@ final class BlockFetcher {
                         counters.misses.increment();
                         counters.bytesFromUpstream.add(fill.length());
                     }
-                    counters.ledger.fetched(fill.id, fill.length(), prefetch, index == first);
+                    counters.fetched(fill.id, fill.length(), prefetch, index == first);
                     boolean inPlace = reserved[0] != null && publish(reserved[0], meta, fill);
                     reserved[0] = null;
                     inflight.remove(fill.id, fill);

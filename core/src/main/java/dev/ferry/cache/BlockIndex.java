@@ -135,8 +135,9 @@ final class BlockIndex {
     }
 
     /**
-     * Drops every resident block of {@code bucket}'s keys that start with {@code prefix} (a block being fetched stays:
-     * its fetch publishes it); a reader of one already open reads on from its open file. The blocks and bytes dropped.
+     * Drops every resident block of {@code bucket}'s keys that start with {@code prefix}, but those in use as eviction
+     * leaves them (pinned by a reader, a superseded version a reader holds) and those being fetched (their fetch
+     * publishes them). The blocks and bytes dropped.
      */
     Usage drop(String bucket, String prefix) {
         List<Path> deletions = new ArrayList<>();
@@ -150,7 +151,8 @@ final class BlockIndex {
                 }
                 for (BlockId id : List.copyOf(o.getValue())) {
                     BlockEntry e = index.get(id);
-                    if (e != null && e.ready) {
+                    // a block being read, or a superseded version a reader holds, stays: as eviction leaves them
+                    if (e != null && e.ready && e.pins == 0 && !versionPins.holdsSuperseded(id)) {
                         blocks++;
                         bytes += e.dataLength;
                         deletions.add(removeLocked(id, Cause.DROPPED));
@@ -270,7 +272,9 @@ final class BlockIndex {
             long now = clock.nanoTime();
             for (BlockEntry e : pinned) {
                 e.pins--;
-                policy.onHit(e.id);
+                if (!e.removed) { // dropped meanwhile (a drop, a new version): the policy has forgotten it
+                    policy.onHit(e.id);
+                }
                 e.read = true;
                 e.lastReadNanos = now;
             }

@@ -47,7 +47,7 @@ interface BlockSource {
             if (fromCache) {
                 counters.bytesFromCache.add(bytes);
             }
-            counters.ledger.served(id, bytes, arrivedNanos, first);
+            counters.served(id, bytes, arrivedNanos, first);
             first = false;
         }
 

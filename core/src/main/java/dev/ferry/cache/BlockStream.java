@@ -164,6 +164,9 @@ final class BlockStream extends BlockReadingInputStream implements FileRegionRea
             run = null;
         }
         current = acquire(currentIndex);
+        if (position > currentIndex * config.blockSize()) {
+            current.continuesRead(); // the read of this block began before: it is not a new one
+        }
     }
 
     /**

@@ -120,7 +120,7 @@ final class BypassReads {
         counters.misses.increment();
         counters.bytesFromUpstream.add(length);
         BlockId id = new BlockId(meta.key(), meta.etag(), blockStart / blockSize);
-        counters.ledger.fetched(id, length, false, true); // a request of its own, or a miss's answer no run took
+        counters.fetched(id, length, false, true); // a request of its own, or a miss's answer no run took
         BlockSource.Served served = new BlockSource.Served(counters, id, TierLedger.WAITED, false);
         return spill != null ? new BlockSource.Spill(SharedChannel.of(spill), from - blockStart, length, served)
                 : new BlockSource.InMemory(served, memory, from - blockStart);

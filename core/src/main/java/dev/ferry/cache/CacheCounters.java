@@ -27,6 +27,31 @@ final class CacheCounters {
     final LongAdder verifiedBlocks = new LongAdder();
     /** Who is told where each read's bytes came from (see {@link CachingStore#ledger}). */
     volatile TierLedger ledger = TierLedger.NONE;
+    private final java.util.concurrent.atomic.AtomicLong ledgerFailures = new java.util.concurrent.atomic.AtomicLong();
+
+    /** Tells the ledger of a read's bytes; a ledger that fails costs the accounting, never the read. */
+    void served(BlockId block, long bytes, long arrivedNanos, boolean first) {
+        try {
+            ledger.served(block, bytes, arrivedNanos, first);
+        } catch (RuntimeException e) {
+            ledgerFailed(e);
+        }
+    }
+
+    /** Tells the ledger of a block fetched; a ledger that fails costs the accounting, never the fetch. */
+    void fetched(BlockId block, long bytes, boolean prefetch, boolean request) {
+        try {
+            ledger.fetched(block, bytes, prefetch, request);
+        } catch (RuntimeException e) {
+            ledgerFailed(e);
+        }
+    }
+
+    private void ledgerFailed(RuntimeException e) {
+        if (ledgerFailures.getAndIncrement() % 10_000 == 0) {
+            LOG.warn("the local tier's ledger failed ({}; {} times so far): reads go on, their accounting is short", e, ledgerFailures.get());
+        }
+    }
 
     /** Counts a write the disk refused, warning on the first and every thousandth. */
     void writeFailed(IOException failure) {

@@ -325,8 +325,8 @@ public final class CachingStore extends ForwardingObjectStore {
      * Fetches ahead an object a listing named ({@code listed}: its key, size and ETag), whole, as a reader's miss of
      * it in a folder of small objects would: one GET of the whole object asking for its checksum (a store names one
      * for no range), pinned to the ETag, when the cache does not know the key; its blocks as any prefetch's when it
-     * does. Nothing, rather than a HEAD, when a reader's miss of it is under way or another version is held: that
-     * is the reader's to settle. The bytes fetched.
+     * does. A reader's miss of it under way is waited for (then its blocks are prefetched as known ones are);
+     * nothing, rather than a HEAD, when another version is held: that is the reader's to settle. The bytes fetched.
      */
     public long prefetchListed(ObjectMeta listed) throws IOException {
         return listed.size() == 0 ? 0 : prefetch(new GetRequest(listed.key(), null, listed.etag(), true), false);

@@ -158,11 +158,10 @@ final class ResidentBlocks {
         blockIndex.unpinAsHits(pinned);
         counters.hits.add(pinned.size());
         counters.bytesFromCache.add(range.length());
-        TierLedger ledger = counters.ledger;
         for (BlockEntry e : pinned) {
             long blockStart = e.id.index() * config.blockSize();
             long bytes = Math.min(range.end(), blockStart + e.dataLength) - Math.max(range.offset(), blockStart);
-            ledger.served(e.id, bytes, e.arrivedNanos, true);
+            counters.served(e.id, bytes, e.arrivedNanos, true);
         }
         observer.onRead(meta, firstIndex, lastIndex);
         return regions;

@@ -14,6 +14,16 @@ public final class MountMain {
     private MountMain() {
     }
 
+    /** What is wrong with {@code settings}, in one sentence, or null: checked before a mount starts in the background. */
+    public static String check(Map<String, String> settings) {
+        try {
+            MountConfig.from(settings);
+            return null;
+        } catch (IllegalArgumentException e) {
+            return e.getMessage();
+        }
+    }
+
     /** Mounts with {@code settings} (keys of {@link MountConfig#KEYS}) and blocks; returns the exit code. */
     public static int run(Map<String, String> settings, PrintWriter out, PrintWriter err) {
         MountConfig config;

@@ -166,7 +166,7 @@ final class JobAdvice {
             steadyShare = EpochReport.steadyShare(waited, time, Math.min(waited, Math.max(1, e.ranksReported()) * e.waits.getMaxValue() / 1e6));
         }
         ReadSources sources = e.reads.sources();
-        long egress = e.egressBytes.sum();
+        long egress = originShare(e.egressBytes.sum(), e, end);
         long requests = e.egressRequests.sum();
         return new EpochReport(e.number, e.samples, e.steps, seconds <= 0 ? 0 : e.samples / seconds,
                 e.steps == 0 ? 0 : e.waits.getValueAtPercentile(50) / 1000.0, e.steps == 0 ? 0 : e.waits.getValueAtPercentile(99) / 1000.0,
@@ -174,5 +174,21 @@ final class JobAdvice {
                 prices.cost(egress, requests, 0), predicted,
                 end.meter().failures(StoreException.Kind.THROTTLED) - e.atStart.meter().failures(StoreException.Kind.THROTTLED),
                 end.meter().firstByteP50Micros() / 1000.0, shardMix, waitShare, steadyShare, sources);
+    }
+
+    /**
+     * Of {@code fetched}, the bytes the tier fetched for the epoch, what came from the object store: all of it on a
+     * node alone; in a regional group or over a shared tier, the fetches below the tier also came from peers and the
+     * shared tier, which are not egress, so the epoch's fetches are shared out as the node's were over its time (the
+     * origin's bytes over all the bytes fetched below the tier).
+     */
+    static long originShare(long fetched, EpochRecord e, Counters end) {
+        long peer = end.peerBytes() - e.atStart.peerBytes();
+        long shared = end.sharedBytes() - e.atStart.sharedBytes();
+        if (peer + shared <= 0) {
+            return fetched;
+        }
+        long origin = end.meter().egressBytes() - e.atStart.meter().egressBytes();
+        return origin + peer + shared <= 0 ? 0 : Math.round(fetched * ((double) origin / (origin + peer + shared)));
     }
 }

@@ -144,15 +144,18 @@ public final class JobRegistry implements BlockHolders {
         }
         RunningJob run = new RunningJob(job, node, steps, history, clock, gone);
         ledger.add(run); // before its first epoch starts its prefetcher: every fetch is charged
+        boolean started = false;
         try {
             run.startEpoch(job.firstEpoch(), gone); // a resumed job starts in its checkpoint's epoch
-        } catch (CancellationException e) {
-            ledger.remove(run);
-            run.stop(); // releases what it holds (the trusted versions)
-            throw e;
-        }
-        if (job.firstPosition() > 0) {
-            run.progress(job.firstEpoch(), job.firstPosition(), 0, new double[0]); // prefetch and evict from the checkpoint on
+            if (job.firstPosition() > 0) {
+                run.progress(job.firstEpoch(), job.firstPosition(), 0, new double[0]); // prefetch and evict from the checkpoint on
+            }
+            started = true;
+        } finally {
+            if (!started) {
+                ledger.remove(run);
+                run.stop(); // releases what it holds (the trusted versions)
+            }
         }
         jobs.put(job.name, run);
         if (old != null) {
@@ -253,11 +256,11 @@ public final class JobRegistry implements BlockHolders {
         });
         EpochRecord cur = run.current();
         g[0].set(run.advice.predictedEgress(cur.number));
-        g[1].set(cur.egressBytes.sum());
         EpochReport r;
         synchronized (run) {
             r = JobAdvice.report(cur, cur.atEnd != null ? cur.atEnd : node.counters(), -1, 1, node.tiers().prices());
         }
+        g[1].set(r.egressBytes());
         g[3].set(Double.doubleToLongBits(r.samplesPerSecond()));
         g[4].set(Double.doubleToLongBits(r.localHitRateBytes()));
         g[5].set(Double.doubleToLongBits(r.waitShare()));

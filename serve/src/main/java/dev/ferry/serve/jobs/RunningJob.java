@@ -51,16 +51,21 @@ public final class RunningJob {
      * The epoch in progress, the blocks this node reads in it ({@code now}) and in the next ({@code next}), and the
      * epoch's samples and bytes by its plan (for {@link #behind}).
      */
-    record Charges(EpochRecord epoch, Set<BlockId> now, Set<BlockId> next, long samples, long plannedBytes) {
+    record Charges(EpochRecord epoch, Set<BlockId> now, Set<BlockId> next, long samples, long plannedBytes, long startPosition) {
         /** True once the consumers reported the epoch's last sample: nothing more of it is theirs to read. */
         boolean done() {
             return samples > 0 && epoch.position >= samples;
         }
 
-        /** How far the reads charged so far lag the consumers' reported position: its share of the epoch less theirs. */
+        /**
+         * How far the reads charged so far lag the consumers' reported position: its share of the epoch less theirs, both
+         * counted from where the epoch began here (a resumed epoch begins at its checkpoint).
+         */
         double behind() {
-            double position = samples <= 0 ? 0 : (double) epoch.position / samples;
-            double read = plannedBytes <= 0 ? 0 : (double) epoch.reads.bytes() / plannedBytes;
+            long left = samples - startPosition;
+            double position = left <= 0 ? 0 : (double) Math.max(0, epoch.position - startPosition) / left;
+            double planned = samples <= 0 ? 0 : plannedBytes * ((double) left / samples);
+            double read = planned <= 0 ? 0 : epoch.reads.bytes() / planned;
             return position - read;
         }
     }
@@ -182,7 +187,7 @@ public final class RunningJob {
         }
         Set<BlockId> reads = new HashSet<>(mine.blocks());
         charges = new Charges(current, reads, nextMine == null ? Set.of() : new HashSet<>(nextMine.blocks()), job.samplesPerEpoch(),
-                job.nodeBytes(epoch));
+                job.nodeBytes(epoch), epoch == job.firstEpoch() ? job.firstPosition() : 0);
         future = mine;
         evictionFuture = eviction;
         planned = next;
@@ -269,8 +274,9 @@ public final class RunningJob {
             long reportMicros = 0;
             long longestMicros = 0;
             for (double w : waitsMillis) {
-                long micros = Math.max(0, Math.round(w * 1000));
-                e.waits.recordValue(Math.min(micros, e.waits.getHighestTrackableValue()));
+                // at most the histogram's hour: a client's absurd figure must not overflow the sums the status divides
+                long micros = Math.min(e.waits.getHighestTrackableValue(), Math.max(0, Math.round(w * 1000)));
+                e.waits.recordValue(micros);
                 e.waitTotalMicros += micros;
                 reportMicros += micros;
                 longestMicros = Math.max(longestMicros, micros);

@@ -304,7 +304,8 @@ final class StatusApi {
                 .put("peer_bytes", end.peerBytes() - e.atStart.peerBytes())
                 .put("shared_tier_bytes", end.sharedBytes() - e.atStart.sharedBytes())
                 .put("egress_bytes", r.egressBytes())
-                .put("egress_ahead_bytes", e.egressAheadBytes.sum())
+                .put("egress_ahead_bytes", JobAdvice.originShare(e.egressAheadBytes.sum(), e, end))
+                .put("fetched_bytes", e.egressBytes.sum())
                 .put("egress_requests", r.egressRequests())
                 .put("egress_cost_usd", round(r.egressCostUsd(), 6));
     }

@@ -102,15 +102,15 @@ final class TierApi {
                 throw S3Error.badRequest("InvalidArgument", "manifest_key " + key + " is over " + JobLimits.MAX_MANIFEST_BYTES + " bytes");
             }
             var manifest = readManifest(key);
-            w = new Warming(id, "manifest " + key, tier.clock());
+            w = new Warming(id, "manifest " + key, tier.clock(), node.tiers().meter());
             Warming started = w;
-            Thread.ofVirtual().name("ferry-warm-" + id).start(() -> started.manifest(tier, node.tiers().meter(), manifest));
+            Thread.ofVirtual().name("ferry-warm-" + id).start(() -> started.manifest(tier, manifest));
         } else if (req.has("bucket")) {
             String bucket = Keys.bucket(req.get("bucket").asText(""));
             String prefix = req.path("prefix").asText("");
-            w = new Warming(id, "s3://" + bucket + "/" + prefix, tier.clock());
+            w = new Warming(id, "s3://" + bucket + "/" + prefix, tier.clock(), node.tiers().meter());
             Warming started = w;
-            Thread.ofVirtual().name("ferry-warm-" + id).start(() -> started.prefix(node.tiers().top(), tier, node.tiers().meter(), bucket, prefix));
+            Thread.ofVirtual().name("ferry-warm-" + id).start(() -> started.prefix(node.tiers().top(), tier, bucket, prefix));
         } else {
             throw S3Error.badRequest("InvalidArgument", "warm needs {\"bucket\": B, \"prefix\": P} or {\"manifest_key\": \"B/K\"}");
         }

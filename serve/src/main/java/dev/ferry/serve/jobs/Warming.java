@@ -45,11 +45,13 @@ final class Warming {
     private volatile boolean done;
     private volatile long endNanos;
 
-    Warming(String id, String source, Clock clock) {
+    /** {@code meter}: the origin's, whose egress from now on the progress reports. */
+    Warming(String id, String source, Clock clock, MeteredStore meter) {
         this.id = id;
         this.source = source;
         this.clock = clock;
         this.startNanos = clock.nanoTime();
+        this.egressAtStart.set(meter.snapshot().egressBytes()); // before the thread that warms starts: the reply reads it at once
     }
 
     /** Where it stands. {@code egressBytes}: the origin's egress since it began (anything else reading meanwhile included). */
@@ -66,8 +68,7 @@ final class Warming {
     }
 
     /** Warms the objects under {@code bucket}/{@code prefix}, listed page by page through {@code lister}. */
-    void prefix(ObjectStore lister, CachingStore tier, MeteredStore meter, String bucket, String prefix) {
-        egressAtStart.set(meter.snapshot().egressBytes());
+    void prefix(ObjectStore lister, CachingStore tier, String bucket, String prefix) {
         run(tier, true, () -> {
             List<ObjectMeta> objects = new ArrayList<>();
             String token = null;
@@ -81,8 +82,7 @@ final class Warming {
     }
 
     /** Warms every shard of {@code manifest}, at the versions it names. */
-    void manifest(CachingStore tier, MeteredStore meter, Manifest manifest) {
-        egressAtStart.set(meter.snapshot().egressBytes());
+    void manifest(CachingStore tier, Manifest manifest) {
         run(tier, false, () -> {
             List<ObjectMeta> objects = new ArrayList<>();
             for (Shard s : manifest.shards()) {
