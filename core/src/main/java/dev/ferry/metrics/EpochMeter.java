@@ -1,8 +1,6 @@
 package dev.ferry.metrics;
 
-import dev.ferry.cache.BlockId;
 import dev.ferry.cache.CachingStore;
-import dev.ferry.cache.TierLedger;
 import dev.ferry.loader.LoaderStats;
 import dev.ferry.store.StoreException;
 import dev.ferry.store.chain.MeterSnapshot;
@@ -10,7 +8,7 @@ import dev.ferry.store.chain.MeteredStore;
 
 /**
  * Takes the four numbers of an epoch: snapshots the origin's meter when the epoch starts, and becomes the local
- * tier's (if any) {@link TierLedger} to split its reads by where they came from ({@link ReadSources}); combines them
+ * tier's (if any) {@link dev.ferry.cache.TierLedger} to split its reads by where they came from ({@link ReadSources}); combines them
  * with the loader's stats when it ends. One meter per tier. Not thread-safe.
  */
 public final class EpochMeter {
@@ -30,17 +28,7 @@ public final class EpochMeter {
         meterAtStart = meter.snapshot();
         if (cache != null) {
             ReadTally tally = new ReadTally();
-            long startNanos = cache.clock().nanoTime();
-            cache.ledger(new TierLedger() {
-                @Override
-                public void served(BlockId block, long bytes, long arrivedNanos, boolean first) {
-                    tally.served(bytes, arrivedNanos, first, startNanos);
-                }
-
-                @Override
-                public void fetched(BlockId block, long bytes, boolean prefetch, boolean request) {
-                }
-            });
+            cache.ledger(tally.ledger(cache.clock().nanoTime()));
             reads = tally;
         }
     }

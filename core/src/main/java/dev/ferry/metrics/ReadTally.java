@@ -1,5 +1,6 @@
 package dev.ferry.metrics;
 
+import dev.ferry.cache.BlockId;
 import dev.ferry.cache.TierLedger;
 import java.util.concurrent.atomic.LongAdder;
 
@@ -26,6 +27,23 @@ public final class ReadTally {
         if (first) {
             reads[part].increment();
         }
+    }
+
+    /**
+     * A ledger for a tier read by one loader (the demo's, a test's): every read it hears is counted here, against an
+     * epoch that began at {@code epochStartNanos}; fetches are not its concern.
+     */
+    public TierLedger ledger(long epochStartNanos) {
+        return new TierLedger() {
+            @Override
+            public void served(BlockId block, long bytes, long arrivedNanos, boolean first) {
+                ReadTally.this.served(bytes, arrivedNanos, first, epochStartNanos);
+            }
+
+            @Override
+            public void fetched(BlockId block, long bytes, boolean prefetch, boolean request) {
+            }
+        };
     }
 
     /** Every byte counted so far, whatever its part. */
