@@ -1,6 +1,7 @@
 package dev.ferry.cli;
 
 import dev.ferry.cli.errors.UserError;
+import dev.ferry.time.Clock;
 import java.io.File;
 import java.io.IOException;
 import java.io.PrintWriter;
@@ -47,9 +48,10 @@ final class BackgroundMount {
         } catch (IOException e) {
             throw new UserError("cannot start the mount in the background: " + e.getMessage(), 1);
         }
-        long deadline = System.nanoTime() + WAIT_NANOS;
+        Clock clock = Clock.system(); // the CLI is its own composition root
+        long deadline = clock.nanoTime() + WAIT_NANOS;
         try {
-            while (System.nanoTime() < deadline) {
+            while (clock.nanoTime() < deadline) {
                 if (mounted(mp)) {
                     out.println("ferry mount: " + mp + " mounted, in the background (pid " + child.pid() + ", messages in " + logFile
                             + "); unmount with 'fusermount3 -u " + mp + "'.");

@@ -2,6 +2,7 @@ package dev.ferry.cli;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.ferry.cli.errors.UserError;
+import dev.ferry.time.Clock;
 import dev.ferry.util.Sizes;
 import java.util.Locale;
 import java.util.concurrent.Callable;
@@ -43,11 +44,12 @@ final class WarmCommand implements Callable<Integer> {
             JsonNode p = daemon.call("POST", "/_ferry/v1/warm", "", body, "start warming");
             String id = p.path("id").asText();
             boolean terminal = System.console() != null;
+            Clock clock = Clock.system();
             long lastLine = 0;
             while (!p.path("state").asText().equals("done") && !p.path("state").asText().equals("failed")) {
                 Thread.sleep(500);
                 p = daemon.call("GET", "/_ferry/v1/warm/" + id, "", null, "follow the warm");
-                long now = System.nanoTime();
+                long now = clock.nanoTime();
                 if (terminal) {
                     System.out.print("\r" + line(p) + "   ");
                     System.out.flush();
