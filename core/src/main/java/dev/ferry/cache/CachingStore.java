@@ -325,8 +325,8 @@ public final class CachingStore extends ForwardingObjectStore {
      * Fetches ahead an object a listing named ({@code listed}: its key, size and ETag), whole, as a reader's miss of
      * it in a folder of small objects would: one GET of the whole object asking for its checksum (a store names one
      * for no range), pinned to the ETag, when the cache does not know the key; its blocks as any prefetch's when it
-     * does. A reader's miss of it under way is waited for (then its blocks are prefetched as known ones are);
-     * nothing, rather than a HEAD, when another version is held: that is the reader's to settle. The bytes fetched.
+     * does. Nothing, rather than a HEAD, when a reader's miss of it is under way or another version is held: that
+     * is the reader's to settle. The bytes fetched.
      */
     public long prefetchListed(ObjectMeta listed) throws IOException {
         return listed.size() == 0 ? 0 : prefetch(new GetRequest(listed.key(), null, listed.etag(), true), false);
@@ -339,14 +339,11 @@ public final class CachingStore extends ForwardingObjectStore {
         }
         ObjectMeta meta = local(request.key(), request.ifMatch());
         if (meta == null) {
-            long fetched = misses.prefetch(request);
-            if (fetched >= 0) {
-                return fetched;
+            long fetched = misses.prefetch(request, ask);
+            if (fetched >= 0 || !ask) {
+                return Math.max(0, fetched); // a listed object's miss under way is the reader's to settle
             }
-            meta = local(request.key(), request.ifMatch()); // a miss of the key it waited for may have answered
-            if (meta == null && !ask) {
-                return 0;
-            }
+            meta = local(request.key(), request.ifMatch()); // the miss of the key it waited for may have answered
             if (meta == null) {
                 meta = metadata.ask(request.key(), request.ifMatch());
             }

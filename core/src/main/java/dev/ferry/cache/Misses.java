@@ -71,10 +71,10 @@ final class Misses {
      * this thread, then the rest of the range as any prefetch. A request for the whole object that asks for its
      * checksum ({@link GetRequest#checksumAnswerable}: an object a listing named small) is one GET of the whole
      * object asking for it, as a reader's miss in a folder of small objects. A miss of the key under way (a reader's,
-     * another prefetch's) is waited for instead. -1, having sent nothing or been answered 416: the caller looks at
-     * the key's metadata again (a miss waited for answered it), else asks with a HEAD.
+     * another prefetch's) is waited for when {@code waitForOther} (else left to it). -1, having sent nothing or been
+     * answered 416: the caller looks at the key's metadata again (a miss waited for answered it), else asks with a HEAD.
      */
-    long prefetch(GetRequest request) throws IOException {
+    long prefetch(GetRequest request, boolean waitForOther) throws IOException {
         ObjectKey key = request.key();
         long first = request.range() == null ? 0 : request.range().offset() / config.blockSize();
         if (blocks.holdsAnyVersionAt(key, first)) {
@@ -86,7 +86,9 @@ final class Misses {
         CompletableFuture<Void> mine = new CompletableFuture<>();
         CompletableFuture<Void> other = opening.putIfAbsent(key, mine);
         if (other != null) {
-            other.join(); // a reader's miss (or another prefetch) of the key: its answer is the metadata, its blocks in flight
+            if (waitForOther) {
+                other.join(); // a reader's miss (or another prefetch) of the key: its answer is the metadata, its blocks in flight
+            }
             return -1;
         }
         boolean whole = request.checksumAnswerable();
