@@ -396,10 +396,7 @@ class StepReporter:
             answer = self.client.report(self.job, report["rank"], report["epoch"], report["position"],
                                         report["samples"], report["waits_ms"], elapsed_s=report["elapsed_s"])
         except FerryError as e:  # FerryConnectionError included
-            self.reports_failed += 1
-            self.last_error = e
-            self._failures_in_row += 1
-            self._retry_at = self._clock() + min(30.0, self.interval_s * 2 ** self._failures_in_row)
+            self._failed(e)
             if strict:
                 raise
             log.warning("ferry: progress report failed, its waits go with the next one: %s", e)
@@ -441,18 +438,21 @@ class StepReporter:
             self._announced = True
             if self._clock() < self._retry_at:
                 return  # the daemon failed a report a moment ago: the epoch's first report tells it instead
-            report = {"rank": self.rank, "epoch": self.epoch, "position": self.position, "samples": 0, "waits_ms": [],
-                      "elapsed_s": 0.0}
+            epoch, position = self.epoch, self.position
         try:
-            self.client.report(self.job, report["rank"], report["epoch"], report["position"], 0, [], elapsed_s=0.0)
+            self.client.report(self.job, self.rank, epoch, position, 0, [], elapsed_s=0.0)
         except FerryError as e:
-            self.reports_failed += 1
-            self.last_error = e
-            self._failures_in_row += 1
-            self._retry_at = self._clock() + min(30.0, self.interval_s * 2 ** self._failures_in_row)
-            log.warning("ferry: could not tell the daemon epoch %d began (its steps will): %s", report["epoch"], e)
+            self._failed(e)
+            log.warning("ferry: could not tell the daemon epoch %d began (its steps will): %s", epoch, e)
             return
         self.reports_sent += 1
+
+    def _failed(self, error):
+        """A report (or an announce) failed: counted, and the next waits a back-off (doubling, up to 30 s)."""
+        self.reports_failed += 1
+        self.last_error = error
+        self._failures_in_row += 1
+        self._retry_at = self._clock() + min(30.0, self.interval_s * 2 ** self._failures_in_row)
 
     def close(self):
         """Sends the last report; raises FerryError if it fails."""

@@ -159,7 +159,7 @@ final class DemoCommand implements Callable<Integer> {
                     predicted.add(sampleBytes(manifest));
                 }
                 Advisor.Context context = new Advisor.Context(dataset, 0, loader.decodeWorkers(), loader.fetchConcurrency(), epochs,
-                        Prices.AWS_S3_STANDARD.egressPerGb() / 1e9, c -> predictSteady(manifest, future, c, blockSize));
+                        Prices.AWS_S3_STANDARD.egressPerByte(), c -> predictSteady(manifest, future, c, blockSize));
                 System.out.println();
                 System.out.println("direct: 4 workers each read then decode, 2 batches ahead per worker, no local tier");
                 direct = TrainingRun.run(new TrainingRun.Setup(store, meter, null, manifest, plan, loader, Decoder.identity(), epochs,
@@ -185,7 +185,7 @@ final class DemoCommand implements Callable<Integer> {
                     CachingStore cache = new CachingStore(chain, CacheConfig.of(cacheDir, cacheBytes).withBlockSize(blockSize)
                             .withWatermarks(1.0, 1.0), Policies.<BlockId>create("min", EgressPrediction.flatten(future)), clock)) {
                 Advisor.Context ferryContext = new Advisor.Context(dataset, cacheBytes, ferryLoader.decodeWorkers(),
-                        ferryLoader.fetchConcurrency(), epochs, Prices.AWS_S3_STANDARD.egressPerGb() / 1e9,
+                        ferryLoader.fetchConcurrency(), epochs, Prices.AWS_S3_STANDARD.egressPerByte(),
                         c -> predictSteady(manifest, future, c, blockSize));
                 System.out.println();
                 System.out.printf(Locale.ROOT, "ferry: a %s local tier (half the dataset) evicting by the plan (MIN), reads in plan order "

@@ -8,8 +8,9 @@ import java.nio.file.Path;
  * {@code path} and {@code dataLength} mean anything); publishing a block replaces it with a ready entry.
  *
  * <p>Thread-safety: the final fields are safe to read anywhere; {@code ready}, {@code removed}, {@code pins},
- * {@code transit}, {@code read} and {@code lastReadNanos} are guarded by the {@link BlockIndex}'s lock; {@code verified} and
- * {@code witness} are volatile; {@code arrivedNanos} is set before the entry is published and not changed after (set by whichever reader checked the block last; see {@link BlockCheck}).
+ * {@code transit}, {@code read} and {@code lastReadNanos} are guarded by the {@link BlockIndex}'s lock; {@code verified}
+ * and {@code witness} are volatile (set by whichever reader checked the block last; see {@link BlockCheck});
+ * {@code arrivedNanos} is set before the entry is published and not changed after.
  */
 final class BlockEntry {
     final BlockId id;

@@ -82,7 +82,7 @@ final class Misses {
         }
         // a reader's miss of the key waits for this one's answer, as for another reader's, rather than GET the same
         // bytes again (the second answer would be dropped, and what the store sent of it paid for): until the
-        // answer's blocks are claimed, then it reads them as they arrive
+        // answer's blocks are claimed, then it reads them as they arrive (a whole object's: until it is fetched)
         CompletableFuture<Void> mine = new CompletableFuture<>();
         CompletableFuture<Void> other = opening.putIfAbsent(key, mine);
         if (other != null) {

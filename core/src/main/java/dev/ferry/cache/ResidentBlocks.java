@@ -120,12 +120,15 @@ final class ResidentBlocks {
         }
         List<R> regions = new ArrayList<>(pinned.size());
         List<FileChannel> channels = new ArrayList<>(pinned.size());
+        long[] bytes = new long[pinned.size()]; // this read's bytes of each block, for the ledger
         BlockEntry checking = null;
         try {
-            for (BlockEntry e : pinned) {
+            for (int i = 0; i < pinned.size(); i++) {
+                BlockEntry e = pinned.get(i);
                 long blockStart = e.id.index() * config.blockSize();
                 long from = Math.max(range.offset(), blockStart);
                 long to = Math.min(range.end(), blockStart + e.dataLength);
+                bytes[i] = to - from;
                 if (!trusted(e, from - blockStart, to - from)) {
                     if (!mayCheck) {
                         closeAll(channels);
@@ -158,10 +161,8 @@ final class ResidentBlocks {
         blockIndex.unpinAsHits(pinned);
         counters.hits.add(pinned.size());
         counters.bytesFromCache.add(range.length());
-        for (BlockEntry e : pinned) {
-            long blockStart = e.id.index() * config.blockSize();
-            long bytes = Math.min(range.end(), blockStart + e.dataLength) - Math.max(range.offset(), blockStart);
-            counters.served(e.id, bytes, e.arrivedNanos, true);
+        for (int i = 0; i < pinned.size(); i++) {
+            counters.served(pinned.get(i).id, bytes[i], pinned.get(i).arrivedNanos, true);
         }
         observer.onRead(meta, firstIndex, lastIndex);
         return regions;

@@ -15,6 +15,11 @@ public record Prices(double egressPerGb, double getPer1000, double putPer1000) {
         }
     }
 
+    /** What one byte of egress costs, in USD (GB as AWS bills it: 10^9 bytes). */
+    public double egressPerByte() {
+        return egressPerGb / 1e9;
+    }
+
     /** Estimated dollars for this many egress bytes and requests of each class. */
     public double cost(long egressBytes, long getClassRequests, long putClassRequests) {
         return egressBytes / 1e9 * egressPerGb + getClassRequests / 1000.0 * getPer1000 + putClassRequests / 1000.0 * putPer1000;

@@ -27,10 +27,14 @@ final class EpochRecord {
     Counters atEnd;
     /** The job's reads in this epoch, by where their bytes came from. */
     final ReadTally reads = new ReadTally();
-    /** Bytes fetched from the object store for this job in this epoch, and of them for its next epoch. */
-    final LongAdder egressBytes = new LongAdder();
-    final LongAdder egressAheadBytes = new LongAdder();
-    final LongAdder egressRequests = new LongAdder();
+    /**
+     * Bytes the tier fetched for this job in this epoch (from the object store, or in a group or over a shared tier
+     * from those too: {@link JobAdvice#originShare} keeps the egress), of them those for its next epoch, and the
+     * requests they took.
+     */
+    final LongAdder fetchedBytes = new LongAdder();
+    final LongAdder fetchedAheadBytes = new LongAdder();
+    final LongAdder fetchRequests = new LongAdder();
     /** Per rank: the seconds its reports covered by its own clock (NaN: it sent none), its waits, whether it reported. */
     private final double[] rankSeconds;
     private final double[] rankWaitSeconds;
@@ -64,12 +68,12 @@ final class EpochRecord {
 
     /** {@code bytes} fetched for this epoch ({@code ahead}: for the next), {@code request} the first of its request. */
     void charge(long bytes, boolean request, boolean ahead) {
-        egressBytes.add(bytes);
+        fetchedBytes.add(bytes);
         if (ahead) {
-            egressAheadBytes.add(bytes);
+            fetchedAheadBytes.add(bytes);
         }
         if (request) {
-            egressRequests.increment();
+            fetchRequests.increment();
         }
     }
 

@@ -90,7 +90,7 @@ final class JobAdvice {
 
     /** Recomputes the findings from the job's epochs as of {@code now}. */
     List<String> refresh(RunningJob run, Counters now, Prices prices, Supplier<String> governor) {
-        double egressCostPerByte = prices.egressPerGb() / 1e9;
+        double egressCostPerByte = prices.egressPerByte();
         List<EpochRecord> epochs;
         synchronized (job.epochs) {
             epochs = new ArrayList<>(job.epochs);
@@ -166,8 +166,8 @@ final class JobAdvice {
             steadyShare = EpochReport.steadyShare(waited, time, Math.min(waited, Math.max(1, e.ranksReported()) * e.waits.getMaxValue() / 1e6));
         }
         ReadSources sources = e.reads.sources();
-        long egress = originShare(e.egressBytes.sum(), e, end);
-        long requests = e.egressRequests.sum();
+        long egress = originShare(e.fetchedBytes.sum(), e, end);
+        long requests = e.fetchRequests.sum();
         return new EpochReport(e.number, e.samples, e.steps, seconds <= 0 ? 0 : e.samples / seconds,
                 e.steps == 0 ? 0 : e.waits.getValueAtPercentile(50) / 1000.0, e.steps == 0 ? 0 : e.waits.getValueAtPercentile(99) / 1000.0,
                 e.waitTotalMicros / 1e6, sources.residentShareReads(), sources.residentShareBytes(), egress, requests,

@@ -14,8 +14,8 @@ import dev.ferry.serve.node.Node;
 import dev.ferry.serve.node.RegionalGroup;
 import dev.ferry.serve.node.Tiers;
 import dev.ferry.serve.protocol.Reply;
-import dev.ferry.store.StoreException;
 import dev.ferry.store.Prices;
+import dev.ferry.store.StoreException;
 import dev.ferry.store.chain.MeterSnapshot;
 import dev.ferry.store.chain.MeteredStore;
 import dev.ferry.store.tier.GroupStore;
@@ -304,8 +304,8 @@ final class StatusApi {
                 .put("peer_bytes", end.peerBytes() - e.atStart.peerBytes())
                 .put("shared_tier_bytes", end.sharedBytes() - e.atStart.sharedBytes())
                 .put("egress_bytes", r.egressBytes())
-                .put("egress_ahead_bytes", JobAdvice.originShare(e.egressAheadBytes.sum(), e, end))
-                .put("fetched_bytes", e.egressBytes.sum())
+                .put("egress_ahead_bytes", JobAdvice.originShare(e.fetchedAheadBytes.sum(), e, end))
+                .put("fetched_bytes", e.fetchedBytes.sum())
                 .put("egress_requests", r.egressRequests())
                 .put("egress_cost_usd", round(r.egressCostUsd(), 6));
     }

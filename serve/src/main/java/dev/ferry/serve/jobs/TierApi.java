@@ -57,7 +57,8 @@ final class TierApi {
     }
 
     Reply cache(HttpMethod method, Map<String, List<String>> query) throws S3Error {
-        TierContents contents = tier().contents();
+        CachingStore tier = tier();
+        TierContents contents = tier.contents();
         String bucket = one(query, "bucket");
         String prefix = one(query, "prefix");
         if (bucket != null) {
@@ -75,9 +76,9 @@ final class TierApi {
         if (prefix != null && bucket == null) {
             throw S3Error.badRequest("InvalidArgument", "a prefix needs its bucket");
         }
-        long now = tier().clock().nanoTime(); // the clock the tier timed its reads with
+        long now = tier.clock().nanoTime(); // the clock the tier timed its reads with
         ObjectNode out = ApiJson.JSON.createObjectNode().put("capacity_bytes", contents.capacity())
-                .put("resident_bytes", tier().stats().residentBytes());
+                .put("resident_bytes", tier.stats().residentBytes());
         ArrayNode entries = out.putArray("entries");
         for (TierContents.Holding h : contents.list(bucket, prefix)) {
             ObjectNode e = entries.addObject().put("bucket", h.bucket()).put("prefix", h.prefix()).put("objects", h.objects())

@@ -23,8 +23,8 @@ import dev.ferry.writeback.WriteBackStore;
  * @param localMultipart multipart uploads staged locally under write-back, or null
  * @param scratch        the scratch bucket, or null
  */
-public record Tiers(Origin origin, MeteredStore meter, GovernedStore governor, Prices prices, ObjectStore belowCache, CachingStore cache, WriteBackStore writeBack,
-        LocalMultipart localMultipart, Scratch scratch) {
+public record Tiers(Origin origin, MeteredStore meter, GovernedStore governor, Prices prices, ObjectStore belowCache, CachingStore cache,
+        WriteBackStore writeBack, LocalMultipart localMultipart, Scratch scratch) {
     /** What reads and writes go to: write-back, else the local tier. */
     public ObjectStore top() {
         return writeBack != null ? writeBack : cache;
@@ -48,6 +48,6 @@ public record Tiers(Origin origin, MeteredStore meter, GovernedStore governor, P
 
     /** What a byte out of the origin costs, in USD (GB as AWS bills it: 10^9 bytes). */
     public double egressCostPerByte() {
-        return prices.egressPerGb() / 1e9;
+        return prices.egressPerByte();
     }
 }
