@@ -2,6 +2,7 @@ package dev.ferry.cache;
 
 import dev.ferry.cache.policy.EvictionPolicy;
 import dev.ferry.store.ByteRange;
+import dev.ferry.store.FileRegionReadable;
 import dev.ferry.store.ObjectContent;
 import dev.ferry.store.ObjectKey;
 import dev.ferry.store.ObjectMeta;
@@ -322,8 +323,8 @@ final class BlockCache {
      * {@code range} of {@code meta} as regions of block files, when every block is resident and may leave as it is
      * on disk; null otherwise. See {@link ResidentBlocks#regions}.
      */
-    <R> List<R> openResident(ObjectMeta meta, ByteRange range, boolean mayCheck, ResidentBlocks.RegionMaker<R> maker) throws IOException {
-        return resident.regions(meta, range, mayCheck, maker);
+    List<FileRegionReadable.Region> openResident(ObjectMeta meta, ByteRange range, boolean mayCheck) throws IOException {
+        return resident.regions(meta, range, mayCheck);
     }
 
     /** The tier's contents, listed and dropped by bucket and prefix. */

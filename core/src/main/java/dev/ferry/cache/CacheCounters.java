@@ -25,6 +25,7 @@ final class CacheCounters {
     final LongAdder prefetchedBlocks = new LongAdder();
     final LongAdder prefetchedBytes = new LongAdder();
     final LongAdder verifiedBlocks = new LongAdder();
+    final LongAdder metadataLookups = new LongAdder();
     /** Who is told where each read's bytes came from (see {@link CachingStore#ledger}). */
     volatile TierLedger ledger = TierLedger.NONE;
     private final java.util.concurrent.atomic.AtomicLong ledgerFailures = new java.util.concurrent.atomic.AtomicLong();
@@ -66,6 +67,6 @@ final class CacheCounters {
         return new CacheStats(hits.sum(), misses.sum(), bytesFromCache.sum(), bytesFromUpstream.sum(), upstreamRequests.sum(),
                 evictedCapacity.sum(), evictedStale.sum(), evictedCorrupt.sum(), bypassed.sum(), writeFailures.sum(),
                 residentBlocks, residentBytes, passThrough, prefetchedBlocks.sum(), prefetchedBytes.sum(),
-                verifiedBlocks.sum());
+                verifiedBlocks.sum(), metadataLookups.sum());
     }
 }

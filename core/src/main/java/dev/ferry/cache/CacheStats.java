@@ -9,7 +9,8 @@ package dev.ferry.cache;
  * and {@code prefetchedBytes}: fetched ahead of the reader by a prefetcher (not counted as hits or misses:
  * the hit rate is the readers'). {@code verifiedBlocks}: resident blocks read back whole and checked against
  * their CRC32C before their bytes left (see {@link VerifyMode}); a check that failed counts in
- * {@code evictedCorrupt} too.
+ * {@code evictedCorrupt} too. {@code metadataLookups}: times a read or a caller looked a key up in the tier's metadata
+ * (a GET through the daemon does once).
  */
 public record CacheStats(
         long hits,
@@ -27,7 +28,8 @@ public record CacheStats(
         boolean passThrough,
         long prefetchedBlocks,
         long prefetchedBytes,
-        long verifiedBlocks) {
+        long verifiedBlocks,
+        long metadataLookups) {
 
     public double hitRate() {
         return hits + misses == 0 ? 0 : (double) hits / (hits + misses);

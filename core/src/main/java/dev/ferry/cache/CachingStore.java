@@ -13,10 +13,8 @@ import dev.ferry.store.ObjectMeta;
 import dev.ferry.store.ObjectStore;
 import dev.ferry.store.PutBody;
 import dev.ferry.time.Clock;
-import java.io.Closeable;
 import java.io.IOException;
 import java.io.InputStream;
-import java.nio.channels.FileChannel;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
@@ -241,28 +239,6 @@ public final class CachingStore extends ForwardingObjectStore {
 
     // ---- version pins --------------------------------------------------------------------------------
 
-    /** A pinned version; {@link #close} releases it (once). */
-    public final class VersionPin implements AutoCloseable {
-        private final ObjectMeta meta;
-        private boolean released;
-
-        private VersionPin(ObjectMeta meta) {
-            this.meta = meta;
-        }
-
-        public ObjectMeta meta() {
-            return meta;
-        }
-
-        @Override
-        public synchronized void close() {
-            if (!released) {
-                released = true;
-                blocks.unpinVersion(meta);
-            }
-        }
-    }
-
     /**
      * Keeps {@code meta}'s version readable from the blocks on local disk until the pin is closed, even after a
      * newer version (or a delete) is seen upstream: those blocks are not dropped, and no eviction takes them once
@@ -274,7 +250,7 @@ public final class CachingStore extends ForwardingObjectStore {
     public VersionPin pinVersion(ObjectMeta meta) {
         Objects.requireNonNull(meta, "meta is null");
         blocks.pinVersion(meta);
-        return new VersionPin(meta);
+        return new VersionPin(meta, () -> blocks.unpinVersion(meta));
     }
 
     // ---- reads ---------------------------------------------------------------------------------------
@@ -287,13 +263,26 @@ public final class CachingStore extends ForwardingObjectStore {
         return resolve(key, null);
     }
 
+    /**
+     * A read through the tier. One that may go only to local disk ({@link GetRequest#cachedOnly}) is answered when
+     * every block it touches is resident and its bytes may leave as they are on disk, as regions of the block files
+     * ({@link dev.ferry.store.FileRegionReadable}: a server sends them file-to-socket, a reader copies them), and is
+     * null otherwise: a block {@link BlockCheck} does not trust is checked first under {@link GetRequest.Reach#CACHED}
+     * and makes it null under {@link GetRequest.Reach#CACHED_NOW} (the caller tries again where it may block); one
+     * that fails its check is dropped (the caller's next read fetches it again). Under {@link VerifyMode#ALWAYS} such a
+     * read is always null: every read is served from a copy checked in memory. The metadata a request carries
+     * ({@link GetRequest#version}) is used as it is, not looked up again.
+     */
     @Override
     public ObjectContent get(GetRequest request) throws IOException {
+        if (request.cachedOnly()) {
+            return getResident(request);
+        }
         if (isPassThrough()) {
             blocks.counters().upstreamRequests.increment();
             return delegate.get(new GetRequest(request.key(), request.range(), request.ifMatch())); // as asked, in parallel ranges
         }
-        ObjectMeta meta = local(request.key(), request.ifMatch());
+        ObjectMeta meta = request.version() != null ? request.version() : local(request.key(), request.ifMatch());
         if (meta == null) {
             ObjectContent opened = misses.open(request);
             if (opened != null) {
@@ -309,6 +298,19 @@ public final class CachingStore extends ForwardingObjectStore {
             return new ObjectContent(meta, null, InputStream.nullInputStream());
         }
         return new ObjectContent(meta, range, blocks.read(meta, range));
+    }
+
+    private ObjectContent getResident(GetRequest request) throws IOException {
+        if (isPassThrough() || closed || config.verify() == VerifyMode.ALWAYS) {
+            return null;
+        }
+        ObjectMeta meta = request.version() != null ? request.version() : local(request.key(), request.ifMatch());
+        ByteRange range = meta == null ? null : ReadRange.of(request, meta);
+        if (range == null) {
+            return null;
+        }
+        List<dev.ferry.store.FileRegionReadable.Region> regions = blocks.openResident(meta, range, request.reach() == GetRequest.Reach.CACHED);
+        return regions == null ? null : new ObjectContent(meta, range, new ResidentStream(regions));
     }
 
     /**
@@ -359,49 +361,6 @@ public final class CachingStore extends ForwardingObjectStore {
     public long prefetch(BlockId block) throws IOException {
         long start = block.index() * config.blockSize();
         return prefetch(new GetRequest(block.key(), ByteRange.of(start, config.blockSize()), block.etag()));
-    }
-
-    /** One block's bytes in its file: what a server sends with {@code sendfile}. The channel is the caller's to close. */
-    public record FileRegion(FileChannel channel, long position, long length) {
-    }
-
-    /** A read whose every block is on the local disk, as file regions in order; see {@link #openResident}. */
-    public record ResidentRead(ObjectMeta meta, ByteRange range, List<FileRegion> regions) implements Closeable {
-        /** Closes every region's channel (closing one twice is harmless). */
-        @Override
-        public void close() {
-            for (FileRegion r : regions) {
-                try {
-                    r.channel().close();
-                } catch (IOException ignored) {
-                    // read-only channel: nothing to lose
-                }
-            }
-        }
-    }
-
-    /**
-     * The read as file regions when every block it touches is resident and its bytes may leave as they are on
-     * disk (so they can go file-to-socket without passing through the JVM); null otherwise, and the caller reads
-     * with {@link #get}. Under {@link VerifyMode#ON_LOAD} a block {@link BlockCheck} does not trust is checked
-     * here first when {@code mayCheck} (reading it whole: the caller may block on the disk), and makes this null
-     * when not (on an event loop: the caller tries again where it may block); one that fails its check is dropped
-     * and this is null, so the caller's {@link #get} fetches it again. Under {@link VerifyMode#ALWAYS} always
-     * null: every read is served from a copy checked in memory. Counts as hits, like {@link #get}. An empty
-     * object or range is null too. Channels are opened while the blocks are pinned: eviction afterwards
-     * deletes the file's name, not the bytes the open channel reads.
-     */
-    public ResidentRead openResident(GetRequest request, boolean mayCheck) throws IOException {
-        if (isPassThrough() || closed || config.verify() == VerifyMode.ALWAYS) {
-            return null;
-        }
-        ObjectMeta meta = resolve(request.key(), request.ifMatch());
-        ByteRange range = ReadRange.of(request, meta);
-        if (range == null) {
-            return null;
-        }
-        List<FileRegion> regions = blocks.openResident(meta, range, mayCheck, FileRegion::new);
-        return regions == null ? null : new ResidentRead(meta, range, regions);
     }
 
     // ---- writes go through, and invalidate --------------------------------------------------------------

@@ -86,12 +86,14 @@ final class MetadataCache {
 
     /** The key's metadata when it may be used without asking upstream first (see the class comment); null otherwise. */
     ObjectMeta fresh(ObjectKey key) {
+        counters.metadataLookups.increment();
         Entry m = entries.get(key);
         return m != null && servable(key, m, clock.nanoTime()) ? m.meta() : null;
     }
 
     /** The metadata a read may go on with without asking upstream: servable, or the version If-Match names; null otherwise. */
     ObjectMeta usable(ObjectKey key, String ifMatch) {
+        counters.metadataLookups.increment();
         Entry m = entries.get(key);
         if (m == null) {
             return null;
@@ -104,6 +106,7 @@ final class MetadataCache {
 
     /** The metadata held for {@code key} when it is version {@code etag}, however old; null otherwise. */
     ObjectMeta known(ObjectKey key, String etag) {
+        counters.metadataLookups.increment();
         Entry m = entries.get(key);
         return m != null && m.meta().etag().equals(etag) ? m.meta() : null;
     }

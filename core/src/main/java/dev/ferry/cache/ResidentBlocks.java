@@ -1,6 +1,7 @@
 package dev.ferry.cache;
 
 import dev.ferry.store.ByteRange;
+import dev.ferry.store.FileRegionReadable;
 import dev.ferry.store.ObjectMeta;
 import java.io.IOException;
 import java.nio.channels.FileChannel;
@@ -21,12 +22,6 @@ import org.slf4j.LoggerFactory;
  */
 final class ResidentBlocks {
     private static final Logger LOG = LoggerFactory.getLogger(ResidentBlocks.class);
-
-    /** Makes a region of a block file out of the channel opened on it, which the region's holder closes. */
-    @FunctionalInterface
-    interface RegionMaker<R> {
-        R region(FileChannel channel, long position, long length);
-    }
 
     private final CacheConfig config;
     private final BlockIndex blockIndex;
@@ -100,14 +95,14 @@ final class ResidentBlocks {
     }
 
     /**
-     * {@code range} of {@code meta} as regions of block files in order, made by {@code maker}, when every block it
+     * {@code range} of {@code meta} as regions of block files in order (each releases the channel it opened), when every block it
      * touches is resident and its bytes may leave as they are on disk; null otherwise. A block {@link BlockCheck}
      * does not trust is checked here first when {@code mayCheck} (reading it whole: the caller may block on the
      * disk), and makes this null when not; one that fails its check is dropped, and this is null. Counts as hits.
      * Channels are opened while the blocks are pinned: eviction afterwards deletes the file's name, not the bytes
      * an open channel reads.
      */
-    <R> List<R> regions(ObjectMeta meta, ByteRange range, boolean mayCheck, RegionMaker<R> maker) throws IOException {
+    List<FileRegionReadable.Region> regions(ObjectMeta meta, ByteRange range, boolean mayCheck) throws IOException {
         long firstIndex = range.offset() / config.blockSize();
         long lastIndex = (range.end() - 1) / config.blockSize();
         List<BlockId> ids = new ArrayList<>();
@@ -118,7 +113,7 @@ final class ResidentBlocks {
         if (pinned == null) {
             return null;
         }
-        List<R> regions = new ArrayList<>(pinned.size());
+        List<FileRegionReadable.Region> regions = new ArrayList<>(pinned.size());
         List<FileChannel> channels = new ArrayList<>(pinned.size());
         long[] bytes = new long[pinned.size()]; // this read's bytes of each block, for the ledger
         BlockEntry checking = null;
@@ -141,7 +136,7 @@ final class ResidentBlocks {
                 }
                 FileChannel ch = FileChannel.open(e.path, StandardOpenOption.READ);
                 channels.add(ch);
-                regions.add(maker.region(ch, e.headerLength + from - blockStart, to - from));
+                regions.add(new FileRegionReadable.Region(ch, e.headerLength + from - blockStart, to - from, () -> closeQuietly(ch)));
                 if (ch.size() < e.headerLength + (long) e.dataLength) {
                     throw new BlockFile.CorruptBlockException(e.path + ": ends early");
                 }
@@ -181,12 +176,14 @@ final class ResidentBlocks {
     }
 
     private static void closeAll(List<FileChannel> channels) {
-        for (FileChannel ch : channels) {
-            try {
-                ch.close();
-            } catch (IOException ignored) {
-                // read-only channel: nothing to lose
-            }
+        channels.forEach(ResidentBlocks::closeQuietly);
+    }
+
+    private static void closeQuietly(FileChannel ch) {
+        try {
+            ch.close();
+        } catch (IOException ignored) {
+            // read-only channel: nothing to lose
         }
     }
 }

@@ -96,14 +96,13 @@ public final class TierStack implements AutoCloseable {
             cache = null;
             readAhead = null;
         }
-        ObjectStore tier = cache != null ? cache : belowCache;
         if (b.writeBack) {
             // a folder store writes in this process: no attempt of its outlives the call, so none waits to settle
             Duration settle = origin instanceof FileObjectStore ? Duration.ZERO : s.get(TierSettings.WRITE_SETTLE_WINDOW);
             WriteBackConfig wc = WriteBackConfig.of(sibling(b.cacheDir, "-writeback"), s.get(TierSettings.WRITE_BACK_QUOTA))
                     .withSettleWindow(settle);
             // settling writes are checked in the store itself (the cache under write-back remembers what it was told)
-            writeBack = new WriteBackStore(tier, bounded, wc, clock);
+            writeBack = new WriteBackStore(cache != null ? cache : belowCache, bounded, wc, clock);
             chain.retrying().onUnansweredWrite(writeBack::unanswered);
         } else {
             writeBack = null;
@@ -159,9 +158,9 @@ public final class TierStack implements AutoCloseable {
         return writeBack;
     }
 
-    /** Where reads and writes enter: write-back, else the local tier, else the store under it. */
-    public ObjectStore top() {
-        return writeBack != null ? writeBack : cache != null ? cache : belowCache;
+    /** The door the front ends use ({@link NodeStores}), with {@code scratch} as the node's scratch bucket (null: none). */
+    public NodeStores door(dev.ferry.writeback.Scratch scratch) {
+        return NodeStores.over(this, scratch);
     }
 
     /** Stops read-ahead and closes the stores, top down, the origin last. */

@@ -288,22 +288,15 @@ public final class WriteBackStore extends ForwardingObjectStore {
     }
 
     /**
-     * A key whose latest acknowledged write or delete has not reached the store: {@code meta} is the object as
-     * reads see it, or null for a delete (the store may still list the key).
-     */
-    public record Pending(String key, ObjectMeta meta) {
-    }
-
-    /**
      * The keys of {@code bucket} under {@code prefix} whose latest write or delete is not in the store yet
      * (pending or failed), in key order: what a listing must show over the store's, or hide from it.
      */
-    public List<Pending> pendingIn(String bucket, String prefix) {
-        List<Pending> out = new ArrayList<>();
+    public List<PendingKey> pendingIn(String bucket, String prefix) {
+        List<PendingKey> out = new ArrayList<>();
         for (PendingWrite w : pending.latestIn(bucket, prefix)) {
-            out.add(new Pending(w.key.key(), w.meta()));
+            out.add(new PendingKey(w.key.key(), w.meta()));
         }
-        out.sort(Comparator.comparing(Pending::key));
+        out.sort(Comparator.comparing(PendingKey::key));
         return out;
     }
 

@@ -195,7 +195,7 @@ class CachingStoreTest {
         cache.close();
         cache = open(config().withMetadataTtl(Duration.ZERO));
         ObjectMeta v1 = cache.head(key);
-        CachingStore.VersionPin pin = cache.pinVersion(v1);
+        VersionPin pin = cache.pinVersion(v1);
         assertThat(cache.readBytes(key, null)).isEqualTo(bytes); // 17 blocks of v1 resident
         byte[] v2bytes = random(3 * BLOCK, 2);
         origin.put(key, PutBody.ofBytes(v2bytes));
@@ -219,7 +219,7 @@ class CachingStoreTest {
         cache.close();
         cache = open(config().withMetadataTtl(Duration.ZERO));
         ObjectMeta v1 = cache.head(key);
-        try (CachingStore.VersionPin pin = cache.pinVersion(v1)) {
+        try (VersionPin pin = cache.pinVersion(v1)) {
             cache.readBytes(key, null);
             origin.delete(key);
             assertThatThrownBy(() -> cache.head(key)).isInstanceOf(ObjectNotFoundException.class);
@@ -237,8 +237,8 @@ class CachingStoreTest {
         ObjectKey other = ObjectKey.of("data", "other");
         origin.put(other, PutBody.ofBytes(random(16 * BLOCK, 4)));
         ObjectMeta v1 = cache.head(key);
-        CachingStore.VersionPin superseded = cache.pinVersion(v1);
-        CachingStore.VersionPin current = cache.pinVersion(cache.head(other));
+        VersionPin superseded = cache.pinVersion(v1);
+        VersionPin current = cache.pinVersion(cache.head(other));
         cache.readBytes(key, null);
         cache.readBytes(other, null);
         origin.put(key, PutBody.ofBytes(random(BLOCK, 2)));

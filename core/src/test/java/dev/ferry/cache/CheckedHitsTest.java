@@ -30,7 +30,7 @@ import org.junit.jupiter.api.io.TempDir;
  * Issue 20's probe against the in-process read paths, under the default {@code verify} (ON_LOAD): block files
  * of a cached object damaged while the cache is open (16 bytes flipped in each, the page cache dropped when
  * this process may) are never served, by {@link CachingStore#get} (what the loader reads) or by
- * {@link CachingStore#openResident} (the sendfile path); each is dropped, counted as evicted-corrupt and
+ * a read of resident blocks only ({@link GetRequest.Reach#CACHED}: the sendfile path); each is dropped, counted as evicted-corrupt and
  * fetched again. And a block whose bytes are provably those checked is not read again.
  */
 class CheckedHitsTest {
@@ -89,8 +89,9 @@ class CheckedHitsTest {
         for (int i = 0; i < 3; i++) {
             assertThat(cache.readBytes(key, null)).isEqualTo(bytes);
             assertThat(cache.readBytes(key, ByteRange.of(5 * BLOCK + 100, 3000))).isEqualTo(Arrays.copyOfRange(bytes, 5 * BLOCK + 100, 5 * BLOCK + 3100));
-            try (CachingStore.ResidentRead r = cache.openResident(new GetRequest(key, null, null), false)) {
+            try (ObjectContent r = cache.get(GetRequest.whole(key).reaching(GetRequest.Reach.CACHED_NOW))) {
                 assertThat(r).as("trusted blocks go out with sendfile, from the event loop").isNotNull();
+                assertThat(r.readAllBytes()).isEqualTo(bytes);
             }
         }
         assertThat(cache.stats().verifiedBlocks()).isEqualTo(checkedAfterFill());
@@ -126,26 +127,32 @@ class CheckedHitsTest {
     }
 
     @Test
-    void openResident_afterCorruption_isNull_andDropsTheBlock_thenGetFetchesItAgain() throws Exception {
+    void cachedOnlyRead_afterCorruption_isNull_andDropsTheBlock_thenGetFetchesItAgain() throws Exception {
         cachedAndChecked();
-        GetRequest whole = new GetRequest(key, null, null);
-        try (CachingStore.ResidentRead r = cache.openResident(whole, false)) {
+        GetRequest now = GetRequest.whole(key).reaching(GetRequest.Reach.CACHED_NOW);
+        GetRequest checking = GetRequest.whole(key).reaching(GetRequest.Reach.CACHED);
+        try (ObjectContent r = cache.get(now)) {
             assertThat(r).isNotNull();
         }
         CorruptBlocks.flip16InEach(tmp.resolve("cache"));
         CorruptBlocks.dropPageCache();
 
-        assertThat(cache.openResident(whole, false)).as("on an event loop: untrusted blocks are not read there").isNull();
+        assertThat(cache.get(now)).as("on an event loop: untrusted blocks are not read there").isNull();
         assertThat(cache.stats().evictedCorrupt()).isZero();
-        assertThat(cache.openResident(whole, true)).as("checked where it may block: the first bad block makes it null").isNull();
+        assertThat(cache.get(checking)).as("checked where it may block: the first bad block makes it null").isNull();
         assertThat(cache.stats().evictedCorrupt()).isEqualTo(1);
 
         assertThat(cache.readBytes(key, null)).isEqualTo(bytes);
         assertThat(cache.stats().evictedCorrupt()).isEqualTo(BLOCKS);
         CorruptBlocks.waitToSettle();
-        try (CachingStore.ResidentRead r = cache.openResident(whole, true)) {
+        try (ObjectContent r = cache.get(checking)) {
             assertThat(r).as("the refetched blocks, checked, go out with sendfile again").isNotNull();
-            assertThat(r.regions()).hasSize(BLOCKS);
+            FileRegionReadable regions = (FileRegionReadable) r.stream();
+            int count = 0;
+            for (FileRegionReadable.Region region; (region = regions.nextRegion(Integer.MAX_VALUE)) != null; count++) {
+                region.release();
+            }
+            assertThat(count).isEqualTo(BLOCKS);
         }
     }
 

@@ -244,7 +244,7 @@ class WriteBackStoreTest {
             assertThatThrownBy(() -> wb.head(key)).isInstanceOf(dev.ferry.store.ObjectNotFoundException.class);
             assertThatThrownBy(() -> wb.readBytes(key, null)).isInstanceOf(dev.ferry.store.ObjectNotFoundException.class);
             assertThat(wb.holdsLocallyIn("ckpt")).isTrue();
-            assertThat(wb.pendingIn("ckpt", "")).extracting(WriteBackStore.Pending::key).containsExactly("kept", "old");
+            assertThat(wb.pendingIn("ckpt", "")).extracting(PendingKey::key).containsExactly("kept", "old");
             assertThat(wb.pendingIn("ckpt", "o")).singleElement().satisfies(p -> assertThat(p.meta()).as("a delete").isNull());
             assertThat(origin.readBytes(key, null)).as("not deleted in the store yet").isNotEmpty();
             assertThat(records()).as("the delete is journaled with the writes").isEqualTo(3);

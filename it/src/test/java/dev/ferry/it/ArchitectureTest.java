@@ -15,6 +15,8 @@ import com.tngtech.archunit.lang.ArchCondition;
 import com.tngtech.archunit.lang.ConditionEvents;
 import com.tngtech.archunit.lang.SimpleConditionEvent;
 import dev.ferry.cache.CachingStore;
+import dev.ferry.tier.NodeStores;
+import dev.ferry.writeback.WriteBackStore;
 import dev.ferry.cache.SequentialReadAhead;
 import dev.ferry.settings.Setting;
 import dev.ferry.store.ObjectStore;
@@ -142,6 +144,20 @@ class ArchitectureTest {
                                 && !c.getName().startsWith("dev.ferry.cache.FolderReadAhead"))) // package-private, beside it
                 .should().dependOnClassesThat().belongToAnyOf(CachingStore.class)
                 .because("the engine is composed by the wrapper and never reaches back up into it")
+                .check(all);
+    }
+
+    /**
+     * The daemon's S3 semantics and the mount's file system reach the node's stores through one door
+     * ({@link NodeStores}), which alone decides whether scratch, write-back, the local tier or the store below
+     * answers; the local tier's hints and write-back's state are behind its narrow handles.
+     */
+    @Test
+    void theFrontEnds_reachTheStoresOnlyThroughTheDoor() {
+        noClasses().that().resideInAnyPackage("dev.ferry.serve.front..", "dev.ferry.serve.protocol..", "dev.ferry.serve.s3..",
+                        "dev.ferry.mount..")
+                .should().dependOnClassesThat().belongToAnyOf(CachingStore.class, WriteBackStore.class)
+                .because("which store answers is decided in one place, NodeStores; the front ends ask it")
                 .check(all);
     }
 

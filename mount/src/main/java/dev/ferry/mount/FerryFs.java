@@ -10,13 +10,13 @@ import static dev.ferry.mount.Errnos.ENOTEMPTY;
 import static dev.ferry.mount.Errnos.EPERM;
 import static dev.ferry.mount.Errnos.EROFS;
 
-import dev.ferry.cache.CachingStore;
 import dev.ferry.store.BucketOperations;
 import dev.ferry.store.ObjectMeta;
 import dev.ferry.store.ObjectNotFoundException;
 import dev.ferry.store.ObjectStore;
 import dev.ferry.time.Clock;
-import dev.ferry.writeback.WriteBackStore;
+import dev.ferry.tier.NodeStores;
+import dev.ferry.tier.TierHints;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.file.Path;
@@ -70,7 +70,7 @@ final class FerryFs implements FuseOperations {
     private final Errno errno;
     private final MountConfig config;
     private final Clock clock;
-    private final CachingStore cache;
+    private final TierHints hints;
     private final ObjectStore reader;
     private final Attrs attrs;
     private final Folders folders;
@@ -85,21 +85,20 @@ final class FerryFs implements FuseOperations {
     private final LongAdder opens = new LongAdder();
 
     /**
-     * {@code tier} is the store under write-back (the local tier, or with none the chain to the store);
-     * {@code cache} the local tier or null; {@code writeBack} null with write-through; {@code clock} ages the
-     * listings and dates the files being written.
+     * Files are read and written through {@code stores}, the node's door; {@code clock} ages the listings and dates
+     * the files being written.
      */
-    FerryFs(Errno errno, MountConfig config, Clock clock, ObjectStore tier, CachingStore cache, WriteBackStore writeBack,
-            BucketOperations buckets, Path spoolDir, java.util.concurrent.Executor listers) throws IOException {
+    FerryFs(Errno errno, MountConfig config, Clock clock, NodeStores stores, BucketOperations buckets, Path spoolDir,
+            java.util.concurrent.Executor listers) throws IOException {
         this.errno = errno;
         this.config = config;
         this.clock = clock;
-        this.cache = cache;
-        this.reader = writeBack != null ? writeBack : tier;
+        this.hints = stores.hints();
+        this.reader = stores.top();
         this.attrs = new Attrs(config.readOnly());
-        this.folders = new Folders(reader, clock, config.metadataTtl(), listers, buckets, writeBack, attrs);
-        this.reads = new Reads(reader, cache, writeBack);
-        this.writes = new Writes(reader, tier, writeBack, folders, reads, spoolDir, config.flushTimeout());
+        this.folders = new Folders(reader, clock, config.metadataTtl(), listers, buckets, stores.writes(), attrs);
+        this.reads = new Reads(stores);
+        this.writes = new Writes(stores, folders, reads, spoolDir, config.flushTimeout());
     }
 
     /** Reads of open files the kernel asked the mount for (its page cache held the rest). */
@@ -234,7 +233,7 @@ final class FerryFs implements FuseOperations {
         statvfs.setBsize(block);
         statvfs.setFrsize(block);
         statvfs.setBlocks(config.cacheSize() / block);
-        long used = cache == null ? 0 : cache.stats().residentBytes();
+        long used = hints.residentBytes();
         long free = Math.max(0, config.cacheSize() - used) / block;
         statvfs.setBfree(free);
         statvfs.setBavail(free);
@@ -353,11 +352,11 @@ final class FerryFs implements FuseOperations {
      */
     private ObjectMeta versionToRead(Loc loc, FolderEntry listed) throws IOException {
         ObjectMeta meta = described(loc, listed);
-        if (cache == null || listed == null || listed.meta() == null) {
+        if (listed == null || listed.meta() == null) {
             return meta;
         }
-        cache.listed(meta);
-        ObjectMeta known = cache.freshMeta(loc.object());
+        hints.listed(meta);
+        ObjectMeta known = hints.freshMeta(loc.object());
         return known != null ? known : meta;
     }
 
@@ -395,9 +394,7 @@ final class FerryFs implements FuseOperations {
                     m = described(loc, folders.listed(loc));
                     attrs.remember(m);
                 }
-                if (cache != null) {
-                    cache.listedIfUnknown(m); // a version the tier was not told of (a listing's): its read sends no HEAD
-                }
+                hints.listedIfUnknown(m); // a version the tier was not told of (a listing's): its read sends no HEAD
                 return reads.read(Reads.atVersion(m), buf, count, offset);
             });
         }

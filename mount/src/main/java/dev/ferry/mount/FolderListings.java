@@ -28,7 +28,7 @@ import java.util.concurrent.atomic.AtomicLong;
  * {@link #MAX_CACHED_ENTRIES} entries in all folders together) is kept for {@code metadata-ttl}, and {@link #listed}
  * answers lookups from it: a file the listing described is stat'ed and opened with no HEAD, and a subfolder it named
  * is a folder with no request at all. An open gives the listed size and ETag to the local tier
- * ({@link dev.ferry.cache.CachingStore#listed}), whose reads then need no HEAD either (at open, not at listing: the
+ * ({@link dev.ferry.tier.TierHints#listed}), whose reads then need no HEAD either (at open, not at listing: the
  * tier's metadata then grows with the files read, not with the keys listed).
  *
  * <p>The first lookup in a folder no listing describes yet lists it (one LIST page for up to 1,000 names, two at

@@ -7,7 +7,7 @@ import dev.ferry.store.ObjectKey;
 import dev.ferry.store.ObjectMeta;
 import dev.ferry.store.ObjectStore;
 import dev.ferry.time.Clock;
-import dev.ferry.writeback.WriteBackStore;
+import dev.ferry.tier.LocalWrites;
 import java.io.IOException;
 import java.time.Duration;
 import java.util.List;
@@ -56,7 +56,7 @@ final class Folders {
     private volatile long bucketNamesAt;
 
     /** Listings are kept for {@code ttl} of {@code clock}'s time; subfolders are listed ahead on {@code ahead} (null: never). */
-    Folders(ObjectStore reader, Clock clock, Duration ttl, Executor ahead, BucketOperations buckets, WriteBackStore writeBack, Attrs attrs) {
+    Folders(ObjectStore reader, Clock clock, Duration ttl, Executor ahead, BucketOperations buckets, LocalWrites writeBack, Attrs attrs) {
         this.reader = reader;
         this.clock = clock;
         this.buckets = buckets;

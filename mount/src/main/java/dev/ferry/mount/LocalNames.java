@@ -1,7 +1,7 @@
 package dev.ferry.mount;
 
 import dev.ferry.store.ObjectKey;
-import dev.ferry.writeback.WriteBackStore;
+import dev.ferry.tier.LocalWrites;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.NavigableSet;
@@ -18,12 +18,12 @@ import java.util.concurrent.ConcurrentSkipListSet;
  */
 final class LocalNames {
     /** Null with write-through: no file is ever only here. */
-    private final WriteBackStore writeBack;
+    private final LocalWrites writeBack;
     private final Set<String> folders = ConcurrentHashMap.newKeySet();
     /** Sorted, so that those under a prefix are a range. */
     private final NavigableSet<String> writes = new ConcurrentSkipListSet<>();
 
-    LocalNames(WriteBackStore writeBack) {
+    LocalNames(LocalWrites writeBack) {
         this.writeBack = writeBack;
     }
 
@@ -71,14 +71,11 @@ final class LocalNames {
 
     /** Keys under {@code prefix} written here and still held locally by write-back (dropping those uploaded since). */
     List<ObjectKey> writesUnder(String bucket, String prefix) {
-        if (writeBack == null) {
-            return List.of();
-        }
         String from = bucket + "/" + prefix;
         List<ObjectKey> keys = new ArrayList<>();
         for (String k : writes.subSet(from, true, from + Character.MAX_VALUE, false)) {
             ObjectKey key = ObjectKey.of(bucket, k.substring(bucket.length() + 1));
-            if (writeBack.holdsLocally(key)) {
+            if (writeBack.pending(key)) {
                 keys.add(key);
             } else {
                 writes.remove(k); // uploaded: the store lists it now

@@ -1,6 +1,5 @@
 package dev.ferry.mount;
 
-import dev.ferry.cache.CachingStore;
 import dev.ferry.cache.SequentialReadAhead;
 import dev.ferry.s3client.S3Credentials;
 import dev.ferry.s3client.S3ObjectStore;
@@ -9,9 +8,10 @@ import dev.ferry.store.BucketOperations;
 import dev.ferry.store.ObjectStore;
 import dev.ferry.store.chain.MeterSnapshot;
 import dev.ferry.store.file.FileObjectStore;
+import dev.ferry.tier.LocalWrites;
+import dev.ferry.tier.NodeStores;
 import dev.ferry.tier.TierStack;
 import dev.ferry.time.Clock;
-import dev.ferry.writeback.WriteBackStore;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -37,6 +37,7 @@ import org.cryptomator.jfuse.api.FuseMountFailedException;
 public final class Mount implements AutoCloseable {
     private final MountConfig config;
     private final TierStack tiers;
+    private final NodeStores stores;
     private final ExecutorService fetchers = Executors.newVirtualThreadPerTaskExecutor();
     private final FerryFs fs;
     private final Fuse fuse;
@@ -77,7 +78,7 @@ public final class Mount implements AutoCloseable {
                 .readAhead(config.readAhead() == 0 ? null : readAheadConfig(config), fetchers)
                 .writeBack(!config.writeThrough())
                 .build();
-        ObjectStore tier = tiers.cache() != null ? tiers.cache() : tiers.belowCache();
+        stores = tiers.door(null);
         Path spool = TierStack.sibling(config.cacheDir(), "-spool");
         Files.createDirectories(spool);
         try (Stream<Path> s = Files.list(spool)) { // files a crashed mount was writing: never acknowledged, never objects
@@ -94,7 +95,7 @@ public final class Mount implements AutoCloseable {
                     + System.getProperty("os.name") + " " + System.getProperty("os.arch") + ").");
         }
         builder.setLibraryPath(lib.toString());
-        fs = new FerryFs(builder.errno(), config, clock, tier, tiers.cache(), tiers.writeBack(), buckets, spool, fetchers);
+        fs = new FerryFs(builder.errno(), config, clock, stores, buckets, spool, fetchers);
         List<String> options = new ArrayList<>(List.of("fsname=ferry", "subtype=ferry", "attr_timeout=" + kernelTimeout(config),
                 "entry_timeout=" + kernelTimeout(config), "negative_timeout=0"));
         if (config.readOnly()) {
@@ -198,14 +199,9 @@ public final class Mount implements AutoCloseable {
         return description;
     }
 
-    /** The mount's local tier; null with {@code cache-size 0} (over a ferry daemon). */
-    public CachingStore cache() {
-        return tiers.cache();
-    }
-
-    /** The write-back store, or null with write-through. */
-    public WriteBackStore writeBack() {
-        return tiers.writeBack();
+    /** The mount's tiers (its local tier is null with {@code cache-size 0}, over a ferry daemon; its write-back with write-through). */
+    public TierStack tiers() {
+        return tiers;
     }
 
     /** Requests and bytes the object store has seen. */
@@ -254,12 +250,12 @@ public final class Mount implements AutoCloseable {
         } catch (TimeoutException e) {
             say.accept("the FUSE loop did not stop within 10 s; unmounted lazily.");
         }
-        WriteBackStore writeBack = tiers.writeBack();
-        if (writeBack != null) {
+        LocalWrites writes = stores.writes();
+        if (stores.writesBack(false)) {
             try {
-                dev.ferry.writeback.FlushResult r = writeBack.flush(config.flushTimeout());
+                dev.ferry.writeback.FlushResult r = writes.flush(config.flushTimeout());
                 if (!r.complete()) {
-                    say.accept(writeBack.stats().pendingObjects() + " written files are not uploaded yet; they are journaled in "
+                    say.accept(writes.pendingObjects() + " written files are not uploaded yet; they are journaled in "
                             + TierStack.sibling(config.cacheDir(), "-writeback")
                             + " and upload when ferry mount starts again with the same --cache-dir.");
                 }

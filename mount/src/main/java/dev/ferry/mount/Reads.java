@@ -1,13 +1,13 @@
 package dev.ferry.mount;
 
-import dev.ferry.cache.CachingStore;
+import dev.ferry.cache.VersionPin;
 import dev.ferry.store.ByteRange;
 import dev.ferry.store.FileRegionReadable;
 import dev.ferry.store.GetRequest;
 import dev.ferry.store.ObjectContent;
 import dev.ferry.store.ObjectMeta;
-import dev.ferry.store.ObjectStore;
-import dev.ferry.writeback.WriteBackStore;
+import dev.ferry.tier.NodeStores;
+import dev.ferry.tier.TierHints;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.ByteBuffer;
@@ -22,7 +22,7 @@ import java.util.concurrent.atomic.LongAdder;
  *
  * <ul>
  *   <li>Every read of a handle names its ETag ({@code If-Match}), and the handle pins its version in the local tier
- *       ({@link CachingStore#pinVersion}): a newer version upstream does not drop the blocks it reads. A read the
+ *       ({@link TierHints#pinVersion}): a newer version upstream does not drop the blocks it reads. A read the
  *       tier cannot serve and the store no longer can fails with ESTALE, never with another version's bytes.
  *   <li>The kernel's page cache is per path, not per version, so {@link #open} tells the kernel to keep it
  *       ({@code keep_cache}) only when the version opened is the one whose pages it may hold; a new version drops
@@ -37,17 +37,13 @@ import java.util.concurrent.atomic.LongAdder;
 final class Reads {
     private static final ThreadLocal<byte[]> COPY = ThreadLocal.withInitial(() -> new byte[256 * 1024]);
 
-    private final ObjectStore reader;
-    private final CachingStore cache;
-    private final WriteBackStore writeBack;
+    private final NodeStores stores;
     private final Map<String, PageState> pages = new HashMap<>();
     private final LongAdder reads = new LongAdder();
 
-    /** {@code cache} null: no local tier; {@code writeBack} null: write-through. */
-    Reads(ObjectStore reader, CachingStore cache, WriteBackStore writeBack) {
-        this.reader = reader;
-        this.cache = cache;
-        this.writeBack = writeBack;
+    /** Files are read through {@code stores}, the node's door. */
+    Reads(NodeStores stores) {
+        this.stores = stores;
     }
 
     /** Which version's pages the kernel may hold for a path, and how many handles of it are open. */
@@ -61,9 +57,9 @@ final class Reads {
         final ObjectMeta meta;
         final boolean keepCache;
         private final PageState pages; // null: this handle bypasses the page cache
-        private final CachingStore.VersionPin pin; // null: no local tier
+        private final VersionPin pin; // null: no local tier
 
-        private Handle(ObjectMeta meta, boolean keepCache, PageState pages, CachingStore.VersionPin pin) {
+        private Handle(ObjectMeta meta, boolean keepCache, PageState pages, VersionPin pin) {
             this.meta = meta;
             this.keepCache = keepCache;
             this.pages = pages;
@@ -93,7 +89,7 @@ final class Reads {
             }
         }
         // a bypassing handle keeps the cache too: an open without keep_cache drops the inode's pages, the old version's
-        return new Handle(meta, keep || state == null, state, cache == null ? null : cache.pinVersion(meta));
+        return new Handle(meta, keep || state == null, state, stores.hints().pinVersion(meta));
     }
 
     /**
@@ -143,36 +139,20 @@ final class Reads {
         }
         int n = (int) Math.min(Math.min(count, buf.remaining()), size - offset);
         GetRequest request = new GetRequest(h.meta.key(), ByteRange.of(offset, n), h.meta.etag());
-        int got = readResident(request, buf);
-        return got >= 0 ? got : readThrough(request, buf, n);
-    }
-
-    /** Reads straight from the block files when every block is on local disk; -1 when not. */
-    private int readResident(GetRequest request, ByteBuffer buf) throws IOException {
-        if (cache == null || (writeBack != null && writeBack.holdsLocally(request.key()))) {
-            return -1;
-        }
-        CachingStore.ResidentRead resident = cache.openResident(request, true);
-        if (resident == null) {
-            return -1;
-        }
-        try (resident) {
-            int total = 0;
-            for (CachingStore.FileRegion region : resident.regions()) {
-                total += readFully(region.channel(), region.position(), region.length(), buf, "a cached block of " + request.key());
-            }
-            return total;
-        }
+        return readInto(request, buf, n);
     }
 
     /**
-     * Reads through the tier: bytes of a block being fetched (or on disk) go from its file straight into the kernel's
-     * buffer ({@link FileRegionReadable}), one copy; bytes only in memory (or from the store, with no tier) are
-     * copied through an array.
+     * Reads through the door: a read whose blocks are all on local disk goes from the block files straight into the
+     * kernel's buffer, one copy ({@link GetRequest.Reach#CACHED}); the others through the tier, bytes of a block being
+     * fetched (or on disk) from its file too ({@link FileRegionReadable}), bytes only in memory (or from the store,
+     * with no tier) copied through an array.
      */
-    private int readThrough(GetRequest request, ByteBuffer buf, int n) throws IOException {
+    private int readInto(GetRequest request, ByteBuffer buf, int n) throws IOException {
+        ObjectContent resident = stores.get(request.reaching(GetRequest.Reach.CACHED));
+        ObjectContent content = resident != null ? resident : stores.get(request);
         int total = 0;
-        try (ObjectContent content = reader.get(request); InputStream in = content.stream()) {
+        try (content; InputStream in = content.stream()) {
             FileRegionReadable regions = in instanceof FileRegionReadable r ? r : null;
             while (total < n) {
                 FileRegionReadable.Region region = regions == null ? null : regions.nextRegion(n - total);
@@ -188,7 +168,7 @@ final class Reads {
 
     private static int readRegion(FileRegionReadable.Region region, ByteBuffer buf) throws IOException {
         try {
-            return readFully(region.channel(), region.position(), region.length(), buf, "a block being fetched");
+            return readFully(region.channel(), region.position(), region.length(), buf, "a cached block");
         } finally {
             region.release();
         }

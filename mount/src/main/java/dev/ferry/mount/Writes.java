@@ -7,7 +7,7 @@ import dev.ferry.store.ObjectMeta;
 import dev.ferry.store.ObjectNotFoundException;
 import dev.ferry.store.ObjectStore;
 import dev.ferry.store.PutBody;
-import dev.ferry.writeback.WriteBackStore;
+import dev.ferry.tier.NodeStores;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.ByteBuffer;
@@ -29,20 +29,18 @@ import java.util.concurrent.ConcurrentHashMap;
  * <p>Thread-safe: files being written are a concurrent map; a file's spool is guarded by its {@link WriteHandle}.
  */
 final class Writes {
+    private final NodeStores stores;
     private final ObjectStore reader;
-    private final ObjectStore tier;
-    private final WriteBackStore writeBack;
     private final Folders folders;
     private final Reads reads;
     private final Path spoolDir;
     private final Duration flushTimeout;
     private final Map<String, WriteHandle> writing = new ConcurrentHashMap<>();
 
-    /** {@code tier} is the store under write-back, to which write-through writes go; {@code writeBack} null with write-through. */
-    Writes(ObjectStore reader, ObjectStore tier, WriteBackStore writeBack, Folders folders, Reads reads, Path spoolDir, Duration flushTimeout) {
-        this.reader = reader;
-        this.tier = tier;
-        this.writeBack = writeBack;
+    /** Files are read and written through {@code stores}, the node's door. */
+    Writes(NodeStores stores, Folders folders, Reads reads, Path spoolDir, Duration flushTimeout) {
+        this.stores = stores;
+        this.reader = stores.top();
         this.folders = folders;
         this.reads = reads;
         this.spoolDir = spoolDir;
@@ -177,12 +175,10 @@ final class Writes {
     }
 
     private void put(ObjectKey key, PutBody body) throws IOException {
-        if (writeBack != null) {
+        if (stores.writesBack(false)) {
             folders.pending(key);
-            writeBack.write(key, body);
-        } else {
-            tier.put(key, body);
         }
+        stores.put(key, body, false, flushTimeout);
     }
 
     /**
@@ -190,11 +186,8 @@ final class Writes {
      * so a delete first waits (up to flush-timeout) for write-back to upload what it holds; EBUSY when it could not.
      */
     private void delete(ObjectKey key) throws IOException {
-        if (writeBack != null && writeBack.holdsLocally(key)) {
-            writeBack.flush(flushTimeout);
-            if (writeBack.holdsLocally(key)) {
-                throw new Errnos.UploadPending(key + " is still waiting for its upload (write-back)");
-            }
+        if (stores.writes().stillPendingAfterFlush(key, flushTimeout)) {
+            throw new Errnos.UploadPending(key + " is still waiting for its upload (write-back)");
         }
         reader.delete(key);
         folders.deleted(key);

@@ -1,6 +1,5 @@
 package dev.ferry.serve.front;
 
-import dev.ferry.cache.CachingStore;
 import dev.ferry.serve.protocol.Reply;
 import dev.ferry.store.FileRegionReadable;
 import dev.ferry.store.ObjectContent;
@@ -9,7 +8,6 @@ import io.netty.buffer.Unpooled;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelFuture;
 import io.netty.channel.ChannelHandlerContext;
-import io.netty.channel.DefaultFileRegion;
 import io.netty.handler.codec.http.DefaultFullHttpResponse;
 import io.netty.handler.codec.http.DefaultHttpContent;
 import io.netty.handler.codec.http.DefaultHttpResponse;
@@ -28,7 +26,7 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Writes a {@link Reply} on a connection, each kind its own way: a full reply from memory; the local tier's block
- * files with sendfile ({@link DefaultFileRegion}); a store's read streamed on a worker thread with back-pressure,
+ * files with sendfile ({@link SharedFileRegion}); a store's read streamed on a worker thread with back-pressure,
  * waiting whenever the socket's buffer is full, so a client that does not read holds at most the buffer's high
  * watermark and one write. Counts what it sent in the {@link ServeStats}. Thread-safe: {@link #write} runs on the
  * connection's event loop, the streaming on the executor.
@@ -39,8 +37,8 @@ final class ReplyWriter {
 
     /** What follows a reply, on the event loop. */
     interface Then {
-        /** The reply's last write is {@code last}; {@code resident} is the block read to close once it is written, or null. */
-        void written(ChannelFuture last, CachingStore.ResidentRead resident);
+        /** The reply's last write is {@code last}; {@code resident} is the read of block files to close once it is written, or null. */
+        void written(ChannelFuture last, ObjectContent resident);
 
         /** A streamed reply failed after its status line left: the only honest signal left is to cut the connection short. */
         void cut();
@@ -79,12 +77,18 @@ final class ReplyWriter {
                 decorate.accept(res.headers());
                 ch.write(res);
                 long bytes = 0;
-                for (CachingStore.FileRegion region : files.read().regions()) {
-                    ch.write(new DefaultFileRegion(region.channel(), region.position(), region.length()));
-                    bytes += region.length();
+                // every block is on disk: the regions are all there, and taking them never waits
+                FileRegionReadable regions = (FileRegionReadable) files.content().stream();
+                try {
+                    for (FileRegionReadable.Region region; (region = regions.nextRegion(Integer.MAX_VALUE)) != null; ) {
+                        ch.write(new SharedFileRegion(region));
+                        bytes += region.length();
+                    }
+                } catch (IOException e) {
+                    throw new java.io.UncheckedIOException(e); // not for regions of files already open
                 }
                 stats.served(files.status().code(), bytes, 0);
-                then.written(ch.writeAndFlush(LastHttpContent.EMPTY_LAST_CONTENT), files.read());
+                then.written(ch.writeAndFlush(LastHttpContent.EMPTY_LAST_CONTENT), files.content());
             }
             case Reply.Streamed s -> {
                 HttpResponse res = new DefaultHttpResponse(HttpVersion.HTTP_1_1, s.status());

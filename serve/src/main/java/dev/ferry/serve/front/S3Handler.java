@@ -1,12 +1,12 @@
 package dev.ferry.serve.front;
 
-import dev.ferry.cache.CachingStore;
 import dev.ferry.serve.jobs.ControlApi;
 import dev.ferry.serve.protocol.Reply;
 import dev.ferry.serve.protocol.RequestBody;
 import dev.ferry.serve.protocol.S3Error;
 import dev.ferry.serve.protocol.SigV4;
 import dev.ferry.serve.s3.S3Service;
+import dev.ferry.store.ObjectContent;
 import io.netty.buffer.Unpooled;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelFuture;
@@ -302,7 +302,7 @@ final class S3Handler extends ChannelInboundHandlerAdapter {
         }
         replies.write(ctx, reply, head, this::decorate, new ReplyWriter.Then() {
             @Override
-            public void written(ChannelFuture last, CachingStore.ResidentRead resident) {
+            public void written(ChannelFuture last, ObjectContent resident) {
                 finish(last, b, resident);
             }
 
@@ -314,7 +314,7 @@ final class S3Handler extends ChannelInboundHandlerAdapter {
         });
     }
 
-    private void finish(ChannelFuture written, RequestBody b, CachingStore.ResidentRead resident) {
+    private void finish(ChannelFuture written, RequestBody b, ObjectContent resident) {
         boolean close = !keepAlive;
         long elapsed = context.clock().nanoTime() - startNanos;
         request = null;

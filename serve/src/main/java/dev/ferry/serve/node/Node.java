@@ -125,11 +125,10 @@ public final class Node implements AutoCloseable {
             throw failure;
         }
         WriteBackStore writeBack = stack.writeBack();
-        this.tiers = new Tiers(origin, stack.chain().meter(), stack.chain().governor(), chain.prices(), stack.belowCache(), stack.cache(),
-                writeBack,
-                writeBack == null ? null : new LocalMultipart(sibling("-multipart")),
-                config.scratchBucket() == null ? null
-                        : new Scratch(sibling("-scratch"), config.scratchBucket(), config.scratchQuota(), config.scratchTtl(), clock));
+        Scratch scratch = config.scratchBucket() == null ? null
+                : new Scratch(sibling("-scratch"), config.scratchBucket(), config.scratchQuota(), config.scratchTtl(), clock);
+        this.tiers = new Tiers(origin, stack.chain().meter(), stack.chain().governor(), chain.prices(), stack.door(scratch), stack.cache(),
+                writeBack, writeBack == null ? null : new LocalMultipart(sibling("-multipart")));
         this.group = stack.group() == null ? null : new RegionalGroup(stack.group(), (HintedStore) stack.belowCache(), config, ticker);
         this.plans = new PlannedTier(policy, stack.cache(), config, clock);
         long sweep = Math.clamp(config.multipartTtl().toMillis() / 10, 1000, 3_600_000);

@@ -5,6 +5,7 @@ import dev.ferry.store.ObjectStore;
 import dev.ferry.store.Prices;
 import dev.ferry.store.chain.GovernedStore;
 import dev.ferry.store.chain.MeteredStore;
+import dev.ferry.tier.NodeStores;
 import dev.ferry.writeback.Scratch;
 import dev.ferry.writeback.WriteBackStore;
 
@@ -17,17 +18,26 @@ import dev.ferry.writeback.WriteBackStore;
  * @param meter          what the origin saw (requests, egress, its cost): the chain's meter
  * @param governor       the chain's prefix governor (its rate and concurrency per prefix)
  * @param prices         what the meter counts the cost with
- * @param belowCache     the store right under the local tier: the group with hints, the shared tier, or the bounded chain
- * @param cache          the local tier
- * @param writeBack      write-back over the local tier, or null
+ * @param stores         the door the S3 semantics read and write through ({@link NodeStores}): it decides which store answers
+ * @param cache          the local tier, for the jobs, the plans and the status (its counters, its ledger, trusted versions)
+ * @param writeBack      write-back over the local tier, or null, for the status and the flush API
  * @param localMultipart multipart uploads staged locally under write-back, or null
- * @param scratch        the scratch bucket, or null
  */
-public record Tiers(Origin origin, MeteredStore meter, GovernedStore governor, Prices prices, ObjectStore belowCache, CachingStore cache,
-        WriteBackStore writeBack, LocalMultipart localMultipart, Scratch scratch) {
+public record Tiers(Origin origin, MeteredStore meter, GovernedStore governor, Prices prices, NodeStores stores, CachingStore cache,
+        WriteBackStore writeBack, LocalMultipart localMultipart) {
     /** What reads and writes go to: write-back, else the local tier. */
     public ObjectStore top() {
-        return writeBack != null ? writeBack : cache;
+        return stores.top();
+    }
+
+    /** The store right under the local tier: the group with hints, the shared tier, or the bounded chain. */
+    public ObjectStore belowCache() {
+        return stores.below();
+    }
+
+    /** The scratch bucket, or null. */
+    public Scratch scratch() {
+        return stores.scratch();
     }
 
     /**

@@ -1,6 +1,5 @@
 package dev.ferry.serve.protocol;
 
-import dev.ferry.cache.CachingStore;
 import dev.ferry.store.ObjectContent;
 import io.netty.handler.codec.http.DefaultHttpHeaders;
 import io.netty.handler.codec.http.HttpHeaders;
@@ -21,8 +20,12 @@ public sealed interface Reply {
     record Streamed(HttpResponseStatus status, HttpHeaders headers, ObjectContent content) implements Reply {
     }
 
-    /** A body whose every byte is in local block files: sent file-to-socket. */
-    record Files(HttpResponseStatus status, HttpHeaders headers, CachingStore.ResidentRead read) implements Reply {
+    /**
+     * A body whose every byte is in local block files (a read of the local tier that went no further than its disk,
+     * {@link dev.ferry.store.GetRequest.Reach#CACHED}): its regions are sent file-to-socket at once, never waiting; the
+     * content is closed once they are written.
+     */
+    record Files(HttpResponseStatus status, HttpHeaders headers, ObjectContent content) implements Reply {
     }
 
     static Full xml(HttpResponseStatus status, Xml xml) {

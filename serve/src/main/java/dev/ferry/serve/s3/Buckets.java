@@ -1,5 +1,6 @@
 package dev.ferry.serve.s3;
 
+import dev.ferry.tier.NodeStores;
 import dev.ferry.serve.protocol.ContinuationTokens;
 import dev.ferry.serve.protocol.Reply;
 import dev.ferry.serve.protocol.S3Error;
@@ -8,7 +9,6 @@ import dev.ferry.serve.protocol.Xml;
 import dev.ferry.serve.s3.S3Service.Request;
 import dev.ferry.store.BucketOperations;
 import dev.ferry.writeback.Scratch;
-import dev.ferry.writeback.WriteBackStore;
 import io.netty.handler.codec.http.DefaultHttpHeaders;
 import io.netty.handler.codec.http.HttpHeaders;
 import io.netty.handler.codec.http.HttpResponseStatus;
@@ -28,12 +28,12 @@ final class Buckets {
     static final int MAX_BUCKETS = 10_000;
 
     private final BucketOperations buckets;
-    private final Stores stores;
+    private final NodeStores stores;
     /** What write-back checks before acknowledging (null without write-back): it forgets a bucket created or deleted. */
     private final WriteChecks checks;
 
     /** {@code buckets}: the origin's bucket operations, or null where it has none (every operation is then 501). */
-    Buckets(BucketOperations buckets, Stores stores, WriteChecks checks) {
+    Buckets(BucketOperations buckets, NodeStores stores, WriteChecks checks) {
         this.buckets = buckets;
         this.stores = stores;
         this.checks = checks;
@@ -115,13 +115,12 @@ final class Buckets {
         if (buckets == null) {
             throw S3Error.notImplemented("DeleteBucket on this upstream");
         }
-        WriteBackStore writeBack = stores.writeBack();
-        if (writeBack != null && writeBack.holdsLocallyIn(bucket)) {
+        if (stores.writes().heldIn(bucket)) {
             throw new S3Error(409, "BucketNotEmpty", "bucket " + bucket + " is not empty: it holds writes not uploaded yet");
         }
-        if (writeBack != null && writeBack.deletesPendingIn(bucket)) {
+        if (stores.writes().deletesPendingIn(bucket)) {
             // deletes waiting behind uploads: the store still holds their keys until they are made
-            writeBack.flush(k -> k.bucket().equals(bucket), Duration.ofSeconds(30));
+            stores.writes().flush(k -> k.bucket().equals(bucket), Duration.ofSeconds(30));
         }
         buckets.deleteBucket(bucket);
         if (checks != null) {

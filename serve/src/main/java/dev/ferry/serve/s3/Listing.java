@@ -12,7 +12,7 @@ import dev.ferry.store.ListRequest;
 import dev.ferry.store.ObjectMeta;
 import dev.ferry.store.ObjectStore;
 import dev.ferry.store.StoreException;
-import dev.ferry.writeback.WriteBackStore;
+import dev.ferry.writeback.PendingKey;
 import io.netty.handler.codec.http.HttpResponseStatus;
 import java.io.IOException;
 import java.time.ZoneOffset;
@@ -44,9 +44,9 @@ final class Listing {
     static final DateTimeFormatter ISO = DateTimeFormatter.ofPattern("yyyy-MM-dd'T'HH:mm:ss.SSS'Z'").withZone(ZoneOffset.UTC);
     private static final Logger LOG = LoggerFactory.getLogger(Listing.class);
 
-    /** The keys whose latest acknowledged write or delete is not in the store yet ({@link WriteBackStore#pendingIn}). */
+    /** The keys whose latest acknowledged write or delete is not in the store yet ({@link dev.ferry.tier.LocalWrites#pendingIn}). */
     interface PendingSource {
-        List<WriteBackStore.Pending> pendingIn(String bucket, String prefix);
+        List<PendingKey> pendingIn(String bucket, String prefix);
     }
 
     private final java.util.function.Function<String, ObjectStore> stores;
@@ -319,8 +319,8 @@ final class Listing {
         /** Common prefix to the keys under it deleted and not yet in the store. */
         final java.util.Map<String, java.util.Set<String>> deletesUnder = new java.util.HashMap<>();
 
-        Local(List<WriteBackStore.Pending> pending, String prefix, String delimiter) {
-            for (WriteBackStore.Pending p : pending) {
+        Local(List<PendingKey> pending, String prefix, String delimiter) {
+            for (PendingKey p : pending) {
                 byKey.put(p.key(), p.meta());
                 int cut = cut(p.key(), prefix, delimiter);
                 String name = cut < 0 ? p.key() : p.key().substring(0, cut);

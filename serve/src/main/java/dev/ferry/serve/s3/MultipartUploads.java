@@ -1,5 +1,6 @@
 package dev.ferry.serve.s3;
 
+import dev.ferry.tier.NodeStores;
 import dev.ferry.serve.node.LocalMultipart;
 import dev.ferry.serve.protocol.ObjectHeaders;
 import dev.ferry.serve.protocol.Reply;
@@ -16,8 +17,6 @@ import dev.ferry.store.ObjectMeta;
 import dev.ferry.store.ObjectNotFoundException;
 import dev.ferry.store.PendingUploads;
 import dev.ferry.store.PutBody;
-import dev.ferry.writeback.Durability;
-import dev.ferry.writeback.WriteStatus;
 import io.netty.handler.codec.http.DefaultHttpHeaders;
 import io.netty.handler.codec.http.HttpHeaders;
 import io.netty.handler.codec.http.HttpResponseStatus;
@@ -34,7 +33,7 @@ import org.w3c.dom.Element;
  * Thread-safe.
  */
 final class MultipartUploads {
-    private final Stores stores;
+    private final NodeStores stores;
     /** Uploads staged on local disk under write-back, or null. */
     private final LocalMultipart localMultipart;
     /** What write-back checks before acknowledging (null without write-back). */
@@ -45,10 +44,11 @@ final class MultipartUploads {
     /** Where a bucket's uploads in progress are listed from. */
     private final List<MultipartListing.Source> sources;
 
-    /** {@code originUploads}: the origin's uploads in progress when it can list them (a folder store), else null. */
-    MultipartUploads(Stores stores, WriteChecks checks, KeyLocks locks, CopyOperations copies, ObjectWrites writes, PendingUploads originUploads) {
+    /** {@code localMultipart}: uploads staged on local disk under write-back, or null; {@code originUploads}: the origin's uploads in progress when it can list them (a folder store), else null. */
+    MultipartUploads(NodeStores stores, LocalMultipart localMultipart, WriteChecks checks, KeyLocks locks, CopyOperations copies,
+            ObjectWrites writes, PendingUploads originUploads) {
         this.stores = stores;
-        this.localMultipart = stores.localMultipart();
+        this.localMultipart = localMultipart;
         this.checks = checks;
         this.locks = locks;
         this.copies = copies;
@@ -77,7 +77,7 @@ final class MultipartUploads {
         if (!stores.isScratch(key.bucket())) {
             writes.refuseUnstorableKey(key, 1, "a multipart upload", true); // it has bytes, or nothing to complete
         }
-        if (stores.writesBack(r) && localMultipart != null) {
+        if (stores.writesBack(ObjectWrites.through(r)) && localMultipart != null) {
             checks.check(key, attributes); // refused now, not after the parts are in
             u = localMultipart.start(key, attributes);
         } else {
@@ -225,15 +225,15 @@ final class MultipartUploads {
             String again = localMultipart.completedEtag(upload);
             if (again != null) { // a retried Complete of an upload already completed: S3 answers it the same
                 etag = again;
-                durability = stores.writeBack().holdsLocally(key) ? "local" : "durable";
+                durability = stores.writes().pending(key) ? "local" : "durable";
                 checksum = checksumIfStill(key, etag);
             } else {
                 checks.check(key);
                 LocalMultipart.Assembled whole = localMultipart.assemble(upload, parts);
                 // on failure the assembled object stays for a retry
-                WriteStatus w = stores.writeBack().writeParts(key, whole.body(), whole.partSizes(), whole.etag());
+                NodeStores.Written w = stores.putParts(key, whole.body(), whole.partSizes(), whole.etag());
                 localMultipart.finish(upload, w.etag());
-                durability = w.durability() == Durability.DURABLE ? "durable" : "local";
+                durability = w.durable() ? "durable" : "local";
                 etag = w.etag();
                 checksum = Checksum.of(whole.body().attributes());
             }

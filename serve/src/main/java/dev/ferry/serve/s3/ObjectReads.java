@@ -1,6 +1,5 @@
 package dev.ferry.serve.s3;
 
-import dev.ferry.cache.CachingStore;
 import dev.ferry.serve.protocol.FerryHeaders;
 import dev.ferry.serve.protocol.ObjectHeaders;
 import dev.ferry.serve.protocol.Ranges;
@@ -10,6 +9,7 @@ import dev.ferry.serve.s3.S3Service.Request;
 import dev.ferry.store.ByteRange;
 import dev.ferry.store.Checksum;
 import dev.ferry.store.GetRequest;
+import dev.ferry.store.GetRequest.Reach;
 import dev.ferry.store.ObjectContent;
 import dev.ferry.store.ObjectKey;
 import dev.ferry.store.ObjectMeta;
@@ -17,6 +17,8 @@ import dev.ferry.store.ObjectNotFoundException;
 import dev.ferry.store.PartRanges;
 import dev.ferry.store.Parts;
 import dev.ferry.store.StoreException;
+import dev.ferry.tier.NodeStores;
+import dev.ferry.tier.TierHints;
 import io.netty.handler.codec.http.DefaultHttpHeaders;
 import io.netty.handler.codec.http.HttpHeaders;
 import io.netty.handler.codec.http.HttpMethod;
@@ -28,23 +30,24 @@ import java.util.List;
 
 /**
  * GetObject and HeadObject, of a whole object, a range or a part ({@code ?partNumber}): the reply's headers from
- * the object's metadata (conditions, overrides, range, checksum), and its bytes from the local tier's block files
- * when they are all on disk (sendfile), else streamed from the top of the stack. A GET of an object the local tier
- * does not know is one ranged read whose answer is the metadata too. Thread-safe.
+ * the object's metadata (conditions, overrides, range, checksum), and its bytes through the node's door: from the
+ * local tier's block files when they are all on disk (sendfile), else streamed. The local tier's metadata is looked
+ * up once per request. A GET of an object the local tier does not know is one ranged read whose answer is the
+ * metadata too. Thread-safe.
  */
 final class ObjectReads {
     private static final DateTimeFormatter HTTP_DATE = DateTimeFormatter.RFC_1123_DATE_TIME.withZone(ZoneOffset.UTC);
     /** The header a daemon sends another to read only what that one holds on disk (never fetching). */
     private static final String CACHED_ONLY = FerryHeaders.CACHED_ONLY;
 
-    private final Stores stores;
-    private final CachingStore cache;
+    private final NodeStores stores;
+    private final TierHints hints;
     /** Where the origin's parts lie, for a part's read of an object the local stores did not assemble (S3), or null. */
     private final PartRanges originParts;
 
-    ObjectReads(Stores stores, PartRanges originParts) {
+    ObjectReads(NodeStores stores, PartRanges originParts) {
         this.stores = stores;
-        this.cache = stores.cache();
+        this.hints = stores.hints();
         this.originParts = originParts;
     }
 
@@ -62,39 +65,50 @@ final class ObjectReads {
         if (stores.onlyLocal(key)) {
             return null;
         }
-        ObjectMeta meta = cache.freshMeta(key);
+        ObjectMeta meta = hints.freshMeta(key);
         if (meta == null) {
             return null;
         }
         if (head && ObjectHeaders.checksumWanted(r.headers())) {
-            return null; // a HEAD may ask upstream for the checksum (CachingStore.withChecksum): not on the event loop
+            return null; // a HEAD may ask upstream for the checksum (TierHints.withChecksum): not on the event loop
         }
         if (wholeChecksumWanted(r)) {
-            meta = cache.withChecksum(key, meta, false);
+            meta = hints.withChecksum(key, meta, false);
         }
-        return getObject(r, key, head, meta, false, false);
+        return answer(r, meta, head, Reach.CACHED_NOW, null, null);
     }
 
     /** GET or HEAD of an object: its metadata, then its bytes (a GET of an object the local tier does not know reads both at once). */
     Reply getObject(Request r, ObjectKey key, boolean head) throws S3Error, IOException {
         if (r.headers().contains(CACHED_ONLY)) {
             String ifMatch = r.headers().get("If-Match");
-            ObjectMeta known = ifMatch == null ? cache.freshMeta(key) : cache.knownMeta(key, ObjectMeta.stripQuotes(ifMatch.trim()));
-            Reply reply = known == null || stores.pendingUpload(key) ? null : getObject(r, key, head, known, true, false);
+            ObjectMeta known = ifMatch == null ? hints.freshMeta(key) : hints.knownMeta(key, ObjectMeta.stripQuotes(ifMatch.trim()));
+            Reply reply = known == null || stores.onlyLocal(key) ? null : answer(r, known, head, Reach.CACHED, null, null);
             if (reply == null) {
                 throw new S3Error(404, "NotCached", key + " is not on this daemon's disk (asked for cached blocks only)");
             }
             return reply;
         }
-        if (!head) {
+        ObjectMeta meta = stores.onlyLocal(key) ? null : hints.freshMeta(key);
+        if (meta == null && !head) {
             Reply read = readUnknown(r, key);
             if (read != null) {
                 return read;
             }
         }
-        ObjectMeta meta;
+        if (meta == null) {
+            meta = headOf(key, head);
+        }
+        if (head ? ObjectHeaders.checksumWanted(r.headers()) : wholeChecksumWanted(r)) {
+            meta = checksummed(key, meta, head);
+        }
+        return answer(r, meta, head, Reach.ANYWHERE, null, null);
+    }
+
+    /** The object's metadata as the door answers it; a GET's 404 names whether the key or its bucket is missing. */
+    private ObjectMeta headOf(ObjectKey key, boolean head) throws IOException {
         try {
-            meta = stores.frontFor(key.bucket()).head(key);
+            return stores.storeFor(key.bucket()).head(key);
         } catch (ObjectNotFoundException e) {
             if (!head && !stores.onlyLocal(key)) {
                 // a HEAD's 404 has no body: an upstream cannot say whether the key or its bucket is missing; a GET names which.
@@ -103,10 +117,6 @@ final class ObjectReads {
             }
             throw e;
         }
-        if (head ? ObjectHeaders.checksumWanted(r.headers()) : wholeChecksumWanted(r)) {
-            meta = checksummed(key, meta, head);
-        }
-        return getObject(r, key, head, meta, true, true);
     }
 
     /**
@@ -119,29 +129,27 @@ final class ObjectReads {
 
     /**
      * {@code meta} with its checksum where the store keeps one, for a client that asks for it: asked for now when
-     * {@code wait} (a HEAD), in the background for a read ({@link CachingStore#withChecksum}).
+     * {@code wait} (a HEAD), in the background for a read ({@link TierHints#withChecksum}).
      */
     ObjectMeta checksummed(ObjectKey key, ObjectMeta meta, boolean wait) throws IOException {
         if (stores.onlyLocal(key)) {
             return meta; // a local copy's metadata is all there is
         }
-        return cache.withChecksum(key, meta, wait);
+        return hints.withChecksum(key, meta, wait);
     }
 
     /**
      * A GET of an object whose metadata the local tier does not hold fresh: the read itself asks upstream, one
-     * ranged GET whose answer is the metadata ({@link CachingStore#get}), with no HEAD before it (issue 26: a miss
-     * is one request). Null where a HEAD comes first, as before: the metadata is fresh (nothing to ask), a
-     * suffix or multi-range (where it starts depends on the size), a client revalidating its copy ({@code If-None-Match},
-     * {@code If-Modified-Since}: a 304 needs no bytes), a local copy (write-back, scratch), a range that upstream finds past the
-     * end (answered 416 by the usual path). A client asking for the checksum ({@code x-amz-checksum-mode}, which
-     * boto3 and the AWS SDKs send on every GET by default) of a whole object is answered it from the miss's own GET,
-     * which is then of the whole object ({@link GetRequest#withChecksum}); a client asking for it with a range is
-     * answered none, as S3 answers a range.
+     * ranged GET whose answer is the metadata, with no HEAD before it (a miss is one request). Null where a HEAD
+     * comes first: a suffix or multi-range (where it starts depends on the size), a client revalidating its copy
+     * ({@code If-None-Match}, {@code If-Modified-Since}: a 304 needs no bytes), a local copy (write-back, scratch), a
+     * range that upstream finds past the end (answered 416 by the usual path). A client asking for the checksum
+     * ({@code x-amz-checksum-mode}, which boto3 and the AWS SDKs send on every GET by default) of a whole object is
+     * answered it from the miss's own GET, which is then of the whole object ({@link GetRequest#withChecksum}); a
+     * client asking for it with a range is answered none, as S3 answers a range.
      */
     private Reply readUnknown(Request r, ObjectKey key) throws S3Error, IOException {
-        if (stores.onlyLocal(key)
-                || r.headers().contains("If-None-Match") || r.headers().contains("If-Modified-Since") || cache.freshMeta(key) != null) {
+        if (stores.onlyLocal(key) || r.headers().contains("If-None-Match") || r.headers().contains("If-Modified-Since")) {
             return null;
         }
         String header = r.headers().get("Range");
@@ -160,7 +168,7 @@ final class ObjectReads {
         ObjectContent content;
         try {
             GetRequest get = new GetRequest(key, asked, null);
-            content = stores.frontFor(key.bucket()).get(wholeChecksumWanted(r) ? get.withChecksum() : get);
+            content = stores.get(wholeChecksumWanted(r) ? get.withChecksum() : get);
         } catch (ObjectNotFoundException e) {
             // a store's 404 may mean the key or its bucket: S3 names which
             stores.requireBucket(key.bucket());
@@ -171,7 +179,7 @@ final class ObjectReads {
             }
             throw e;
         }
-        return getObject(r, key, false, content.meta(), true, true, null, content);
+        return answer(r, content.meta(), false, Reach.ANYWHERE, null, content);
     }
 
     /**
@@ -186,7 +194,7 @@ final class ObjectReads {
         if (r.headers().contains("Range")) {
             throw S3Error.badRequest("InvalidRequest", "Cannot specify both Range header and partNumber query parameter");
         }
-        ObjectMeta meta = stores.frontFor(key.bucket()).head(key);
+        ObjectMeta meta = stores.storeFor(key.bucket()).head(key);
         if (ObjectHeaders.checksumWanted(r.headers())) {
             meta = checksummed(key, meta, head);
         }
@@ -196,7 +204,7 @@ final class ObjectReads {
                     + Math.max(count, 1) + (count > 1 ? " parts" : " part") + ", not " + n);
         }
         if (count == 0) { // the one part is the whole object, answered as a range of all of it (206), as S3 does
-            return getObject(r, key, head, meta, true, true, meta.size() == 0 ? null : ByteRange.of(0, meta.size()));
+            return answer(r, meta, head, Reach.ANYWHERE, meta.size() == 0 ? null : ByteRange.of(0, meta.size()), null);
         }
         List<Long> sizes = Parts.sizes(meta.attributes());
         ByteRange part = sizes != null && sizes.size() == count ? Parts.range(sizes, n)
@@ -205,7 +213,7 @@ final class ObjectReads {
         if (part == null) {
             throw S3Error.notImplemented("GET ?partNumber of " + key + " (its store does not tell where its parts lie; read the part with a Range)");
         }
-        Reply reply = getObject(r, key, head, meta, true, true, part);
+        Reply reply = answer(r, meta, head, Reach.ANYWHERE, part, null);
         headers(reply).set("x-amz-mp-parts-count", count);
         List<Checksum> sums = Parts.checksums(meta.attributes());
         boolean answered = !(reply instanceof Reply.Full f) || f.status().code() / 100 == 2; // not a 304
@@ -225,38 +233,24 @@ final class ObjectReads {
     }
 
     /**
-     * GET or HEAD of {@code meta}; null when the read would need upstream and {@code mayFetch} is false, or a
-     * cached block would need a check (reading it from disk) and {@code mayCheck} is false (on the event loop).
+     * GET or HEAD of {@code meta} (of {@code part} of it, when not null: a part's read, its range whatever the request's
+     * Range), its bytes going only as far as {@code reach}: null when they would have to go further (upstream, or
+     * reading a block to check it). Answered from {@code opened} (a read of {@code meta} already open, closed here unless
+     * it is the reply's) when it holds just the bytes the reply sends.
      */
-    private Reply getObject(Request r, ObjectKey key, boolean head, ObjectMeta meta, boolean mayCheck, boolean mayFetch)
+    private Reply answer(Request r, ObjectMeta meta, boolean head, Reach reach, ByteRange part, ObjectContent opened)
             throws S3Error, IOException {
-        return getObject(r, key, head, meta, mayCheck, mayFetch, null);
-    }
-
-    /** ... of {@code part} of it, when not null (a part's read: its range, whatever the request's Range). */
-    private Reply getObject(Request r, ObjectKey key, boolean head, ObjectMeta meta, boolean mayCheck, boolean mayFetch, ByteRange part)
-            throws S3Error, IOException {
-        return getObject(r, key, head, meta, mayCheck, mayFetch, part, null);
-    }
-
-    /**
-     * ... answered from {@code opened} (a read of {@code meta} already open, closed here unless it is the reply's) when
-     * it holds just the bytes the reply sends; otherwise as usual.
-     */
-    private Reply getObject(Request r, ObjectKey key, boolean head, ObjectMeta meta, boolean mayCheck, boolean mayFetch, ByteRange part,
-            ObjectContent opened) throws S3Error, IOException {
         try {
-            return getObjectFrom(r, key, head, meta, mayCheck, mayFetch, part, opened);
+            return answerFrom(r, meta, head, reach, part, opened);
         } catch (S3Error | IOException | RuntimeException e) {
-            if (opened != null) {
-                opened.close();
-            }
+            closeUnused(opened);
             throw e;
         }
     }
 
-    private Reply getObjectFrom(Request r, ObjectKey key, boolean head, ObjectMeta meta, boolean mayCheck, boolean mayFetch, ByteRange part,
-            ObjectContent opened) throws S3Error, IOException {
+    private Reply answerFrom(Request r, ObjectMeta meta, boolean head, Reach reach, ByteRange part, ObjectContent opened)
+            throws S3Error, IOException {
+        ObjectKey key = meta.key();
         HttpHeaders h = objectHeaders(meta);
         if (Preconditions.notModified(r.headers(), meta, key)) {
             closeUnused(opened);
@@ -284,17 +278,15 @@ final class ObjectReads {
             }
             closeUnused(opened); // another range than the one opened (a part's): read it as usual
         }
-        GetRequest get = new GetRequest(key, range, meta.etag());
-        if (!stores.onlyLocal(key)) {
-            CachingStore.ResidentRead resident = cache.openResident(get, mayCheck);
-            if (resident != null) {
-                return new Reply.Files(status, h, resident);
-            }
+        GetRequest get = GetRequest.of(meta, range);
+        ObjectContent resident = stores.get(get.reaching(reach == Reach.CACHED_NOW ? Reach.CACHED_NOW : Reach.CACHED));
+        if (resident != null) {
+            return new Reply.Files(status, h, resident);
         }
-        if (!mayFetch) {
+        if (reach != Reach.ANYWHERE) {
             return null; // on the event loop (tryFast), or a peer asking for cached blocks only: not from upstream
         }
-        ObjectContent content = stores.frontFor(key.bucket()).get(get);
+        ObjectContent content = stores.get(get);
         if (content.length() != length) {
             // the read would not keep the promise of the headers, which have not left yet: say so instead
             content.close();

@@ -1,5 +1,6 @@
 package dev.ferry.serve.s3;
 
+import dev.ferry.tier.NodeStores;
 import dev.ferry.serve.node.Origin;
 import dev.ferry.serve.protocol.Keys;
 import dev.ferry.serve.protocol.ObjectHeaders;
@@ -16,9 +17,6 @@ import dev.ferry.store.ObjectNotFoundException;
 import dev.ferry.store.Parts;
 import dev.ferry.store.PutBody;
 import dev.ferry.store.StoreException;
-import dev.ferry.writeback.Durability;
-import dev.ferry.writeback.FlushResult;
-import dev.ferry.writeback.WriteStatus;
 import io.netty.handler.codec.http.DefaultHttpHeaders;
 import io.netty.handler.codec.http.HttpHeaders;
 import io.netty.handler.codec.http.HttpResponseStatus;
@@ -36,7 +34,7 @@ import org.w3c.dom.Element;
  * blocks. Thread-safe.
  */
 final class ObjectWrites {
-    private final Stores stores;
+    private final NodeStores stores;
     /** What write-back checks before acknowledging (null without write-back). */
     private final WriteChecks checks;
     private final KeyLocks locks;
@@ -44,7 +42,7 @@ final class ObjectWrites {
     /** The store at the bottom: keys it cannot hold are refused ({@link #refuseUnstorableKey}), as they would be lost. */
     private final Origin origin;
 
-    ObjectWrites(Stores stores, WriteChecks checks, KeyLocks locks, CopyOperations copies, Origin origin) {
+    ObjectWrites(NodeStores stores, WriteChecks checks, KeyLocks locks, CopyOperations copies, Origin origin) {
         this.stores = stores;
         this.checks = checks;
         this.locks = locks;
@@ -63,7 +61,7 @@ final class ObjectWrites {
         ObjectMeta current;
         try {
             current = stores.isScratch(key.bucket()) ? stores.scratch().head(key)
-                    : stores.pendingUpload(key) ? stores.writeBack().head(key) : stores.below().head(key);
+                    : stores.writes().pending(key) ? stores.top().head(key) : stores.below().head(key);
         } catch (ObjectNotFoundException e) {
             current = null;
         } catch (StoreException e) {
@@ -159,33 +157,19 @@ final class ObjectWrites {
         if (!stores.isScratch(key.bucket())) {
             refuseUnstorableKey(key, data.length(), data.length() + " bytes", false);
         }
-        if (stores.isScratch(key.bucket())) {
-            h.set("ETag", S3Service.quote(stores.scratch().put(key, data).etag()));
-            h.set("x-ferry-durability", "local"); // and never more: scratch is not uploaded
-        } else if (stores.writesBack(r)) {
+        boolean through = through(r);
+        if (stores.writesBack(through) && !stores.isScratch(key.bucket())) {
             checks.check(key, data.attributes()); // what would fail forever is refused now, not acknowledged
-            WriteStatus w = stores.writeBack().write(key, data);
-            h.set("ETag", S3Service.quote(w.etag()));
-            h.set("x-ferry-durability", w.durability() == Durability.DURABLE ? "durable" : "local");
-        } else if (stores.pendingUpload(key)) {
-            // an earlier write of this key is still local: this one must land after it, so it goes the same
-            // way and waits for the fence (every pending write: slower, but never reordered)
-            stores.writeBack().write(key, data);
-            FlushResult fence = stores.writeBack().flush(Duration.ofMinutes(10));
-            if (!fence.complete() || fence.firstError() != null) {
-                throw new S3Error(503, "ServiceUnavailable", "the write is kept locally but could not be made durable yet: "
-                        + (fence.firstError() != null ? fence.firstError() : "the fence timed out"));
-            }
-            h.set("ETag", S3Service.quote(stores.top().head(key).etag()));
-            h.set("x-ferry-durability", "durable");
-        } else {
-            try {
-                h.set("ETag", S3Service.quote(stores.cache().put(key, data).etag()));
-            } catch (StoreException e) {
-                throw damagedOnTheWay(key, e);
-            }
-            h.set("x-ferry-durability", "durable");
         }
+        NodeStores.Written w;
+        try {
+            // an earlier write of this key still local: this one lands after it (the door waits for the fence)
+            w = stores.put(key, data, through, Duration.ofMinutes(10));
+        } catch (StoreException e) {
+            throw damagedOnTheWay(key, e);
+        }
+        h.set("ETag", S3Service.quote(w.etag()));
+        h.set("x-ferry-durability", w.durable() ? "durable" : "local"); // scratch: local, and never more
         return new Reply.Full(HttpResponseStatus.OK, h, new byte[0], false);
     }
 
@@ -204,6 +188,11 @@ final class ObjectWrites {
         return e;
     }
 
+    /** Whether the writer asked for its write to go through to the store ({@code x-ferry-write: through}), past write-back. */
+    static boolean through(Request r) {
+        return "through".equals(r.headers().get("x-ferry-write"));
+    }
+
     static RequestBody requireBody(Request r) throws S3Error {
         if (r.body() == null) {
             throw new S3Error(411, "MissingContentLength", "the request has no body; send Content-Length");
@@ -215,16 +204,16 @@ final class ObjectWrites {
     Reply deleteObject(ObjectKey key) throws S3Error, IOException {
         delete(key);
         Reply.Full deleted = Reply.empty(HttpResponseStatus.NO_CONTENT);
-        if (stores.writeBack() != null && !stores.isScratch(key.bucket())) {
+        if (stores.writesBack(false) && !stores.isScratch(key.bucket())) {
             // journaled behind a write not uploaded yet, or made in the store
-            deleted.headers().set("x-ferry-durability", stores.writeBack().deletePending(key) ? "local" : "durable");
+            deleted.headers().set("x-ferry-durability", stores.writes().deletePending(key) ? "local" : "durable");
         }
         return deleted;
     }
 
     private void delete(ObjectKey key) throws S3Error, IOException {
         locks.with(key, () -> {
-            stores.frontFor(key.bucket()).delete(key);
+            stores.storeFor(key.bucket()).delete(key);
             return null;
         });
     }

@@ -1,5 +1,6 @@
 package dev.ferry.serve.s3;
 
+import dev.ferry.tier.NodeStores;
 import dev.ferry.serve.node.Tiers;
 import dev.ferry.serve.protocol.Reply;
 import dev.ferry.serve.protocol.RequestBody;
@@ -7,7 +8,6 @@ import dev.ferry.serve.protocol.S3Error;
 import dev.ferry.serve.protocol.Xml;
 import dev.ferry.store.ObjectKey;
 import dev.ferry.time.Clock;
-import dev.ferry.writeback.WriteBackStore;
 import io.netty.handler.codec.http.DefaultHttpHeaders;
 import io.netty.handler.codec.http.HttpHeaders;
 import io.netty.handler.codec.http.HttpMethod;
@@ -53,14 +53,14 @@ public final class S3Service {
         }
     }
 
-    private final Stores stores;
+    private final NodeStores stores;
     private final ObjectReads reads;
     private final ObjectWrites writes;
     private final MultipartUploads multipart;
     private final Buckets buckets;
     private final Listing listing;
 
-    private S3Service(Stores stores, ObjectReads reads, ObjectWrites writes, MultipartUploads multipart, Buckets buckets, Listing listing) {
+    private S3Service(NodeStores stores, ObjectReads reads, ObjectWrites writes, MultipartUploads multipart, Buckets buckets, Listing listing) {
         this.stores = stores;
         this.reads = reads;
         this.writes = writes;
@@ -75,18 +75,18 @@ public final class S3Service {
      * (an object, or a part); {@code clock} is the node's.
      */
     public static S3Service over(Tiers tiers, Path spool, long maxCopyBytes, Clock clock) {
-        WriteBackStore writeBack = tiers.writeBack();
-        Stores stores = new Stores(tiers.cache(), tiers.belowCache(), writeBack, tiers.localMultipart(), tiers.scratch());
+        NodeStores stores = tiers.stores();
         // what write-back checks before it acknowledges a write
-        WriteChecks checks = writeBack == null ? null
-                : new WriteChecks(tiers.belowCache(), tiers.origin().folder(), writeBack, Duration.ofSeconds(30), clock);
+        WriteChecks checks = !stores.writesBack(false) ? null
+                : new WriteChecks(stores.below(), tiers.origin().folder(), stores.writes(), Duration.ofSeconds(30), clock);
         KeyLocks locks = new KeyLocks();
-        CopyOperations copies = new CopyOperations(stores::frontFor, spool, maxCopyBytes, clock);
+        CopyOperations copies = new CopyOperations(stores::storeFor, spool, maxCopyBytes, clock);
         ObjectWrites writes = new ObjectWrites(stores, checks, locks, copies, tiers.origin());
         // under write-back the origin's uploads in progress are write-back's own: clients list the uploads they started
-        MultipartUploads multipart = new MultipartUploads(stores, checks, locks, copies, writes, writeBack == null ? tiers.origin().uploads() : null);
-        Listing listing = new Listing(stores::frontFor, writeBack == null ? (bucket, prefix) -> List.of()
-                : (bucket, prefix) -> stores.isScratch(bucket) ? List.of() : writeBack.pendingIn(bucket, prefix));
+        MultipartUploads multipart = new MultipartUploads(stores, tiers.localMultipart(), checks, locks, copies, writes,
+                stores.writesBack(false) ? null : tiers.origin().uploads());
+        Listing listing = new Listing(stores::storeFor, (bucket, prefix) -> stores.isScratch(bucket) ? List.of()
+                : stores.writes().pendingIn(bucket, prefix));
         return new S3Service(stores, new ObjectReads(stores, tiers.origin().parts()), writes, multipart,
                 new Buckets(tiers.origin().buckets(), stores, checks), listing);
     }
@@ -117,15 +117,15 @@ public final class S3Service {
             throw S3Error.notImplemented("versionId other than 'null' (ferry serves the current version only)");
         }
         if (m.equals(HttpMethod.GET) && r.has("acl")) {
-            stores.frontFor(key.bucket()).head(key); // NoSuchKey as S3 answers it
+            stores.storeFor(key.bucket()).head(key); // NoSuchKey as S3 answers it
             return Acls.policy();
         }
         if (m.equals(HttpMethod.GET) && r.has("attributes")) {
-            return ObjectAttributesReply.of(r, reads.checksummed(key, stores.frontFor(key.bucket()).head(key), true));
+            return ObjectAttributesReply.of(r, reads.checksummed(key, stores.storeFor(key.bucket()).head(key), true));
         }
         if (m.equals(HttpMethod.PUT) && r.has("acl") && !r.headers().contains(CopyOperations.SOURCE)) {
             Acls.checkPut(r.headers(), r.body() == null ? new byte[0] : r.body().bytes());
-            stores.frontFor(key.bucket()).head(key);
+            stores.storeFor(key.bucket()).head(key);
             return Reply.empty(HttpResponseStatus.OK);
         }
         if (m.equals(HttpMethod.GET) || m.equals(HttpMethod.HEAD)) {

@@ -32,7 +32,7 @@ final class WriteChecks {
 
     private final ObjectStore store;
     private final FileObjectStore folder;
-    private final dev.ferry.writeback.WriteBackStore writeBack;
+    private final dev.ferry.tier.LocalWrites writeBack;
     private final Duration ttl;
     private final Clock clock;
     private final ConcurrentHashMap<String, Long> seen = new ConcurrentHashMap<>();
@@ -43,7 +43,7 @@ final class WriteChecks {
      * @param writeBack the write-back store, whose writes not yet uploaded the folder store does not see
      * @param ttl    how long a bucket seen to exist is believed, by {@code clock}
      */
-    WriteChecks(ObjectStore store, FileObjectStore folder, dev.ferry.writeback.WriteBackStore writeBack, Duration ttl, Clock clock) {
+    WriteChecks(ObjectStore store, FileObjectStore folder, dev.ferry.tier.LocalWrites writeBack, Duration ttl, Clock clock) {
         this.store = store;
         this.folder = folder;
         this.writeBack = writeBack;

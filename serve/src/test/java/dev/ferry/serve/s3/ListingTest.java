@@ -14,7 +14,7 @@ import dev.ferry.store.ObjectStore;
 import dev.ferry.store.PutBody;
 import dev.ferry.store.StoreException;
 import dev.ferry.store.file.FileObjectStore;
-import dev.ferry.writeback.WriteBackStore;
+import dev.ferry.writeback.PendingKey;
 import io.netty.handler.codec.http.DefaultHttpHeaders;
 import io.netty.handler.codec.http.HttpMethod;
 import java.io.ByteArrayInputStream;
@@ -52,7 +52,7 @@ class ListingTest {
     @TempDir
     static Path tmp;
     static FileObjectStore origin;
-    List<WriteBackStore.Pending> pending = new ArrayList<>();
+    List<PendingKey> pending = new ArrayList<>();
     Listing listing;
 
     @BeforeAll
@@ -354,11 +354,11 @@ class ListingTest {
     @Test
     void pendingWrites_areListedWithTheirSize_andPendingDeletesHideTheirKeys_andEmptiedPrefixes() throws Exception {
         ObjectMeta written = new ObjectMeta(ObjectKey.of("data", "g"), 12345, "pending-etag", null, Instant.parse("2024-05-01T12:00:00Z"));
-        pending.add(new WriteBackStore.Pending("c", null));
-        pending.add(new WriteBackStore.Pending("b/x/1", null));
-        pending.add(new WriteBackStore.Pending("b/x/2", null));
-        pending.add(new WriteBackStore.Pending("a/3", new ObjectMeta(ObjectKey.of("data", "a/3"), 1, "e3", null, Instant.EPOCH)));
-        pending.add(new WriteBackStore.Pending("g", written));
+        pending.add(new PendingKey("c", null));
+        pending.add(new PendingKey("b/x/1", null));
+        pending.add(new PendingKey("b/x/2", null));
+        pending.add(new PendingKey("a/3", new ObjectMeta(ObjectKey.of("data", "a/3"), 1, "e3", null, Instant.EPOCH)));
+        pending.add(new PendingKey("g", written));
 
         assertThat(v2().keys()).containsExactly("a/1", "a/2", "a/3", "b/y", "d-1", "d-2", "e", "f g", "g");
         assertThat(v2("delimiter", "/").names()).containsExactly("a/", "b/", "d-1", "d-2", "e", "f g", "g");
