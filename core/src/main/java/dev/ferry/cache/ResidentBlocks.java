@@ -141,7 +141,7 @@ final class ResidentBlocks {
                     throw new BlockFile.CorruptBlockException(e.path + ": ends early");
                 }
             }
-        } catch (IOException bad) {
+        } catch (IOException | RuntimeException bad) {
             closeAll(channels);
             if (checking != null) {
                 LOG.warn("dropping cached block {} of {}: {}", checking.path, meta.key(), bad.getMessage());

@@ -8,12 +8,14 @@ import java.nio.channels.FileChannel;
 import java.util.ArrayDeque;
 import java.util.Deque;
 import java.util.List;
+import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * A read whose every block was on local disk when it was opened, as the regions of their files in order: a server
  * sends them file-to-socket ({@link #nextRegion}), never waiting, or a reader copies them ({@link #read}). Each region
- * holds its block file open (eviction deletes the name, not the bytes); {@link #close} lets go of those not handed
- * out. Not thread-safe: one reader.
+ * holds its block file open (eviction deletes the name, not the bytes) until it is released; a region handed out in
+ * parts is let go when every part is. {@link #close} lets go of those not handed out. Not thread-safe: one reader
+ * (the regions it hands out may be released on any thread).
  */
 final class ResidentStream extends InputStream implements FileRegionReadable {
     private final Deque<Region> regions;
@@ -32,10 +34,16 @@ final class ResidentStream extends InputStream implements FileRegionReadable {
         if (r.length() <= maxBytes) {
             return regions.pollFirst();
         }
-        // the first maxBytes of it now; the rest stays, and its release with it
+        // the first maxBytes of it now, the rest stays: the file is let go when both are released
         regions.pollFirst();
-        regions.addFirst(new Region(r.channel(), r.position() + maxBytes, r.length() - maxBytes, r::release));
-        return new Region(r.channel(), r.position(), maxBytes, () -> { });
+        AtomicInteger holders = new AtomicInteger(2);
+        Runnable release = () -> {
+            if (holders.decrementAndGet() == 0) {
+                r.release();
+            }
+        };
+        regions.addFirst(new Region(r.channel(), r.position() + maxBytes, r.length() - maxBytes, release));
+        return new Region(r.channel(), r.position(), maxBytes, release);
     }
 
     @Override

@@ -11,8 +11,9 @@ import java.util.Objects;
  *
  * <p>{@code reach} says how far the read may go for its bytes ({@link Reach}); a store with no local disk of its own
  * honours only {@link Reach#ANYWHERE}, and the node's door ({@code dev.ferry.tier.NodeStores}) sends the others only
- * to the local tier. {@code version}, when set, is the object's metadata as the local tier itself answered it a moment
- * ago (its fresh metadata): the tier reads that version without looking the key up again. It sets {@code ifMatch}.
+ * to the local tier. {@code version}, when set, is the object's metadata as this node answered it a moment ago (the
+ * local tier's, or write-back's for a write of those bytes: one ETag, one size): the local tier reads that version
+ * without looking the key up again. It sets {@code ifMatch}; a store below the local tier ignores it.
  */
 public record GetRequest(ObjectKey key, ByteRange range, String ifMatch, boolean checksum, Reach reach, ObjectMeta version) {
     /** How far a read may go for its bytes. */

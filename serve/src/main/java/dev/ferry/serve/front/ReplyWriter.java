@@ -84,8 +84,16 @@ final class ReplyWriter {
                         ch.write(new SharedFileRegion(region));
                         bytes += region.length();
                     }
-                } catch (IOException e) {
-                    throw new java.io.UncheckedIOException(e); // not for regions of files already open
+                } catch (IOException | RuntimeException e) {
+                    LOG.debug("cached blocks of {} bytes cut after {}: {}", files.content().length(), bytes, e.toString());
+                }
+                if (bytes != files.content().length()) {
+                    // the status line is gone: the only honest signal left is to cut the connection short
+                    closeQuietly(files.content());
+                    stats.cut();
+                    ch.flush();
+                    then.cut();
+                    return;
                 }
                 stats.served(files.status().code(), bytes, 0);
                 then.written(ch.writeAndFlush(LastHttpContent.EMPTY_LAST_CONTENT), files.content());
@@ -150,6 +158,14 @@ final class ReplyWriter {
             LOG.debug("stream of {} bytes cut after {}: {}", content.length(), sent, e.toString());
             stats.cut();
             ctx.executor().execute(then::cut);
+        }
+    }
+
+    private static void closeQuietly(ObjectContent content) {
+        try {
+            content.close();
+        } catch (IOException e) {
+            LOG.debug("closing a read of cached blocks: {}", e.toString());
         }
     }
 }

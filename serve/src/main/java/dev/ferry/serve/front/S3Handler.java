@@ -298,6 +298,7 @@ final class S3Handler extends ChannelInboundHandlerAdapter {
     /** On the event loop: writes the reply, then reads the next request (or closes). */
     private void write(ChannelHandlerContext ctx, Reply reply, RequestBody b) {
         if (request == null) {
+            abandon(reply); // the connection went while the reply was made
             return;
         }
         replies.write(ctx, reply, head, this::decorate, new ReplyWriter.Then() {
@@ -334,6 +335,22 @@ final class S3Handler extends ChannelInboundHandlerAdapter {
             }
             pipelining.written();
         });
+    }
+
+    /** Lets go of what a reply that is never written holds: a read of the store, or of cached blocks. */
+    private static void abandon(Reply reply) {
+        ObjectContent held = switch (reply) {
+            case Reply.Files f -> f.content();
+            case Reply.Streamed s -> s.content();
+            case Reply.Full f -> null;
+        };
+        if (held != null) {
+            try {
+                held.close();
+            } catch (IOException e) {
+                LOG.debug("closing an abandoned reply's read: {}", e.toString());
+            }
+        }
     }
 
     private void discardBody() {

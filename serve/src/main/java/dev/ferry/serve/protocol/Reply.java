@@ -26,6 +26,11 @@ public sealed interface Reply {
      * content is closed once they are written.
      */
     record Files(HttpResponseStatus status, HttpHeaders headers, ObjectContent content) implements Reply {
+        public Files {
+            if (!(content.stream() instanceof dev.ferry.store.FileRegionReadable)) {
+                throw new IllegalArgumentException("a reply of files needs a read of file regions, not " + content.stream().getClass());
+            }
+        }
     }
 
     static Full xml(HttpResponseStatus status, Xml xml) {
