@@ -6,40 +6,71 @@ in order. ``StepReporter`` measures the wait of each training step and
 sends it to the daemon in batches, so the daemon is not asked once per step.
 """
 
+from __future__ import annotations
+
 import concurrent.futures
 import logging
 import math
 import threading
 import time
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from types import TracebackType
+from typing import Any, Callable, Protocol, TypeVar, cast
 
+from .answers import Progress, Span
 from .client import samples_of
 from .errors import FerryError
+from .settings import ReadSettings
+
+__all__ = ["Read", "Samples", "StepReporter", "plan_reads", "reads_ahead"]
 
 log = logging.getLogger("ferry_client")
+
+_T = TypeVar("_T")
+
+
+class ObjectReader(Protocol):
+    """What :class:`Samples` reads with: a :class:`ferry_client.FerryClient`, or anything with its ``get`` and
+    ``order_spans``."""
+
+    def get(self, bucket: str, key: str, offset: int | None = None, length: int | None = None,
+            etag: str | None = None) -> bytes: ...
+
+    def order_spans(self, job: str, epoch: int, rank: int, worker: int = 0, workers: int = 1,
+                    start: int = 0) -> list[Span]: ...
+
+
+class ProgressSink(Protocol):
+    """Where :class:`StepReporter` sends its reports: a :class:`ferry_client.FerryClient`'s ``report``."""
+
+    def report(self, job: str, rank: int, epoch: int, position: int, samples: int, waits_ms: Iterable[float],
+               elapsed_s: float | None = None) -> Progress: ...
 
 
 class Read:
     """One request of a :class:`Samples` iteration: ``length`` bytes of an object from ``offset`` (both None for the
     whole object), pinned to ``etag``, and the positions in the order of the samples it carries."""
 
-    __slots__ = ("bucket", "key", "etag", "offset", "length", "positions")
+    __slots__ = ("bucket", "etag", "key", "length", "offset", "positions")
 
-    def __init__(self, bucket, key, etag, offset, length, positions):
+    def __init__(self, bucket: str, key: str, etag: str | None, offset: int | None, length: int | None,
+                 positions: list[int]) -> None:
         self.bucket, self.key, self.etag = bucket, key, etag
         self.offset, self.length, self.positions = offset, length, positions
 
-    def cut(self, data, sample):
+    def cut(self, data: bytes, sample: Mapping[str, Any]) -> bytes:
         """The bytes of ``sample`` (one of this read's) out of this read's ``data``."""
         if self.offset is None or sample.get("offset") is None or sample.get("length") is None:
             return data
         at = sample["offset"] - self.offset
         return data[at:at + sample["length"]]
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return f"Read({self.bucket}/{self.key} @{self.offset}+{self.length}, positions={self.positions})"
 
 
-def plan_reads(samples, window=256, max_gap=1 << 20, max_read=64 << 20):
+def plan_reads(samples: Sequence[Mapping[str, Any]], window: int = 256, max_gap: int = 1 << 20,
+               max_read: int = 64 << 20) -> list[Read]:
     """The requests that read ``samples`` (dicts in order, as :meth:`FerryClient.order` gives them), in the order
     they are first needed.
 
@@ -54,14 +85,14 @@ def plan_reads(samples, window=256, max_gap=1 << 20, max_read=64 << 20):
     """
     if not isinstance(window, int) or window < 1:
         raise ValueError(f"window must be a positive integer, not {window!r}.")
-    reads = []
+    reads: list[Read] = []
     n = len(samples)
     begin = 0
     while begin < n:
         end = begin
         while end < n and (end - begin < window or _same_object(samples[end - 1], samples[end])):
             end += 1
-        groups = {}
+        groups: dict[tuple[str, str, str | None], list[int]] = {}
         for pos in range(begin, end):
             sample = samples[pos]
             if sample.get("offset") is None or sample.get("length") is None:
@@ -70,10 +101,10 @@ def plan_reads(samples, window=256, max_gap=1 << 20, max_read=64 << 20):
             groups.setdefault((sample["bucket"], sample["key"], sample.get("etag")), []).append(pos)
         for (bucket, key, etag), positions in groups.items():
             positions.sort(key=lambda p: (samples[p]["offset"], p))
-            current = None
+            current: Read | None = None
             for pos in positions:
                 offset, length = samples[pos]["offset"], samples[pos]["length"]
-                if current is not None:
+                if current is not None and current.offset is not None and current.length is not None:
                     stop = current.offset + current.length
                     if offset - stop <= max_gap and max(stop, offset + length) - current.offset <= max_read:
                         current.length = max(stop, offset + length) - current.offset
@@ -88,7 +119,7 @@ def plan_reads(samples, window=256, max_gap=1 << 20, max_read=64 << 20):
     return reads
 
 
-def reads_ahead(fetch_s, busy_s, prefetch):
+def reads_ahead(fetch_s: float | None, busy_s: float | None, prefetch: int) -> int:
     """How many reads :class:`Samples` keeps submitted, the one being consumed included (Little's law): enough
     that reads taking ``fetch_s`` seconds each come back, twice over, as fast as a consumer spending ``busy_s`` on
     each uses them. At least 2 (one read ahead, whatever a coarse clock measured), at most ``prefetch``;
@@ -103,7 +134,7 @@ def reads_ahead(fetch_s, busy_s, prefetch):
     return min(prefetch, max(2, math.ceil(2 * fetch_s / max(busy_s, 1e-6)) + 1))
 
 
-def _same_object(a, b):
+def _same_object(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
     return (a["bucket"], a["key"], a.get("etag")) == (b["bucket"], b["key"], b.get("etag"))
 
 
@@ -114,27 +145,29 @@ class Samples:
     (``client.order_spans(job, epoch, rank, worker, workers, start)``) when iteration starts, or from ``plan``
     (a list of sample dicts with ``bucket``, ``key`` and optionally ``offset``, ``length``, ``etag``) when given.
 
-    The samples are read in few requests (:func:`plan_reads`): the samples of one object that a window of
-    ``window`` samples holds, a run of a shard's samples above all, come in one ranged GET, cut here. Up to
-    ``prefetch`` reads are ahead of the consumer (in flight or read and not yet consumed), on ``threads``
-    threads (default ``min(prefetch, 8)``), each thread keeping its connection to the daemon alive; reads ahead
-    hold at most ``ahead_bytes`` (the read needed now is always made). How many of the ``prefetch`` are used
-    follows what is measured while iterating (:func:`reads_ahead`): as many as the reads' time over the
+    How it reads is a :class:`ferry_client.ReadSettings` (``settings=``, or its fields one keyword at a time: a
+    keyword given replaces that field). The samples are read in few requests (:func:`plan_reads`): the samples of
+    one object that a window of ``window`` samples holds, a run of a shard's samples above all, come in one ranged
+    GET, cut here. Up to ``prefetch`` reads are ahead of the consumer (in flight or read and not yet consumed), on
+    ``threads`` threads (default ``min(prefetch, 8)``), each thread keeping its connection to the daemon alive;
+    reads ahead hold at most ``ahead_bytes`` (the read needed now is always made). How many of the ``prefetch`` are
+    used follows what is measured while iterating (:func:`reads_ahead`): as many as the reads' time over the
     consumer's time per read asks, so all of them while reads wait on the store, few once they come from the
     daemon's tier. Single-object samples are thus fetched up to ``prefetch`` at a time. Each read names its
     ETag, so a changed object fails instead of mixing versions. With ``meta=True`` it yields ``(sample, data)``
     pairs. A read that fails raises its FerryError where its first sample would have been yielded.
     """
 
-    def __init__(self, client, job=None, epoch=1, rank=0, worker=0, workers=1, start=0, prefetch=8,
-                 threads=None, plan=None, meta=False, window=256, max_gap=1 << 20, max_read=64 << 20,
-                 ahead_bytes=64 << 20):
+    def __init__(self, client: ObjectReader, job: str | None = None, epoch: int = 1, rank: int = 0, worker: int = 0,
+                 workers: int = 1, start: int = 0, prefetch: int | None = None, threads: int | None = None,
+                 plan: Iterable[Mapping[str, Any]] | None = None, meta: bool = False, window: int | None = None,
+                 max_gap: int | None = None, max_read: int | None = None, ahead_bytes: int | None = None, *,
+                 settings: ReadSettings | None = None) -> None:
         if plan is None and job is None:
             raise ValueError("Samples needs a job (to ask the daemon for its order) or an explicit plan.")
-        if not isinstance(prefetch, int) or prefetch < 1:
-            raise ValueError(f"prefetch must be a positive integer, not {prefetch!r}.")
-        if not isinstance(window, int) or window < 1:
-            raise ValueError(f"window must be a positive integer, not {window!r}.")
+        self.settings = (settings or ReadSettings()).with_changes(
+            prefetch=prefetch, threads=threads, window=window, max_gap=max_gap, max_read=max_read,
+            ahead_bytes=ahead_bytes)
         self.client = client
         self.job = job
         self.epoch = epoch
@@ -142,43 +175,64 @@ class Samples:
         self.worker = worker
         self.workers = workers
         self.start = start
-        self.prefetch = prefetch
-        self.threads = threads or min(prefetch, 8)
         self.meta = meta
-        self.window = window
-        self.max_gap = max_gap
-        self.max_read = max_read
-        self.ahead_bytes = ahead_bytes
-        self._plan = list(plan) if plan is not None else None
-        self._reads = None
-        self._fetch_s = None  # a read's time, a moving average over the reads made (see reads_ahead)
+        self._plan: list[Mapping[str, Any]] | None = list(plan) if plan is not None else None
+        self._reads: list[Read] | None = None
+        self._fetch_s: float | None = None  # a read's time, a moving average over the reads made (see reads_ahead)
 
     @property
-    def plan(self):
+    def prefetch(self) -> int:
+        """Reads ahead of the consumer, at most (``settings.prefetch``)."""
+        return self.settings.prefetch
+
+    @property
+    def threads(self) -> int:
+        """The threads reads are made on."""
+        return self.settings.reading_threads
+
+    @property
+    def window(self) -> int:
+        return self.settings.window
+
+    @property
+    def max_gap(self) -> int:
+        return self.settings.max_gap
+
+    @property
+    def max_read(self) -> int:
+        return self.settings.max_read
+
+    @property
+    def ahead_bytes(self) -> int:
+        return self.settings.ahead_bytes
+
+    @property
+    def plan(self) -> list[Mapping[str, Any]]:
         """The sample dicts this iterator reads, in order (asked of the daemon on first use)."""
         if self._plan is None:
+            assert self.job is not None  # checked when made: a job or a plan
             spans = self.client.order_spans(self.job, self.epoch, self.rank, self.worker, self.workers, self.start)
-            self._plan = samples_of(spans)
+            self._plan = cast("list[Mapping[str, Any]]", samples_of(spans))
         return self._plan
 
     @property
-    def reads(self):
+    def reads(self) -> list[Read]:
         """The requests an iteration makes (:func:`plan_reads` of the plan), in the order they are needed."""
         if self._reads is None:
             self._reads = plan_reads(self.plan, self.window, self.max_gap, self.max_read)
         return self._reads
 
-    def __len__(self):
+    def __len__(self) -> int:
         return len(self.plan)
 
-    def _fetch(self, read):
+    def _fetch(self, read: Read) -> bytes:
         start = time.perf_counter()
         data = self.client.get(read.bucket, read.key, read.offset, read.length, read.etag)
         took = time.perf_counter() - start
         self._fetch_s = took if self._fetch_s is None else 0.7 * self._fetch_s + 0.3 * took
         return data
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[Any]:  # bytes; (sample, bytes) with meta=True
         plan = self.plan
         reads = self.reads
         read_of = [0] * len(plan)
@@ -187,12 +241,12 @@ class Samples:
                 read_of[pos] = r
         left = [len(read.positions) for read in reads]
         pool = concurrent.futures.ThreadPoolExecutor(self.threads, thread_name_prefix="ferry-read")
-        held = {}  # read -> future, from submission until its last sample is yielded
+        held: dict[int, concurrent.futures.Future[bytes]] = {}  # read -> future, from submission until its last sample is yielded
         held_bytes = 0
         following = 0  # the next read to submit: reads are submitted in the order they are needed
         # the consumer's time per read (a moving average): the time between two reads' last samples, less the
         # time spent waiting for reads in it
-        busy_s = None
+        busy_s: float | None = None
         mark = time.perf_counter()
         waited = 0.0
         ahead = self.prefetch
@@ -236,22 +290,22 @@ class _Step:
     the end of the epoch) is not counted.
     """
 
-    def __init__(self, reporter):
+    def __init__(self, reporter: StepReporter) -> None:
         self._reporter = reporter
-        self.samples = None
-        self.position = None
-        self._t0 = None
+        self.samples: int | None = None
+        self.position: int | None = None
+        self._t0 = 0.0
 
-    def __enter__(self):
+    def __enter__(self) -> _Step:
         self._reporter._begin()
         self._t0 = self._reporter._clock()
         return self
 
-    def __exit__(self, exc_type, exc, tb):
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
         if exc_type is None:
             waited_ms = (self._reporter._clock() - self._t0) * 1000.0
             self._reporter.step(waited_ms, self.samples, self.position)
-        return False
 
 
 class StepReporter:
@@ -297,8 +351,9 @@ class StepReporter:
 
     MAX_PENDING_WAITS = 4096  # kept while the daemon cannot be reached; older waits are dropped
 
-    def __init__(self, client, job, rank, epoch=1, batch_size=1, ranks=1, start=0, interval_s=0.5,
-                 max_steps=64, clock=time.monotonic):
+    def __init__(self, client: ProgressSink, job: str, rank: int, epoch: int = 1, batch_size: int = 1, ranks: int = 1,
+                 start: int = 0, interval_s: float = 0.5, max_steps: int = 64,
+                 clock: Callable[[], float] = time.monotonic) -> None:
         if not isinstance(batch_size, int) or batch_size < 1:
             raise ValueError(f"batch_size must be a positive integer, not {batch_size!r}.")
         if not isinstance(ranks, int) or ranks < 1:
@@ -314,30 +369,30 @@ class StepReporter:
         self._lock = threading.Lock()
         self.reports_sent = 0
         self.reports_failed = 0
-        self.last_error = None
+        self.last_error: FerryError | None = None
         self._failures_in_row = 0
         self._retry_at = float("-inf")  # after a failed report, the next waits (backing off up to 30 s)
-        self.advice = []  # the daemon's findings for the job, as of the last report it answered
+        self.advice: list[Any] = []  # the daemon's findings for the job, as of the last report it answered
         self._start_epoch(epoch, start)
 
-    def _start_epoch(self, epoch, start):
+    def _start_epoch(self, epoch: int, start: int) -> None:
         self.epoch = epoch
         self.start = start
         self.steps = 0          # steps this epoch
         self.samples = 0        # samples this rank consumed this epoch
         self.position = start   # the job's position, as last reported or computed
-        self._waits = []        # waits (ms) not yet reported
+        self._waits: list[float] = []  # waits (ms) not yet reported
         self._unreported = 0    # samples not yet reported
         self._last_sent = self._clock()
         self._covered_from = self._last_sent  # the start of the time the next report covers, by this clock
         self._announced = epoch == 1 and start == 0  # registering the job began its epoch 1
         self._begun = False  # the consumer has asked for the epoch's first batch
 
-    def wait(self):
+    def wait(self) -> _Step:
         """A context manager that measures one step's wait (see the class example)."""
         return _Step(self)
 
-    def timed(self, batches, count=None):
+    def timed(self, batches: Iterable[_T], count: Callable[[_T], int] | None = None) -> Iterator[_T]:
         """Yields the items of ``batches`` (a DataLoader, say), recording the wait for each as a step.
 
         ``count(batch)`` gives a batch's number of samples (default: ``batch_size``; pass ``count=len``
@@ -354,7 +409,7 @@ class StepReporter:
             self.step((self._clock() - started) * 1000.0, count(batch) if count is not None else None)
             yield batch
 
-    def step(self, wait_ms, samples=None, position=None):
+    def step(self, wait_ms: float, samples: int | None = None, position: int | None = None) -> None:
         """Records a step whose batch took ``wait_ms`` to arrive; sends a report when one is due."""
         samples = self.batch_size if samples is None else samples
         with self._lock:
@@ -371,12 +426,12 @@ class StepReporter:
         if due:
             self._send(strict=False)
 
-    def pending(self):
+    def pending(self) -> dict[str, Any] | None:
         """The report that would be sent now, as a dict (None when nothing is pending)."""
         with self._lock:
             return self._pending()
 
-    def _pending(self, now=None):
+    def _pending(self, now: float | None = None) -> dict[str, Any] | None:
         if not self._waits and not self._unreported:
             return None
         now = self._clock() if now is None else now
@@ -384,7 +439,7 @@ class StepReporter:
                 "samples": self._unreported, "waits_ms": list(self._waits),
                 "elapsed_s": max(0.0, now - self._covered_from)}
 
-    def _send(self, strict):
+    def _send(self, strict: bool) -> None:
         with self._lock:
             now = self._clock()
             report = self._pending(now)
@@ -412,17 +467,17 @@ class StepReporter:
             self._failures_in_row = 0
             self._retry_at = float("-inf")
 
-    def flush(self):
+    def flush(self) -> None:
         """Sends what is pending now; raises FerryError if the daemon refuses it or cannot be reached."""
         self._send(strict=True)
 
-    def set_epoch(self, epoch, start=0):
+    def set_epoch(self, epoch: int, start: int = 0) -> None:
         """Sends what is pending for the current epoch, then counts ``epoch`` from ``start`` (and tells the daemon)."""
         self.flush()
         with self._lock:
             self._start_epoch(epoch, start)
 
-    def _begin(self):
+    def _begin(self) -> None:
         """The consumer asks for its epoch's first batch: the epoch's time by this clock starts here (not when the
         reporter was made: imports and set-up are not the loader's), and the daemon is told the epoch has begun, so
         that the reads that come first are charged to it (not for epoch 1 from its start: registering began it).
@@ -447,21 +502,22 @@ class StepReporter:
             return
         self.reports_sent += 1
 
-    def _failed(self, error):
+    def _failed(self, error: FerryError) -> None:
         """A report (or an announce) failed: counted, and the next waits a back-off (doubling, up to 30 s)."""
         self.reports_failed += 1
         self.last_error = error
         self._failures_in_row += 1
         self._retry_at = self._clock() + min(30.0, self.interval_s * 2 ** self._failures_in_row)
 
-    def close(self):
+    def close(self) -> None:
         """Sends the last report; raises FerryError if it fails."""
         self.flush()
 
-    def __enter__(self):
+    def __enter__(self) -> StepReporter:
         return self
 
-    def __exit__(self, exc_type, exc, tb):
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
         if exc_type is None:
             self.close()
         else:  # do not hide the loop's own error behind a report's
@@ -469,4 +525,3 @@ class StepReporter:
                 self._send(strict=False)
             except Exception:  # pragma: no cover - best effort only
                 pass
-        return False

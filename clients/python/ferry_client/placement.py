@@ -19,25 +19,33 @@ ferry's plans number ranks node by node, with as many on every node; an environm
 refused with a ``ValueError`` naming the variables.
 """
 
+from __future__ import annotations
+
 import os
-from collections import namedtuple
+from collections.abc import Mapping
+from typing import NamedTuple
 
 __all__ = ["Placement", "placement"]
 
 
-class Placement(namedtuple("Placement", "nodes ranks_per_node node rank local_rank source")):
+class Placement(NamedTuple):
     """``nodes`` x ``ranks_per_node`` ranks; this process is ``rank`` (-1: the environment does not say) on
     ``node``, ``local_rank`` there (-1: unknown); ``source`` names what was read: ``torchrun``, ``kubeflow``,
     ``WORLD_SIZE`` or ``none``."""
 
-    __slots__ = ()
+    nodes: int
+    ranks_per_node: int
+    node: int
+    rank: int
+    local_rank: int
+    source: str
 
     @property
-    def world_size(self):
+    def world_size(self) -> int:
         return self.nodes * self.ranks_per_node
 
 
-def _integer(env, name):
+def _integer(env: Mapping[str, str], name: str) -> int | None:
     value = env.get(name)
     if value is None or not value.strip():
         return None
@@ -50,7 +58,7 @@ def _integer(env, name):
     return number
 
 
-def _first(env, *names):
+def _first(env: Mapping[str, str], *names: str) -> int | None:
     for name in names:
         value = _integer(env, name)
         if value is not None:
@@ -58,7 +66,7 @@ def _first(env, *names):
     return None
 
 
-def _checked(nodes, per_node, node, rank, local_rank, source):
+def _checked(nodes: int, per_node: int, node: int, rank: int, local_rank: int, source: str) -> Placement:
     if not 0 <= node < nodes:
         raise ValueError(f"The node rank {node} is not one of the world's {nodes} nodes ({source}'s variables).")
     if rank >= nodes * per_node:
@@ -71,7 +79,7 @@ def _checked(nodes, per_node, node, rank, local_rank, source):
     return Placement(nodes, per_node, node, rank, local_rank, source)
 
 
-def placement(environ=None):
+def placement(environ: Mapping[str, str] | None = None) -> Placement:
     """This process's :class:`Placement`, from ``environ`` (default ``os.environ``); see the module's comment."""
     env = os.environ if environ is None else environ
     world_size = _integer(env, "WORLD_SIZE")
@@ -105,7 +113,7 @@ def placement(environ=None):
         if ":" in nnodes:
             raise ValueError(f"PET_NNODES is the range {nnodes.strip()} (an elastic PyTorchJob): the world is known only "
                              "once torchrun's rendezvous has run; register from the processes torchrun starts.")
-        nodes = _integer(env, "PET_NNODES")
+        nodes = _integer(env, "PET_NNODES") or 0  # not None: the variable is set
         per_node = 1
         nproc = env.get("PET_NPROC_PER_NODE")
         if nproc is not None and nproc.strip():

@@ -5,17 +5,23 @@ header to the end of its last member's data, and ``Samples`` and ``FerryIterable
 (``decode=``). ``tar_sample(data)`` turns them into ``{"__key__": "shard/0001", "jpg": b"...", "cls": b"3"}``,
 as WebDataset names them: a sample is the run of members whose names share everything before the first ``.``
 of the file name, the rest being the field's name. It reads the 512-byte headers itself: building a
-``tarfile`` object per sample costs far more, and on a loaded machine that bounds the loader. ustar's name prefix, GNU long names (``L``) and pax ``path`` records are
-understood; members that are not regular files are skipped. Bytes that are not tar members (a header whose
-checksum is wrong, a member cut short) raise ``ValueError`` naming where.
+``tarfile`` object per sample costs far more, and on a loaded machine that bounds the loader. ustar's name prefix,
+GNU long names (``L``) and pax ``path`` records are understood; members that are not regular files are skipped.
+Bytes that are not tar members (a header whose checksum is wrong, a member cut short) raise ``ValueError`` naming
+where.
 """
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
 
 __all__ = ["tar_sample", "tar_samples"]
 
 _BLOCK = 512
 
 
-def _octal(field, what, at):
+def _octal(field: memoryview | bytes, what: str, at: int) -> int:
     if field and field[0] & 0x80:  # base-256, for sizes of 8 GiB and more
         n = field[0] & 0x7F
         for b in field[1:]:
@@ -28,14 +34,14 @@ def _octal(field, what, at):
         raise ValueError(f"not a tar member at byte {at}: its {what} field is {digits!r}, not an octal number") from None
 
 
-def _checked(header, at):
+def _checked(header: memoryview, at: int) -> None:
     stored = _octal(header[148:156], "checksum", at)
     total = sum(header[:148]) + 8 * 32 + sum(header[156:])
     if stored != total:
         raise ValueError(f"not a tar member at byte {at}: the header's checksum is {stored}, its bytes sum to {total}")
 
 
-def _pax_path(records):
+def _pax_path(records: bytes) -> str | None:
     path = None
     i = 0
     while i < len(records):
@@ -56,7 +62,7 @@ def _pax_path(records):
     return path
 
 
-def _members(data):
+def _members(data: bytes | bytearray | memoryview) -> Iterator[tuple[str, memoryview]]:
     """(name, bytes) of each regular file member of ``data``, in order."""
     view = memoryview(data)
     n = len(data)
@@ -92,15 +98,16 @@ def _members(data):
             yield name, body
 
 
-def _split(name):
+def _split(name: str) -> tuple[str, str]:
     slash = name.rfind("/")
     dot = name.find(".", slash + 1)
     return (name, "") if dot < 0 else (name[:dot], name[dot + 1:])
 
 
-def tar_samples(data):
+def tar_samples(data: bytes | bytearray | memoryview) -> Iterator[dict[str, Any]]:
     """Each sample in ``data`` (consecutive tar members), as ``{"__key__": key, field: bytes, ...}``, in order."""
-    sample, key = None, None
+    sample: dict[str, Any] | None = None
+    key = None
     for name, body in _members(data):
         k, field = _split(name)
         if sample is not None and k != key:
@@ -113,7 +120,7 @@ def tar_samples(data):
         yield sample
 
 
-def tar_sample(data):
+def tar_sample(data: bytes | bytearray | memoryview) -> dict[str, Any]:
     """The one sample ``data`` holds (a manifest's byte range of a tar shard); ``ValueError`` when it holds none."""
     for sample in tar_samples(data):
         return sample

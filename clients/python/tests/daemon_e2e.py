@@ -26,9 +26,7 @@ import sys
 import time
 import warnings
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-
-from ferry_client import FerryClient, FerryError, Samples, StepReporter  # noqa: E402
+from ferry_client import FerryClient, FerryError, Samples, StepReporter
 
 
 class Mismatch(Exception):
@@ -51,6 +49,7 @@ def describe(sample):
 def read_with_torch(args, reporter):
     """One epoch through torch's DataLoader: returns [(meta, data)] in the order it yielded them, and the steps."""
     from torch.utils.data import DataLoader
+
     from ferry_client.torch import FerryIterableDataset
 
     # DataLoader warns when num_workers exceeds the cores; on a small CI machine that is expected.
@@ -107,7 +106,7 @@ def check(expected, received, steps, batch_size, client, verify_bytes=True):
               f" but the loader yielded {describe(received[first][0]) if first < len(received) else 'nothing'}")
         raise Mismatch(f"the loader yielded {len(got)} samples, the rank's order has {len(want)}; "
                        f"{len(missing)} missing, {len(duplicated)} repeated; {at}.")
-    for position, (sample, (meta, data)) in enumerate(zip(expected, received)):
+    for position, (sample, (_meta, data)) in enumerate(zip(expected, received)):
         length = sample.get("length")
         if length is not None and len(data) != length:
             raise Mismatch(f"{describe(sample)} at position {position} has {len(data)} bytes, not {length}.")

@@ -22,14 +22,11 @@ Not a unittest module (its name does not start with ``test``): the Java integrat
 
 import argparse
 import json
-import os
 import sys
 import time
 import warnings
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-
-from ferry_client import FerryClient, StepReporter  # noqa: E402
+from ferry_client import FerryClient, StepReporter
 
 
 def burn(ms):
@@ -56,6 +53,7 @@ class Decode:
 
 def torch_batches(args, epoch):
     from torch.utils.data import DataLoader
+
     from ferry_client.torch import FerryIterableDataset
 
     warnings.filterwarnings("ignore", message="This DataLoader will create")

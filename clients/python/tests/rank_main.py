@@ -11,9 +11,7 @@ import json
 import os
 import sys
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-
-from ferry_client import FerryClient, placement  # noqa: E402
+from ferry_client import FerryClient, placement
 
 
 def main():

@@ -1,4 +1,8 @@
-"""Test support: puts ``ferry_client`` on the path and runs a real S3 server (moto) in a subprocess."""
+"""Test support: real S3 servers (moto's) and real ferry daemons in subprocesses.
+
+The tests import ``ferry_client`` as installed (``pip install -e clients/python``, which scripts/test does), never
+from a path of this tree: what they import is what a user's training script imports.
+"""
 
 import importlib.util
 import os
@@ -11,8 +15,6 @@ import unittest
 import urllib.request
 
 CLIENT_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-if CLIENT_ROOT not in sys.path:
-    sys.path.insert(0, CLIENT_ROOT)
 
 # As in the Java tests: with FERRY_REQUIRE_REAL_CLIENTS=1 a missing server fails the run instead of skipping.
 REQUIRE_REAL = os.environ.get("FERRY_REQUIRE_REAL_CLIENTS") == "1"
@@ -48,7 +50,7 @@ class MotoServer:
         env = dict(os.environ)
         if no_auth_actions is not None:
             env["INITIAL_NO_AUTH_ACTION_COUNT"] = str(no_auth_actions)
-        self._log = tempfile.TemporaryFile()
+        self._log = tempfile.TemporaryFile()  # noqa: SIM115  (the server's log, closed by stop())
         self._process = subprocess.Popen([sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p",
                                           str(self.port)], stdout=self._log, stderr=subprocess.STDOUT, env=env)
         self._wait_ready()
@@ -105,7 +107,7 @@ class FerryDaemon:
     def __init__(self, store_root, cache_dir, *args, timeout_s=900):
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
-        self._log = tempfile.TemporaryFile()
+        self._log = tempfile.TemporaryFile()  # noqa: SIM115  (the daemon's log, closed by stop())
         command = [os.path.join(REPO_ROOT, "ferry"), "serve", "--store-root", store_root, "--create", "--cache-dir", cache_dir,
                    "--port", str(self.port), "--cache-size", "256MiB", "--block-size", "1MiB", *args]
         # its own session: a launcher still building is stopped with its Maven

@@ -7,8 +7,9 @@ import json
 import socket
 import unittest
 
-import support
 from ferry_client import FerryClient, FerryConnectionError, FerryError
+
+import support
 
 BUCKET = "ferry-test"
 BLOB = bytes(range(256)) * 40  # 10 KiB, every byte's position is recognisable
@@ -82,7 +83,7 @@ class S3Test(unittest.TestCase):
     def test_put_bytes(self):
         data = b"checkpoint " * 1000
         answer = self.client.put(BUCKET, "ckpt/step-1.pt", data)
-        self.assertEqual(answer["etag"], '"%s"' % hashlib.md5(data).hexdigest())
+        self.assertEqual(answer["etag"], f'"{hashlib.md5(data).hexdigest()}"')
         self.assertIn("durability", answer)
         self.assertEqual(self.s3.get_object(Bucket=BUCKET, Key="ckpt/step-1.pt")["Body"].read(), data)
 

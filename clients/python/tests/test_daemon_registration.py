@@ -15,8 +15,9 @@ import sys
 import tempfile
 import unittest
 
-import support
 from ferry_client import FerryClient, FerryError
+
+import support
 
 SHARDS = 8
 SAMPLES_PER_SHARD = 4
@@ -92,7 +93,7 @@ class DaemonRegistrationTest(unittest.TestCase):
         self.assertFalse(node_keys[0] & node_keys[1], "the node partition: each node reads its own shards")
         self.assertEqual(len(node_keys[0] | node_keys[1]), SHARDS)
         self.assertEqual(sum(r["samples"] for r in results), SHARDS * SAMPLES_PER_SHARD)
-        for node, daemon in enumerate(self.daemons):
+        for daemon in self.daemons:
             with FerryClient(daemon.url) as client:
                 jobs = [j for j in client.status()["jobs"] if j["job"] == "no-arguments"]
             self.assertEqual(len(jobs), 1)

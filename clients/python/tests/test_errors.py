@@ -3,7 +3,6 @@
 import pickle
 import unittest
 
-import support  # noqa: F401  (puts ferry_client on the path)
 from ferry_client import FerryConnectionError, FerryError
 from ferry_client.errors import error_from_response
 

@@ -4,10 +4,11 @@ import random
 import unittest
 import unittest.mock
 
-import support
 from ferry_client import FerryClient, FerryConnectionError, FerryError, Samples, StepReporter, plan_reads
 from ferry_client.client import samples_of, spans_of
 from ferry_client.loader import reads_ahead
+
+import support
 
 BUCKET = "ferry-loader"
 
@@ -69,7 +70,7 @@ class SamplesTest(unittest.TestCase):
         self.assertTrue(all(data == sample["expected"] for sample, data in pairs))
 
     def test_a_failed_read_raises_where_its_sample_would_be(self):
-        plan = self.plan[:5] + [{"bucket": BUCKET, "key": "missing.tar", "offset": 0, "length": 4}] + self.plan[5:]
+        plan = [*self.plan[:5], {"bucket": BUCKET, "key": "missing.tar", "offset": 0, "length": 4}, *self.plan[5:]]
         got = []
         with self.assertRaises(FerryError) as caught:
             for data in Samples(self.client, plan=plan, prefetch=4):
@@ -94,10 +95,10 @@ class SamplesTest(unittest.TestCase):
         got = []
         counted = _Submissions(self.client, got)
         # depth 2 once measured: the read needed now and one ahead
-        with unittest.mock.patch("ferry_client.loader.reads_ahead", lambda f, b, p: 2):
-            with self.assertRaises(FerryError) as caught:
-                for data in Samples(counted, plan=plan, prefetch=8):
-                    got.append(data)
+        with unittest.mock.patch("ferry_client.loader.reads_ahead", lambda f, b, p: 2), \
+                self.assertRaises(FerryError) as caught:
+            for data in Samples(counted, plan=plan, prefetch=8):
+                got.append(data)
         self.assertEqual(got, [f"object {k}".encode() for k in range(15)])
         self.assertEqual(caught.exception.code, "NoSuchKey")
         # the first 8 go out at once (nothing measured yet); past them, read k goes out once the samples
@@ -336,9 +337,8 @@ class StepReporterTest(unittest.TestCase):
 
     def test_the_end_of_the_epoch_is_not_a_step(self):
         reporter = self.reporter()
-        with self.assertRaises(StopIteration):
-            with reporter.wait():
-                next(iter([]))
+        with self.assertRaises(StopIteration), reporter.wait():
+            next(iter([]))
         self.assertEqual(reporter.steps, 0)
         self.assertIsNone(reporter.pending())
 

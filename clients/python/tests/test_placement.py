@@ -7,14 +7,15 @@ PyTorchJob pod's (the training operator's setPodEnv) and a JobSet pod's. The Jav
 
 import contextlib
 import json
-import re
 import os
+import re
 import subprocess
 import sys
 import unittest
 
-import support
 from ferry_client import DEFAULT_URL, FerryClient, placement
+
+import support
 
 
 def torchrun(nodes, per_node, node, local):
@@ -118,14 +119,14 @@ class TorchrunTest(unittest.TestCase):
     def test_torchrun_sets_what_placement_reads(self):
         """Two real torchrun agents (static rendezvous on this machine, as two nodes) of two processes each."""
         support.require("torch", "torchrun is PyTorch's launcher")
-        script = ("import json, sys; sys.path.insert(0, %r); from ferry_client import placement; "
-                  "print('PLACEMENT ' + json.dumps(placement()._asdict()))" % support.CLIENT_ROOT)
+        script = "import json; from ferry_client import placement; print('PLACEMENT ' + json.dumps(placement()._asdict()))"
         port = support.free_port()
         agents = []
         for node in (0, 1):
             agents.append(subprocess.Popen(
-                [sys.executable, "-m", "torch.distributed.run", "--nnodes", "2", "--node-rank", str(node), "--nproc-per-node", "2",
-                 "--master-addr", "127.0.0.1", "--master-port", str(port), "--no-python", sys.executable, "-c", script],
+                [sys.executable, "-m", "torch.distributed.run", "--nnodes", "2", "--node-rank", str(node),
+                 "--nproc-per-node", "2", "--master-addr", "127.0.0.1", "--master-port", str(port), "--no-python",
+                 sys.executable, "-c", script],
                 stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True))
         seen = []
         for agent in agents:

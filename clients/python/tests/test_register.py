@@ -2,7 +2,6 @@
 
 import unittest
 
-import support  # noqa: F401  (puts ferry_client on the path)
 from ferry_client import FerryClient
 
 

@@ -13,8 +13,9 @@ import shutil
 import tempfile
 import unittest
 
-import support
 from ferry_client import FerryClient, FerryError
+
+import support
 
 SHARDS = 12
 SAMPLES_PER_SHARD = 8

@@ -3,7 +3,6 @@
 import importlib.util
 import unittest
 
-import support  # noqa: F401  (puts ferry_client on the path)
 from ferry_client import sigv4
 
 ACCESS_KEY = "AKIAIOSFODNN7EXAMPLE"

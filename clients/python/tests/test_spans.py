@@ -6,16 +6,16 @@ Requests are counted where they arrive: the daemon's ``serve.requests`` (every r
 request that reads it included, which is counted by the next one), and ``serve.connections`` (open now).
 """
 
-import json
 import os
 import shutil
 import tempfile
 import unittest
 import warnings
 
-import support
 from ferry_client import FerryClient, Samples
 from ferry_client.client import samples_of
+
+import support
 
 SHARDS = 6
 PER_SHARD = 16
@@ -150,18 +150,30 @@ class SpansTest(unittest.TestCase):
     def test_a_dataloader_reads_the_rank_order_with_the_requests_its_workers_plan(self):
         support.require("torch", "FerryIterableDataset is a PyTorch dataset")
         from torch.utils.data import DataLoader
+
         from ferry_client.torch import FerryIterableDataset
         warnings.filterwarnings("ignore", message="This DataLoader will create")
         plan = self.client.order("runs", 2, 0)
         planned = sum(len(Samples(self.client, "runs", epoch=2, worker=w, workers=2).reads) for w in range(2))
         dataset = FerryIterableDataset(self.daemon.url, "runs", epoch=2, rank=0, with_sample=True)
+        self.assertEqual(len(dataset), len(plan))  # the rank's order, asked once: list(loader) asks len() again
         loader = DataLoader(dataset, batch_size=8, num_workers=2, collate_fn=list)
         requests, batches = self.requests_during(lambda: list(loader))
         got = [item for batch in batches for item in batch]
         self.assertEqual([meta["index"] for meta, _ in got], [s["index"] for s in plan])
         self.check_bytes(plan, [data for _, data in got])
-        self.assertEqual(requests, planned + 2)  # each worker's order, then its reads
+        self.assertEqual(requests, planned + 2)  # each worker's order, then its reads (the length was known)
         self.assertLess(planned, len(plan) / 3)
+
+    def test_a_dataset_knows_its_length_from_where_it_resumes(self):
+        support.require("torch", "FerryIterableDataset is a PyTorch dataset")
+        from ferry_client.torch import FerryIterableDataset
+        dataset = FerryIterableDataset(self.daemon.url, "runs", epoch=1, rank=0)
+        whole = len(self.client.order("runs", 1, 0))
+        self.assertEqual(len(dataset), whole)
+        dataset.load_state_dict(dataset.state_dict(40))  # one rank: its 40 samples are the job's
+        self.assertEqual(len(dataset), whole - 40)
+        self.assertEqual(len(list(dataset)), whole - 40)
 
 
 if __name__ == "__main__":

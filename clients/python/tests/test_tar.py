@@ -5,7 +5,6 @@ import os
 import tarfile
 import unittest
 
-import support  # noqa: F401  (puts ferry_client on the path)
 from ferry_client import tar_sample, tar_samples
 
 

@@ -9,8 +9,6 @@ import pickle
 import unittest
 import warnings
 
-import support  # noqa: F401  (puts ferry_client on the path)
-
 HAVE_TORCH = importlib.util.find_spec("torch") is not None
 
 
@@ -30,8 +28,57 @@ class TorchAdapterTest(unittest.TestCase):
         copy.set_epoch(3, start=64)
         self.assertEqual((copy.epoch, copy.start), (3, 64))
 
+    def test_state_dict_round_trips_mid_epoch(self):  # MosaicML Streaming's convention, no daemon needed
+        from ferry_client.torch import FerryIterableDataset
+        dataset = FerryIterableDataset("http://127.0.0.1:9099", "resnet", epoch=2, rank=1, start=64)
+        state = dataset.state_dict(96)  # 96 samples consumed by the whole job since start
+        self.assertEqual(state, {"job": "resnet", "epoch": 2, "sample_in_epoch": 160})
+        self.assertEqual(dataset.state_dict(160, from_beginning=True), state)
+
+        resumed = FerryIterableDataset("http://127.0.0.1:9099", "resnet", rank=1)
+        resumed.load_state_dict(state)
+        self.assertEqual((resumed.epoch, resumed.start), (2, 160))
+        resumed = pickle.loads(pickle.dumps(resumed))  # what a DataLoader worker gets under spawn
+        resumed.set_epoch(2)  # the loop's set_epoch of the saved epoch keeps its position
+        self.assertEqual((resumed.epoch, resumed.start), (2, 160))
+        resumed.set_epoch(3)  # the next epoch starts at its beginning
+        self.assertEqual((resumed.epoch, resumed.start), (3, 0))
+        resumed.set_epoch(2)  # and the saved position is spent
+        self.assertEqual((resumed.epoch, resumed.start), (2, 0))
+
+    def test_a_checkpoint_resumes_the_dataset_too(self):
+        from ferry_client import Checkpoint
+        from ferry_client.torch import FerryIterableDataset
+        dataset = FerryIterableDataset("http://127.0.0.1:9099", "resnet", rank=0)
+        dataset.load_state_dict(Checkpoint({"job": "resnet", "epoch": 3, "position": 48, "canonical_nodes": 2}))
+        self.assertEqual((dataset.epoch, dataset.start), (3, 48))
+
+    def test_a_state_that_does_not_fit_is_one_sentence(self):
+        from ferry_client.torch import FerryIterableDataset
+        dataset = FerryIterableDataset("http://127.0.0.1:9099", "resnet", rank=0)
+        cases = [
+            ({"job": "bert", "epoch": 1, "sample_in_epoch": 0}, "The state is job 'bert''s, not 'resnet''s."),
+            ({"epoch": 0, "sample_in_epoch": 0}, "epoch must be an integer of at least 1, not 0."),
+            ({"epoch": 1}, "sample_in_epoch must be an integer of at least 0, not None."),
+        ]
+        for state, message in cases:
+            with self.subTest(state=state):
+                with self.assertRaises(ValueError) as e:
+                    dataset.load_state_dict(state)
+                self.assertEqual(str(e.exception), message)
+        with self.assertRaises(ValueError):
+            dataset.state_dict(-1)
+
+    def test_settings_and_keywords(self):
+        from ferry_client import ReadSettings
+        from ferry_client.torch import FerryIterableDataset
+        dataset = FerryIterableDataset("http://127.0.0.1:9099", "resnet", rank=0, settings=ReadSettings(prefetch=4),
+                                       window=32)
+        self.assertEqual((dataset.prefetch, dataset.window, dataset.threads), (4, 32, None))
+
     def test_sample_meta_collates(self):
         from torch.utils.data import default_collate
+
         from ferry_client.torch import _sample_meta
         metas = [_sample_meta({"index": 4, "bucket": "b", "key": "k", "offset": 10, "length": 3, "etag": "e"}, b"abc"),
                  _sample_meta({"bucket": "b", "key": "whole"}, b"abcdef")]

@@ -1,5 +1,6 @@
-"""The client as users install it: a wheel built with ``python -m build``, installed into a fresh venv, running the
-README's Python example unchanged against a live daemon (from outside the source tree, so the import is the wheel's)."""
+"""The client as users install it: a wheel built with ``python -m build``, carrying the one version number and the
+type hints (``py.typed``), installed into a fresh venv, running the README's Python example unchanged against a live
+daemon (from outside the source tree, so the import is the wheel's)."""
 
 import glob
 import json
@@ -10,6 +11,9 @@ import sys
 import tempfile
 import textwrap
 import unittest
+import zipfile
+
+import ferry_client
 
 import support
 
@@ -44,9 +48,8 @@ class WheelTest(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
         support.require("build", "python -m build makes the wheel (scripts/requirements-test.txt)")
-        support.require("torch", "the README's example runs a DataLoader")
-        support.require("boto3", "the manifest is put in the bucket with boto3, as the README does with awscli")
         cls.dir = tempfile.mkdtemp(prefix="ferry-wheel-")
+        cls.wheel = None
 
     @classmethod
     def tearDownClass(cls):
@@ -57,17 +60,37 @@ class WheelTest(unittest.TestCase):
         self.assertEqual(r.returncode, 0, f"{' '.join(command)}:\n{r.stdout}\n{r.stderr}")
         return r.stdout
 
+    def built_wheel(self):
+        """The wheel, built once for the class."""
+        if type(self).wheel is None:
+            dist = os.path.join(self.dir, "dist")
+            # --no-isolation: the build backend (setuptools) is the one installed; there may be no index to fetch it
+            self.run_ok(sys.executable, "-m", "build", "--wheel", "--no-isolation", "--outdir", dist, support.CLIENT_ROOT)
+            wheels = glob.glob(os.path.join(dist, "ferry_client-*.whl"))
+            self.assertEqual(len(wheels), 1, os.listdir(dist))
+            type(self).wheel = wheels[0]
+        return type(self).wheel
+
+    def test_the_wheel_carries_the_one_version_and_the_type_hints(self):
+        wheel = self.built_wheel()
+        version = ferry_client.__version__  # the one place the version is written (pyproject.toml reads it)
+        self.assertEqual(os.path.basename(wheel), f"ferry_client-{version}-py3-none-any.whl")
+        with zipfile.ZipFile(wheel) as z:
+            names = set(z.namelist())
+            metadata = z.read(f"ferry_client-{version}.dist-info/METADATA").decode()
+        self.assertIn(f"\nVersion: {version}\n", metadata)
+        for module in ("py.typed", "__init__.py", "s3.py", "client.py", "settings.py", "answers.py", "torch.py"):
+            self.assertIn(f"ferry_client/{module}", names)
+
     def test_the_wheel_installs_into_a_fresh_venv_and_runs_the_readme_example(self):
-        dist = os.path.join(self.dir, "dist")
-        # --no-isolation: the build backend (setuptools) is the one installed; there may be no index to fetch it from
-        self.run_ok(sys.executable, "-m", "build", "--wheel", "--no-isolation", "--outdir", dist, support.CLIENT_ROOT)
-        wheels = glob.glob(os.path.join(dist, "ferry_client-*.whl"))
-        self.assertEqual(len(wheels), 1, os.listdir(dist))
+        support.require("torch", "the README's example runs a DataLoader")
+        support.require("boto3", "the manifest is put in the bucket with boto3, as the README does with awscli")
+        wheel = self.built_wheel()
         venv = os.path.join(self.dir, "venv")
         # the venv sees the system's torch and boto3 (large, and the example's, not the client's, dependencies)
         self.run_ok(sys.executable, "-m", "venv", "--system-site-packages", venv)
         python = os.path.join(venv, "bin", "python")
-        self.run_ok(python, "-m", "pip", "install", "--quiet", "--no-deps", "--no-index", wheels[0])
+        self.run_ok(python, "-m", "pip", "install", "--quiet", "--no-deps", "--no-index", wheel)
 
         # a daemon over a folder of 200 objects, indexed and the manifest put in the bucket as the README says
         store = os.path.join(self.dir, "store")

@@ -10,7 +10,6 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HashSet;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -25,18 +24,14 @@ import org.slf4j.LoggerFactory;
  * the {@link EvictionPolicy} (a pure data structure), so the policy sees exactly what the index holds.
  *
  * <p>A prefetched block the policy would not keep (MIN streams it through at its read) is still fetched ahead
- * and held for its reads, outside the capacity and outside the policy, within {@code transitCapacity} (an
- * eighth of the capacity): the reader finds it on disk. A held block whose reads are done leaves once the
- * policy's next planned use of it is more than a tier's worth of reads away (the held room is for reads about
- * to happen, not a second cache); when room is needed for the next one, held blocks leave by planned use,
- * farthest first, and any not read after many later holds (a reader that never came). So prefetching takes
- * the wait off such a read without evicting anything the policy keeps.
+ * and held for its reads, outside the capacity and outside the policy ({@link OneReadHolds}, an eighth of the
+ * capacity): the reader finds it on disk, and nothing the policy keeps is evicted for it.
  *
  * <p>Files are deleted right after the bookkeeping, outside the lock (an evicted block is never pinned, and a
  * stale or corrupt one may still be open by a reader, which POSIX allows); {@code onDelete} is told of each
  * first, so open channels and pending fsyncs forget it.
  *
- * <p>Thread-safe: one lock guards the maps, {@code used} and {@code transitUsed}, every entry's state, and the
+ * <p>Thread-safe: one lock guards the maps, {@code used}, the held blocks, every entry's state, and the
  * policy; it is held only for bookkeeping, never for I/O.
  */
 final class BlockIndex {
@@ -55,12 +50,8 @@ final class BlockIndex {
     private final Map<BlockId, BlockEntry> index = new HashMap<>();
     private final Map<ObjectKey, Set<BlockId>> byObject = new HashMap<>();
     private long used;
-    /** Bytes of blocks held for one read (see the class comment), and their bound. */
-    private long transitUsed;
-    private final long transitCapacity;
-    /** The blocks held for one read, in the order they were held, with the sequence number of each hold. */
-    private final LinkedHashMap<BlockId, Long> transit = new LinkedHashMap<>();
-    private long holds;
+    /** The blocks held for one read (see the class comment); guarded by the lock. */
+    private final OneReadHolds held;
     private final VersionPins versionPins = new VersionPins();
     private final Clock clock;
 
@@ -72,7 +63,7 @@ final class BlockIndex {
         this.policy = policy;
         this.counters = counters;
         this.onDelete = onDelete;
-        this.transitCapacity = config.capacity() / 8;
+        this.held = new OneReadHolds(config.capacity() / 8, index::get, this::removable, policy::plannedUse);
     }
 
     /** Resident blocks and the bytes they hold, read together. */
@@ -81,56 +72,34 @@ final class BlockIndex {
 
     Usage usage() {
         synchronized (lock) {
-            return new Usage(index.size() - transit.size(), used);
+            return new Usage(index.size() - held.size(), used);
         }
     }
 
+    /** A resident block as {@link TierContents} counts it: its object, its bytes, its latest use (a read, else its arrival). */
+    record Resident(ObjectKey key, long bytes, long lastUseNanos) {
+    }
+
     /**
-     * What the tier holds under {@code bucket}'s keys that start with {@code prefix}, one level down (as a listing
-     * delimited by {@code /} shows it: each next folder, or object): objects, blocks, bytes, and the latest use of any
-     * block (a read, else its arrival; the tier's clock). With {@code bucket} null, one entry per bucket. Resident
-     * blocks only (not those held outside the capacity for one read), sorted by bucket and prefix.
+     * A snapshot of the resident blocks (not those held outside the capacity for one read) of {@code bucket}'s keys
+     * that start with {@code prefix}; of every bucket's when {@code bucket} is null.
      */
-    List<TierContents.Holding> holdings(String bucket, String prefix) {
-        Map<String, long[]> groups = new java.util.TreeMap<>(); // bucket \0 prefix -> objects, blocks, bytes, last use
+    List<Resident> residentUnder(String bucket, String prefix) {
+        List<Resident> out = new ArrayList<>();
         synchronized (lock) {
             for (Map.Entry<ObjectKey, Set<BlockId>> o : byObject.entrySet()) {
                 ObjectKey key = o.getKey();
                 if (bucket != null && (!key.bucket().equals(bucket) || !key.key().startsWith(prefix))) {
                     continue;
                 }
-                String group;
-                if (bucket == null) {
-                    group = key.bucket() + "\0";
-                } else {
-                    int slash = key.key().indexOf('/', prefix.length());
-                    group = key.bucket() + "\0" + (slash < 0 ? key.key() : key.key().substring(0, slash + 1));
-                }
-                long blocks = 0;
-                long bytes = 0;
-                long last = TierLedger.BEFORE_START;
                 for (BlockId id : o.getValue()) {
                     BlockEntry e = index.get(id);
                     if (e != null && e.ready && !e.transit) {
-                        blocks++;
-                        bytes += e.dataLength;
-                        last = Math.max(last, Math.max(e.lastReadNanos, e.arrivedNanos));
+                        out.add(new Resident(key, e.dataLength, Math.max(e.lastReadNanos, e.arrivedNanos)));
                     }
-                }
-                if (blocks > 0) {
-                    long[] g = groups.computeIfAbsent(group, k -> new long[] {0, 0, 0, TierLedger.BEFORE_START});
-                    g[0]++;
-                    g[1] += blocks;
-                    g[2] += bytes;
-                    g[3] = Math.max(g[3], last);
                 }
             }
         }
-        List<TierContents.Holding> out = new ArrayList<>(groups.size());
-        groups.forEach((k, g) -> {
-            int sep = k.indexOf('\0');
-            out.add(new TierContents.Holding(k.substring(0, sep), k.substring(sep + 1), g[0], g[1], g[2], g[3]));
-        });
         return out;
     }
 
@@ -141,27 +110,23 @@ final class BlockIndex {
      */
     Usage drop(String bucket, String prefix) {
         List<Path> deletions = new ArrayList<>();
-        long blocks = 0;
-        long bytes = 0;
+        long[] dropped = new long[2]; // blocks, bytes
         synchronized (lock) {
-            for (Map.Entry<ObjectKey, Set<BlockId>> o : List.copyOf(byObject.entrySet())) {
-                ObjectKey key = o.getKey();
-                if (!key.bucket().equals(bucket) || !key.key().startsWith(prefix)) {
-                    continue;
-                }
-                for (BlockId id : List.copyOf(o.getValue())) {
-                    BlockEntry e = index.get(id);
+            for (ObjectKey key : List.copyOf(byObject.keySet())) {
+                if (key.bucket().equals(bucket) && key.key().startsWith(prefix)) {
                     // a block being read, or a superseded version a reader holds, stays: as eviction leaves them
-                    if (e != null && e.ready && e.pins == 0 && !versionPins.holdsSuperseded(id)) {
-                        blocks++;
-                        bytes += e.dataLength;
-                        deletions.add(removeLocked(id, Cause.DROPPED));
-                    }
+                    removeAllLocked(key, id -> {
+                        BlockEntry e = index.get(id);
+                        boolean drop = e != null && removable(e);
+                        dropped[0] += drop ? 1 : 0;
+                        dropped[1] += drop ? e.dataLength : 0;
+                        return drop;
+                    }, Cause.DROPPED, deletions);
                 }
             }
         }
         deleteFiles(deletions);
-        return new Usage(blocks, bytes);
+        return new Usage(dropped[0], dropped[1]);
     }
 
     /** Takes in the blocks found on disk at open, then evicts down to the low watermark if they are too many. */
@@ -196,15 +161,7 @@ final class BlockIndex {
     boolean holdsAnyVersionAt(ObjectKey key, long blockIndex) {
         synchronized (lock) {
             Set<BlockId> ids = byObject.get(key);
-            if (ids == null) {
-                return false;
-            }
-            for (BlockId id : ids) {
-                if (id.index() == blockIndex) {
-                    return true;
-                }
-            }
-            return false;
+            return ids != null && ids.stream().anyMatch(id -> id.index() == blockIndex);
         }
     }
 
@@ -310,15 +267,7 @@ final class BlockIndex {
         List<Path> deletions = new ArrayList<>();
         synchronized (lock) {
             versionPins.current(key, etag);
-            Set<BlockId> ids = byObject.get(key);
-            if (ids == null) {
-                return;
-            }
-            for (BlockId id : List.copyOf(ids)) {
-                if (!id.etag().equals(etag) && !versionPins.pinned(key, id.etag())) {
-                    deletions.add(removeLocked(id, Cause.STALE));
-                }
-            }
+            removeAllLocked(key, id -> !id.etag().equals(etag) && !versionPins.pinned(key, id.etag()), Cause.STALE, deletions);
         }
         deleteFiles(deletions);
     }
@@ -334,13 +283,8 @@ final class BlockIndex {
     void unpinVersion(ObjectMeta meta) {
         List<Path> deletions = new ArrayList<>();
         synchronized (lock) {
-            Set<BlockId> ids = versionPins.unpin(meta) ? byObject.get(meta.key()) : null;
-            if (ids != null) {
-                for (BlockId id : List.copyOf(ids)) {
-                    if (id.etag().equals(meta.etag())) {
-                        deletions.add(removeLocked(id, Cause.STALE));
-                    }
-                }
+            if (versionPins.unpin(meta)) {
+                removeAllLocked(meta.key(), id -> id.etag().equals(meta.etag()), Cause.STALE, deletions);
             }
         }
         deleteFiles(deletions);
@@ -424,50 +368,23 @@ final class BlockIndex {
      * when no room can be made.
      */
     private BlockEntry holdForOneReadLocked(BlockId id, long length, List<Path> deletions) {
-        long patience = 4 * Math.max(1, transitCapacity / Math.max(1, length));
         long mine = policy.plannedUse(id);
         if (mine >= 0) {
             // a held block whose reads are done and whose next use is further off than a tier's worth of reads
             // leaves now: the held room is for reads about to happen, not a second cache beside the policy's
             long soon = mine + Math.max(1, config.capacity() / Math.max(1, length));
-            List<BlockId> done = new ArrayList<>();
-            for (BlockId held : transit.keySet()) {
-                BlockEntry r = index.get(held);
-                if (r != null && r.ready && r.read && r.pins == 0 && !versionPins.holdsSuperseded(held) && policy.plannedUse(held) > soon) {
-                    done.add(held);
-                }
-            }
-            done.forEach(held -> deletions.add(removeLocked(held, Cause.READ)));
+            held.readAndNotSoon(soon).forEach(done -> deletions.add(removeLocked(done, Cause.READ)));
         }
-        while (transitUsed + length > transitCapacity) {
-            BlockEntry out = null;
-            long outUse = -1;
-            for (Map.Entry<BlockId, Long> held : transit.entrySet()) {
-                BlockEntry r = index.get(held.getKey());
-                if (r == null || !r.ready || r.pins > 0 || versionPins.holdsSuperseded(r.id)) {
-                    continue;
-                }
-                // an unread block held through many later holds: its reader never came. A policy that knows the
-                // future says when it comes (NEVER: not at all, taken below as the farthest), so it decides alone
-                if (!r.read && mine < 0 && holds - held.getValue() > patience) {
-                    out = r;
-                    break;
-                }
-                long use = mine < 0 ? (r.read ? Long.MAX_VALUE - held.getValue() : -1) : policy.plannedUse(r.id);
-                if (use > outUse && (mine < 0 ? r.read : use > mine)) {
-                    out = r;
-                    outUse = use;
-                }
-            }
+        while (!held.fits(length)) {
+            BlockId out = held.victim(length, mine);
             if (out == null) {
                 return null;
             }
-            deletions.add(removeLocked(out.id, Cause.READ));
+            deletions.add(removeLocked(out, Cause.READ));
         }
         BlockEntry e = reservationLocked(id, length);
         e.transit = true;
-        transitUsed += length;
-        transit.put(id, holds++);
+        held.add(id, length);
         return e;
     }
 
@@ -507,12 +424,29 @@ final class BlockIndex {
         while (used + incoming > target || (force && used > config.capacity())) {
             BlockId victim = policy.victim(k -> {
                 BlockEntry c = index.get(k);
-                return c != null && c.ready && c.pins == 0 && !versionPins.holdsSuperseded(k);
+                return c != null && removable(c);
             });
             if (victim == null) {
                 return;
             }
             deletions.add(removeLocked(victim, Cause.CAPACITY));
+        }
+    }
+
+    /** Ready, unpinned, and not a superseded version a reader holds: a block that may leave. */
+    private boolean removable(BlockEntry e) {
+        return e.ready && e.pins == 0 && !versionPins.holdsSuperseded(e.id);
+    }
+
+    /** Removes the blocks of {@code key} that {@code which} selects, adding their files to {@code deletions}. */
+    private void removeAllLocked(ObjectKey key, java.util.function.Predicate<BlockId> which, Cause cause, List<Path> deletions) {
+        Set<BlockId> ids = byObject.get(key);
+        if (ids != null) {
+            for (BlockId id : List.copyOf(ids)) {
+                if (which.test(id)) {
+                    deletions.add(removeLocked(id, cause));
+                }
+            }
         }
     }
 
@@ -531,8 +465,7 @@ final class BlockIndex {
             }
         }
         if (e.transit) {
-            transitUsed -= e.dataLength;
-            transit.remove(id);
+            held.remove(id, e.dataLength);
         } else {
             used -= e.dataLength;
             policy.onRemove(id);

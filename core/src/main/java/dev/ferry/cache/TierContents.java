@@ -1,6 +1,11 @@
 package dev.ferry.cache;
 
+import dev.ferry.store.ObjectKey;
+import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
 
 /**
  * What the local tier holds, by bucket and key prefix, and dropping a prefix from it: what {@code ferry cache ls} and
@@ -39,7 +44,31 @@ public final class TierContents {
      * under {@code prefix} in it (as a listing delimited by {@code /} shows them), sorted.
      */
     public List<Holding> list(String bucket, String prefix) {
-        return index.holdings(bucket, prefix == null ? "" : prefix);
+        String p = prefix == null ? "" : prefix;
+        // grouped outside the index's lock: a snapshot of the blocks is all it holds the lock for
+        Map<String, long[]> groups = new TreeMap<>(); // bucket \0 prefix -> objects, blocks, bytes, last use
+        Map<ObjectKey, String> groupOf = new HashMap<>();
+        for (BlockIndex.Resident r : index.residentUnder(bucket, p)) {
+            ObjectKey key = r.key();
+            String group = groupOf.computeIfAbsent(key, k -> {
+                if (bucket == null) {
+                    return k.bucket() + "\0";
+                }
+                int slash = k.key().indexOf('/', p.length());
+                return k.bucket() + "\0" + (slash < 0 ? k.key() : k.key().substring(0, slash + 1));
+            });
+            long[] g = groups.computeIfAbsent(group, k -> new long[] {0, 0, 0, TierLedger.BEFORE_START});
+            g[1]++;
+            g[2] += r.bytes();
+            g[3] = Math.max(g[3], r.lastUseNanos());
+        }
+        groupOf.values().forEach(group -> groups.get(group)[0]++); // objects with a block on the tier
+        List<Holding> out = new ArrayList<>(groups.size());
+        groups.forEach((k, g) -> {
+            int sep = k.indexOf('\0');
+            out.add(new Holding(k.substring(0, sep), k.substring(sep + 1), g[0], g[1], g[2], g[3]));
+        });
+        return out;
     }
 
     /** Drops every resident block of {@code bucket}'s keys that start with {@code prefix} ("" for the whole bucket). */

@@ -1,19 +1,15 @@
 package dev.ferry.writeback;
 
-import dev.ferry.store.ObjectAttributes;
 import dev.ferry.store.ObjectKey;
 import dev.ferry.store.ObjectMeta;
 import dev.ferry.store.ObjectNotFoundException;
 import dev.ferry.store.ObjectStore;
-import dev.ferry.store.PutBody;
 import dev.ferry.store.StoreException;
-import dev.ferry.store.Uploads;
 import dev.ferry.store.chain.FirstByteTimeoutStore;
 import dev.ferry.store.chain.RetryingStore;
 import dev.ferry.time.Clock;
 import java.io.IOException;
 import java.util.ArrayDeque;
-import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.HashMap;
 import java.util.List;
@@ -51,8 +47,6 @@ import org.slf4j.LoggerFactory;
  */
 final class Uploader implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(Uploader.class);
-    /** Largest object S3 takes in one PUT; a larger PUT (possible only from code, not the daemon) goes up in parts. */
-    private static final long MAX_SINGLE_PUT = 5L << 30;
     private static final long FIRST_BACKOFF_MS = 50;
     /** How often a write reported failed after repeated refusals is tried again. */
     private static final java.time.Duration RETRY_REPORTED = java.time.Duration.ofMinutes(1);
@@ -267,7 +261,7 @@ final class Uploader implements AutoCloseable {
         long t0 = clock.nanoTime();
         String etag;
         try {
-            etag = put(w);
+            etag = StoreUpload.send(store, w, config.partSize());
         } catch (IOException failure) {
             failed(q, w, failure);
             return;
@@ -453,47 +447,6 @@ final class Uploader implements AutoCloseable {
         long wait = ThreadLocalRandom.current().nextLong(q.backoffMs / 2, q.backoffMs + 1);
         q.backoffMs = Math.min(config.maxBackoff().toMillis(), q.backoffMs * 2);
         return clock.nanoTime() + wait * 1_000_000L;
-    }
-
-    /**
-     * Uploads a write so that the store reports the ETag its client was answered: one PUT, or the client's parts; a
-     * delete deletes. What the store answers is compared with what was acknowledged: another size is a failed write
-     * (never durable). A single PUT carries its MD5, so a store that checks answers (the daemon's
-     * {@link dev.ferry.store.chain.CheckedWrites}) compares the bytes too. Returns the ETag the store gave it (null
-     * for a delete).
-     */
-    private String put(PendingWrite e) throws IOException {
-        if (e.delete) {
-            store.delete(e.key); // S3 answers a delete of a missing key 204: a retried delete is no error
-            return null;
-        }
-        ObjectAttributes attributes = e.record.attributes();
-        ObjectMeta stored;
-        if (e.record.partSizes() != null) {
-            stored = Uploads.putParts(store, e.key, e.data, e.record.partSizes(), attributes, 4);
-        } else if (e.size <= MAX_SINGLE_PUT) {
-            stored = store.put(e.key, PutBody.ofFile(e.data).withAttributes(attributes).withEtag(e.etag));
-        } else {
-            stored = Uploads.putParts(store, e.key, e.data, partsOf(e.size), attributes, 4);
-        }
-        if (stored.size() != e.size) {
-            throw new StoreException(StoreException.Kind.FATAL, 502, "the object store holds " + stored.size() + " bytes at " + e.key
-                    + ", not the " + e.size + " bytes acknowledged: it stored something else, so the write failed", null);
-        }
-        if (!stored.etag().equals(e.etag)) {
-            // a store that does not use content MD5s as ETags (S3 with SSE-KMS, say): the size is right, the ETag moves
-            LOG.warn("the object store gave {} the ETag {}, not the {} its writer was answered; If-Match with the old one will fail",
-                    e.key, stored.etag(), e.etag);
-        }
-        return stored.etag();
-    }
-
-    private List<Long> partsOf(long size) {
-        List<Long> sizes = new ArrayList<>();
-        for (long offset = 0; offset < size; offset += config.partSize()) {
-            sizes.add(Math.min(config.partSize(), size - offset));
-        }
-        return sizes;
     }
 
     long uploadedBytes() {

@@ -13,7 +13,6 @@ import static dev.ferry.mount.Errnos.EROFS;
 import dev.ferry.store.BucketOperations;
 import dev.ferry.store.ObjectMeta;
 import dev.ferry.store.ObjectNotFoundException;
-import dev.ferry.store.ObjectStore;
 import dev.ferry.time.Clock;
 import dev.ferry.tier.NodeStores;
 import dev.ferry.tier.TierHints;
@@ -35,8 +34,6 @@ import org.cryptomator.jfuse.api.FuseOperations;
 import org.cryptomator.jfuse.api.Stat;
 import org.cryptomator.jfuse.api.Statvfs;
 import org.cryptomator.jfuse.api.TimeSpec;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 /**
  * The file system {@code ferry mount} serves: buckets as top-level folders, prefixes (delimiter {@code /}) as
@@ -54,10 +51,12 @@ import org.slf4j.LoggerFactory;
  *   <li><b>No local tier</b> ({@code cache-size 0}, over a ferry daemon): reads, pinned by ETag, go to the daemon,
  *       whose tier caches, reads ahead and prefetches by its jobs' plans; nothing is cached twice on one node.
  * </ul>
- * Thread-safe: libfuse calls from several threads; handles are a concurrent map, each guarded by its owner.
+ * This class is the binding: it is driven without FUSE by the tests ({@code FsDriver}: libfuse's structs are
+ * interfaces, held in memory there), the real-mount tests keep what only the kernel shows.
+ *
+ * <p>Thread-safe: libfuse calls from several threads; handles are a concurrent map, each guarded by its owner.
  */
 final class FerryFs implements FuseOperations {
-    private static final Logger LOG = LoggerFactory.getLogger(FerryFs.class);
     private static final int O_ACCMODE = 3;
     private static final int O_TRUNC = 01000;
 
@@ -71,7 +70,6 @@ final class FerryFs implements FuseOperations {
     private final MountConfig config;
     private final Clock clock;
     private final TierHints hints;
-    private final ObjectStore reader;
     private final Attrs attrs;
     private final Folders folders;
     private final Reads reads;
@@ -94,9 +92,8 @@ final class FerryFs implements FuseOperations {
         this.config = config;
         this.clock = clock;
         this.hints = stores.hints();
-        this.reader = stores.top();
         this.attrs = new Attrs(config.readOnly());
-        this.folders = new Folders(reader, clock, config.metadataTtl(), listers, buckets, stores.writes(), attrs);
+        this.folders = new Folders(stores.top(), clock, config.metadataTtl(), listers, buckets, stores.writes(), attrs);
         this.reads = new Reads(stores);
         this.writes = new Writes(stores, folders, reads, spoolDir, config.flushTimeout());
     }
@@ -155,28 +152,12 @@ final class FerryFs implements FuseOperations {
                 Operation.RENAME, Operation.CHMOD, Operation.CHOWN, Operation.UTIMENS);
     }
 
+    /** Asks the kernel for what the mount needs ({@link KernelOptions}); a read-only mount may then see no OPEN at all. */
     @Override
     public void init(FuseConnInfo conn, FuseConfig cfg) {
-        // O_TRUNC arrives with open (one whole-object replacement), not as a separate truncate to zero first
-        conn.setWant(conn.want() | (conn.capable() & FuseConnInfo.FUSE_CAP_ATOMIC_O_TRUNC));
-        // the kernel keeps or drops a file's pages when it is opened, by version (see Reads); dropping them whenever a
-        // stat shows a new mtime would also drop the pages a handle of the old version still reads
-        conn.setWant(conn.want() & ~FuseConnInfo.FUSE_CAP_AUTO_INVAL_DATA);
-        conn.setMaxWrite(1 << 20);
-        // A read-only mount has nothing to do when a file is opened or closed, and a warm small file's open and close
-        // through FUSE cost more than its read (the kernel holds its pages). Its first OPEN and FLUSH are answered
-        // ENOSYS, after which the kernel sends none (FUSE_NO_OPEN_SUPPORT): it opens each file itself, with handle 0,
-        // keeping its pages. A version is then a file's, not an open's: the kernel drops the pages when a stat shows a
-        // new mtime (Attrs puts the version in it), and reads return the version that stat showed.
-        // With --metadata-ttl 0 every open asks the store, and auto_inval_data would make that every read() instead.
-        if (config.readOnly() && !config.metadataTtl().isZero()) {
-            if ((conn.capable() & FuseConnInfo.FUSE_CAP_NO_OPEN_SUPPORT) != 0) {
-                conn.setWant(conn.want() | (conn.capable() & FuseConnInfo.FUSE_CAP_AUTO_INVAL_DATA));
-                attrs.recordShown();
-                noOpen = true;
-            } else {
-                LOG.info("this kernel has no FUSE no-open mode: every open and close of a file is sent to the mount");
-            }
+        if (KernelOptions.negotiate(conn, config)) {
+            attrs.recordShown();
+            noOpen = true;
         }
     }
 
@@ -212,7 +193,7 @@ final class FerryFs implements FuseOperations {
                 return 0;
             }
             try {
-                ObjectMeta m = attrs.toShow(described(loc, listed));
+                ObjectMeta m = attrs.toShow(reads.described(loc, listed));
                 attrs.file(stat, m);
                 attrs.remember(m);
                 return 0;
@@ -333,31 +314,11 @@ final class FerryFs implements FuseOperations {
             return -ENOSYS; // the kernel opens this file and every other itself from now on (see init)
         }
         return call("open", path, () -> {
-            Reads.Handle h = reads.open(path, versionToRead(loc, folders.listed(loc)));
+            Reads.Handle h = reads.open(path, reads.versionToRead(loc, folders.listed(loc)));
             register(h, fi);
             FileInfoBits.set(fi, h.keepCache, h.directIo(), true);
             return 0;
         });
-    }
-
-    /** A file's version as its folder's listing names it ({@code listed}, null when unlisted), else a HEAD's. */
-    private ObjectMeta described(Loc loc, FolderEntry listed) throws IOException {
-        return listed != null && listed.meta() != null ? listed.meta() : reader.head(loc.object());
-    }
-
-    /**
-     * The version a read of {@code loc} reads: the one its folder's listing named ({@code listed}, null when
-     * unlisted), which the tier is told so that its reads (and read-ahead) send no HEAD, or a newer one a HEAD or a
-     * write taught the tier since; a HEAD when unlisted.
-     */
-    private ObjectMeta versionToRead(Loc loc, FolderEntry listed) throws IOException {
-        ObjectMeta meta = described(loc, listed);
-        if (listed == null || listed.meta() == null) {
-            return meta;
-        }
-        hints.listed(meta);
-        ObjectMeta known = hints.freshMeta(loc.object());
-        return known != null ? known : meta;
     }
 
     private int openWrite(String path, Loc loc, boolean truncate, boolean create, FileInfo fi) {
@@ -391,7 +352,7 @@ final class FerryFs implements FuseOperations {
                 Loc loc = Loc.parse(path);
                 ObjectMeta m = attrs.shown(loc.object());
                 if (m == null) { // forgotten past Attrs' bound
-                    m = described(loc, folders.listed(loc));
+                    m = reads.described(loc, folders.listed(loc));
                     attrs.remember(m);
                 }
                 hints.listedIfUnknown(m); // a version the tier was not told of (a listing's): its read sends no HEAD

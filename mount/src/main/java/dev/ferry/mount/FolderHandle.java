@@ -136,7 +136,7 @@ final class FolderHandle {
                 last = true;
                 gathering = null;
             } else {
-                token = listings.listPage(loc.bucket(), prefix, token, entries);
+                token = listings.pages().list(loc.bucket(), prefix, token, entries);
                 last = token == null;
                 if (gathering != null) {
                     gathering.add(entries);

@@ -1,8 +1,6 @@
 package dev.ferry.mount;
 
-import dev.ferry.store.ListPage;
 import dev.ferry.store.ListRequest;
-import dev.ferry.store.ObjectMeta;
 import dev.ferry.store.ObjectStore;
 import dev.ferry.time.Clock;
 import java.io.IOException;
@@ -66,6 +64,7 @@ final class FolderListings {
     static final int SPLIT_AT_PAGES = 4;
 
     private final ObjectStore reader;
+    private final FolderPages pages;
     private final Clock clock;
     private final long ttlNanos;
     private final Executor ahead;
@@ -93,10 +92,16 @@ final class FolderListings {
      */
     FolderListings(ObjectStore reader, Clock clock, Duration ttl, Executor ahead, LocalNames local) {
         this.reader = reader;
+        this.pages = new FolderPages(reader, local);
         this.clock = clock;
         this.ttlNanos = ttl.toNanos();
         this.ahead = ahead;
         this.local = local;
+    }
+
+    /** One page of a folder's listing at a time (a reader's readdir reads it so, past what is kept). */
+    FolderPages pages() {
+        return pages;
     }
 
     /** A folder's listing as the store gave it (its store entries only), kept for the metadata TTL. Immutable. */
@@ -334,7 +339,7 @@ final class FolderListings {
             List<FolderEntry> entries = new ArrayList<>();
             String token = null;
             do {
-                token = listPage(bucket, prefix, token, entries);
+                token = pages.list(bucket, prefix, token, entries);
             } while (token != null && entries.size() <= maxEntries);
             Listing l = null;
             if (token == null) {
@@ -369,7 +374,7 @@ final class FolderListings {
         Map<String, CompletableFuture<Listing>> claimed = new LinkedHashMap<>();
         long now = clock.nanoTime();
         for (FolderEntry e : entries) {
-            if (e.meta() != null || !usable(e.name())) {
+            if (e.meta() != null || !FolderPages.usable(e.name())) {
                 continue;
             }
             if (claimed.size() >= AHEAD_FOLDERS) {
@@ -487,29 +492,5 @@ final class FolderListings {
         } catch (RejectedExecutionException closing) {
             none.run();
         }
-    }
-
-    /** Lists one page of {@code prefix} from {@code token} (null: the first), its entries added to {@code entries}; the next page's token or null. */
-    String listPage(String bucket, String prefix, String token, List<FolderEntry> entries) throws IOException {
-        ListPage p = reader.list(new ListRequest(bucket, prefix, "/", token, ListRequest.DEFAULT_MAX_KEYS));
-        for (String cp : p.commonPrefixes()) {
-            String name = cp.substring(prefix.length(), cp.length() - 1);
-            if (usable(name)) {
-                entries.add(new FolderEntry(name, null));
-                local.removeFolder(bucket, cp.substring(0, cp.length() - 1)); // made with mkdir, listed now: real
-            }
-        }
-        for (ObjectMeta m : p.objects()) {
-            String name = m.key().key().substring(prefix.length());
-            if (usable(name)) {
-                entries.add(new FolderEntry(name, m));
-            }
-        }
-        return p.nextToken();
-    }
-
-    /** Whether a path can hold {@code name} as one of its parts. */
-    static boolean usable(String name) {
-        return !name.isEmpty() && !name.equals(".") && !name.equals("..") && name.indexOf('/') < 0;
     }
 }

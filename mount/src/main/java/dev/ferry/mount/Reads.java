@@ -101,6 +101,26 @@ final class Reads {
         return new Handle(meta, true, null, null);
     }
 
+    /** A file's version as its folder's listing names it ({@code listed}, null when unlisted), else a HEAD's. */
+    ObjectMeta described(Loc loc, FolderEntry listed) throws IOException {
+        return listed != null && listed.meta() != null ? listed.meta() : stores.top().head(loc.object());
+    }
+
+    /**
+     * The version a read of {@code loc} reads: the one its folder's listing named ({@code listed}, null when
+     * unlisted), which the tier is told so that its reads (and read-ahead) send no HEAD, or a newer one a HEAD or a
+     * write taught the tier since; a HEAD when unlisted.
+     */
+    ObjectMeta versionToRead(Loc loc, FolderEntry listed) throws IOException {
+        ObjectMeta meta = described(loc, listed);
+        if (listed == null || listed.meta() == null) {
+            return meta;
+        }
+        stores.hints().listed(meta);
+        ObjectMeta known = stores.hints().freshMeta(loc.object());
+        return known != null ? known : meta;
+    }
+
     /** Reads the kernel asked for so far (what its page cache did not hold). */
     long reads() {
         return reads.sum();

@@ -16,7 +16,7 @@ import java.util.List;
  * order and a folder's keys are contiguous, so a folder is complete as soon as a key outside it arrives; each is
  * handed over then ({@link Sink#complete}), for a walker that waits on it, and the rest of the tree is still
  * being listed. What is found is what a LIST of each folder with {@code /} as delimiter names: its files with
- * their metadata, its subfolders by name, no name a path cannot hold ({@link FolderListings#usable}).
+ * their metadata, its subfolders by name, no name a path cannot hold ({@link FolderPages#usable}).
  *
  * <p>A listing can stop after its first page ({@link Split}), once that page shows how large the tree is: the
  * folders it had not completed are then left to others.
@@ -111,7 +111,7 @@ final class TreeListing {
         String rest = key.substring(base.length());
         for (int slash = rest.indexOf('/'); slash >= 0; slash = rest.indexOf('/')) {
             String name = rest.substring(0, slash);
-            if (!FolderListings.usable(name)) {
+            if (!FolderPages.usable(name)) {
                 return; // no path reaches it through the mount
             }
             entry(new FolderEntry(name, null)); // first seen here: a folder's keys are contiguous
@@ -119,7 +119,7 @@ final class TreeListing {
             open.addLast(new Open(base));
             rest = rest.substring(slash + 1);
         }
-        if (FolderListings.usable(rest)) {
+        if (FolderPages.usable(rest)) {
             entry(new FolderEntry(rest, m));
         }
     }

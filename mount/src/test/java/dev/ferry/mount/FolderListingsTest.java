@@ -69,7 +69,7 @@ class FolderListingsTest {
             // a reader lists t/: its 25 folders, kept; the tree under them is listed ahead
             FolderListings.Gathering top = listings.gather("bkt", "t/");
             List<FolderEntry> entries = new ArrayList<>();
-            assertThat(listings.listPage("bkt", "t/", null, entries)).isNull();
+            assertThat(listings.pages().list("bkt", "t/", null, entries)).isNull();
             top.add(entries);
             top.done();
             for (int d = 0; d < 25; d++) {
@@ -77,7 +77,7 @@ class FolderListingsTest {
                 List<FolderEntry> kept = listings.keptEntries("bkt", sub);
                 assertThat(kept).as(sub).hasSize(200);
                 List<FolderEntry> own = new ArrayList<>();
-                assertThat(listings.listPage("bkt", sub, null, own)).isNull();
+                assertThat(listings.pages().list("bkt", sub, null, own)).isNull();
                 assertThat(new HashSet<>(kept)).as(sub + " as its own LIST names it").isEqualTo(new HashSet<>(own));
             }
         }

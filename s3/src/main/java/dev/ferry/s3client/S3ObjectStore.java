@@ -13,7 +13,6 @@ import dev.ferry.store.ObjectAttributes;
 import dev.ferry.store.ObjectContent;
 import dev.ferry.store.ObjectKey;
 import dev.ferry.store.ObjectMeta;
-import dev.ferry.store.ObjectNotFoundException;
 import dev.ferry.store.ObjectStore;
 import dev.ferry.store.PartRanges;
 import dev.ferry.store.PendingUploads;
@@ -29,7 +28,6 @@ import java.util.Objects;
 import software.amazon.awssdk.core.ResponseInputStream;
 import software.amazon.awssdk.core.checksums.RequestChecksumCalculation;
 import software.amazon.awssdk.core.checksums.ResponseChecksumValidation;
-import software.amazon.awssdk.core.exception.SdkClientException;
 import software.amazon.awssdk.core.exception.SdkException;
 import software.amazon.awssdk.core.sync.RequestBody;
 import software.amazon.awssdk.http.apache.ApacheHttpClient;
@@ -129,7 +127,7 @@ public final class S3ObjectStore implements ObjectStore, BucketOperations, Multi
     @Override
     public ObjectMeta head(ObjectKey key) throws IOException {
         // with the object's checksum, when the store keeps one: ferry answers it to clients that ask
-        HeadObjectResponse r = call("HEAD " + key, key, () ->
+        HeadObjectResponse r = SdkCalls.call("HEAD " + key, key, () ->
                 s3.headObject(HeadObjectRequest.builder().bucket(key.bucket()).key(key.key()).checksumMode(ChecksumMode.ENABLED).build()));
         ObjectAttributes a = S3Attributes.of(r.contentType(), r.contentEncoding(), r.cacheControl(), r.contentDisposition(),
                 r.contentLanguage(), r.expiresString(), r.metadata());
@@ -155,7 +153,7 @@ public final class S3ObjectStore implements ObjectStore, BucketOperations, Multi
         }
         GetObjectRequest get = b.build();
         String what = "GET " + key + (request.range() == null ? "" : " " + request.range().toHttpHeader());
-        ResponseInputStream<GetObjectResponse> in = call(what, key, () -> s3.getObject(get));
+        ResponseInputStream<GetObjectResponse> in = SdkCalls.call(what, key, () -> s3.getObject(get));
         GetObjectResponse r = in.response();
         long total = request.range() == null ? r.contentLength() : totalSize(r, key);
         ObjectAttributes a = S3Attributes.of(r.contentType(), r.contentEncoding(), r.cacheControl(), r.contentDisposition(),
@@ -208,7 +206,7 @@ public final class S3ObjectStore implements ObjectStore, BucketOperations, Multi
             b.startAfter(request.startAfter());
         }
         ListObjectsV2Request list = b.build();
-        ListObjectsV2Response r = call("LIST s3://" + request.bucket() + "/" + request.prefix(), null, () -> s3.listObjectsV2(list));
+        ListObjectsV2Response r = SdkCalls.call("LIST s3://" + request.bucket() + "/" + request.prefix(), null, () -> s3.listObjectsV2(list));
         List<ObjectMeta> objects = new ArrayList<>(r.contents().size());
         for (S3Object o : r.contents()) {
             // a listing names an object's checksum algorithm, not its value: kept as ferry keeps a declared one
@@ -237,7 +235,7 @@ public final class S3ObjectStore implements ObjectStore, BucketOperations, Multi
             S3Attributes.value(checksum, b::checksumCRC32, b::checksumCRC32C, b::checksumCRC64NVME, b::checksumSHA1, b::checksumSHA256);
         }
         PutObjectRequest put = b.build();
-        PutObjectResponse r = call("PUT " + key, key, () -> s3.putObject(put, requestBody(body)));
+        PutObjectResponse r = SdkCalls.call("PUT " + key, key, () -> s3.putObject(put, requestBody(body)));
         // S3 does not return Last-Modified on PUT; the acknowledgement time is close enough for ferry's uses.
         return new ObjectMeta(key, body.length(), r.eTag(), r.versionId(), clock.now(), a);
     }
@@ -257,7 +255,7 @@ public final class S3ObjectStore implements ObjectStore, BucketOperations, Multi
 
     @Override
     public void delete(ObjectKey key) throws IOException {
-        call("DELETE " + key, key, () -> s3.deleteObject(DeleteObjectRequest.builder().bucket(key.bucket()).key(key.key()).build()));
+        SdkCalls.call("DELETE " + key, key, () -> s3.deleteObject(DeleteObjectRequest.builder().bucket(key.bucket()).key(key.key()).build()));
     }
 
     @Override
@@ -272,7 +270,7 @@ public final class S3ObjectStore implements ObjectStore, BucketOperations, Multi
             b.checksumAlgorithm(S3Attributes.algorithm(declared.algorithm())).checksumType(declared.type().name());
         }
         CreateMultipartUploadRequest create = b.build();
-        String id = call("create multipart upload of " + key, key, () -> s3.createMultipartUpload(create)).uploadId();
+        String id = SdkCalls.call("create multipart upload of " + key, key, () -> s3.createMultipartUpload(create)).uploadId();
         return new MultipartUpload(key, id);
     }
 
@@ -284,7 +282,7 @@ public final class S3ObjectStore implements ObjectStore, BucketOperations, Multi
         Checksum checksum = Checksum.of(body.attributes()); // the part's, when its client sent one
         S3Attributes.value(checksum, b::checksumCRC32, b::checksumCRC32C, b::checksumCRC64NVME, b::checksumSHA1, b::checksumSHA256);
         UploadPartRequest part = b.build();
-        String etag = call("upload part " + partNumber + " of " + key, key, () -> s3.uploadPart(part, requestBody(body))).eTag();
+        String etag = SdkCalls.call("upload part " + partNumber + " of " + key, key, () -> s3.uploadPart(part, requestBody(body))).eTag();
         return new CompletedPart(partNumber, etag, checksum != null && checksum.type() == Checksum.Type.FULL_OBJECT ? checksum : null);
     }
 
@@ -302,7 +300,7 @@ public final class S3ObjectStore implements ObjectStore, BucketOperations, Multi
         CompleteMultipartUploadRequest complete = CompleteMultipartUploadRequest.builder()
                 .bucket(key.bucket()).key(key.key()).uploadId(upload.uploadId())
                 .multipartUpload(CompletedMultipartUpload.builder().parts(sdkParts).build()).build();
-        CompleteMultipartUploadResponse r = call("complete multipart upload of " + key, key, () -> s3.completeMultipartUpload(complete));
+        CompleteMultipartUploadResponse r = SdkCalls.call("complete multipart upload of " + key, key, () -> s3.completeMultipartUpload(complete));
         ObjectMeta head = head(key); // the response carries no size
         return new ObjectMeta(key, head.size(), r.eTag() != null ? r.eTag() : head.etag(),
                 r.versionId() != null ? r.versionId() : head.versionId(), head.lastModified(), head.attributes());
@@ -311,7 +309,7 @@ public final class S3ObjectStore implements ObjectStore, BucketOperations, Multi
     @Override
     public void abortMultipart(MultipartUpload upload) throws IOException {
         ObjectKey key = upload.key();
-        call("abort multipart upload of " + key, key, () -> s3.abortMultipartUpload(AbortMultipartUploadRequest.builder()
+        SdkCalls.call("abort multipart upload of " + key, key, () -> s3.abortMultipartUpload(AbortMultipartUploadRequest.builder()
                 .bucket(key.bucket()).key(key.key()).uploadId(upload.uploadId()).build()));
     }
 
@@ -324,7 +322,7 @@ public final class S3ObjectStore implements ObjectStore, BucketOperations, Multi
     public ByteRange partRange(ObjectKey key, String etag, int partNumber) throws IOException {
         HeadObjectResponse r;
         try {
-            r = call("HEAD " + key + " part " + partNumber, key, () -> s3.headObject(HeadObjectRequest.builder().bucket(key.bucket())
+            r = SdkCalls.call("HEAD " + key + " part " + partNumber, key, () -> s3.headObject(HeadObjectRequest.builder().bucket(key.bucket())
                     .key(key.key()).partNumber(partNumber).ifMatch("\"" + etag + "\"").build()));
         } catch (StoreException e) {
             if (e.httpStatus() == 501 || e.kind() == StoreException.Kind.PRECONDITION_FAILED) {
@@ -355,7 +353,7 @@ public final class S3ObjectStore implements ObjectStore, BucketOperations, Multi
                 b.keyMarker(keyMarker).uploadIdMarker(idMarker);
             }
             ListMultipartUploadsRequest list = b.build();
-            ListMultipartUploadsResponse r = call("LIST multipart uploads s3://" + bucket + "/" + prefix, null, () -> s3.listMultipartUploads(list));
+            ListMultipartUploadsResponse r = SdkCalls.call("LIST multipart uploads s3://" + bucket + "/" + prefix, null, () -> s3.listMultipartUploads(list));
             for (software.amazon.awssdk.services.s3.model.MultipartUpload u : r.uploads()) {
                 out.add(new Upload(ObjectKey.of(bucket, u.key()), u.uploadId(), lastModified(u.initiated())));
             }
@@ -429,7 +427,7 @@ public final class S3ObjectStore implements ObjectStore, BucketOperations, Multi
 
     @Override
     public List<BucketOperations.Bucket> listBuckets() throws IOException {
-        return call("LIST buckets", null, () -> s3.listBuckets()).buckets().stream()
+        return SdkCalls.call("LIST buckets", null, () -> s3.listBuckets()).buckets().stream()
                 .map(b -> new BucketOperations.Bucket(b.name(), lastModified(b.creationDate())))
                 .sorted(java.util.Comparator.comparing(BucketOperations.Bucket::name)).toList();
     }
@@ -437,14 +435,14 @@ public final class S3ObjectStore implements ObjectStore, BucketOperations, Multi
     @Override
     public void deleteBucket(String bucket) throws IOException {
         ObjectKey.validateBucket(bucket);
-        call("DELETE bucket " + bucket, null, () -> s3.deleteBucket(b -> b.bucket(bucket)));
+        SdkCalls.call("DELETE bucket " + bucket, null, () -> s3.deleteBucket(b -> b.bucket(bucket)));
     }
 
     @Override
     public void createBucket(String bucket) throws IOException {
         ObjectKey.validateBucket(bucket);
         try {
-            call("CREATE bucket " + bucket, null, () -> s3.createBucket(b -> b.bucket(bucket)));
+            SdkCalls.call("CREATE bucket " + bucket, null, () -> s3.createBucket(b -> b.bucket(bucket)));
         } catch (StoreException e) {
             if (!(e.getCause() instanceof BucketAlreadyOwnedByYouException)) {
                 throw e;
@@ -455,48 +453,6 @@ public final class S3ObjectStore implements ObjectStore, BucketOperations, Multi
     @Override
     public void close() {
         s3.close();
-    }
-
-    @FunctionalInterface
-    private interface SdkCall<T> {
-        T run();
-    }
-
-    /** Runs an SDK call and classifies what it throws. */
-    private static <T> T call(String what, ObjectKey key, SdkCall<T> call) throws StoreException {
-        try {
-            return call.run();
-        } catch (S3Exception e) {
-            throw classify(what, key, e);
-        } catch (SdkClientException e) {
-            if (e.getMessage() != null && e.getMessage().startsWith("Unable to load credentials")) {
-                // the SDK's chain lists every provider it tried in a paragraph: said in one sentence instead
-                throw new StoreException(StoreException.Kind.FATAL, 0, what + ": no credentials for the object store were found (set "
-                        + "AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or AWS_PROFILE)", e);
-            }
-            // No answer from the store: connection refused or reset, timeouts. Transient unless an interrupt.
-            StoreException.Kind kind = Thread.currentThread().isInterrupted()
-                    ? StoreException.Kind.FATAL : StoreException.Kind.RETRYABLE;
-            throw new StoreException(kind, 0, what + ": " + e.getMessage(), e);
-        } catch (SdkException e) {
-            throw new StoreException(StoreException.Kind.FATAL, 0, what + ": " + e.getMessage(), e);
-        } catch (UncheckedIOException e) {
-            throw new StoreException(StoreException.classify(e.getCause()), 0, what + ": " + e.getCause().getMessage(), e.getCause());
-        }
-    }
-
-    static StoreException classify(String what, ObjectKey key, S3Exception e) {
-        int status = e.statusCode();
-        String code = e.awsErrorDetails() == null ? null : e.awsErrorDetails().errorCode();
-        String message = e.awsErrorDetails() == null ? e.getMessage() : e.awsErrorDetails().errorMessage();
-        StoreException.Kind kind = StoreException.kindOf(status, code);
-        String text = what + ": " + status + (code == null ? "" : " " + code) + (message == null ? "" : ": " + message);
-        if (kind == StoreException.Kind.NOT_FOUND) {
-            // said once: "LIST s3://b/p: no such bucket (404 NoSuchBucket)", not S3's sentence after ferry's
-            return new ObjectNotFoundException("NoSuchBucket".equals(code) ? what + ": no such bucket (" + status + " NoSuchBucket)"
-                    : key == null || (code != null && !"NoSuchKey".equals(code)) ? text : "no such object: " + key, code, e);
-        }
-        return new StoreException(kind, status, code, text, e);
     }
 
     private static Instant lastModified(Instant t) {

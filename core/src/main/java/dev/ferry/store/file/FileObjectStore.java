@@ -24,7 +24,6 @@ import java.nio.channels.Channels;
 import java.nio.channels.FileChannel;
 import java.nio.file.AtomicMoveNotSupportedException;
 import java.nio.file.DirectoryNotEmptyException;
-import java.nio.file.FileAlreadyExistsException;
 import java.nio.file.FileSystemException;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
@@ -69,12 +68,14 @@ public final class FileObjectStore implements ObjectStore, BucketOperations, Mul
     private static final int FOLDER_ATTEMPTS = 16;
 
     private final Path root;
+    private final KeyFiles files;
     private final TempFiles temps;
     private final StagedUploads uploads;
     private final Sidecars sidecars;
 
     public FileObjectStore(Path root) throws IOException {
         this.root = Objects.requireNonNull(root, "root is null").toAbsolutePath().normalize();
+        this.files = new KeyFiles(this.root, java.util.Set.of(TMP_DIR, UPLOADS_DIR, META_DIR), FOLDER_ATTEMPTS);
         Files.createDirectories(this.root);
         Path tmp = Files.createDirectories(this.root.resolve(TMP_DIR));
         this.temps = new TempFiles(tmp);
@@ -91,7 +92,7 @@ public final class FileObjectStore implements ObjectStore, BucketOperations, Mul
 
         @Override
         public ObjectMeta place(ObjectKey key, Path assembled, String etag, ObjectAttributes attributes) throws IOException {
-            return moveIntoPlace(key, assembled, fileFor(key), etag, attributes);
+            return moveIntoPlace(key, assembled, files.fileFor(key), etag, attributes);
         }
 
         @Override
@@ -106,7 +107,7 @@ public final class FileObjectStore implements ObjectStore, BucketOperations, Mul
 
     @Override
     public ObjectMeta head(ObjectKey key) throws IOException {
-        Path file = fileFor(key);
+        Path file = files.fileFor(key);
         try {
             BasicFileAttributes attrs = Files.readAttributes(file, BasicFileAttributes.class);
             if (!attrs.isRegularFile()) {
@@ -121,7 +122,7 @@ public final class FileObjectStore implements ObjectStore, BucketOperations, Mul
     @Override
     public ObjectContent get(GetRequest request) throws IOException {
         ObjectKey key = request.key();
-        Path file = fileFor(key);
+        Path file = files.fileFor(key);
         FileChannel channel;
         try {
             channel = FileChannel.open(file, StandardOpenOption.READ);
@@ -162,7 +163,7 @@ public final class FileObjectStore implements ObjectStore, BucketOperations, Mul
 
     @Override
     public ListPage list(ListRequest request) throws IOException {
-        Path bucketDir = bucketDir(request.bucket());
+        Path bucketDir = files.bucketDir(request.bucket());
         if (!Files.isDirectory(bucketDir)) {
             throw new ObjectNotFoundException("no such bucket: " + request.bucket());
         }
@@ -226,7 +227,7 @@ public final class FileObjectStore implements ObjectStore, BucketOperations, Mul
 
     @Override
     public ObjectMeta put(ObjectKey key, PutBody body) throws IOException {
-        Path file = fileFor(key);
+        Path file = files.fileFor(key);
         TempFiles.Written temp = temps.write(body);
         return moveIntoPlace(key, temp.file(), file, temp.md5(), body.attributes());
     }
@@ -237,23 +238,23 @@ public final class FileObjectStore implements ObjectStore, BucketOperations, Mul
      * keys use as a folder. A write-back daemon checks before acknowledging what it would upload later.
      */
     public void checkWritable(ObjectKey key) throws IOException {
-        Path file = fileFor(key);
+        Path file = files.fileFor(key);
         requireBucket(key.bucket());
         if (Files.isDirectory(file)) {
-            throw unstorable(key, "other keys already use it as a folder");
+            throw KeyFiles.unstorable(key, "other keys already use it as a folder");
         }
-        if (objectAbove(key, file)) {
-            throw unstorable(key, "a parent folder of it is already an object");
+        if (files.objectAbove(key, file)) {
+            throw KeyFiles.unstorable(key, "a parent folder of it is already an object");
         }
     }
 
     @Override
     public void delete(ObjectKey key) throws IOException {
-        if (!Files.isDirectory(bucketDir(key.bucket()))) { // deleting a key that is not there is fine, in a bucket that is not there not
+        if (!Files.isDirectory(files.bucketDir(key.bucket()))) { // deleting a key that is not there is fine, in a bucket that is not there not
             throw new ObjectNotFoundException("no such bucket: " + key.bucket(), "NoSuchBucket", null);
         }
-        Path file = fileFor(key);
-        if (objectAbove(key, file)) {
+        Path file = files.fileFor(key);
+        if (files.objectAbove(key, file)) {
             return; // no key lies under an object here
         }
         try {
@@ -264,7 +265,7 @@ public final class FileObjectStore implements ObjectStore, BucketOperations, Mul
             return;
         }
         sidecars.delete(key); // after the file: a sidecar left by a crash describes no file
-        Path bucketDir = bucketDir(key.bucket());
+        Path bucketDir = files.bucketDir(key.bucket());
         for (Path dir = file.getParent(); dir != null && !dir.equals(bucketDir) && dir.startsWith(bucketDir); dir = dir.getParent()) {
             try {
                 Files.delete(dir);
@@ -331,7 +332,7 @@ public final class FileObjectStore implements ObjectStore, BucketOperations, Mul
      */
     @Override
     public void deleteBucket(String bucket) throws IOException {
-        Path dir = bucketDir(bucket);
+        Path dir = files.bucketDir(bucket);
         if (!Files.isDirectory(dir)) {
             throw new ObjectNotFoundException("no such bucket: " + bucket, "NoSuchBucket", null);
         }
@@ -365,41 +366,10 @@ public final class FileObjectStore implements ObjectStore, BucketOperations, Mul
         Files.createDirectories(root.resolve(bucket));
     }
 
-    private Path bucketDir(String bucket) {
-        ObjectKey.validateBucket(bucket);
-        return root.resolve(bucket);
-    }
-
     private void requireBucket(String bucket) throws IOException {
-        if (!Files.isDirectory(bucketDir(bucket))) {
+        if (!Files.isDirectory(files.bucketDir(bucket))) {
             throw new ObjectNotFoundException("no such bucket: " + bucket);
         }
-    }
-
-    /** The file of a key; refuses keys a file system cannot hold or that would leave the root. */
-    private Path fileFor(ObjectKey key) throws StoreException {
-        Path bucketDir = bucketDir(key.bucket());
-        String k = key.key();
-        if (k.startsWith("/") || k.endsWith("/") || k.contains("//") || k.contains("\\")) {
-            throw unstorable(key, "it has an empty path segment or a backslash");
-        }
-        for (String segment : k.split("/")) {
-            if (segment.equals(".") || segment.equals("..") || segment.equals(TMP_DIR) || segment.equals(UPLOADS_DIR) || segment.equals(META_DIR)) {
-                throw unstorable(key, "it has a '" + segment + "' segment");
-            }
-            if (segment.getBytes(java.nio.charset.StandardCharsets.UTF_8).length > 255) {
-                throw unstorable(key, "a path segment is longer than 255 bytes");
-            }
-        }
-        Path file = bucketDir.resolve(k).normalize();
-        if (!file.startsWith(bucketDir) || file.equals(bucketDir)) {
-            throw unstorable(key, "it resolves outside its bucket");
-        }
-        return file;
-    }
-
-    private static StoreException unstorable(ObjectKey key, String why) {
-        return new StoreException(StoreException.Kind.FATAL, 400, "key cannot be stored in a file system store because " + why + ": " + key, null);
     }
 
     private ObjectNotFoundException notFound(ObjectKey key) {
@@ -420,9 +390,9 @@ public final class FileObjectStore implements ObjectStore, BucketOperations, Mul
             requireBucket(key.bucket());
             boolean described = false;
             for (int attempt = 1; ; attempt++) {
-                makeParents(key, file);
+                files.makeParents(key, file);
                 if (Files.isDirectory(file)) {
-                    throw unstorable(key, "other keys already use it as a folder");
+                    throw KeyFiles.unstorable(key, "other keys already use it as a folder");
                 }
                 if (!described) {
                     sidecars.write(key, Sidecars.identity(Files.readAttributes(temp, BasicFileAttributes.class)), etag, attributes);
@@ -447,42 +417,12 @@ public final class FileObjectStore implements ObjectStore, BucketOperations, Mul
         }
     }
 
-    /** Makes the folders above {@code file}, again where a delete removes one as it is made. */
-    private void makeParents(ObjectKey key, Path file) throws IOException {
-        for (int attempt = 1; ; attempt++) {
-            try {
-                Files.createDirectories(file.getParent());
-                return;
-            } catch (FileSystemException e) {
-                // createDirectories met an object above (a name that is no folder, or ENOTDIR further up), or a
-                // delete removed a folder between its looks (FileAlreadyExists, NoSuchFile): then it tries again
-                boolean raced = e instanceof FileAlreadyExistsException || e instanceof NoSuchFileException;
-                if (objectAbove(key, file) || (e instanceof FileAlreadyExistsException && attempt == FOLDER_ATTEMPTS)) {
-                    throw unstorable(key, "a parent folder of it is already an object");
-                } else if (!raced || attempt == FOLDER_ATTEMPTS) {
-                    throw e;
-                }
-            }
-        }
-    }
-
     /**
      * What reading {@code file} failing with {@code e} means: not found where nothing is there, a folder is, or an
      * object above it is (ENOTDIR, a plain FileSystemException before JDK 25); else {@code e} itself.
      */
     private IOException noObjectThere(ObjectKey key, Path file, IOException e) {
-        return e instanceof NoSuchFileException || Files.isDirectory(file) || objectAbove(key, file) ? notFound(key) : e;
-    }
-
-    /** Whether a folder above {@code file}, inside its bucket, is an object. */
-    private boolean objectAbove(ObjectKey key, Path file) {
-        Path bucketDir = bucketDir(key.bucket());
-        for (Path dir = file.getParent(); dir != null && !dir.equals(bucketDir); dir = dir.getParent()) {
-            if (Files.isRegularFile(dir)) {
-                return true;
-            }
-        }
-        return false;
+        return e instanceof NoSuchFileException || Files.isDirectory(file) || files.objectAbove(key, file) ? notFound(key) : e;
     }
 
     /** An object's metadata: from its sidecar while the sidecar describes this file, else from the file's identity. */
