@@ -18,61 +18,14 @@ import java.util.Map;
  * replies, the mount's reads through the store) and {@link ResidentBlocks#regions} (the daemon's sendfile
  * replies, the mount's reads straight from block files). What it answers depends on {@link VerifyMode}.
  *
- * <h2>Design: check once per loaded state, and forget the check when the bytes could have changed</h2>
- * The CRC32C covers the whole block, so checking costs reading the whole block (4 MiB by default): done before
- * every reply, a 64 KiB ranged GET would read 64 times what it sends, and the sendfile path would read every
- * byte through user space once more. CRC32C itself is cheap (an intrinsic, tens of GB/s); the reading is not.
- * So a check is remembered, and {@link VerifyMode#ON_LOAD} (the default) trusts a block's bytes without
- * reading them only while they are provably the bytes it checked. Bytes on disk can differ from those checked in
- * two ways:
- * <ol>
- *   <li><b>Something writes the file</b> (a tool, a bug, a probe flipping bytes): every write, truncation,
- *       {@code utimes} or rename over the name changes the file's ctime (which no caller can set back) or its
- *       inode or size. A check records a {@link Witness} of these, read <em>before</em> it reads the bytes; a
- *       later use compares a fresh stat with it. A write after the witness was taken changes the ctime,
- *       so it is seen even when it landed during the check itself.
- *   <li><b>The device returns other bytes than were written</b> (media, firmware, a write the disk lost): this
- *       is seen only when a page is read from the device, i.e. when it was not in the page cache. A page that is
- *       still resident (mincore, {@link OpenFiles.Handle#resident}) since the check is the checked page; one that
- *       left the page cache (memory pressure, {@code echo 3 > /proc/sys/vm/drop_caches}) makes the next use check
- *       the whole block again, which reads it back from the device.
- * </ol>
- * The probe of issue 20 (16 bytes flipped in each block file by writing it, then the page cache dropped) trips
- * both. A use that trusts costs a stat and a mincore of the pages it sends (7.5 us of CPU per in-process read
- * on the 2-core VM; the daemon's hits within noise of not checking in two of three runs on that loaded VM); a
- * use that checks costs a read of the whole block and its CRC32C. Measured in BENCHMARKS.md ("Checked hits").
- *
- * <p><b>Racy timestamps</b> (as git's "racily clean" index entries): many file systems stamp ctime with the
- * kernel's coarse clock (one tick, 1 to 10 ms), so a write in the same tick as the change that set the witnessed
- * ctime would leave it unchanged. On such a file system a witness is trusted only when the ctime it saw was older
- * than the stat by {@link #SETTLE_NANOS} (2 s when the file system keeps whole seconds): a block written a moment
- * ago is checked on every use until then. This assumes a local file system stamping ctime with the same clock as
- * the injected {@link Clock}'s wall time (the system's, in production): one {@link Clock#epochMillis} read per
- * stat. Linux 6.13 and later stamp ext4, XFS, btrfs and tmpfs with multigrain timestamps instead: a change that
- * follows a stat of the file gets a fine-grained ctime, later than the one the stat saw, so no write after a
- * witness goes unseen and no witness waits. The cache finds which it has when it opens ({@link #probeCtime}: a
- * file written, stat'd and written again, three times, shows a new ctime each time only on the second kind).
- *
- * <p><b>A block its run has just written</b> is not checked when the run's own reader, which came after the run
- * let the block go, reads it while the file is unchanged since the write and the pages read never left the page
- * cache ({@link #trustedAsFetched}): those are the bytes fetched, as a reader of the fetch under way gets them,
- * unchecked too. Where ctime shows every change after a stat, so are other readers' (a block the read-ahead
- * fetched, read by the reader it ran ahead of): {@link #written} takes its witness with a stat right after the
- * block is in place, and any write after that changes the ctime. Elsewhere any other use checks it first
- * ({@link #written} leaves a witness that is never settled). Either way, a write by someone else between the
- * fetch's own write and that stat (microseconds) is not seen until the page leaves the page cache: the window
- * the run's own reader has always had.
- *
- * <p><b>What remains</b>, said plainly. Residency is a fact about now, not about every moment since the check. A
- * page that leaves the page cache after a use checked or trusted it, and is read back from the device by that same
- * use (the sendfile of a reply queued behind a slow client, a loader reading a block piece by piece, a reader that
- * stalls), goes out unchecked, and the next use sees it resident and trusts it. That takes memory pressure evicting
- * a page within one reply's duration of its check and the device returning bad bytes at that moment; {@link
- * VerifyMode#ALWAYS} closes it (every use served from a copy checked in memory, never with sendfile) at the cost
- * measured. Likewise a write landing between a use's check and its send is sent, and caught by the next use. And
- * the CRC32C covers the whole block, so a small read of a block whose pages left the page cache reads all of it
- * first (8x the time of the first 64 KiB read of a 4 MiB block, measured); a CRC32C per piece of a block (a format
- * change) would make a check cost what the read sends.
+ * <p>The rule: a check (the block read back whole against its CRC32C) is remembered as a {@link Witness} of the
+ * file (its ctime, inode and size, taken before the bytes are read), and {@link VerifyMode#ON_LOAD} (the default)
+ * trusts a block's bytes without reading them only while they provably are the bytes it checked: the file unchanged
+ * since the witness, and the pages a use sends still in the page cache since the check (mincore); anything else
+ * checks the whole block again. A file system whose ctime is coarse trusts a witness only once it has settled
+ * ({@link #SETTLE_NANOS}; {@link #probeCtime} finds which kind it has); a block a run has just written is trusted as
+ * fetched by its own reader ({@link #trustedAsFetched}). Why, what it costs and the windows that remain:
+ * docs/architecture.md, "Checks of resident blocks".
  *
  * <p>Thread-safe: the only state is the witness each {@link BlockEntry} holds (volatile); {@link #written} sets
  * the first before the block is readable, whichever check finishes last sets it after, and a witness older than

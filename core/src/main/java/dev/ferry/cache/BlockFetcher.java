@@ -33,7 +33,7 @@ import org.slf4j.LoggerFactory;
  *
  * <p>A reader's run is fetched on a thread of its own ({@code fetchers}), into the blocks' files, at the pace of
  * upstream and the disk, never at the reader's: a client that stops reading holds no bytes in memory and
- * stalls neither the fetch nor the other readers of its blocks (issue 20). A prefetch fetches on its caller's
+ * stalls neither the fetch nor the other readers of its blocks. A prefetch fetches on its caller's
  * thread.
  *
  * <p>Thread-safe: {@code inflight} is a concurrent map (claims are {@code putIfAbsent}, releases remove only the

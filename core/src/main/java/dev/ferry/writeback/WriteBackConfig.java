@@ -22,13 +22,12 @@ import java.util.Objects;
  *       store. S3 (and MinIO, Ceph RGW) refuse a signed request 15 minutes after its date, so no attempt lands later
  *       than that. A key with such an attempt has its newest write checked in the store once the window has passed,
  *       and uploaded again if the late attempt overtook it, before that write is durable.
- *   <li>{@code scratchBucket} (none): a bucket name that is node-local scratch: objects written there are kept
- *       on local disk only, never uploaded, within {@code scratchQuota} (default 0: no scratch) bytes, and
- *       expire {@code scratchTtl} (1 h) after they were written.
  * </ul>
+ * A node-local scratch bucket (kept on local disk, never uploaded) is not write-back's: it is a {@link Scratch} the
+ * node's door ({@code dev.ferry.tier.NodeStores}) routes its bucket to.
  */
 public record WriteBackConfig(Path dir, long quota, int uploaders, long partSize, Duration maxBackoff, int maxRefusals,
-        Duration settleWindow, String scratchBucket, long scratchQuota, Duration scratchTtl) {
+        Duration settleWindow) {
     /** How long a request S3 has not yet seen can still be taken: the 15 minutes a signature is valid. */
     public static final Duration DEFAULT_SETTLE_WINDOW = Duration.ofMinutes(15);
 
@@ -46,45 +45,29 @@ public record WriteBackConfig(Path dir, long quota, int uploaders, long partSize
             throw new IllegalArgumentException("maxRefusals must be positive and settleWindow not negative: " + maxRefusals + ", "
                     + settleWindow);
         }
-        Objects.requireNonNull(scratchTtl, "scratchTtl is null");
-        if (scratchQuota < 0 || scratchTtl.isNegative() || scratchTtl.isZero()) {
-            throw new IllegalArgumentException("scratchQuota must be >= 0 and scratchTtl positive: " + scratchQuota + ", " + scratchTtl);
-        }
-        if (scratchBucket != null) {
-            dev.ferry.store.ObjectKey.validateBucket(scratchBucket);
-        }
     }
 
     public static WriteBackConfig of(Path dir, long quota) {
-        return new WriteBackConfig(dir, quota, 4, 8L << 20, Duration.ofSeconds(10), 8, DEFAULT_SETTLE_WINDOW, null, 0,
-                Duration.ofHours(1));
+        return new WriteBackConfig(dir, quota, 4, 8L << 20, Duration.ofSeconds(10), 8, DEFAULT_SETTLE_WINDOW);
     }
 
     public WriteBackConfig withUploaders(int n) {
-        return new WriteBackConfig(dir, quota, n, partSize, maxBackoff, maxRefusals, settleWindow, scratchBucket, scratchQuota, scratchTtl);
+        return new WriteBackConfig(dir, quota, n, partSize, maxBackoff, maxRefusals, settleWindow);
     }
 
     public WriteBackConfig withPartSize(long bytes) {
-        return new WriteBackConfig(dir, quota, uploaders, bytes, maxBackoff, maxRefusals, settleWindow, scratchBucket, scratchQuota,
-                scratchTtl);
+        return new WriteBackConfig(dir, quota, uploaders, bytes, maxBackoff, maxRefusals, settleWindow);
     }
 
     public WriteBackConfig withMaxBackoff(Duration backoff) {
-        return new WriteBackConfig(dir, quota, uploaders, partSize, backoff, maxRefusals, settleWindow, scratchBucket, scratchQuota,
-                scratchTtl);
+        return new WriteBackConfig(dir, quota, uploaders, partSize, backoff, maxRefusals, settleWindow);
     }
 
     public WriteBackConfig withMaxRefusals(int n) {
-        return new WriteBackConfig(dir, quota, uploaders, partSize, maxBackoff, n, settleWindow, scratchBucket, scratchQuota, scratchTtl);
+        return new WriteBackConfig(dir, quota, uploaders, partSize, maxBackoff, n, settleWindow);
     }
 
     public WriteBackConfig withSettleWindow(Duration window) {
-        return new WriteBackConfig(dir, quota, uploaders, partSize, maxBackoff, maxRefusals, window, scratchBucket, scratchQuota,
-                scratchTtl);
-    }
-
-    /** Makes {@code bucket} node-local scratch of at most {@code quotaBytes}, each object living {@code ttl}. */
-    public WriteBackConfig withScratch(String bucket, long quotaBytes, Duration ttl) {
-        return new WriteBackConfig(dir, quota, uploaders, partSize, maxBackoff, maxRefusals, settleWindow, bucket, quotaBytes, ttl);
+        return new WriteBackConfig(dir, quota, uploaders, partSize, maxBackoff, maxRefusals, window);
     }
 }

@@ -3,8 +3,6 @@ package dev.ferry.writeback;
 import dev.ferry.store.ByteRange;
 import dev.ferry.store.ForwardingObjectStore;
 import dev.ferry.store.GetRequest;
-import dev.ferry.store.ListPage;
-import dev.ferry.store.ListRequest;
 import dev.ferry.store.ObjectContent;
 import dev.ferry.store.ObjectKey;
 import dev.ferry.store.ObjectMeta;
@@ -54,7 +52,7 @@ import org.slf4j.LoggerFactory;
  *       a key with a write still pending, which stays in order behind it.
  * </ul>
  * What is pending, and the fence, are kept by {@link PendingWrites}; uploads are {@link Uploader}'s; here are the
- * writes, the reads over them, and scratch. Thread-safe.
+ * writes and the reads over them. Thread-safe.
  */
 public final class WriteBackStore extends ForwardingObjectStore {
     private static final Logger LOG = LoggerFactory.getLogger(WriteBackStore.class);
@@ -66,7 +64,6 @@ public final class WriteBackStore extends ForwardingObjectStore {
     private final Uploader uploader;
     private volatile boolean closed;
     private final LongAdder writeThroughs = new LongAdder();
-    private final Scratch scratch;
 
     public WriteBackStore(ObjectStore upstream, WriteBackConfig config) throws IOException {
         this(upstream, config, Clock.system());
@@ -97,11 +94,6 @@ public final class WriteBackStore extends ForwardingObjectStore {
         if (!replayed.isEmpty()) {
             LOG.info("resuming {} pending uploads ({} bytes) from {}", replayed.size(), replayed.stream().mapToLong(w -> w.size).sum(),
                     config.dir());
-        }
-        if (config.scratchBucket() != null && config.scratchQuota() > 0) {
-            scratch = new Scratch(config.dir().resolve("scratch"), config.scratchBucket(), config.scratchQuota(), config.scratchTtl(), clock);
-        } else {
-            scratch = null;
         }
         this.uploader = new Uploader(upstream, storeItself, journal, pending, config, clock);
         for (PendingWrite w : pending.all()) {
@@ -141,9 +133,6 @@ public final class WriteBackStore extends ForwardingObjectStore {
     private WriteStatus write(ObjectKey key, PutBody body, List<Long> partSizes, String etag) throws IOException {
         if (closed) {
             throw new IOException("write-back store is closed");
-        }
-        if (isScratch(key)) {
-            return writeScratch(key, body);
         }
         long sequence = pending.reserve(key, body.length(), config.quota());
         if (sequence >= 0) {
@@ -202,37 +191,6 @@ public final class WriteBackStore extends ForwardingObjectStore {
         return pending.fencesWaiting();
     }
 
-    // ---- scratch: node-local, never uploaded ----------------------------------------------------------
-
-    private boolean isScratch(ObjectKey key) {
-        return isScratchBucket(key.bucket());
-    }
-
-    private boolean isScratchBucket(String bucket) {
-        return config.scratchBucket() != null && config.scratchBucket().equals(bucket);
-    }
-
-    private Scratch scratch() throws StoreException {
-        if (scratch == null) {
-            throw new StoreException(StoreException.Kind.FATAL, 507, "scratch bucket " + config.scratchBucket()
-                    + " has no quota configured", null);
-        }
-        return scratch;
-    }
-
-    private WriteStatus writeScratch(ObjectKey key, PutBody body) throws IOException {
-        ObjectMeta meta = scratch().put(key, body);
-        return new WriteStatus(-1, key, meta.size(), Durability.LOCAL, null, meta.etag());
-    }
-
-    @Override
-    public ListPage list(ListRequest request) throws IOException {
-        if (!isScratchBucket(request.bucket())) {
-            return delegate.list(request);
-        }
-        return scratch().list(request);
-    }
-
     /**
      * A DELETE. With a write of {@code key} still pending (or failed), the delete is journaled and queued
      * behind it (fsync'd: acknowledged as a write is), and reads see the key gone at once; otherwise it goes
@@ -240,10 +198,6 @@ public final class WriteBackStore extends ForwardingObjectStore {
      */
     @Override
     public void delete(ObjectKey key) throws IOException {
-        if (isScratch(key)) {
-            scratch().delete(key);
-            return;
-        }
         if (closed) {
             throw new IOException("write-back store is closed");
         }
@@ -266,9 +220,9 @@ public final class WriteBackStore extends ForwardingObjectStore {
 
     // ---- reads see the writes --------------------------------------------------------------------------
 
-    /** True when reads of {@code key} are served here (a write not yet uploaded, or scratch), not upstream. */
+    /** True when reads of {@code key} are served here (a write not yet uploaded, or failed), not upstream. */
     public boolean holdsLocally(ObjectKey key) {
-        return isScratch(key) || pending.latest(key) != null;
+        return pending.latest(key) != null;
     }
 
     /** True when a write to {@code bucket} is still only local (its bucket looks empty upstream, but is not). */
@@ -311,9 +265,6 @@ public final class WriteBackStore extends ForwardingObjectStore {
 
     @Override
     public ObjectMeta head(ObjectKey key) throws IOException {
-        if (isScratch(key)) {
-            return scratch().head(key);
-        }
         PendingWrite e = pending.latest(key);
         if (e == null) {
             return delegate.head(key);
@@ -326,9 +277,6 @@ public final class WriteBackStore extends ForwardingObjectStore {
 
     @Override
     public ObjectContent get(GetRequest request) throws IOException {
-        if (isScratch(request.key())) {
-            return scratch().get(request);
-        }
         PendingWrite e = pending.latest(request.key());
         if (e == null) {
             return delegate.get(request);

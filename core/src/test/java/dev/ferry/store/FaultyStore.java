@@ -28,6 +28,12 @@ public final class FaultyStore extends ForwardingObjectStore {
         return this;
     }
 
+    /** Drops the failures still queued: the store answers again. */
+    public synchronized FaultyStore heal() {
+        failures.clear();
+        return this;
+    }
+
     /** The next {@code times} streams opened break with a connection reset after {@code bytes} bytes. */
     public synchronized FaultyStore breakStreams(int times, long bytes) {
         streamBreaks = times;

@@ -362,28 +362,4 @@ class WriteBackStoreTest {
             }
         }
     }
-
-    @Test
-    void scratch_isNeverUploaded_hasAQuota_andExpires() throws Exception {
-        WriteBackConfig config = WriteBackConfig.of(tmp.resolve("wb"), 1 << 30).withScratch("scratch", 100_000, Duration.ofMinutes(5));
-        try (WriteBackStore wb = new WriteBackStore(tracking, config)) {
-            ObjectKey a = ObjectKey.of("scratch", "features/a.npy");
-            byte[] bytes = random(60_000, 11);
-            assertThat(wb.write(a, PutBody.ofBytes(bytes)).durability()).isEqualTo(Durability.LOCAL);
-            assertThat(wb.readBytes(a, null)).isEqualTo(bytes);
-            assertThat(wb.list(dev.ferry.store.ListRequest.of("scratch", "features/")).objects()).hasSize(1);
-            assertThatThrownBy(() -> wb.write(ObjectKey.of("scratch", "features/b.npy"), PutBody.ofBytes(random(60_000, 12))))
-                    .isInstanceOf(StoreException.class).hasMessageContaining("scratch quota of 100000 bytes is full");
-            // overwriting within the quota is fine
-            wb.write(a, PutBody.ofBytes(random(90_000, 13)));
-            assertThat(wb.flush(Duration.ofSeconds(5)).complete()).isTrue();
-            assertThat(tracking.count(TrackingStore.Op.PUT)).isZero(); // never uploaded
-            // an hour later it is gone
-            Path file = tmp.resolve("wb/scratch/scratch/features/a.npy");
-            Files.setLastModifiedTime(file, java.nio.file.attribute.FileTime.from(java.time.Instant.now().minus(Duration.ofHours(1))));
-            assertThatThrownBy(() -> wb.readBytes(a, null)).isInstanceOf(dev.ferry.store.ObjectNotFoundException.class);
-            assertThat(Files.exists(file)).isFalse();
-            wb.write(ObjectKey.of("scratch", "features/b.npy"), PutBody.ofBytes(random(60_000, 12))); // room again
-        }
-    }
 }
