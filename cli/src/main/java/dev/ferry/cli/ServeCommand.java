@@ -42,7 +42,7 @@ final class ServeCommand implements Callable<Integer> {
             Folders.requireOrCreate(config.storeRoot(), "--store-root", create);
         }
         try (Daemon daemon = Daemon.start(config)) {
-            if (daemon.node().tiers().origin().store() instanceof S3ObjectStore s3 && config.upstream() != null) {
+            if (daemon.node().stack().origin().store() instanceof S3ObjectStore s3 && config.upstream() != null) {
                 // said before "ready": a daemon that cannot use its upstream does not start
                 S3ObjectStore.Probe probe = s3.probe();
                 String upstream = dev.ferry.util.Secrets.shown(config.upstream());

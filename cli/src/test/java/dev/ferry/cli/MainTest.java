@@ -189,7 +189,7 @@ class MainTest {
                 dir.resolve("data").toString(), "cache-dir", dir.resolve("cache").toString(), "profile", "none", "block-size", "1MiB"));
         try (dev.ferry.serve.Daemon daemon = dev.ferry.serve.Daemon.start(config);
                 dev.ferry.s3client.S3ObjectStore s3 = new dev.ferry.s3client.S3ObjectStore(dev.ferry.s3client.S3StoreConfig.endpoint(
-                        daemon.node().tiers().origin().store() instanceof dev.ferry.s3client.S3ObjectStore o ? o.config().endpoint() : null,
+                        daemon.node().stack().origin().store() instanceof dev.ferry.s3client.S3ObjectStore o ? o.config().endpoint() : null,
                         "k", "s"))) {
             s3.createBucket("data");
             for (int i = 0; i < 10; i++) {

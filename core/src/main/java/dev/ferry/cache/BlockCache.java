@@ -217,7 +217,7 @@ final class BlockCache {
         return fetcher.residentOrInFlight(id);
     }
 
-    /** See {@link #wholePrefetches}: {@link Misses} registers its whole-object prefetches here. */
+    /** See {@link #wholePrefetches}: {@link ColdReads} registers its whole-object prefetches here. */
     Map<ObjectKey, CompletableFuture<Void>> wholePrefetches() {
         return wholePrefetches;
     }

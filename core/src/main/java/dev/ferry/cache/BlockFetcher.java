@@ -25,7 +25,7 @@ import org.slf4j.LoggerFactory;
 
 /**
  * The local tier's single-flight fetcher: how missing blocks come in. A block being fetched is a {@link BlockFill}
- * in {@code inflight}; the first to claim it fetches it, everyone else reads its bytes as they arrive. Misses are
+ * in {@code inflight}; the first to claim it fetches it, everyone else reads its bytes as they arrive. ColdReads are
  * fetched in runs (one upstream ranged GET, pinned to the ETag, per run of adjacent admitted misses, each with room
  * reserved in the {@link BlockIndex}) and published (a complete block renamed into place, its reservation made
  * readable). Prefetches of a range go through the same claims. {@link BlockStream} is the reader over this;

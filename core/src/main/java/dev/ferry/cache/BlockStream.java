@@ -38,7 +38,7 @@ final class BlockStream extends BlockReadingInputStream implements FileRegionRea
     private final ResidentBlocks resident;
     private final BypassReads bypass;
     private final ReadObserver observer;
-    /** Keys whose whole object is being prefetched by one GET not answered yet ({@link Misses#prefetch}). */
+    /** Keys whose whole object is being prefetched by one GET not answered yet ({@link ColdReads#prefetch}). */
     private final Map<ObjectKey, CompletableFuture<Void>> wholePrefetches;
     private final ObjectMeta meta;
     private final long end;

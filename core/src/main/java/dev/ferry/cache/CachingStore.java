@@ -34,7 +34,7 @@ import java.util.concurrent.Executor;
  *       shows a new ETag, blocks of other versions are dropped.
  *   <li><b>A miss is one request.</b> A read whose metadata is unknown sends one ranged GET of the run of
  *       blocks it starts in, with no HEAD before it: the answer names the version and fills the blocks. One
- *       such miss per key at a time; the key's other readers wait for its answer ({@link Misses}).
+ *       such miss per key at a time; the key's other readers wait for its answer ({@link ColdReads}).
  *   <li><b>Metadata</b> is trusted within the metadata TTL, served stale within twice it while revalidated in
  *       the background, and replaced at once by a write through ferry ({@link MetadataCache}).
  *   <li><b>Writes go through</b>, and what the store answers becomes the key's metadata.
@@ -42,14 +42,14 @@ import java.util.concurrent.Executor;
  *       (with a warning), forwarding every request upstream.
  * </ul>
  *
- * <p>Thread-safe: the metadata, the misses ({@link Misses}) and the engine guard themselves.
+ * <p>Thread-safe: the metadata, the misses ({@link ColdReads}) and the engine guard themselves.
  */
 public final class CachingStore extends ForwardingObjectStore {
     private final Clock clock;
     private final CacheConfig config;
     private final BlockCache blocks;
     private final MetadataCache metadata;
-    private final Misses misses;
+    private final ColdReads misses;
     private volatile boolean closed;
 
     /** A cache with the policy its config names (lru, pin or sieve). */
@@ -83,7 +83,7 @@ public final class CachingStore extends ForwardingObjectStore {
         this.clock = Objects.requireNonNull(clock, "clock is null");
         this.blocks = new BlockCache(upstream, config, Objects.requireNonNull(policy, "policy is null"), clock, this::versionChanged);
         this.metadata = new MetadataCache(upstream, config.metadataTtl(), clock, blocks.counters(), revalidators, blocks::dropVersionsOtherThan);
-        this.misses = new Misses(upstream, config, clock, blocks, metadata);
+        this.misses = new ColdReads(upstream, config, clock, blocks, metadata);
     }
 
     /** A fetch pinned to the key's ETag was refused: the object changed, and its next read asks upstream. */

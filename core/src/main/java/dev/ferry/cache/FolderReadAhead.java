@@ -41,7 +41,7 @@ import org.slf4j.LoggerFactory;
  */
 final class FolderReadAhead {
     private static final Logger LOG = LoggerFactory.getLogger(FolderReadAhead.class);
-    /** Misses in a folder before it is listed, and at least before it is read ahead. */
+    /** ColdReads in a folder before it is listed, and at least before it is read ahead. */
     static final int FIRST_MISSES = 4;
     /** A folder is read ahead once its misses reach 1 in this many of its objects. */
     static final int SHARE = 32;

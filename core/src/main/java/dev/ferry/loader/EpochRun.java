@@ -4,7 +4,7 @@ import dev.ferry.cache.BlockId;
 import dev.ferry.cache.CachingStore;
 import dev.ferry.plan.BlockRead;
 import dev.ferry.plan.EpochPlan;
-import dev.ferry.plan.Deal;
+import dev.ferry.plan.RankAssignment;
 import dev.ferry.plan.Prefetcher;
 import dev.ferry.plan.Shard;
 import dev.ferry.plan.ShardMix;
@@ -83,7 +83,7 @@ public final class EpochRun<T> implements Iterator<Batch<T>>, AutoCloseable {
     private final LongAdder reads = new LongAdder();
     private final Histogram waits = new Histogram(3_600_000_000L, 3);
     private final LongAdder bytes = new LongAdder();
-    private final Deal deal;
+    private final RankAssignment deal;
     /** Times reads and the consumer's waits, and paces the prefetcher. */
     private final Clock clock;
     private int submitted;
@@ -94,7 +94,7 @@ public final class EpochRun<T> implements Iterator<Batch<T>>, AutoCloseable {
     private long lastNext;
     private boolean closed;
 
-    EpochRun(ObjectStore store, Deal deal, EpochPlan plan, long seed, int rank, LoaderConfig config, Decoder<T> decoder,
+    EpochRun(ObjectStore store, RankAssignment deal, EpochPlan plan, long seed, int rank, LoaderConfig config, Decoder<T> decoder,
             ReadAheadBudget budget, Prefetcher.Stats lastPrefetch, Consumer<Prefetcher.Stats> prefetchMemory, Clock clock) {
         this.clock = clock;
         this.budget = budget;

@@ -1,7 +1,7 @@
 package dev.ferry.loader;
 
 import dev.ferry.plan.EpochPlan;
-import dev.ferry.plan.Homes;
+import dev.ferry.plan.CanonicalHomes;
 import dev.ferry.plan.Manifest;
 import dev.ferry.plan.PlanConfig;
 import dev.ferry.plan.Placement;
@@ -30,7 +30,7 @@ public final class Loader<T> {
     /** What the last epoch's prefetcher measured (pace, fetch time), for the next one to start from. */
     private volatile Prefetcher.Stats lastPrefetch;
     /** Where the canonical nodes live on this loader's world since the last resume (null: {@code c mod nodes}); later epochs keep them. */
-    private volatile Homes homes;
+    private volatile CanonicalHomes homes;
 
     public Loader(ObjectStore store, Manifest manifest, PlanConfig plan, World world, int rank, LoaderConfig config, Decoder<T> decoder) {
         this(store, manifest, plan, world, rank, config, decoder, null);
@@ -84,7 +84,7 @@ public final class Loader<T> {
 
     /** Starts an epoch (1-based) from its beginning, with the plan made definite for this loader's world. */
     public EpochRun<T> epoch(int epoch) {
-        Homes h = homes;
+        CanonicalHomes h = homes;
         return resume(new LoaderState(epoch, 0, plan.seed(), h != null ? h.canonical() : plan.forWorld(world).canonical(), h));
     }
 
@@ -117,9 +117,9 @@ public final class Loader<T> {
             throw new IllegalArgumentException("checkpoint position " + state.consumed() + " is past the end of epoch "
                     + state.epoch() + " (" + epochPlan.size() + " samples)");
         }
-        Homes h = homesFor(state, epochPlan.canonicalNodes());
+        CanonicalHomes h = homesFor(state, epochPlan.canonicalNodes());
         homes = h;
-        Homes round = state.homes() == null || state.homes().canonical() != h.canonical() ? h
+        CanonicalHomes round = state.homes() == null || state.homes().canonical() != h.canonical() ? h
                 : state.roundHomes() != null ? state.roundHomes() : state.homes();
         return new EpochRun<>(store, epochPlan.deal(world, state.consumed(), h, round), epochPlan, plan.seed(), rank, config, decoder, budget,
                 lastPrefetch, stats -> lastPrefetch = stats, clock);
@@ -130,10 +130,10 @@ public final class Loader<T> {
      * this size, else those resized to it (moving only what must move), else, when the checkpoint does not say,
      * {@code c mod nodes}.
      */
-    Homes homesFor(LoaderState state, int canonical) {
-        Homes recorded = state.homes();
+    CanonicalHomes homesFor(LoaderState state, int canonical) {
+        CanonicalHomes recorded = state.homes();
         if (recorded == null || recorded.canonical() != canonical) {
-            return Homes.of(canonical, world.nodes());
+            return CanonicalHomes.of(canonical, world.nodes());
         }
         return recorded.nodes() == world.nodes() ? recorded : recorded.resized(world.nodes());
     }

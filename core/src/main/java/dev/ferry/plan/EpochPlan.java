@@ -26,11 +26,11 @@ import java.util.SplittableRandom;
  * left, then the rounds go on over the nodes that still have some. With one canonical node this is the
  * global plan: one order of all shards.
  *
- * <p><b>Who reads what</b> ({@link Deal}). At every step the ranks of the world together take the next
+ * <p><b>Who reads what</b> ({@link RankAssignment}). At every step the ranks of the world together take the next
  * {@code ranks} positions of the order, so after {@code t} steps the first {@code t * ranks} positions are
  * consumed, whatever the world: resuming on a different world is exact, the consumed prefix being a number.
  * Canonical node {@code c} lives on physical node {@code c mod nodes}, or where a world change moved it
- * ({@link Homes}); within a step each node takes the
+ * ({@link CanonicalHomes}); within a step each node takes the
  * positions of its canonical nodes, its ranks in position order. When the node count divides {@code C},
  * every step gives every node exactly its ranks' share, so no read leaves its node; otherwise the positions
  * a node cannot take go, in order, to the nodes with ranks left over. Within a rank, batches go round robin
@@ -310,22 +310,22 @@ public final class EpochPlan {
     }
 
     /** Who reads which position on {@code world}, resuming after {@code start} consumed samples, canonical node {@code c} on node {@code c mod nodes}. */
-    public Deal deal(World world, long start) {
-        Homes standard = Homes.of(canonical, world.nodes());
-        return new Deal(this, world, start, standard, standard);
+    public RankAssignment deal(World world, long start) {
+        CanonicalHomes standard = CanonicalHomes.of(canonical, world.nodes());
+        return new RankAssignment(this, world, start, standard, standard);
     }
 
     /** Who reads which position on {@code world} from {@code start}, with the canonical nodes where {@code homes} put them. */
-    public Deal deal(World world, long start, Homes homes) {
+    public RankAssignment deal(World world, long start, CanonicalHomes homes) {
         return deal(world, start, homes, homes);
     }
 
     /**
      * Who reads which position on {@code world} from {@code start}, with the canonical nodes where {@code homes}
      * put them, the round in progress at {@code start} read in the order of {@code roundHomes} (the world that
-     * began it, which a checkpoint records: {@link Deal#roundHomesAt}).
+     * began it, which a checkpoint records: {@link RankAssignment#roundHomesAt}).
      */
-    public Deal deal(World world, long start, Homes homes, Homes roundHomes) {
+    public RankAssignment deal(World world, long start, CanonicalHomes homes, CanonicalHomes roundHomes) {
         Objects.requireNonNull(homes, "homes is null");
         Objects.requireNonNull(roundHomes, "roundHomes is null");
         if (homes.canonical() != canonical || homes.nodes() != world.nodes()) {
@@ -335,7 +335,7 @@ public final class EpochPlan {
         if (roundHomes.canonical() != canonical) {
             throw new IllegalArgumentException("the round's homes are of " + roundHomes.canonical() + " canonical nodes, the plan's " + canonical);
         }
-        return new Deal(this, world, start, homes, roundHomes);
+        return new RankAssignment(this, world, start, homes, roundHomes);
     }
 
     /** The samples rank {@code rank} of {@code world} reads, in order, resuming after {@code start} consumed samples. */
@@ -354,7 +354,7 @@ public final class EpochPlan {
     }
 
     /** As {@link #workerSamples(World, int, int, int, int, long)}, for a deal of this plan (its world, start and homes). */
-    public int[] workerSamples(Deal deal, int rank, int worker, int workers, int batchSize) {
+    public int[] workerSamples(RankAssignment deal, int rank, int worker, int workers, int batchSize) {
         checkRank(rank, deal.world().ranks());
         if (workers < 1 || worker < 0 || worker >= workers) {
             throw new IllegalArgumentException("worker must be 0 to " + (workers - 1) + ": " + worker);
@@ -386,7 +386,7 @@ public final class EpochPlan {
         if (blockSize < 1) {
             throw new IllegalArgumentException("blockSize must be positive: " + blockSize);
         }
-        Deal deal = deal(world, start);
+        RankAssignment deal = deal(world, start);
         List<BlockRead> out = new ArrayList<>();
         for (int t = 0; t < deal.steps(); t++) {
             for (int local = 0; local < world.ranksPerNode(); local++) {
@@ -402,7 +402,7 @@ public final class EpochPlan {
     }
 
     /** The shards (manifest indexes) node {@code node} of a deal of this plan reads, in the order it first reads them. */
-    public int[] nodeShards(Deal deal, int node) {
+    public int[] nodeShards(RankAssignment deal, int node) {
         World world = deal.world();
         LinkedHashSet<Integer> seen = new LinkedHashSet<>();
         for (int t = 0; t < deal.steps(); t++) {

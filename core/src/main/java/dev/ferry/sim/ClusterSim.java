@@ -4,7 +4,7 @@ import dev.ferry.cache.BlockId;
 import dev.ferry.cache.policy.EvictionPolicy;
 import dev.ferry.cache.policy.Policies;
 import dev.ferry.cache.policy.PreferringPolicy;
-import dev.ferry.plan.Deal;
+import dev.ferry.plan.RankAssignment;
 import dev.ferry.plan.EpochPlan;
 import dev.ferry.plan.Manifest;
 import dev.ferry.plan.PlanConfig;
@@ -13,7 +13,7 @@ import dev.ferry.plan.ShardMix;
 import dev.ferry.plan.World;
 import dev.ferry.store.ObjectKey;
 import dev.ferry.store.Prices;
-import dev.ferry.store.tier.Rendezvous;
+import dev.ferry.store.shared.Rendezvous;
 import java.util.ArrayList;
 import java.util.List;
 
@@ -21,7 +21,7 @@ import java.util.List;
  * Many nodes reading one corpus, each with its own local tier, optionally in a regional group: a node's
  * read of an object another member owns goes to that member's tier (which fetches from the origin once and
  * keeps what it owns first), as {@code ferry serve --group} does. It replays the shipped epoch plans in
- * either partition ({@link EpochPlan} and its {@link Deal}: the node partition keeps each node on its own
+ * either partition ({@link EpochPlan} and its {@link RankAssignment}: the node partition keeps each node on its own
  * shards, the global one deals every position round robin) through instances of the shipped policy classes
  * (LRU, SIEVE, or MIN fed each node's planned future, as the daemon's plan-aware eviction is), with the
  * daemon's admission rule ({@link PreferringPolicy}: copies of blocks another member owns only in free
@@ -235,7 +235,7 @@ public final class ClusterSim {
     }
 
     /** One node's block reads in an epoch, in the order of the deal (its steps in order). */
-    private static void forEachRead(EpochPlan plan, Deal deal, int blockSize, ReadSink sink) {
+    private static void forEachRead(EpochPlan plan, RankAssignment deal, int blockSize, ReadSink sink) {
         Manifest m = plan.manifest();
         for (int t = 0; t < deal.steps(); t++) {
             for (int node = 0; node < deal.world().nodes(); node++) {
@@ -318,7 +318,7 @@ public final class ClusterSim {
         List<Epoch> out = new ArrayList<>();
         for (int epoch = 1; epoch <= config.epochs(); epoch++) {
             EpochPlan plan = EpochPlan.of(sampled, sim.plan(), epoch);
-            Deal deal = plan.deal(world, 0);
+            RankAssignment deal = plan.deal(world, 0);
             long hitsBefore = caches.stream().mapToLong(c -> c.hits).sum();
             long missesBefore = caches.stream().mapToLong(c -> c.misses).sum();
             long[] c = new long[6]; // block reads, local hits, peer hits, egress, peer bytes, local bytes

@@ -4,7 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.ferry.plan.EpochPlan;
-import dev.ferry.plan.Homes;
+import dev.ferry.plan.CanonicalHomes;
 import dev.ferry.plan.Manifest;
 import dev.ferry.plan.PlanConfig;
 import dev.ferry.plan.Placement;
@@ -202,9 +202,9 @@ class LoaderTest {
             }
         }
         assertThat(state.consumed()).isEqualTo(12);
-        assertThat(state.homes()).isEqualTo(Homes.of(12, 4));
+        assertThat(state.homes()).isEqualTo(CanonicalHomes.of(12, 4));
         World three = new World(3, 1, 1);
-        Homes moved = Homes.of(12, 4).resized(3);
+        CanonicalHomes moved = CanonicalHomes.of(12, 4).resized(3);
         for (int rank = 0; rank < 3; rank++) {
             Loader<Sample> l = new Loader<>(store, manifest, plan, three, rank, LoaderConfig.DEFAULT.withBatchSize(2), Decoder.identity());
             try (EpochRun<Sample> run = l.resume(state)) {
@@ -219,7 +219,7 @@ class LoaderTest {
         }
         int total = manifest.totalSamples();
         assertThat(seen.size()).isGreaterThan(total - 6); // DROP leaves out less than a step of three ranks' batches
-        assertThat(Homes.of(12, 4).moved(moved)).isEqualTo(3);
+        assertThat(CanonicalHomes.of(12, 4).moved(moved)).isEqualTo(3);
     }
 
     @Test

@@ -15,7 +15,7 @@ import java.util.Set;
 import org.junit.jupiter.api.Test;
 
 /**
- * A world change mid-epoch with the homes of the world in progress ({@link Homes}): exact sample by sample, and
+ * A world change mid-epoch with the homes of the world in progress ({@link CanonicalHomes}): exact sample by sample, and
  * the extra egress is the share that had to move. Egress is measured on tiers that hold everything a node has
  * read (so only movement costs): epoch 1 on the old world warms them, the change comes halfway through epoch 2,
  * epoch 3 runs on the new world; the extra egress is what epochs 2 and 3 fetch.
@@ -33,9 +33,9 @@ class ElasticResumeTest {
 
     @Test
     void homes_startAtCModNodes_andMoveOnlyWhatMust() {
-        Homes four = Homes.of(12, 4);
+        CanonicalHomes four = CanonicalHomes.of(12, 4);
         assertThat(four.standard()).isTrue();
-        Homes three = four.resized(3);
+        CanonicalHomes three = four.resized(3);
         assertThat(countOn(three, 3)).containsExactly(4, 4, 4);
         // only the departed node's three canonical nodes move
         int moved = 0;
@@ -46,20 +46,20 @@ class ElasticResumeTest {
             }
         }
         assertThat(moved).isEqualTo(3);
-        assertThat(Homes.of(12, 3).moved(Homes.of(12, 4))).as("c mod nodes: 9 of 12 move").isEqualTo(9);
-        Homes grown = Homes.of(12, 3).resized(4);
+        assertThat(CanonicalHomes.of(12, 3).moved(CanonicalHomes.of(12, 4))).as("c mod nodes: 9 of 12 move").isEqualTo(9);
+        CanonicalHomes grown = CanonicalHomes.of(12, 3).resized(4);
         assertThat(countOn(grown, 4)).containsExactly(3, 3, 3, 3);
         int grownMoved = 0;
         for (int c = 0; c < 12; c++) {
             grownMoved += grown.nodeOf(c) != c % 3 ? 1 : 0;
         }
         assertThat(grownMoved).as("3 -> 4 moves a quarter").isEqualTo(3);
-        assertThat(Homes.of(12, 4).resized(4)).isEqualTo(Homes.of(12, 4));
-        assertThat(Homes.parse(three.toArray(), 3)).isEqualTo(three);
-        assertThatThrownBy(() -> Homes.parse(new int[] {0, 3}, 3)).hasMessageContaining("canonical node 1's home must be 0 to 2");
+        assertThat(CanonicalHomes.of(12, 4).resized(4)).isEqualTo(CanonicalHomes.of(12, 4));
+        assertThat(CanonicalHomes.parse(three.toArray(), 3)).isEqualTo(three);
+        assertThatThrownBy(() -> CanonicalHomes.parse(new int[] {0, 3}, 3)).hasMessageContaining("canonical node 1's home must be 0 to 2");
     }
 
-    static int[] countOn(Homes homes, int nodes) {
+    static int[] countOn(CanonicalHomes homes, int nodes) {
         int[] count = new int[nodes];
         for (int c = 0; c < homes.canonical(); c++) {
             count[homes.nodeOf(c)]++;
@@ -77,8 +77,8 @@ class ElasticResumeTest {
     static Change change(Manifest m, PlanConfig config, int from, int to, boolean recordHomes) {
         World before = new World(from, 1, 1);
         World after = new World(to, 1, 1);
-        Homes old = Homes.of(config.canonical(), from);
-        Homes next = recordHomes ? old.resized(to) : Homes.of(config.canonical(), to);
+        CanonicalHomes old = CanonicalHomes.of(config.canonical(), from);
+        CanonicalHomes next = recordHomes ? old.resized(to) : CanonicalHomes.of(config.canonical(), to);
         List<Set<BlockId>> held = new ArrayList<>();
         for (int n = 0; n < Math.max(from, to); n++) {
             held.add(new HashSet<>());
@@ -96,14 +96,14 @@ class ElasticResumeTest {
         for (int n = to; n < from; n++) {
             held.get(n).clear(); // the departed node's tier goes with it
         }
-        Deal rest = e2.deal(after, consumed, next, e2.deal(before, 0, old).roundHomesAt(consumed));
+        RankAssignment rest = e2.deal(after, consumed, next, e2.deal(before, 0, old).roundHomesAt(consumed));
         readSamples(e2, rest, Integer.MAX_VALUE, seen);
         read(e2, rest, Integer.MAX_VALUE, held, egress);
         // exact: no sample of epoch 2 twice across the change, and none skipped but the new world's drop
         assertThat(seen.values()).allMatch(v -> v == 1);
         assertThat((long) e2.size() - seen.size()).isEqualTo((e2.size() - consumed) % after.ranks());
         EpochPlan e3 = EpochPlan.of(m, config, 3);
-        Deal third = e3.deal(after, 0, next);
+        RankAssignment third = e3.deal(after, 0, next);
         read(e3, third, Integer.MAX_VALUE, held, egress);
         // the share that had to move: the departed nodes' canonical nodes, or what the new ones take
         long mustMove = 0;
@@ -115,7 +115,7 @@ class ElasticResumeTest {
         return new Change(egress[0], mustMove, rest.localShare(), third.localShare());
     }
 
-    static void readSamples(EpochPlan plan, Deal deal, int steps, Map<Integer, Integer> seen) {
+    static void readSamples(EpochPlan plan, RankAssignment deal, int steps, Map<Integer, Integer> seen) {
         for (int t = 0; t < Math.min(steps, deal.steps()); t++) {
             for (int r = 0; r < deal.world().ranks(); r++) {
                 seen.merge(deal.sample(r, t), 1, Integer::sum);
@@ -123,7 +123,7 @@ class ElasticResumeTest {
         }
     }
 
-    static void read(EpochPlan plan, Deal deal, int steps, List<Set<BlockId>> held, long[] egress) {
+    static void read(EpochPlan plan, RankAssignment deal, int steps, List<Set<BlockId>> held, long[] egress) {
         List<BlockRead> blocks = new ArrayList<>();
         for (int t = 0; t < Math.min(steps, deal.steps()); t++) {
             for (int r = 0; r < deal.world().ranks(); r++) {
@@ -150,12 +150,12 @@ class ElasticResumeTest {
                     .withShuffleBlockShards(1 + random.nextInt(4)).withUneven(PlanConfig.Uneven.DROP);
             EpochPlan plan = EpochPlan.of(m, config, 1 + random.nextInt(3));
             World world = new World(1 + random.nextInt(6), 1 + random.nextInt(2), 1);
-            Homes homes = Homes.of(canonical, world.nodes());
-            Homes roundHomes = homes;
+            CanonicalHomes homes = CanonicalHomes.of(canonical, world.nodes());
+            CanonicalHomes roundHomes = homes;
             long consumed = 0;
             Map<Integer, Integer> seen = new HashMap<>();
             for (int change = 0; change < 3; change++) {
-                Deal deal = plan.deal(world, consumed, homes, roundHomes);
+                RankAssignment deal = plan.deal(world, consumed, homes, roundHomes);
                 int steps = change == 2 ? deal.steps() : random.nextInt(deal.steps() + 1);
                 readSamples(plan, deal, steps, seen);
                 consumed += (long) steps * world.ranks();

@@ -28,7 +28,7 @@ class NodePartitionTest {
 
     /** The shards each node reads in an epoch. */
     static List<Set<Integer>> shardsByNode(EpochPlan p, World world, long start) {
-        Deal deal = p.deal(world, start);
+        RankAssignment deal = p.deal(world, start);
         List<Set<Integer>> out = new ArrayList<>();
         for (int node = 0; node < world.nodes(); node++) {
             Set<Integer> mine = new HashSet<>();

@@ -5,7 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.ferry.loader.SyntheticDataset;
-import dev.ferry.plan.Deal;
+import dev.ferry.plan.RankAssignment;
 import dev.ferry.plan.EpochPlan;
 import dev.ferry.plan.Manifest;
 import dev.ferry.plan.ManifestJson;
@@ -17,7 +17,7 @@ import dev.ferry.s3client.S3StoreConfig;
 import dev.ferry.store.ListRequest;
 import dev.ferry.store.ObjectMeta;
 import dev.ferry.store.file.FileObjectStore;
-import dev.ferry.store.tier.Rendezvous;
+import dev.ferry.store.shared.Rendezvous;
 import dev.ferry.time.Await;
 import java.io.IOException;
 import java.net.URI;
@@ -426,7 +426,7 @@ class ClusterNetnsTest {
     static void readEpoch(Manifest manifest, PlanConfig plan, World world, int epoch, int kill, Runnable atHalfway, AtomicLong failed,
             AtomicLong failovers, List<String> failures) throws Exception {
         EpochPlan p = EpochPlan.of(manifest, plan, epoch);
-        Deal deal = p.deal(world, 0);
+        RankAssignment deal = p.deal(world, 0);
         CountDownLatch halfway = new CountDownLatch(atHalfway == null ? 0 : WORKERS);
         CountDownLatch killed = new CountDownLatch(atHalfway == null ? 0 : 1);
         List<Thread> consumers = new ArrayList<>();

@@ -170,7 +170,7 @@ final class FerryFs implements FuseOperations {
 
     @Override
     public int getattr(String path, Stat stat, FileInfo fi) {
-        Loc loc = Loc.parse(path);
+        MountPath loc = MountPath.parse(path);
         if (loc == null) {
             return -ENOENT;
         }
@@ -224,7 +224,7 @@ final class FerryFs implements FuseOperations {
 
     @Override
     public int opendir(String path, FileInfo fi) {
-        Loc loc = Loc.parse(path);
+        MountPath loc = MountPath.parse(path);
         if (loc == null) {
             return -ENOENT;
         }
@@ -247,7 +247,7 @@ final class FerryFs implements FuseOperations {
 
     @Override
     public int mkdir(String path, int mode) {
-        Loc loc = Loc.parse(path);
+        MountPath loc = MountPath.parse(path);
         if (config.readOnly()) {
             return -EROFS;
         }
@@ -268,7 +268,7 @@ final class FerryFs implements FuseOperations {
 
     @Override
     public int rmdir(String path) {
-        Loc loc = Loc.parse(path);
+        MountPath loc = MountPath.parse(path);
         if (config.readOnly()) {
             return -EROFS;
         }
@@ -290,7 +290,7 @@ final class FerryFs implements FuseOperations {
 
     @Override
     public int open(String path, FileInfo fi) {
-        Loc loc = Loc.parse(path);
+        MountPath loc = MountPath.parse(path);
         if (loc == null) {
             return -ENOENT;
         }
@@ -321,7 +321,7 @@ final class FerryFs implements FuseOperations {
         });
     }
 
-    private int openWrite(String path, Loc loc, boolean truncate, boolean create, FileInfo fi) {
+    private int openWrite(String path, MountPath loc, boolean truncate, boolean create, FileInfo fi) {
         return call("open for writing", path, () -> {
             register(writes.open(path, loc, truncate, create), fi);
             FileInfoBits.set(fi, false, true, false); // its close() is where the write reaches the store
@@ -331,7 +331,7 @@ final class FerryFs implements FuseOperations {
 
     @Override
     public int create(String path, int mode, FileInfo fi) {
-        Loc loc = Loc.parse(path);
+        MountPath loc = MountPath.parse(path);
         if (config.readOnly()) {
             return -EROFS;
         }
@@ -349,7 +349,7 @@ final class FerryFs implements FuseOperations {
         Object h = handles.get(fi.getFh());
         if (h == null && noOpen) {
             return call("read at " + offset + " of", path, () -> {
-                Loc loc = Loc.parse(path);
+                MountPath loc = MountPath.parse(path);
                 ObjectMeta m = attrs.shown(loc.object());
                 if (m == null) { // forgotten past Attrs' bound
                     m = reads.described(loc, folders.listed(loc));
@@ -419,7 +419,7 @@ final class FerryFs implements FuseOperations {
         if (config.readOnly()) {
             return -EROFS;
         }
-        Loc loc = Loc.parse(path);
+        MountPath loc = MountPath.parse(path);
         if (loc == null || loc.key() == null) {
             return loc == null ? -ENOENT : -EISDIR;
         }
@@ -432,7 +432,7 @@ final class FerryFs implements FuseOperations {
         if (config.readOnly()) {
             return -EROFS;
         }
-        Loc loc = Loc.parse(path);
+        MountPath loc = MountPath.parse(path);
         if (loc == null) {
             return -ENOENT;
         }
@@ -451,8 +451,8 @@ final class FerryFs implements FuseOperations {
         if (flags != 0) {
             return -EINVAL;
         }
-        Loc from = Loc.parse(oldpath);
-        Loc to = Loc.parse(newpath);
+        MountPath from = MountPath.parse(oldpath);
+        MountPath to = MountPath.parse(newpath);
         if (from == null) {
             return -ENOENT;
         }

@@ -23,7 +23,7 @@ import org.cryptomator.jfuse.api.FuseOperations;
  * <p>Thread-safe: guarded by itself.
  */
 final class FolderHandle {
-    private final Loc loc;
+    private final MountPath loc;
     private final ObjectStore reader;
     private final BucketOperations buckets;
     private final FolderListings listings;
@@ -39,7 +39,7 @@ final class FolderHandle {
     /** The store's entries so far, to keep at the last page; null when not kept (not kept at all, or the root). */
     private FolderListings.Gathering gathering;
 
-    FolderHandle(Loc loc, ObjectStore reader, BucketOperations buckets, FolderListings listings, LocalNames local, Attrs attrs) {
+    FolderHandle(MountPath loc, ObjectStore reader, BucketOperations buckets, FolderListings listings, LocalNames local, Attrs attrs) {
         this.loc = loc;
         this.reader = reader;
         this.buckets = buckets;

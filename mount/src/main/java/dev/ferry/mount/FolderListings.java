@@ -181,7 +181,7 @@ final class FolderListings {
      * null when no fresh listing names it. An expired listing of at most {@link #MAX_RELIST_ENTRIES} entries is
      * listed again first; a folder never listed is listed first when small ({@link #lookupListing}).
      */
-    FolderEntry listed(Loc loc) throws IOException {
+    FolderEntry listed(MountPath loc) throws IOException {
         if (ttlNanos <= 0 || loc.key() == null) {
             return null;
         }

@@ -75,7 +75,7 @@ final class Folders {
      * What a listing of its folder says of {@code loc} (a key): a file with its metadata, or a folder (meta null);
      * null when no fresh listing names it. See {@link FolderListings#listed}.
      */
-    FolderEntry listed(Loc loc) throws IOException {
+    FolderEntry listed(MountPath loc) throws IOException {
         return listings.listed(loc);
     }
 
@@ -110,7 +110,7 @@ final class Folders {
         return names;
     }
 
-    boolean isDir(Loc loc) throws IOException {
+    boolean isDir(MountPath loc) throws IOException {
         if (loc.key() == null) {
             return loc.isRoot() || bucketExists(loc.bucket());
         }
@@ -157,18 +157,18 @@ final class Folders {
     }
 
     /** True when the store lists nothing under the folder. */
-    boolean emptyInStore(Loc loc) throws IOException {
+    boolean emptyInStore(MountPath loc) throws IOException {
         ListPage page = reader.list(new ListRequest(loc.bucket(), loc.prefix(), "/", null, 1));
         return page.objects().isEmpty() && page.commonPrefixes().isEmpty();
     }
 
-    void makeLocal(Loc loc) {
+    void makeLocal(MountPath loc) {
         local.addFolder(loc.bucket(), loc.key());
         listings.changed(loc.bucket(), loc.key());
     }
 
     /** Forgets a folder made with mkdir; false when there was none. */
-    boolean removeLocal(Loc loc) {
+    boolean removeLocal(MountPath loc) {
         listings.changed(loc.bucket(), loc.key());
         return local.removeFolder(loc.bucket(), loc.key());
     }
@@ -193,7 +193,7 @@ final class Folders {
 
     // ---- folder handles ---------------------------------------------------------------------------------
 
-    void open(long id, Loc loc) {
+    void open(long id, MountPath loc) {
         handles.put(id, new FolderHandle(loc, reader, buckets, listings, local, attrs));
     }
 

@@ -200,7 +200,7 @@ public final class Mount implements AutoCloseable {
     }
 
     /** The mount's tiers (its local tier is null with {@code cache-size 0}, over a ferry daemon; its write-back with write-through). */
-    public TierStack tiers() {
+    public TierStack stack() {
         return tiers;
     }
 

@@ -102,7 +102,7 @@ final class Reads {
     }
 
     /** A file's version as its folder's listing names it ({@code listed}, null when unlisted), else a HEAD's. */
-    ObjectMeta described(Loc loc, FolderEntry listed) throws IOException {
+    ObjectMeta described(MountPath loc, FolderEntry listed) throws IOException {
         return listed != null && listed.meta() != null ? listed.meta() : stores.top().head(loc.object());
     }
 
@@ -111,7 +111,7 @@ final class Reads {
      * unlisted), which the tier is told so that its reads (and read-ahead) send no HEAD, or a newer one a HEAD or a
      * write taught the tier since; a HEAD when unlisted.
      */
-    ObjectMeta versionToRead(Loc loc, FolderEntry listed) throws IOException {
+    ObjectMeta versionToRead(MountPath loc, FolderEntry listed) throws IOException {
         ObjectMeta meta = described(loc, listed);
         if (listed == null || listed.meta() == null) {
             return meta;

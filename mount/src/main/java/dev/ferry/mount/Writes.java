@@ -63,7 +63,7 @@ final class Writes {
     }
 
     /** Opens {@code path} for writing: the file already being written there, else a new spool (a copy of the object unless truncated or created). */
-    Ref open(String path, Loc loc, boolean truncate, boolean create) throws IOException {
+    Ref open(String path, MountPath loc, boolean truncate, boolean create) throws IOException {
         WriteHandle existing = writing.get(path);
         if (existing != null && existing.retain()) {
             if (truncate) {
@@ -100,7 +100,7 @@ final class Writes {
     }
 
     /** Sets the size of a file: of the one being written, or of an object (to zero only); 0 or -errno. */
-    int truncate(String path, Loc loc, long size, Ref ref) throws IOException {
+    int truncate(String path, MountPath loc, long size, Ref ref) throws IOException {
         WriteHandle w = ref != null ? ref.handle() : writing.get(path);
         if (w != null) {
             w.truncate(size);
@@ -119,7 +119,7 @@ final class Writes {
     }
 
     /** Deletes the file at {@code path}; 0 or -errno. */
-    int unlink(String path, Loc loc) throws IOException {
+    int unlink(String path, MountPath loc) throws IOException {
         if (!exists(loc.object())) {
             return -Errnos.ENOENT;
         }
@@ -133,7 +133,7 @@ final class Writes {
      * it costs a read and a write of the bytes. A folder is refused with EXDEV, which {@code mv} answers by copying
      * file by file. 0 or -errno.
      */
-    int rename(String oldpath, String newpath, Loc from, Loc to) throws IOException {
+    int rename(String oldpath, String newpath, MountPath from, MountPath to) throws IOException {
         WriteHandle w = writing.get(oldpath);
         if (w != null) {
             w.commit();

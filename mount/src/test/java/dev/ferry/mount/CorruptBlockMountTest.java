@@ -52,7 +52,7 @@ class CorruptBlockMountTest {
             assertThat(dd.trim()).isEqualTo(sha256(Arrays.copyOfRange(bytes, (int) from, (int) from + 8192)));
             assertThat(Tools.sh("cat '" + file + "' | sha256sum | cut -d' ' -f1").trim()).isEqualTo(sha256(bytes));
             if (dropped) {
-                assertThat(mount.tiers().cache().stats().evictedCorrupt()).as("every damaged block dropped").isEqualTo(BLOCKS);
+                assertThat(mount.stack().cache().stats().evictedCorrupt()).as("every damaged block dropped").isEqualTo(BLOCKS);
             }
         }
     }

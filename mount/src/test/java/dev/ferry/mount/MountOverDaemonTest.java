@@ -65,7 +65,7 @@ class MountOverDaemonTest {
             }
             Tools.Result r;
             try (Mount mount = Mount.start(config, Clock.system(), s -> { })) {
-                assertThat(mount.tiers().cache()).as("no local tier of the mount's own").isNull();
+                assertThat(mount.stack().cache()).as("no local tier of the mount's own").isNull();
                 Path repo = Path.of(System.getProperty("user.dir")).getParent();
                 r = Tools.run("env", "PYTHONPATH=" + repo.resolve("clients/python"), "python3", script.toString(),
                         daemon.endpoint().toString(), "mounted", manifest.toString(), mp.toString(), dir.resolve("store").toString(),

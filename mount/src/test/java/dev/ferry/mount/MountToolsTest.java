@@ -188,11 +188,11 @@ class MountToolsTest {
         byte[] bytes = new byte[20 * BLOCK];
         new Random(3).nextBytes(bytes);
         Files.write(f, bytes);
-        long before = mount.tiers().cache().stats().prefetchedBlocks();
+        long before = mount.stack().cache().stats().prefetchedBlocks();
         // 2 MiB sequentially: without read-ahead only those 2 blocks would be fetched
         assertThat(Tools.sh("dd if='" + mp + "/data/seq.bin' bs=128k count=16 status=none | wc -c").trim()).isEqualTo(Integer.toString(2 * BLOCK));
         Await.until("4 blocks fetched ahead of the reader", Duration.ofSeconds(30),
-                () -> mount.tiers().cache().stats().prefetchedBlocks() - before >= 4);
+                () -> mount.stack().cache().stats().prefetchedBlocks() - before >= 4);
         assertThat(mount.readAheadBlocks()).isPositive();
     }
 
@@ -235,7 +235,7 @@ class MountToolsTest {
         Tools.sh("mkdir -p '" + mp + "/data/ckpt/step1' && cp '" + src + "' '" + mp + "/data/ckpt/step1/model.pt'");
         String py = "import os,sys\nwith open(sys.argv[1], 'wb') as f:\n    f.write(b'x' * 100000); f.flush(); os.fsync(f.fileno())\n";
         Tools.sh("python3 -c \"$(printf '%s' '" + py.replace("'", "'\\''") + "')\" '" + mp + "/data/ckpt/step1/opt.pt'");
-        assertThat(mount.tiers().writeBack().flush(Duration.ofSeconds(30)).complete()).isTrue();
+        assertThat(mount.stack().writeBack().flush(Duration.ofSeconds(30)).complete()).isTrue();
         assertThat(Files.readAllBytes(store.resolve("data/ckpt/step1/model.pt"))).isEqualTo(ckpt);
         assertThat(Files.readAllBytes(store.resolve("data/ckpt/step1/opt.pt"))).isEqualTo("x".repeat(100000).getBytes(StandardCharsets.US_ASCII));
         assertThat(Tools.sh("sha256sum '" + mp + "/data/ckpt/step1/model.pt' | cut -d' ' -f1").trim()).isEqualTo(sha256(ckpt));
@@ -245,10 +245,10 @@ class MountToolsTest {
     void inPlaceOverwrite_rewritesTheWholeObject() throws Exception {
         Files.writeString(store.resolve("data/edit.txt"), "abcdef");
         Tools.sh("python3 -c \"f=open('" + mp + "/data/edit.txt','r+b'); f.seek(2); f.write(b'ZZ'); f.close()\"");
-        assertThat(mount.tiers().writeBack().flush(Duration.ofSeconds(30)).complete()).isTrue();
+        assertThat(mount.stack().writeBack().flush(Duration.ofSeconds(30)).complete()).isTrue();
         assertThat(Files.readString(store.resolve("data/edit.txt"))).isEqualTo("abZZef");
         Tools.sh("echo -n new > '" + mp + "/data/edit.txt'"); // O_TRUNC: a whole replacement
-        assertThat(mount.tiers().writeBack().flush(Duration.ofSeconds(30)).complete()).isTrue();
+        assertThat(mount.stack().writeBack().flush(Duration.ofSeconds(30)).complete()).isTrue();
         assertThat(Files.readString(store.resolve("data/edit.txt"))).isEqualTo("new");
     }
 
@@ -266,7 +266,7 @@ class MountToolsTest {
                 "    print(errno.errorcode[e.errno])");
         Path script = Files.writeString(tmp.resolve("mv.py"), py);
         assertThat(Tools.sh("python3 '" + script + "' '" + mp + "/data'").trim()).isEqualTo("EXDEV");
-        assertThat(mount.tiers().writeBack().flush(Duration.ofSeconds(30)).complete()).isTrue();
+        assertThat(mount.stack().writeBack().flush(Duration.ofSeconds(30)).complete()).isTrue();
         assertThat(Files.readString(store.resolve("data/mv/b.txt"))).isEqualTo("moved");
         assertThat(store.resolve("data/mv/a.txt")).doesNotExist();
         Tools.sh("rm '" + mp + "/data/mv/b.txt'");
@@ -277,7 +277,7 @@ class MountToolsTest {
     void writeThroughMount_uploadsBeforeCloseReturns() throws Exception {
         Path mp2 = Files.createDirectories(tmp.resolve("mp-wt"));
         try (Mount wt = Mount.start(config(mp2, "cache-wt", Map.of("write-through", "true")), Clock.system(), s -> { })) {
-            assertThat(wt.tiers().writeBack()).isNull();
+            assertThat(wt.stack().writeBack()).isNull();
             Tools.sh("head -c 3000000 /dev/urandom > '" + tmp + "/wt.bin' && cp '" + tmp + "/wt.bin' '" + mp2 + "/other/wt.bin'");
             // no flush: cp's close returned after the upload
             assertThat(Files.readAllBytes(store.resolve("other/wt.bin"))).isEqualTo(Files.readAllBytes(tmp.resolve("wt.bin")));

@@ -9,7 +9,7 @@ import dev.ferry.serve.jobs.ControlApi;
 import dev.ferry.serve.jobs.JobRegistry;
 import dev.ferry.serve.jobs.ServeSnapshot;
 import dev.ferry.serve.node.Node;
-import dev.ferry.serve.node.Tiers;
+import dev.ferry.serve.node.NodeStack;
 import dev.ferry.serve.protocol.SigV4;
 import dev.ferry.serve.protocol.VirtualHosts;
 import dev.ferry.serve.s3.S3Service;
@@ -58,7 +58,7 @@ public final class Daemon implements AutoCloseable {
         try {
             started = Node.start(config, clock, workers);
             this.node = started;
-            Tiers tiers = node.tiers();
+            NodeStack tiers = node.stack();
             // the tiers' meters, and the loader's, which the jobs' consumers' reports feed
             FerryMetrics metrics = FerryMetrics.bind(registry, tiers.meter(), tiers.cache());
             this.jobs = new JobRegistry(node, registry, metrics, clock);

@@ -16,7 +16,7 @@ class EmbeddedDefaultTest {
                 S3Client s3 = S3Client.builder().endpointOverride(ferry.endpoint()).forcePathStyle(true)
                         .region(software.amazon.awssdk.regions.Region.US_EAST_1)
                         .credentialsProvider(software.amazon.awssdk.auth.credentials.AnonymousCredentialsProvider.create()).build()) {
-            assertThat(ferry.daemon.node().tiers().origin().description()).startsWith("embedded store over " + dir.resolve("upstream"));
+            assertThat(ferry.daemon.node().stack().origin().description()).startsWith("embedded store over " + dir.resolve("upstream"));
             s3.createBucket(b -> b.bucket("demo-bucket"));
             s3.putObject(b -> b.bucket("demo-bucket").key("hello.txt"), RequestBody.fromString("hello through ferry"));
             assertThat(s3.getObjectAsBytes(b -> b.bucket("demo-bucket").key("hello.txt")).asUtf8String()).isEqualTo("hello through ferry");
@@ -33,7 +33,7 @@ class EmbeddedDefaultTest {
             org.assertj.core.api.Assertions.assertThatThrownBy(second::start).isInstanceOf(java.io.IOException.class)
                     .hasMessage("the cache folder " + dir.resolve("cache") + " is in use by another ferry daemon or mount; give each its own"
                             + " --cache-dir");
-            assertThat(first.daemon.node().tiers().cache().isPassThrough()).as("the first keeps its cache").isFalse();
+            assertThat(first.daemon.node().stack().cache().isPassThrough()).as("the first keeps its cache").isFalse();
         }
     }
 }

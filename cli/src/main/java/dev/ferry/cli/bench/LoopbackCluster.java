@@ -1,9 +1,9 @@
 package dev.ferry.cli.bench;
 
 import dev.ferry.loader.SyntheticDataset;
-import dev.ferry.plan.Deal;
+import dev.ferry.plan.RankAssignment;
 import dev.ferry.plan.EpochPlan;
-import dev.ferry.plan.Homes;
+import dev.ferry.plan.CanonicalHomes;
 import dev.ferry.plan.Manifest;
 import dev.ferry.plan.PlanConfig;
 import dev.ferry.plan.Shard;
@@ -36,7 +36,7 @@ import java.util.concurrent.atomic.AtomicLong;
 /**
  * A benchmark harness, not part of the daemon: several daemons for real on one machine, {@code nodes} daemons on
  * loopback ports over one folder as the origin (one regional group of all, or each on its own), and one consumer
- * per node reading its share of each epoch's plan through its own daemon, as the plan's {@link Deal} gives it (the node partition: its own
+ * per node reading its share of each epoch's plan through its own daemon, as the plan's {@link RankAssignment} gives it (the node partition: its own
  * shards; the global one: positions {@code n, n + N, ...}), with ranged GETs pinned to the manifest's ETags.
  * Optionally one daemon goes away halfway through an epoch: either it is closed and its consumer stops with
  * it (the others must not see a failed read), or ({@code resize}) the job checkpoints there, the last daemon
@@ -136,8 +136,8 @@ public final class LoopbackCluster {
                     runs.add(daemons.get(i).jobs().register(Job.planned("group-run", manifest, setup.plan(), world, i, 1)));
                 }
             }
-            // where each canonical node lives: c mod nodes, then, after a resize, only what had to move moved (plan.Homes)
-            Homes homes = Homes.of(setup.plan().canonical(), setup.nodes());
+            // where each canonical node lives: c mod nodes, then, after a resize, only what had to move moved (plan.CanonicalHomes)
+            CanonicalHomes homes = CanonicalHomes.of(setup.plan().canonical(), setup.nodes());
             boolean[] alive = new boolean[setup.nodes()];
             Arrays.fill(alive, true);
             List<Epoch> epochs = new ArrayList<>();
@@ -165,7 +165,7 @@ public final class LoopbackCluster {
                 AtomicLong samples = new AtomicLong();
                 AtomicLong failed = new AtomicLong();
                 long start = clock.nanoTime();
-                Deal deal = plan.deal(world, 0, homes);
+                RankAssignment deal = plan.deal(world, 0, homes);
                 long padding;
                 if (kill >= 0 && setup.resize()) {
                     // every consumer stops at the same step (a checkpoint), the last daemon leaves, the rest resume
@@ -177,7 +177,7 @@ public final class LoopbackCluster {
                     world = new World(setup.nodes() - 1, 1, 1);
                     long consumed = (long) half * setup.nodes();
                     // the checkpoint: the position, the homes, and whose order the round in progress follows
-                    Homes round = deal.roundHomesAt(consumed);
+                    CanonicalHomes round = deal.roundHomesAt(consumed);
                     Job.Resume checkpoint = new Job.Resume(homes, epoch, consumed, round);
                     homes = homes.resized(world.nodes());
                     if (setup.plans()) {
@@ -188,7 +188,7 @@ public final class LoopbackCluster {
                             resumed.progress(epoch, consumed, 0, new double[0]);
                         }
                     }
-                    Deal rest = plan.deal(world, consumed, homes, round);
+                    RankAssignment rest = plan.deal(world, consumed, homes, round);
                     read(setup, manifest, plan, rest, 0, rest.steps(), alive, -1, daemons, runs, epoch, reads, samples, failed, failures, null);
                     padding = (long) rest.steps() * world.ranks() - (plan.size() - consumed);
                 } else {
@@ -238,7 +238,7 @@ public final class LoopbackCluster {
      * One consumer per live node reads its samples of steps {@code [from, to)} of {@code deal} through its
      * daemon; node {@code kill} (or -1) stops halfway, and {@code atHalfway} runs then, while the others read on.
      */
-    private static void read(Setup setup, Manifest manifest, EpochPlan plan, Deal deal, int from, int to, boolean[] alive, int kill,
+    private static void read(Setup setup, Manifest manifest, EpochPlan plan, RankAssignment deal, int from, int to, boolean[] alive, int kill,
             List<Daemon> daemons, List<RunningJob> runs, int epoch, int[] reads, AtomicLong samples, AtomicLong failed, List<String> failures,
             Runnable atHalfway) throws InterruptedException {
         CountDownLatch halfway = new CountDownLatch(kill >= 0 ? 1 : 0);

@@ -34,7 +34,7 @@ public final class ControlApi {
     public ControlApi(Node node, JobRegistry jobs, PrometheusMeterRegistry registry, Supplier<ServeSnapshot> served, Supplier<URI> endpoint) {
         this.jobs = new JobsApi(node, jobs);
         this.status = new StatusApi(node, jobs, served, endpoint);
-        this.flush = new FlushApi(node.tiers().writeBack());
+        this.flush = new FlushApi(node.stack().writeBack());
         this.metrics = new MetricsApi(registry);
         this.tier = new TierApi(node);
     }

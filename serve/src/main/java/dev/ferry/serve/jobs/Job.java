@@ -1,9 +1,9 @@
 package dev.ferry.serve.jobs;
 
 import dev.ferry.cache.BlockId;
-import dev.ferry.plan.Deal;
+import dev.ferry.plan.RankAssignment;
 import dev.ferry.plan.EpochPlan;
-import dev.ferry.plan.Homes;
+import dev.ferry.plan.CanonicalHomes;
 import dev.ferry.plan.Manifest;
 import dev.ferry.plan.PlanConfig;
 import dev.ferry.plan.Shard;
@@ -18,7 +18,7 @@ import java.util.Map;
 
 /**
  * A registered job: its plan (a manifest, seed, world and partition; or an explicit ordered list of objects per rank),
- * the samples each loader worker reads ({@link Sample}, cut into {@link Span}s for a worker's order), the blocks this
+ * the samples each loader worker reads ({@link SampleRange}, cut into {@link Span}s for a worker's order), the blocks this
  * node will read (for prefetch and eviction), and what its consumers reported, an {@link EpochRecord} per epoch.
  * Thread-safe.
  */
@@ -30,7 +30,7 @@ public final class Job {
      * order that round follows ({@code roundHomes}: the world that began it). {@code epoch} 0: no position (the
      * homes alone, as a registration answered them).
      */
-    public record Resume(Homes homes, int epoch, long position, Homes roundHomes) {
+    public record Resume(CanonicalHomes homes, int epoch, long position, CanonicalHomes roundHomes) {
         public Resume {
             java.util.Objects.requireNonNull(homes, "homes is null");
             if (epoch < 0 || position < 0) {
@@ -46,7 +46,7 @@ public final class Job {
         }
 
         /** Resuming from homes alone: no round in progress. */
-        public static Resume of(Homes homes) {
+        public static Resume of(CanonicalHomes homes) {
             return new Resume(homes, 0, 0, null);
         }
     }
@@ -57,9 +57,9 @@ public final class Job {
     private final World world;
     private final int node;
     private final int batchSize;
-    private final List<List<Sample>> explicit;
+    private final List<List<SampleRange>> explicit;
     /** Where each canonical node lives on this job's world (null for an explicit job). */
-    private final Homes homes;
+    private final CanonicalHomes homes;
     /**
      * The round a resume began inside, read in the order of the world that began it (null: none, or that world's
      * homes are this one's): its epoch and a position in it, and those homes.
@@ -68,7 +68,7 @@ public final class Job {
     /** Where the job resumes (epoch 0: from the start of epoch 1). */
     private final int resumeEpoch;
     private final long resumePosition;
-    private Deal resumedDeal;
+    private RankAssignment resumedDeal;
     private final Map<Integer, EpochPlan> plans = new LinkedHashMap<>(4, 0.75f, true) {
         @Override
         protected boolean removeEldestEntry(Map.Entry<Integer, EpochPlan> eldest) {
@@ -77,8 +77,8 @@ public final class Job {
     };
     final List<EpochRecord> epochs = new ArrayList<>();
 
-    private Job(String name, Manifest manifest, PlanConfig plan, World world, int node, int batchSize, List<List<Sample>> explicit,
-            Homes homes, Resume inRound, int resumeEpoch, long resumePosition) {
+    private Job(String name, Manifest manifest, PlanConfig plan, World world, int node, int batchSize, List<List<SampleRange>> explicit,
+            CanonicalHomes homes, Resume inRound, int resumeEpoch, long resumePosition) {
         this.homes = homes;
         this.inRound = inRound;
         this.resumeEpoch = resumeEpoch;
@@ -100,15 +100,15 @@ public final class Job {
     /**
      * A job following a plan that resumes from a checkpoint's homes ({@code resume}; null: a fresh job, canonical
      * node {@code c} on node {@code c mod nodes}): the homes for another node count are resized to this world,
-     * moving only what must move ({@link Homes#resized}).
+     * moving only what must move ({@link CanonicalHomes#resized}).
      */
     public static Job planned(String name, Manifest manifest, PlanConfig plan, World world, int node, int batchSize, Resume resume) {
         PlanConfig definite = plan.forWorld(world);
         int canonical = definite.canonical();
-        Homes homes = Homes.of(canonical, world.nodes());
+        CanonicalHomes homes = CanonicalHomes.of(canonical, world.nodes());
         Resume inRound = null;
         if (resume != null) {
-            Homes recorded = resume.homes();
+            CanonicalHomes recorded = resume.homes();
             if (recorded.canonical() != canonical) {
                 throw new IllegalArgumentException("the checkpoint's homes list " + recorded.canonical() + " canonical nodes but the plan has "
                         + canonical + ": register with the checkpoint's canonical_nodes");
@@ -119,7 +119,7 @@ public final class Job {
             }
             homes = recorded.nodes() == world.nodes() ? recorded : recorded.resized(world.nodes());
             if (resume.epoch() > 0) {
-                Homes round = resume.roundHomes() != null ? resume.roundHomes() : recorded;
+                CanonicalHomes round = resume.roundHomes() != null ? resume.roundHomes() : recorded;
                 if (!round.equals(homes)) {
                     inRound = new Resume(recorded, resume.epoch(), resume.position(), round);
                 }
@@ -140,7 +140,7 @@ public final class Job {
     }
 
     /** Where each canonical node lives on this job's world, or null for an explicit job. */
-    public Homes homes() {
+    public CanonicalHomes homes() {
         return homes;
     }
 
@@ -148,14 +148,14 @@ public final class Job {
      * Whose order the round in progress after {@code position} samples of {@code epoch} follows, for a checkpoint
      * taken there: this job's homes, or, inside the round a resume began in, those of the world that began it.
      */
-    public Homes roundHomesAt(int epoch, long position) {
+    public CanonicalHomes roundHomesAt(int epoch, long position) {
         if (inRound == null || epoch != inRound.epoch()) {
             return homes;
         }
         return resumedDeal().roundHomesAt(position);
     }
 
-    private synchronized Deal resumedDeal() {
+    private synchronized RankAssignment resumedDeal() {
         if (resumedDeal == null) {
             resumedDeal = epochPlan(inRound.epoch()).deal(world, inRound.position(), homes, inRound.roundHomes());
         }
@@ -163,7 +163,7 @@ public final class Job {
     }
 
     /** Who reads which position of {@code epoch} from {@code start} on this job's world, with its homes. */
-    Deal deal(int epoch, long start) {
+    RankAssignment deal(int epoch, long start) {
         EpochPlan p = epochPlan(epoch);
         return p.deal(world, start, homes, roundHomesAt(epoch, start));
     }
@@ -195,7 +195,7 @@ public final class Job {
      */
     long nodeBytes(int epoch) {
         if (manifest == null) {
-            return explicit.stream().flatMap(List::stream).mapToLong(Sample::length).sum();
+            return explicit.stream().flatMap(List::stream).mapToLong(SampleRange::length).sum();
         }
         synchronized (nodeBytes) {
             return nodeBytes.computeIfAbsent(epoch, e -> {
@@ -322,7 +322,7 @@ public final class Job {
     }
 
     /** A job reading whole objects in a given order per rank, every epoch alike. */
-    static Job explicit(String name, List<List<Sample>> ranks, int batchSize) {
+    static Job explicit(String name, List<List<SampleRange>> ranks, int batchSize) {
         return new Job(name, null, null, new World(1, ranks.size(), 1), 0, batchSize, ranks, null, null, 0, 0);
     }
 
@@ -342,21 +342,21 @@ public final class Job {
         return plans.computeIfAbsent(epoch, e -> EpochPlan.of(manifest, plan, e));
     }
 
-    private Sample sample(EpochPlan p, int s) {
+    private SampleRange sample(EpochPlan p, int s) {
         Shard shard = manifest.shards().get(p.shardOf(s));
         int i = p.indexInShard(s);
         long from = shard.sampleOffset(i);
-        return new Sample(s, shard.key(), from, shard.sampleOffset(i + 1) - from, shard.etag());
+        return new SampleRange(s, shard.key(), from, shard.sampleOffset(i + 1) - from, shard.etag());
     }
 
     /** What worker {@code worker} of {@code workers} of a rank reads, in order: batches dealt round robin. */
-    List<Sample> order(int epoch, int rank, int worker, int workers, long start) {
+    List<SampleRange> order(int epoch, int rank, int worker, int workers, long start) {
         if (rank < 0 || rank >= ranks()) {
             throw new IllegalArgumentException("rank must be 0 to " + (ranks() - 1) + ": " + rank);
         }
         if (manifest != null) {
             EpochPlan p = epochPlan(epoch);
-            List<Sample> out = new ArrayList<>();
+            List<SampleRange> out = new ArrayList<>();
             for (int s : p.workerSamples(deal(epoch, start), rank, worker, workers, batchSize)) {
                 out.add(sample(p, s));
             }
@@ -365,8 +365,8 @@ public final class Job {
         if (workers < 1 || worker < 0 || worker >= workers) {
             throw new IllegalArgumentException("worker must be 0 to " + (workers - 1) + ": " + worker);
         }
-        List<Sample> mine = explicit.get(rank);
-        List<Sample> out = new ArrayList<>();
+        List<SampleRange> mine = explicit.get(rank);
+        List<SampleRange> out = new ArrayList<>();
         for (int batch = worker; (long) batch * batchSize < mine.size(); batch += workers) {
             out.addAll(mine.subList(batch * batchSize, Math.min(mine.size(), (batch + 1) * batchSize)));
         }
@@ -417,15 +417,15 @@ public final class Job {
         }
         int[] stepStart = new int[steps];
         EpochPlan p = manifest != null ? epochPlan(epoch) : null;
-        Deal deal = p != null ? deal(epoch, 0) : null;
+        RankAssignment deal = p != null ? deal(epoch, 0) : null;
         for (int t = 0; t < steps; t++) {
             stepStart[t] = blocks.size();
             for (int rank = fromNode * ranksPerNode; rank < toNode * ranksPerNode; rank++) {
-                Sample s;
+                SampleRange s;
                 if (p != null) {
                     s = sample(p, deal.sample(rank, t));
                 } else {
-                    List<Sample> mine = explicit.get(rank);
+                    List<SampleRange> mine = explicit.get(rank);
                     if (t >= mine.size()) {
                         continue;
                     }

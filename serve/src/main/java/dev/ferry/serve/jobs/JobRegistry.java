@@ -62,8 +62,8 @@ public final class JobRegistry implements BlockHolders {
         this.steps = steps;
         this.clock = clock;
         this.history = new History(300, clock);
-        if (node.tiers().cache() != null) {
-            node.tiers().cache().ledger(ledger);
+        if (node.stack().cache() != null) {
+            node.stack().cache().ledger(ledger);
         }
     }
 
@@ -224,7 +224,7 @@ public final class JobRegistry implements BlockHolders {
             Counters now = node.counters();
             history.sample(now, runs);
             for (RunningJob run : runs) {
-                run.advice.refresh(run, now, node.tiers().prices(), node.tiers()::governorSummary);
+                run.advice.refresh(run, now, node.stack().prices(), node.stack()::governorSummary);
                 jobGauges(run);
             }
         } catch (RuntimeException e) {
@@ -258,7 +258,7 @@ public final class JobRegistry implements BlockHolders {
         g[0].set(run.advice.predictedEgress(cur.number));
         EpochReport r;
         synchronized (run) {
-            r = JobAdvice.report(cur, cur.atEnd != null ? cur.atEnd : node.counters(), -1, 1, node.tiers().prices());
+            r = JobAdvice.report(cur, cur.atEnd != null ? cur.atEnd : node.counters(), -1, 1, node.stack().prices());
         }
         g[1].set(r.egressBytes());
         g[3].set(Double.doubleToLongBits(r.samplesPerSecond()));

@@ -6,7 +6,7 @@ import static dev.ferry.serve.jobs.ApiJson.param;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import dev.ferry.plan.Homes;
+import dev.ferry.plan.CanonicalHomes;
 import dev.ferry.plan.PlanConfig;
 import dev.ferry.serve.node.Node;
 import dev.ferry.serve.protocol.Reply;
@@ -96,7 +96,7 @@ final class JobsApi {
         }
         if (method.equals(HttpMethod.POST) && resource.equals("progress")) {
             progress(run, ApiJson.parse(body));
-            run.advice.refresh(run, node.counters(), node.tiers().prices(), node.tiers()::governorSummary);
+            run.advice.refresh(run, node.counters(), node.stack().prices(), node.stack()::governorSummary);
             ObjectNode answer = ApiJson.JSON.createObjectNode().put("ok", true);
             run.advice.findings().forEach(answer.putArray("advice")::add);
             return Reply.json(HttpResponseStatus.OK, answer.toString());
@@ -105,7 +105,7 @@ final class JobsApi {
     }
 
     /** {@code homes} as a registration's {@code resume} takes them back: {@code {"nodes": N, "node_of": [...]}}. */
-    static void homesJson(ObjectNode out, Homes homes) {
+    static void homesJson(ObjectNode out, CanonicalHomes homes) {
         out.put("nodes", homes.nodes());
         ArrayNode of = out.putArray("node_of");
         for (int n : homes.toArray()) {
@@ -162,7 +162,7 @@ final class JobsApi {
         if (!form.equals("spans") && !form.equals("samples")) {
             throw S3Error.badRequest("InvalidArgument", "form must be spans or samples, not '" + form + "'");
         }
-        List<Sample> samples;
+        List<SampleRange> samples;
         try {
             samples = job.order(epoch, rank, worker, workers, start);
         } catch (IllegalArgumentException e) {
@@ -173,7 +173,7 @@ final class JobsApi {
                 .put("batch_size", job.batchSize()).put("sample_count", samples.size());
         if (form.equals("samples")) {
             ArrayNode list = out.putArray("samples");
-            for (Sample s : samples) {
+            for (SampleRange s : samples) {
                 list.addObject().put("index", s.index()).put("bucket", s.key().bucket()).put("key", s.key().key())
                         .put("offset", s.offset()).put("length", s.length()).put("etag", s.etag());
             }
@@ -184,7 +184,7 @@ final class JobsApi {
             ObjectNode o = list.addObject().put("bucket", span.key().bucket()).put("key", span.key().key())
                     .put("etag", span.etag()).put("offset", span.offset()).put("length", span.length());
             ArrayNode each = o.putArray("samples");
-            for (Sample s : span.samples()) {
+            for (SampleRange s : span.samples()) {
                 each.addArray().add(s.index()).add(s.offset()).add(s.length());
             }
         }

@@ -3,7 +3,7 @@ package dev.ferry.serve.jobs;
 import static dev.ferry.serve.jobs.ApiJson.number;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import dev.ferry.plan.Homes;
+import dev.ferry.plan.CanonicalHomes;
 import dev.ferry.plan.Manifest;
 import dev.ferry.plan.ManifestJson;
 import dev.ferry.plan.PlanConfig;
@@ -68,12 +68,12 @@ record RegistrationRequest(Job job, Job.Resume resume, int batchSize, boolean re
                     manifest = ManifestJson.parse(req.get("manifest"), "manifest");
                 } else if (req.has("manifest_key")) {
                     ObjectKey key = objectKey(req.get("manifest_key").asText(""), "manifest_key");
-                    long size = node.tiers().top().head(key).size();
+                    long size = node.stack().top().head(key).size();
                     if (size > JobLimits.MAX_MANIFEST_BYTES) {
                         throw S3Error.badRequest("InvalidArgument", "manifest_key " + key + " is " + size
                                 + " bytes: a manifest may be at most " + JobLimits.MAX_MANIFEST_BYTES + " bytes");
                     }
-                    byte[] bytes = node.tiers().top().readBytes(key, null);
+                    byte[] bytes = node.stack().top().readBytes(key, null);
                     gone.check();
                     manifest = ManifestJson.read(bytes, key.toString());
                 } else {
@@ -153,7 +153,7 @@ record RegistrationRequest(Job job, Job.Resume resume, int batchSize, boolean re
         if (h == null || h.isNull()) {
             throw S3Error.badRequest("InvalidArgument", "resume needs homes ({\"nodes\": N, \"node_of\": [...]}), as the checkpoint answered them");
         }
-        Homes homes = homesOf(h, "resume.homes");
+        CanonicalHomes homes = homesOf(h, "resume.homes");
         boolean hasEpoch = resume.hasNonNull("epoch");
         boolean hasPosition = resume.hasNonNull("position");
         if (hasEpoch != hasPosition) {
@@ -167,7 +167,7 @@ record RegistrationRequest(Job job, Job.Resume resume, int batchSize, boolean re
         } catch (IllegalArgumentException e) {
             throw S3Error.badRequest("InvalidArgument", e.getMessage());
         }
-        Homes round = null;
+        CanonicalHomes round = null;
         JsonNode r = resume.get("round_homes");
         if (r != null && !r.isNull()) {
             if (!hasEpoch) {
@@ -204,8 +204,8 @@ record RegistrationRequest(Job job, Job.Resume resume, int batchSize, boolean re
         return plan.withPartition(PlanConfig.Partition.NODE).withCanonicalNodes(canonical);
     }
 
-    /** Homes as JSON gives them: {@code {"nodes": N, "node_of": [node of canonical node 0, ...]}}. */
-    private static Homes homesOf(JsonNode n, String field) throws S3Error {
+    /** CanonicalHomes as JSON gives them: {@code {"nodes": N, "node_of": [node of canonical node 0, ...]}}. */
+    private static CanonicalHomes homesOf(JsonNode n, String field) throws S3Error {
         if (!n.isObject()) {
             throw S3Error.badRequest("InvalidArgument", field + " must be an object {\"nodes\": N, \"node_of\": [...]}, not " + Uris.abbreviate(n.toString()));
         }
@@ -241,7 +241,7 @@ record RegistrationRequest(Job job, Job.Resume resume, int batchSize, boolean re
             }
             at[c] = (int) x;
         }
-        return Homes.parse(at, nodes);
+        return CanonicalHomes.parse(at, nodes);
     }
 
     static ObjectKey objectKey(String bucketAndKey, String field) throws S3Error {
@@ -253,7 +253,7 @@ record RegistrationRequest(Job job, Job.Resume resume, int batchSize, boolean re
     }
 
     /** Each rank's keys, with sizes and ETags looked up (HEAD, many at a time). */
-    private static List<List<Sample>> explicitRanks(JsonNode ranks, Node node) throws S3Error, IOException {
+    private static List<List<SampleRange>> explicitRanks(JsonNode ranks, Node node) throws S3Error, IOException {
         if (!ranks.isArray() || ranks.isEmpty()) {
             throw S3Error.badRequest("InvalidArgument", "ranks must be a non-empty array of arrays of bucket/key");
         }
@@ -282,7 +282,7 @@ record RegistrationRequest(Job job, Job.Resume resume, int batchSize, boolean re
                     fs.add(pool.submit(() -> {
                         limit.acquire();
                         try {
-                            return node.tiers().top().head(k);
+                            return node.stack().top().head(k);
                         } finally {
                             limit.release();
                         }
@@ -290,13 +290,13 @@ record RegistrationRequest(Job job, Job.Resume resume, int batchSize, boolean re
                 }
                 heads.add(fs);
             }
-            List<List<Sample>> out = new ArrayList<>();
+            List<List<SampleRange>> out = new ArrayList<>();
             int index = 0;
             for (List<Future<ObjectMeta>> rank : heads) {
-                List<Sample> mine = new ArrayList<>();
+                List<SampleRange> mine = new ArrayList<>();
                 for (Future<ObjectMeta> f : rank) {
                     ObjectMeta m = f.get();
-                    mine.add(new Sample(index++, m.key(), 0, m.size(), m.etag()));
+                    mine.add(new SampleRange(index++, m.key(), 0, m.size(), m.etag()));
                 }
                 out.add(mine);
             }

@@ -87,7 +87,7 @@ public final class RunningJob {
         this.history = history;
         this.clock = clock;
         // predicted from what the tier holds now (a dataset indexed or read through the daemon before the job is here already)
-        CachingStore tier = node.tiers().cache();
+        CachingStore tier = node.stack().cache();
         this.advice = new JobAdvice(job, node.config().cacheSize(), node.config().blockSize(), plans.prefetchSlots(), gone,
                 tier == null ? block -> false : tier::residentOrInFlight);
         Manifest manifest = job.manifest();
@@ -96,7 +96,7 @@ public final class RunningJob {
         } else {
             Map<ObjectKey, String> versions = new HashMap<>();
             manifest.shards().forEach(s -> versions.put(s.key(), s.etag()));
-            this.trusted = node.tiers().cache().trustVersions(versions);
+            this.trusted = node.stack().cache().trustVersions(versions);
         }
     }
 

@@ -10,7 +10,7 @@ import java.util.Objects;
  * in one ranged GET ({@code offset}, {@code length}: the bytes that cover every sample of the run) and splits.
  * The samples keep their order, which need not be the order of their bytes (a shuffled shard).
  */
-record Span(ObjectKey key, String etag, long offset, long length, List<Sample> samples) {
+record Span(ObjectKey key, String etag, long offset, long length, List<SampleRange> samples) {
     Span {
         if (samples.isEmpty()) {
             throw new IllegalArgumentException("samples is empty");
@@ -19,7 +19,7 @@ record Span(ObjectKey key, String etag, long offset, long length, List<Sample> s
     }
 
     /** The order cut into spans: concatenating their samples gives the order back. */
-    static List<Span> of(List<Sample> order) {
+    static List<Span> of(List<SampleRange> order) {
         List<Span> out = new ArrayList<>();
         int from = 0;
         for (int i = 1; i <= order.size(); i++) {
@@ -33,18 +33,18 @@ record Span(ObjectKey key, String etag, long offset, long length, List<Sample> s
         return out;
     }
 
-    private static boolean sameObject(Sample a, Sample b) {
+    private static boolean sameObject(SampleRange a, SampleRange b) {
         return a.key().equals(b.key()) && Objects.equals(a.etag(), b.etag());
     }
 
-    private static Span span(List<Sample> run) {
+    private static Span span(List<SampleRange> run) {
         long start = Long.MAX_VALUE;
         long end = 0;
-        for (Sample s : run) {
+        for (SampleRange s : run) {
             start = Math.min(start, s.offset());
             end = Math.max(end, s.offset() + s.length());
         }
-        Sample first = run.get(0);
+        SampleRange first = run.get(0);
         return new Span(first.key(), first.etag(), start, end - start, run);
     }
 }

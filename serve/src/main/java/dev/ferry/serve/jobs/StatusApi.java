@@ -12,13 +12,13 @@ import dev.ferry.serve.node.Counters;
 import dev.ferry.serve.node.HintedStore;
 import dev.ferry.serve.node.Node;
 import dev.ferry.serve.node.RegionalGroup;
-import dev.ferry.serve.node.Tiers;
+import dev.ferry.serve.node.NodeStack;
 import dev.ferry.serve.protocol.Reply;
 import dev.ferry.store.Prices;
 import dev.ferry.store.StoreException;
 import dev.ferry.store.chain.MeterSnapshot;
 import dev.ferry.store.chain.MeteredStore;
-import dev.ferry.store.tier.GroupStore;
+import dev.ferry.store.shared.GroupStore;
 import dev.ferry.writeback.Scratch;
 import dev.ferry.writeback.WriteBackStats;
 import io.netty.handler.codec.http.DefaultHttpHeaders;
@@ -80,7 +80,7 @@ final class StatusApi {
     private ObjectNode report() {
         Counters now = node.counters();
         ObjectNode root = ApiJson.JSON.createObjectNode();
-        root.putObject("daemon").put("endpoint", endpoint.get().toString()).put("upstream", node.tiers().origin().description())
+        root.putObject("daemon").put("endpoint", endpoint.get().toString()).put("upstream", node.stack().origin().description())
                 .put("uptime_s", round(node.uptimeSeconds(), 1)).put("block_size", node.config().blockSize());
         tiers(root, now);
         serving(root);
@@ -109,7 +109,7 @@ final class StatusApi {
             byOp.put(op.name().toLowerCase(Locale.ROOT), m.requests(op));
         }
         ObjectNode governor = origin.putObject("governor"); // per prefix: the pace it keeps to stay under the store's limit
-        node.tiers().governor().state().forEach((prefix, st) -> governor.putObject(prefix).put("rate_per_s", round(st.rate(), 1))
+        node.stack().governor().state().forEach((prefix, st) -> governor.putObject(prefix).put("rate_per_s", round(st.rate(), 1))
                 .put("concurrency_limit", round(st.concurrencyLimit(), 1)).put("throttles", st.throttles()));
         if (now.peers() != null) {
             ObjectNode peer = tiers.putObject("peer");
@@ -145,7 +145,7 @@ final class StatusApi {
                 .put("zero_copy_bytes", s.zeroCopyBytes()).put("streamed_bytes", s.streamedBytes()).put("cut_streams", s.cutStreams())
                 .put("connections", s.connections()).put("latency_ms_p50", round(s.latencyP50Millis(), 3))
                 .put("latency_ms_p99", round(s.latencyP99Millis(), 3));
-        Tiers tiers = node.tiers();
+        NodeStack tiers = node.stack();
         if (tiers.writeBack() != null) {
             WriteBackStats w = tiers.writeBack().stats();
             root.putObject("write_back").put("pending_bytes", w.pendingBytes()).put("pending_objects", w.pendingObjects())
@@ -206,7 +206,7 @@ final class StatusApi {
             for (EpochRecord e : epochList) {
                 ObjectNode en = epochs.addObject();
                 synchronized (run) {
-                    fourNumbers(en, e, e.atEnd != null ? e.atEnd : now, node.tiers().prices());
+                    fourNumbers(en, e, e.atEnd != null ? e.atEnd : now, node.stack().prices());
                 }
                 jobsEgress += en.get("egress_bytes").asLong();
                 jobsRequests += en.get("egress_requests").asLong();

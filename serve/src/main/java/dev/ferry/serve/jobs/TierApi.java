@@ -49,7 +49,7 @@ final class TierApi {
     }
 
     private CachingStore tier() throws S3Error {
-        CachingStore tier = node.tiers().cache();
+        CachingStore tier = node.stack().cache();
         if (tier == null || tier.isPassThrough()) {
             throw new S3Error(409, "NoLocalTier", "this daemon keeps no local tier (--cache-size 0, or its folder cannot be used)");
         }
@@ -99,19 +99,19 @@ final class TierApi {
         Warming w;
         if (req.has("manifest_key")) {
             ObjectKey key = RegistrationRequest.objectKey(req.get("manifest_key").asText(""), "manifest_key");
-            if (node.tiers().top().head(key).size() > JobLimits.MAX_MANIFEST_BYTES) {
+            if (node.stack().top().head(key).size() > JobLimits.MAX_MANIFEST_BYTES) {
                 throw S3Error.badRequest("InvalidArgument", "manifest_key " + key + " is over " + JobLimits.MAX_MANIFEST_BYTES + " bytes");
             }
             var manifest = readManifest(key);
-            w = new Warming(id, "manifest " + key, tier.clock(), node.tiers().meter());
+            w = new Warming(id, "manifest " + key, tier.clock(), node.stack().meter());
             Warming started = w;
             Thread.ofVirtual().name("ferry-warm-" + id).start(() -> started.manifest(tier, manifest));
         } else if (req.has("bucket")) {
             String bucket = Keys.bucket(req.get("bucket").asText(""));
             String prefix = req.path("prefix").asText("");
-            w = new Warming(id, "s3://" + bucket + "/" + prefix, tier.clock(), node.tiers().meter());
+            w = new Warming(id, "s3://" + bucket + "/" + prefix, tier.clock(), node.stack().meter());
             Warming started = w;
-            Thread.ofVirtual().name("ferry-warm-" + id).start(() -> started.prefix(node.tiers().top(), tier, bucket, prefix));
+            Thread.ofVirtual().name("ferry-warm-" + id).start(() -> started.prefix(node.stack().top(), tier, bucket, prefix));
         } else {
             throw S3Error.badRequest("InvalidArgument", "warm needs {\"bucket\": B, \"prefix\": P} or {\"manifest_key\": \"B/K\"}");
         }
@@ -121,7 +121,7 @@ final class TierApi {
 
     private dev.ferry.plan.Manifest readManifest(ObjectKey key) throws S3Error, IOException {
         try {
-            return ManifestJson.read(node.tiers().top().readBytes(key, null), key.toString());
+            return ManifestJson.read(node.stack().top().readBytes(key, null), key.toString());
         } catch (ManifestJson.BadManifestException e) {
             throw S3Error.badRequest("InvalidArgument", e.getMessage());
         }
@@ -136,13 +136,13 @@ final class TierApi {
     }
 
     private ObjectNode progress(Warming w) {
-        Warming.Progress p = w.progress(node.tiers().meter());
+        Warming.Progress p = w.progress(node.stack().meter());
         ObjectNode out = ApiJson.JSON.createObjectNode().put("id", p.id()).put("source", p.source())
                 .put("state", p.error() != null ? (p.done() ? "failed" : "failing") : p.done() ? "done" : p.listed() ? "warming" : "listing")
                 .put("objects_total", p.objectsTotal()).put("bytes_total", p.bytesTotal()).put("objects_done", p.objectsDone())
                 .put("bytes_done", p.bytesDone()).put("bytes_fetched", p.bytesFetched()).put("objects_not_fitting", p.objectsSkipped())
                 .put("bytes_not_fitting", p.bytesSkipped()).put("seconds", Math.round(p.seconds() * 1000) / 1000.0)
-                .put("egress_bytes", p.egressBytes()).put("egress_cost_usd", p.egressBytes() * node.tiers().egressCostPerByte());
+                .put("egress_bytes", p.egressBytes()).put("egress_cost_usd", p.egressBytes() * node.stack().egressCostPerByte());
         out.put("error", p.error());
         return out;
     }

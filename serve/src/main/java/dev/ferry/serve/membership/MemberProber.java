@@ -1,6 +1,6 @@
 package dev.ferry.serve.membership;
 
-import dev.ferry.store.tier.GroupStore;
+import dev.ferry.store.shared.GroupStore;
 import java.net.ConnectException;
 import java.net.URI;
 import java.net.http.HttpClient;

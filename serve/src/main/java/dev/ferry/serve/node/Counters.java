@@ -2,8 +2,8 @@ package dev.ferry.serve.node;
 
 import dev.ferry.cache.CacheStats;
 import dev.ferry.store.chain.MeterSnapshot;
-import dev.ferry.store.tier.GroupStore;
-import dev.ferry.store.tier.SharedTierStore;
+import dev.ferry.store.shared.GroupStore;
+import dev.ferry.store.shared.SharedTierStore;
 
 /**
  * The node's counters at one moment: where an epoch's egress and hit rate are measured from. {@code peers} and

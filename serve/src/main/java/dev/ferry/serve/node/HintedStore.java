@@ -6,7 +6,7 @@ import dev.ferry.store.GetRequest;
 import dev.ferry.store.ObjectContent;
 import dev.ferry.store.ObjectStore;
 import dev.ferry.store.ResumingStream;
-import dev.ferry.store.tier.GroupStore;
+import dev.ferry.store.shared.GroupStore;
 import java.io.IOException;
 import java.util.Map;
 import java.util.Objects;

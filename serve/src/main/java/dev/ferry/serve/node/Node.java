@@ -13,8 +13,8 @@ import dev.ferry.store.ObjectStore;
 import dev.ferry.store.PendingUploads;
 import dev.ferry.store.chain.ChainConfig;
 import dev.ferry.store.file.FileObjectStore;
-import dev.ferry.store.tier.GroupStore;
-import dev.ferry.store.tier.SharedTierStore;
+import dev.ferry.store.shared.GroupStore;
+import dev.ferry.store.shared.SharedTierStore;
 import dev.ferry.tier.TierSettings;
 import dev.ferry.tier.TierStack;
 import dev.ferry.time.Clock;
@@ -49,7 +49,7 @@ import org.slf4j.LoggerFactory;
  *   -> write-back (+ local multipart staging)     when write-back is set; scratch beside it
  * </pre>
  *
- * A port with a few views, for the layers above: {@link #tiers()} (the stores, for the S3 semantics and the status),
+ * A port with a few views, for the layers above: {@link #stack()} (the stores, for the S3 semantics and the status),
  * {@link #counters()}, {@link #group()} (the regional group), and {@link #plans()}, through which whoever plans the
  * reads steers eviction and prefetch; the one question the node asks back, who read a block last epoch, is
  * {@link BlockHolders}. It knows nothing of what plans the reads. Thread-safe.
@@ -62,7 +62,7 @@ public final class Node implements AutoCloseable {
     private final long startNanos;
     private final EmbeddedStore embedded;
     private final TierStack stack;
-    private final Tiers tiers;
+    private final NodeStack tiers;
     private final RegionalGroup group;
     private final PlannedTier plans;
     private final ScheduledExecutorService ticker = Executors.newSingleThreadScheduledExecutor(r -> {
@@ -127,7 +127,7 @@ public final class Node implements AutoCloseable {
         WriteBackStore writeBack = stack.writeBack();
         Scratch scratch = config.scratchBucket() == null ? null
                 : new Scratch(sibling("-scratch"), config.scratchBucket(), config.scratchQuota(), config.scratchTtl(), clock);
-        this.tiers = new Tiers(origin, stack.chain().meter(), stack.chain().governor(), chain.prices(), stack.door(scratch), stack.cache(),
+        this.tiers = new NodeStack(origin, stack.chain().meter(), stack.chain().governor(), chain.prices(), stack.door(scratch), stack.cache(),
                 writeBack, writeBack == null ? null : new LocalMultipart(sibling("-multipart")));
         this.group = stack.group() == null ? null : new RegionalGroup(stack.group(), (HintedStore) stack.belowCache(), config, ticker);
         this.plans = new PlannedTier(policy, stack.cache(), config, clock);
@@ -208,7 +208,7 @@ public final class Node implements AutoCloseable {
     }
 
     /** The stores, as built. */
-    public Tiers tiers() {
+    public NodeStack stack() {
         return tiers;
     }
 

@@ -5,7 +5,7 @@ import dev.ferry.serve.membership.Membership;
 import dev.ferry.serve.membership.SelfAddress;
 import dev.ferry.store.ObjectKey;
 import dev.ferry.store.ObjectStore;
-import dev.ferry.store.tier.GroupStore;
+import dev.ferry.store.shared.GroupStore;
 import java.io.IOException;
 import java.net.URI;
 import java.util.List;

@@ -1,6 +1,6 @@
 /**
  * One node of the daemon, without its network front. {@code Node} builds and owns the tier stack from a
- * {@code NodeConfig} and is a port of a few views: {@code Tiers} (the stores as built: the {@code Origin}, the
+ * {@code NodeConfig} and is a port of a few views: {@code NodeStack} (the stores as built: the {@code Origin}, the
  * local tier, write-back with {@code LocalMultipart}, scratch), {@code Counters} (the node's counters at one
  * moment), {@code RegionalGroup} (the group as this node takes part in it, with its {@code HintedStore}: peer
  * reads steered by last epoch's plan) and {@code PlanSink} (eviction and prefetch by plan; {@code PlannedTier}

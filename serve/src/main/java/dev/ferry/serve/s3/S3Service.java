@@ -1,7 +1,7 @@
 package dev.ferry.serve.s3;
 
 import dev.ferry.tier.NodeStores;
-import dev.ferry.serve.node.Tiers;
+import dev.ferry.serve.node.NodeStack;
 import dev.ferry.serve.protocol.Reply;
 import dev.ferry.serve.protocol.RequestBody;
 import dev.ferry.serve.protocol.S3Error;
@@ -74,7 +74,7 @@ public final class S3Service {
      * the local tier; a copy's source lies in {@code spool} while it is written, and may be at most {@code maxCopyBytes}
      * (an object, or a part); {@code clock} is the node's.
      */
-    public static S3Service over(Tiers tiers, Path spool, long maxCopyBytes, Clock clock) {
+    public static S3Service over(NodeStack tiers, Path spool, long maxCopyBytes, Clock clock) {
         NodeStores stores = tiers.stores();
         // what write-back checks before it acknowledges a write
         WriteChecks checks = !stores.writesBack(false) ? null

@@ -9,7 +9,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.ferry.loader.SyntheticDataset;
 import dev.ferry.plan.EpochPlan;
-import dev.ferry.plan.Homes;
+import dev.ferry.plan.CanonicalHomes;
 import dev.ferry.plan.Manifest;
 import dev.ferry.plan.ManifestJson;
 import dev.ferry.serve.Daemon;
@@ -125,7 +125,7 @@ class ElasticDaemonsTest {
                 JsonNode answer = post(http, daemons.get(i), reg);
                 assertThat(answer.get("canonical_nodes").asInt()).isEqualTo(CANONICAL);
                 moved = carryHomes ? answer.get("moved_canonical_nodes").asInt()
-                        : Homes.of(CANONICAL, from).moved(homes(answer.get("homes")));
+                        : CanonicalHomes.of(CANONICAL, from).moved(homes(answer.get("homes")));
             }
             int rest = (int) ((size - consumed + to - 1) / to);
             read(http, daemons, to, 2, consumed, Integer.MAX_VALUE, reads);
@@ -138,8 +138,8 @@ class ElasticDaemonsTest {
                 extra += Math.max(0, r - 1);
             }
             // the share that had to move: the departed node's canonical nodes, or those the new node takes
-            Homes old = Homes.of(CANONICAL, from);
-            Homes next = old.resized(to);
+            CanonicalHomes old = CanonicalHomes.of(CANONICAL, from);
+            CanonicalHomes next = old.resized(to);
             int[] home = EpochPlan.assignment(manifest, CANONICAL);
             long mustMove = 0;
             for (int s = 0; s < home.length; s++) {
@@ -162,12 +162,12 @@ class ElasticDaemonsTest {
         return reg;
     }
 
-    static Homes homes(JsonNode h) {
+    static CanonicalHomes homes(JsonNode h) {
         int[] at = new int[h.get("node_of").size()];
         for (int c = 0; c < at.length; c++) {
             at[c] = h.get("node_of").get(c).asInt();
         }
-        return Homes.parse(at, h.get("nodes").asInt());
+        return CanonicalHomes.parse(at, h.get("nodes").asInt());
     }
 
     /** Every node's consumer reads up to {@code steps} entries of its order of {@code epoch} from {@code start}, through its daemon. */

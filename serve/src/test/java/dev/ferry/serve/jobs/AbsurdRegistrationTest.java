@@ -97,7 +97,7 @@ class AbsurdRegistrationTest {
 
     @Test
     void aWorldOf100000NodesOf4096RanksOf1024Workers_withOneSample_isRefusedByItsSampleReads() throws Exception {
-        // padding gives each of the 409,600,000 ranks the one sample: Deal once sized a long per rank (3.3 GB)
+        // padding gives each of the 409,600,000 ranks the one sample: RankAssignment once sized a long per rank (3.3 GB)
         assertRefused(register("{\"job\":\"world\",\"manifest\":" + manifest(1000, "1")
                         + ",\"world\":{\"nodes\":100000,\"ranks_per_node\":4096,\"workers_per_rank\":1024}}"),
                 "a world of 409,600,000 ranks (100,000 nodes x 4,096 ranks per node) reads 409,600,000 samples per epoch",

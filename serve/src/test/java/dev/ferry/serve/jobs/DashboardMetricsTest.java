@@ -69,7 +69,7 @@ class DashboardMetricsTest {
 
         try (DaemonFixture ferry = DaemonFixture.overFolder(dir).start(); HttpClient http = HttpClient.newHttpClient()) {
             Files.write(ferry.root.resolve("data/a.bin"), new byte[4096]);
-            String etag = ferry.daemon.node().tiers().cache().head(ObjectKey.of("data", "a.bin")).etag();
+            String etag = ferry.daemon.node().stack().cache().head(ObjectKey.of("data", "a.bin")).etag();
             Path file = dir.resolve("m.json");
             ManifestJson.write(new Manifest(List.of(new Shard(ObjectKey.of("data", "a.bin"), 4096, etag, 4))), "test", file);
             URI api = ferry.endpoint().resolve("/_ferry/v1/");

@@ -23,7 +23,7 @@ class FlushApiTest {
     void flush_waitsForEveryWriteBeforeIt_andListsEachAsDurable(@TempDir Path dir) throws Exception {
         try (JobsNode n = JobsNode.start(dir, Map.of("write-back", "true"))) {
             ObjectKey key = ObjectKey.of("data", "checkpoint-1.pt");
-            n.node.tiers().top().put(key, PutBody.ofBytes(new byte[5000]));
+            n.node.stack().top().put(key, PutBody.ofBytes(new byte[5000]));
 
             JsonNode flush = new ApiCalls(n).ok(POST, "/_ferry/v1/flush?timeout_ms=60000", null);
 

@@ -44,7 +44,7 @@ class JobLimitsTest {
             assertThat(many.body()).contains("more than 2,097,152 samples per epoch");
             assertThat(ferry.daemon.jobs().jobs()).as("refused before any plan is built").isEmpty();
             Files.write(ferry.root.resolve("data/ok.bin"), new byte[4096]);
-            String etag = ferry.daemon.node().tiers().cache().head(ObjectKey.of("data", "ok.bin")).etag();
+            String etag = ferry.daemon.node().stack().cache().head(ObjectKey.of("data", "ok.bin")).etag();
             HttpResponse<String> ok = register(http, api, dir, "ok", new Shard(ObjectKey.of("data", "ok.bin"), 4096, etag, 4));
             assertThat(ok.statusCode()).as(ok.body()).isEqualTo(200);
             assertThat(http.send(HttpRequest.newBuilder(ferry.endpoint().resolve("/data/ok.bin")).build(),
@@ -76,7 +76,7 @@ class JobLimitsTest {
             assertThat(ferry.stats().clientErrors()).as("the abandoned registration ended").isEqualTo(1);
             assertThat(ferry.daemon.jobs().jobs()).as("nothing of it took effect").isEmpty();
             Files.write(ferry.root.resolve("data/ok.bin"), new byte[4096]);
-            String etag = ferry.daemon.node().tiers().cache().head(ObjectKey.of("data", "ok.bin")).etag();
+            String etag = ferry.daemon.node().stack().cache().head(ObjectKey.of("data", "ok.bin")).etag();
             HttpResponse<String> ok = register(http, ferry.endpoint().resolve("/_ferry/v1/"), dir, "ok",
                     new Shard(ObjectKey.of("data", "ok.bin"), 4096, etag, 4));
             assertThat(ok.statusCode()).as(ok.body()).isEqualTo(200);

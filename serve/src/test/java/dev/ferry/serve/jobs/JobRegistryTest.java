@@ -5,7 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.assertj.core.api.Assertions.within;
 
 import dev.ferry.cache.BlockId;
-import dev.ferry.plan.Homes;
+import dev.ferry.plan.CanonicalHomes;
 import dev.ferry.plan.PlanConfig;
 import dev.ferry.plan.World;
 import dev.ferry.store.ByteRange;
@@ -147,7 +147,7 @@ class JobRegistryTest {
     void register_aResumedJob_startsInItsCheckpointsEpochAtItsPosition(@TempDir Path dir) throws Exception {
         try (JobsNode n = JobsNode.start(dir)) {
             Job resumed = Job.planned("train", n.manifest(), PlanConfig.DEFAULT.withSeed(7).withPartition(PlanConfig.Partition.NODE),
-                    new World(1, 4, 1), 0, 4, new Job.Resume(Homes.of(1, 1), 3, 40, null));
+                    new World(1, 4, 1), 0, 4, new Job.Resume(CanonicalHomes.of(1, 1), 3, 40, null));
 
             RunningJob run = n.jobs.register(resumed, false).run();
 
@@ -176,7 +176,7 @@ class JobRegistryTest {
     void sample_setsEachJobsEgressGaugeToItsEpochsEgressSoFar(@TempDir Path dir) throws Exception {
         try (JobsNode n = JobsNode.start(dir)) {
             n.jobs.register(n.job("train", 7));
-            n.node.tiers().cache().readBytes(ObjectKey.of("data", "shard-0.bin"), new ByteRange(0, JobsNode.BLOCK));
+            n.node.stack().cache().readBytes(ObjectKey.of("data", "shard-0.bin"), new ByteRange(0, JobsNode.BLOCK));
 
             n.jobs.sample();
 

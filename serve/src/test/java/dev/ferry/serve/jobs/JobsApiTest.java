@@ -179,7 +179,7 @@ class JobsApiTest {
         try (JobsNode n = JobsNode.start(dir)) {
             ApiCalls calls = new ApiCalls(n);
             Job job = n.jobs.register(n.job("train", 7)).job;
-            List<Integer> expected = job.order(1, 2, 1, 2, 0).stream().map(Sample::index).toList();
+            List<Integer> expected = job.order(1, 2, 1, 2, 0).stream().map(SampleRange::index).toList();
 
             JsonNode spans = calls.ok(GET, "/_ferry/v1/jobs/train/order?epoch=1&rank=2&worker=1&workers=2", null);
             JsonNode samples = calls.ok(GET, "/_ferry/v1/jobs/train/order?epoch=1&rank=2&worker=1&workers=2&form=samples", null);

@@ -54,7 +54,7 @@ final class JobsNode implements AutoCloseable {
         ServeConfig config = ServeConfig.defaults().with(all);
         config.validate();
         this.node = Node.start(config, clock, readAhead);
-        this.steps = FerryMetrics.bind(registry, node.tiers().meter(), node.tiers().cache());
+        this.steps = FerryMetrics.bind(registry, node.stack().meter(), node.stack().cache());
         this.jobs = new JobRegistry(node, registry, steps, clock);
     }
 
@@ -77,7 +77,7 @@ final class JobsNode implements AutoCloseable {
                 random.nextBytes(bytes);
                 Files.write(root.resolve("data/shard-" + i + ".bin"), bytes);
                 ObjectKey key = ObjectKey.of("data", "shard-" + i + ".bin");
-                shards.add(new Shard(key, SHARD_BYTES, node.tiers().cache().head(key).etag(), SAMPLES_PER_SHARD));
+                shards.add(new Shard(key, SHARD_BYTES, node.stack().cache().head(key).etag(), SAMPLES_PER_SHARD));
             }
             manifest = new Manifest(shards);
         }

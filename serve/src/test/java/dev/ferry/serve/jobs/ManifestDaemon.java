@@ -25,7 +25,7 @@ final class ManifestDaemon {
         for (int i = 0; i < shards; i++) {
             Files.write(ferry.root.resolve("data/s-" + i + ".bin"), new byte[shardBytes]);
             ObjectKey key = ObjectKey.of("data", "s-" + i + ".bin");
-            manifest.add(new Shard(key, shardBytes, ferry.daemon.node().tiers().cache().head(key).etag(), samples));
+            manifest.add(new Shard(key, shardBytes, ferry.daemon.node().stack().cache().head(key).etag(), samples));
         }
         ManifestJson.write(new Manifest(manifest), "test", ferry.root.resolve("data/manifest.json"));
         return ferry;

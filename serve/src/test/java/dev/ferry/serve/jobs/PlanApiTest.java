@@ -53,7 +53,7 @@ class PlanApiTest {
                 random.nextBytes(data);
                 Files.write(ferry.root.resolve("data/shard-" + i + ".bin"), data);
                 ObjectKey key = ObjectKey.of("data", "shard-" + i + ".bin");
-                shards.add(new Shard(key, data.length, ferry.daemon.node().tiers().cache().head(key).etag(), 16));
+                shards.add(new Shard(key, data.length, ferry.daemon.node().stack().cache().head(key).etag(), 16));
             }
             Path manifestFile = dir.resolve("manifest.json");
             ManifestJson.write(new Manifest(shards), "test", manifestFile);
@@ -61,7 +61,7 @@ class PlanApiTest {
             URI api = ferry.endpoint().resolve("/_ferry/v1/");
             JsonNode reg = call(http, api.resolve("jobs"), "POST", "{\"job\":\"train\",\"manifest_key\":\"data/manifest.json\",\"seed\":7,"
                     + "\"world\":{\"nodes\":1,\"ranks_per_node\":2,\"workers_per_rank\":1},\"batch_size\":4}");
-            long missesAtRegistration = ferry.daemon.node().tiers().cache().stats().misses(); // the manifest's read
+            long missesAtRegistration = ferry.daemon.node().stack().cache().stats().misses(); // the manifest's read
             assertThat(reg.get("samples").asInt()).isEqualTo(128);
             assertThat(reg.get("steps_per_epoch").asInt()).isEqualTo(16); // 64 samples per rank in batches of 4
 
@@ -85,8 +85,8 @@ class PlanApiTest {
 
             // the prefetcher fetches ahead of position 0 without any read: 4 MiB of planned blocks
             Await.until("4 MiB prefetched with no read", Duration.ofSeconds(30),
-                    () -> ferry.daemon.node().tiers().cache().stats().prefetchedBytes() >= (4L << 20));
-            assertThat(ferry.daemon.node().tiers().cache().stats().misses()).as("prefetch is not counted as a reader's miss")
+                    () -> ferry.daemon.node().stack().cache().stats().prefetchedBytes() >= (4L << 20));
+            assertThat(ferry.daemon.node().stack().cache().stats().misses()).as("prefetch is not counted as a reader's miss")
                     .isEqualTo(missesAtRegistration);
 
             // a consumer reads its first samples (hits: prefetched) and reports its waits
@@ -155,7 +155,7 @@ class PlanApiTest {
             for (int i = 0; i < 8; i++) {
                 Files.write(ferry.root.resolve("data/s-" + i + ".bin"), new byte[16 * 1024]);
                 ObjectKey key = ObjectKey.of("data", "s-" + i + ".bin");
-                shards.add(new Shard(key, 16 * 1024, ferry.daemon.node().tiers().cache().head(key).etag(), 16));
+                shards.add(new Shard(key, 16 * 1024, ferry.daemon.node().stack().cache().head(key).etag(), 16));
             }
             Path file = dir.resolve("m.json");
             ManifestJson.write(new Manifest(shards), "test", file);
@@ -217,7 +217,7 @@ class PlanApiTest {
             for (int i = 0; i < 6; i++) {
                 Files.write(ferry.root.resolve("data/s-" + i), new byte[10 * 1000]);
                 ObjectKey key = ObjectKey.of("data", "s-" + i);
-                shards.add(new Shard(key, 10 * 1000, ferry.daemon.node().tiers().cache().head(key).etag(), 10));
+                shards.add(new Shard(key, 10 * 1000, ferry.daemon.node().stack().cache().head(key).etag(), 10));
             }
             Path file = dir.resolve("m.json");
             ManifestJson.write(new Manifest(shards), "test", file);
@@ -267,7 +267,7 @@ class PlanApiTest {
             for (int i = 0; i < 8; i++) {
                 Files.write(ferry.root.resolve("data/s-" + i), new byte[1 << 20]);
                 ObjectKey key = ObjectKey.of("data", "s-" + i);
-                shards.add(new Shard(key, 1 << 20, ferry.daemon.node().tiers().cache().head(key).etag(), 16));
+                shards.add(new Shard(key, 1 << 20, ferry.daemon.node().stack().cache().head(key).etag(), 16));
             }
             ManifestJson.write(new Manifest(shards), "test", ferry.root.resolve("data/manifest.json"));
             URI jobs = ferry.endpoint().resolve("/_ferry/v1/jobs");

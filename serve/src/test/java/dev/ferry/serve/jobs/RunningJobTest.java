@@ -4,7 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.assertj.core.api.Assertions.within;
 
-import dev.ferry.plan.Homes;
+import dev.ferry.plan.CanonicalHomes;
 import dev.ferry.plan.PlanConfig;
 import dev.ferry.plan.World;
 import dev.ferry.store.ObjectKey;
@@ -79,7 +79,7 @@ class RunningJobTest {
             first.stop();
             // the dataset read through the node before the job (as `ferry index` through the daemon reads it): all here now
             for (int i = 0; i < JobsNode.SHARDS; i++) {
-                n.node.tiers().cache().readBytes(ObjectKey.of("data", "shard-" + i + ".bin"), null);
+                n.node.stack().cache().readBytes(ObjectKey.of("data", "shard-" + i + ".bin"), null);
             }
             RunningJob warm = n.run(n.job("warm", 7));
             assertThat(warm.advice.predictedEgress(1)).as("every block of epoch 1 is in the tier already").isZero();
@@ -174,7 +174,7 @@ class RunningJobTest {
     void progress_forAnEpochThisJobNeverRan_changesNothing(@TempDir Path dir) throws Exception {
         try (JobsNode n = JobsNode.start(dir)) {
             Job resumed = Job.planned("train", n.manifest(), PlanConfig.DEFAULT.withSeed(7).withPartition(PlanConfig.Partition.NODE),
-                    new World(1, 4, 1), 0, 4, new Job.Resume(Homes.of(1, 1), 3, 0, null));
+                    new World(1, 4, 1), 0, 4, new Job.Resume(CanonicalHomes.of(1, 1), 3, 0, null));
             RunningJob run = n.run(resumed);
 
             run.progress(2, 64, 64, new double[] {1.0, 1.0});
@@ -207,12 +207,12 @@ class RunningJobTest {
             ObjectKey key = n.manifest().shards().getFirst().key();
             RunningJob run = n.run(n.job("train", 7));
             long before = heads(n);
-            n.node.tiers().cache().head(key);
+            n.node.stack().cache().head(key);
             assertThat(heads(n) - before).as("a version the running job's manifest pins").isZero();
 
             run.stop();
 
-            n.node.tiers().cache().head(key);
+            n.node.stack().cache().head(key);
             assertThat(heads(n) - before).as("after the job stopped").isEqualTo(1);
         }
     }
@@ -239,6 +239,6 @@ class RunningJobTest {
     }
 
     private static long heads(JobsNode n) {
-        return n.node.tiers().meter().snapshot().requests(MeteredStore.Op.HEAD);
+        return n.node.stack().meter().snapshot().requests(MeteredStore.Op.HEAD);
     }
 }

@@ -43,7 +43,7 @@ class TrustedVersionsTest {
                 contents.add(data);
                 Files.write(ferry.root.resolve("data/img-" + i + ".jpg"), data);
                 ObjectKey key = ObjectKey.of("data", "img-" + i + ".jpg");
-                shards.add(new Shard(key, data.length, ferry.daemon.node().tiers().cache().head(key).etag(), 1));
+                shards.add(new Shard(key, data.length, ferry.daemon.node().stack().cache().head(key).etag(), 1));
             }
             byte[] outsider = new byte[5000];
             random.nextBytes(outsider);

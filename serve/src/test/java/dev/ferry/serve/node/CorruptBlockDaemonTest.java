@@ -68,7 +68,7 @@ class CorruptBlockDaemonTest {
     }
 
     CacheStats cache() {
-        return daemon.daemon.node().tiers().cache().stats();
+        return daemon.daemon.node().stack().cache().stats();
     }
 
     static byte[] slice(byte[] b, long from, long toInclusive) {

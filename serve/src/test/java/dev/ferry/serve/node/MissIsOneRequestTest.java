@@ -60,7 +60,7 @@ class MissIsOneRequestTest {
 
     /** Writes straight to the origin, behind the local tier: ferry's cache knows nothing of it. */
     private static ObjectMeta putBehind(DaemonFixture ferry, String key, byte[] data, ObjectAttributes attributes) throws Exception {
-        ObjectStore below = ferry.daemon.node().tiers().belowCache();
+        ObjectStore below = ferry.daemon.node().stack().belowCache();
         return below.put(ObjectKey.of("data", key), PutBody.ofBytes(data).withAttributes(attributes));
     }
 

@@ -20,7 +20,7 @@ import software.amazon.awssdk.services.s3.model.ChecksumMode;
  */
 class OneDoorTest {
     private static long lookups(DaemonFixture ferry) {
-        CachingStore cache = ferry.daemon.node().tiers().cache();
+        CachingStore cache = ferry.daemon.node().stack().cache();
         return cache.stats().metadataLookups();
     }
 
@@ -29,7 +29,7 @@ class OneDoorTest {
         try (DaemonFixture ferry = DaemonFixture.overFolder(dir).with("prefetch-bytes", "0").start(); S3Client s3 = ferry.sdk("a", "b")) {
             byte[] data = new byte[3 << 20];
             new Random(46).nextBytes(data);
-            ferry.daemon.node().tiers().belowCache().put(ObjectKey.of("data", "warm.bin"), PutBody.ofBytes(data));
+            ferry.daemon.node().stack().belowCache().put(ObjectKey.of("data", "warm.bin"), PutBody.ofBytes(data));
             for (int i = 0; i < 3; i++) { // fetched, then checked once where a check may block, then trusted
                 assertThat(s3.getObjectAsBytes(b -> b.bucket("data").key("warm.bin")).asByteArray()).isEqualTo(data);
             }

@@ -164,7 +164,7 @@ class WriteBackListingTest {
             String bigEtag = s3.completeMultipartUpload(b -> b.bucket("data").key("m/big").uploadId(id).multipartUpload(m -> m.parts(parts))).eTag();
             state.put("m/big", (5L << 20) + 1000);
 
-            assertThat(ferry.daemon.node().tiers().writeBack().stats().pendingObjects()).as("still waiting").isGreaterThan(10);
+            assertThat(ferry.daemon.node().stack().writeBack().stats().pendingObjects()).as("still waiting").isGreaterThan(10);
             assertListings(s3, state);
             List<S3Object> listed = s3.listObjectsV2(b -> b.bucket("data").prefix("k04")).contents();
             assertThat(listed).extracting(S3Object::eTag).containsExactly(WriteBackSafetyTest.quoted(WriteBackSafetyTest.md5(bytes(444, "k04".hashCode()))));
@@ -197,14 +197,14 @@ class WriteBackListingTest {
             CompletableFuture<PutObjectResponse> put = CompletableFuture.supplyAsync(
                     () -> s3.putObject(b -> b.bucket("data").key("run"), RequestBody.fromString("a file now")));
             Await.until("the write waiting for the delete", Duration.ofMinutes(1),
-                    () -> ferry.daemon.node().tiers().writeBack().fencesWaiting() > 0);
+                    () -> ferry.daemon.node().stack().writeBack().fencesWaiting() > 0);
             assertThat(put).as("waiting while the delete cannot be made").isNotDone();
             Files.delete(staging);
             Files.createDirectory(staging);
             put.get(1, TimeUnit.MINUTES);
             flush(ferry);
             assertThat(Files.readString(ferry.root.resolve("data/run"))).isEqualTo("a file now");
-            assertThat(ferry.daemon.node().tiers().writeBack().stats().failed()).isZero();
+            assertThat(ferry.daemon.node().stack().writeBack().stats().failed()).isZero();
         }
     }
 

@@ -85,7 +85,7 @@ class WriteBackSafetyTest {
             s3.createBucket(b -> b.bucket("later"));
             s3.putObject(b -> b.bucket("later").key("k"), RequestBody.fromBytes(new byte[10])); // created since: taken
             flush(ferry);
-            assertThat(ferry.daemon.node().tiers().writeBack().stats().failed()).as("nothing acknowledged failed its upload").isZero();
+            assertThat(ferry.daemon.node().stack().writeBack().stats().failed()).as("nothing acknowledged failed its upload").isZero();
         }
     }
 
@@ -110,7 +110,7 @@ class WriteBackSafetyTest {
             s3.completeMultipartUpload(b -> b.bucket("data").key("m".repeat(170)).uploadId(id)
                     .multipartUpload(m -> m.parts(CompletedPart.builder().partNumber(1).eTag(etag).build())));
             flush(ferry);
-            assertThat(ferry.daemon.node().tiers().writeBack().stats().failed()).as("nothing acknowledged failed its upload").isZero();
+            assertThat(ferry.daemon.node().stack().writeBack().stats().failed()).as("nothing acknowledged failed its upload").isZero();
         }
         // the embedded store itself: S3's code, a 400 every client takes as final, not a retryable 500
         try (dev.ferry.embedded.EmbeddedStore store = dev.ferry.embedded.EmbeddedStore.start(dir.resolve("direct"), 0,
@@ -132,7 +132,7 @@ class WriteBackSafetyTest {
                     .isEqualTo("NoSuchBucket");
             s3.putObject(b -> b.bucket("data").key("k"), RequestBody.fromBytes(new byte[10]));
             flush(ferry);
-            assertThat(ferry.daemon.node().tiers().writeBack().stats().failed()).isZero();
+            assertThat(ferry.daemon.node().stack().writeBack().stats().failed()).isZero();
         }
     }
 

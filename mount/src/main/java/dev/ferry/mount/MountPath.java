@@ -3,11 +3,11 @@ package dev.ferry.mount;
 import dev.ferry.store.ObjectKey;
 
 /** A path in the mount: the root, a bucket (key null), or a key (a file or a prefix) in a bucket. */
-record Loc(String bucket, String key) {
+record MountPath(String bucket, String key) {
     /** The location of {@code path}; null for a name no bucket or key can have (it does not exist). */
-    static Loc parse(String path) {
+    static MountPath parse(String path) {
         if (path == null || path.equals("/") || path.isEmpty()) {
-            return new Loc(null, null);
+            return new MountPath(null, null);
         }
         String p = path.startsWith("/") ? path.substring(1) : path;
         int slash = p.indexOf('/');
@@ -21,7 +21,7 @@ record Loc(String bucket, String key) {
         } catch (IllegalArgumentException invalid) {
             return null;
         }
-        return new Loc(bucket, key);
+        return new MountPath(bucket, key);
     }
 
     boolean isRoot() {

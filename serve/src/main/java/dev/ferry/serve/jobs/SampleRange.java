@@ -3,5 +3,5 @@ package dev.ferry.serve.jobs;
 import dev.ferry.store.ObjectKey;
 
 /** One sample to read: an object's byte range, pinned to a version when the ETag is known. */
-record Sample(int index, ObjectKey key, long offset, long length, String etag) {
+record SampleRange(int index, ObjectKey key, long offset, long length, String etag) {
 }

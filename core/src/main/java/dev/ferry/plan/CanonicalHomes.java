@@ -23,19 +23,19 @@ import java.util.Arrays;
  *
  * <p>Immutable and thread-safe.
  */
-public final class Homes {
+public final class CanonicalHomes {
     private final int[] nodeOf;
     private final int nodes;
     /** {@link #roundOrder}, computed once (a benign race: every thread computes the same array). */
     private volatile int[] roundOrder;
 
-    private Homes(int[] nodeOf, int nodes) {
+    private CanonicalHomes(int[] nodeOf, int nodes) {
         this.nodeOf = nodeOf;
         this.nodes = nodes;
     }
 
     /** The homes a job starts with: canonical node {@code c} on node {@code c mod nodes}. */
-    public static Homes of(int canonical, int nodes) {
+    public static CanonicalHomes of(int canonical, int nodes) {
         if (canonical < 1 || nodes < 1) {
             throw new IllegalArgumentException("canonical nodes and nodes must be at least 1: " + canonical + ", " + nodes);
         }
@@ -43,14 +43,14 @@ public final class Homes {
         for (int c = 0; c < canonical; c++) {
             at[c] = c % nodes;
         }
-        return new Homes(at, nodes);
+        return new CanonicalHomes(at, nodes);
     }
 
     /**
-     * Homes as a checkpoint recorded them ({@link #toArray}): {@code nodeOf[c]} is canonical node {@code c}'s node,
+     * CanonicalHomes as a checkpoint recorded them ({@link #toArray}): {@code nodeOf[c]} is canonical node {@code c}'s node,
      * each below {@code nodes}.
      */
-    public static Homes parse(int[] nodeOf, int nodes) {
+    public static CanonicalHomes parse(int[] nodeOf, int nodes) {
         if (nodeOf == null || nodeOf.length == 0) {
             throw new IllegalArgumentException("homes are empty");
         }
@@ -62,11 +62,11 @@ public final class Homes {
                 throw new IllegalArgumentException("canonical node " + c + "'s home must be 0 to " + (nodes - 1) + ": " + nodeOf[c]);
             }
         }
-        return new Homes(nodeOf.clone(), nodes);
+        return new CanonicalHomes(nodeOf.clone(), nodes);
     }
 
     /** The homes on {@code newNodes} nodes, moving as few canonical nodes as balance allows (see the class note). */
-    public Homes resized(int newNodes) {
+    public CanonicalHomes resized(int newNodes) {
         if (newNodes < 1) {
             throw new IllegalArgumentException("nodes must be at least 1: " + newNodes);
         }
@@ -111,7 +111,7 @@ public final class Homes {
                 }
             }
         }
-        return new Homes(at, newNodes);
+        return new CanonicalHomes(at, newNodes);
     }
 
     /**
@@ -183,7 +183,7 @@ public final class Homes {
     }
 
     /** The canonical nodes that live on another node in {@code other} (same canonical count). */
-    public int moved(Homes other) {
+    public int moved(CanonicalHomes other) {
         if (other.canonical() != canonical()) {
             throw new IllegalArgumentException("homes over " + other.canonical() + " canonical nodes, not " + canonical());
         }
@@ -196,7 +196,7 @@ public final class Homes {
 
     @Override
     public boolean equals(Object o) {
-        return o instanceof Homes h && h.nodes == nodes && Arrays.equals(h.nodeOf, nodeOf);
+        return o instanceof CanonicalHomes h && h.nodes == nodes && Arrays.equals(h.nodeOf, nodeOf);
     }
 
     @Override
@@ -206,6 +206,6 @@ public final class Homes {
 
     @Override
     public String toString() {
-        return "Homes" + Arrays.toString(nodeOf) + " on " + nodes + " nodes";
+        return "CanonicalHomes" + Arrays.toString(nodeOf) + " on " + nodes + " nodes";
     }
 }

@@ -1,4 +1,4 @@
-package dev.ferry.store.tier;
+package dev.ferry.store.shared;
 
 import static org.assertj.core.api.Assertions.assertThat;
 

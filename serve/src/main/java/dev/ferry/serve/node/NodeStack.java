@@ -23,7 +23,7 @@ import dev.ferry.writeback.WriteBackStore;
  * @param writeBack      write-back over the local tier, or null, for the status and the flush API
  * @param localMultipart multipart uploads staged locally under write-back, or null
  */
-public record Tiers(Origin origin, MeteredStore meter, GovernedStore governor, Prices prices, NodeStores stores, CachingStore cache,
+public record NodeStack(Origin origin, MeteredStore meter, GovernedStore governor, Prices prices, NodeStores stores, CachingStore cache,
         WriteBackStore writeBack, LocalMultipart localMultipart) {
     /** What reads and writes go to: write-back, else the local tier. */
     public ObjectStore top() {

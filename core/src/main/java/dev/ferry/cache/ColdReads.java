@@ -23,7 +23,7 @@ import java.util.concurrent.ConcurrentHashMap;
  *
  * <p>Thread-safe: misses under way are claimed in a concurrent map, one per key.
  */
-final class Misses {
+final class ColdReads {
     private final ObjectStore upstream;
     private final CacheConfig config;
     private final Clock clock;
@@ -32,12 +32,12 @@ final class Misses {
     /** Folders kept in {@link #smallFolders}; past it the map starts again. */
     static final int FOLDERS_KEPT = 100_000;
 
-    /** Misses being asked upstream with no metadata known: one per key, the rest wait for its answer. */
+    /** ColdReads being asked upstream with no metadata known: one per key, the rest wait for its answer. */
     private final ConcurrentHashMap<ObjectKey, CompletableFuture<Void>> opening = new ConcurrentHashMap<>();
     /** Per folder ({@link MetadataCache#folderOf}), whether the last object a miss found in it fit in one block. */
     private final ConcurrentHashMap<String, Boolean> smallFolders = new ConcurrentHashMap<>();
 
-    Misses(ObjectStore upstream, CacheConfig config, Clock clock, BlockCache blocks, MetadataCache metadata) {
+    ColdReads(ObjectStore upstream, CacheConfig config, Clock clock, BlockCache blocks, MetadataCache metadata) {
         this.upstream = upstream;
         this.config = config;
         this.clock = clock;

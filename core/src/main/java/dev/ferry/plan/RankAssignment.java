@@ -3,7 +3,7 @@ package dev.ferry.plan;
 /**
  * Who reads which position of an {@link EpochPlan} on one world, from a resume position: at step {@code t}
  * the ranks together take positions {@code [start + t * ranks, start + (t + 1) * ranks)}, each node the
- * positions of its canonical nodes (their {@link Homes}: {@code c mod nodes} unless a world change moved them),
+ * positions of its canonical nodes (their {@link CanonicalHomes}: {@code c mod nodes} unless a world change moved them),
  * its ranks in position order; positions a node
  * cannot take (more of its own than it has ranks) go, in order, to the nodes with ranks to spare. With one
  * canonical node that is rank {@code r} taking position {@code start + t * ranks + r}, computed without a
@@ -11,16 +11,16 @@ package dev.ferry.plan;
  *
  * <p><b>Rounds and worlds.</b> The plan's order is rounds of one position per canonical node. On a world whose
  * homes are {@code c mod nodes}, every run of {@code nodes} consecutive positions has one of each node's, which is
- * what keeps reads local. Homes moved by a world change ({@link Homes#resized}) break that run, so the deal reads
- * each round in the world's own order ({@link Homes#roundOrder}: its nodes' canonical nodes interleaved), the same
+ * what keeps reads local. CanonicalHomes moved by a world change ({@link CanonicalHomes#resized}) break that run, so the deal reads
+ * each round in the world's own order ({@link CanonicalHomes#roundOrder}: its nodes' canonical nodes interleaved), the same
  * set of positions in another order: a checkpoint's count of consumed samples still fixes the consumed set once
  * it also records whose order the round in progress follows ({@link #roundHomesAt}). With {@code c mod nodes}
  * that order is the plan's own, so nothing changes for a world that never changed.
  *
- * <p>Immutable once built; the cache of the last round's order is filled during construction only, so a Deal is
+ * <p>Immutable once built; the cache of the last round's order is filled during construction only, so a RankAssignment is
  * safe to share once published.
  */
-public final class Deal {
+public final class RankAssignment {
     private final EpochPlan plan;
     private final World world;
     private final long start;
@@ -28,10 +28,10 @@ public final class Deal {
     /** positions[t * ranks + rank], or null when the arithmetic rule holds (one canonical node). */
     private final long[] positions;
     private final long local;
-    private final Homes homes;
-    private final Homes roundHomes;
+    private final CanonicalHomes homes;
+    private final CanonicalHomes roundHomes;
 
-    Deal(EpochPlan plan, World world, long start, Homes homes, Homes roundHomes) {
+    RankAssignment(EpochPlan plan, World world, long start, CanonicalHomes homes, CanonicalHomes roundHomes) {
         this.plan = plan;
         this.world = world;
         this.start = start;
@@ -80,12 +80,12 @@ public final class Deal {
     /** The round in progress at {@code start}, when the deal starts inside one (read in the order of {@link #roundHomes}), else -1. */
     private final int startRound;
     private int cachedRound = -1;
-    private Homes cachedHomes;
+    private CanonicalHomes cachedHomes;
     private int[] cachedOrder;
 
     /**
      * The position of the plan's order that is the {@code w}-th consumed on this world: rounds are the same sets of
-     * positions on every world, each read in the order of {@link Homes#roundOrder} (the identity for {@code c mod
+     * positions on every world, each read in the order of {@link CanonicalHomes#roundOrder} (the identity for {@code c mod
      * nodes}), the round in progress at the start in the order of the world that began it; past the end, the
      * padding wraps to the start.
      */
@@ -94,7 +94,7 @@ public final class Deal {
         long base = w / n * n;
         int p = (int) (w % n);
         int r = plan.roundOf(p);
-        Homes h = w < n && r == startRound ? roundHomes : homes;
+        CanonicalHomes h = w < n && r == startRound ? roundHomes : homes;
         if (r != cachedRound || h != cachedHomes) {
             int a = plan.roundStart(r);
             int len = plan.roundStart(r + 1) - a;
@@ -119,7 +119,7 @@ public final class Deal {
      * there: those of the world that began that round (this deal's homes, or, inside the round this deal resumed,
      * the ones it was resumed with).
      */
-    public Homes roundHomesAt(long consumed) {
+    public CanonicalHomes roundHomesAt(long consumed) {
         if (startRound < 0 || consumed >= plan.size()) {
             return homes;
         }
@@ -136,7 +136,7 @@ public final class Deal {
     }
 
     /** Which node each canonical node lives on in this deal. */
-    public Homes homes() {
+    public CanonicalHomes homes() {
         return homes;
     }
 

@@ -1,4 +1,4 @@
-package dev.ferry.store.tier;
+package dev.ferry.store.shared;
 
 import dev.ferry.store.ObjectKey;
 import java.nio.charset.StandardCharsets;
