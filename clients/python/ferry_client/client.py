@@ -272,8 +272,9 @@ class FerryClient(S3Client):
         """The four numbers per job and per tier, with their history (``GET /_ferry/v1/status``)."""
         return Status(self._api("GET", "status"))
 
-    def flush(self, timeout_s: float | None = None) -> FlushResult:
-        """The write-back fence: waits until every write acknowledged before the call is in the object store.
+    def flush(self, timeout_s: float | None = None, bucket: str | None = None, prefix: str | None = None) -> FlushResult:
+        """The write-back fence: waits until every write acknowledged before the call is in the object store (with
+        ``bucket``, every write in it; with ``prefix`` too, those whose key starts with it: a checkpoint's files).
 
         Returns the daemon's answer when they all are: ``{"complete": true, "write_back": ..., "first_error":
         null, "writes": [{"bucket", "key", "size", "durability", "error"}, ...]}``. Raises FerryError when
@@ -282,6 +283,12 @@ class FerryClient(S3Client):
         Without ``timeout_s`` the daemon's own limit applies (10 minutes).
         """
         params: list[tuple[str, object]] = []
+        if prefix is not None and bucket is None:
+            raise ValueError("A flush of a prefix names its bucket too: flush(bucket=..., prefix=...).")
+        if bucket is not None:
+            params.append(("bucket", bucket))
+        if prefix is not None:
+            params.append(("prefix", prefix))
         socket_timeout = None  # the fence may take long: wait for the daemon's answer
         if timeout_s is not None:
             params.append(("timeout_ms", int(timeout_s * 1000)))

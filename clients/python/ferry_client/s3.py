@@ -312,6 +312,10 @@ class S3Client:
             headers=headers,
         )
 
+    def delete(self, bucket: str, key: str) -> None:
+        """Deletes the object (S3 answers a delete of a missing key as done, so does this)."""
+        self._request("DELETE", self._object_path(bucket, key))
+
     def put(self, bucket: str, key: str, data: Body, content_type: str | None = None,
             write_through: bool = False) -> PutResult:
         """Writes an object from bytes or a seekable binary file; returns ``etag``, ``durability`` and ``headers``.

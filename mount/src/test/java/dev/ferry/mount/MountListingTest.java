@@ -303,7 +303,9 @@ class MountListingTest {
             assertThat(delta(before, ro.meter(), Op.HEAD)).as("files the listings described: no HEAD").isZero();
             long reads = ro.fileReads();
             assertThat(python(mp2, readAll).trim()).isEqualTo("100");
-            assertThat(ro.fileReads()).as("the second pass: the kernel kept every file's pages").isEqualTo(reads);
+            // the kernel kept the files' pages: the second pass is answered by it, not by the mount (a page the kernel
+            // evicted meanwhile, on a machine short of memory, is read once more: at most a couple of 100)
+            assertThat(ro.fileReads() - reads).as("the second pass: the kernel kept the files' pages").isLessThanOrEqualTo(2);
             assertThat(ro.fileOpens()).as("the first open, answered ENOSYS: the kernel opened the other 199 itself").isEqualTo(1);
             assertThat(ro.flushes()).as("the first close, answered ENOSYS: the kernel flushed none of the others").isEqualTo(1);
 

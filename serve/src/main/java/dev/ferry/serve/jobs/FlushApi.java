@@ -27,17 +27,24 @@ final class FlushApi {
 
     /**
      * The write-back fence: waits up to {@code timeout_ms} (default 10 minutes) for every write acknowledged before it
-     * to be uploaded, and lists them with their durability. 200 when all are durable, 504 on timeout, 502 when an
-     * upload was refused; without write-back, complete at once.
+     * to be uploaded (with {@code bucket}, those in it; with {@code prefix} too, those whose key starts with it: a
+     * checkpoint's files), and lists them with their durability. 200 when all are durable, 504 on timeout, 502 when
+     * an upload was refused; without write-back, complete at once.
      */
     Reply flush(Map<String, List<String>> query) throws S3Error, IOException {
         long timeoutMs = ApiJson.param(query, "timeout_ms", 600_000, 0, 86_400_000);
+        String bucket = first(query, "bucket");
+        String prefix = first(query, "prefix");
+        if (prefix != null && bucket == null) {
+            throw S3Error.badRequest("InvalidArgument", "a flush of a prefix names its bucket too (bucket=...&prefix=...)");
+        }
         ObjectNode out = ApiJson.JSON.createObjectNode();
         if (writeBack == null) {
             out.put("complete", true).put("write_back", false).putArray("writes");
             return Reply.json(HttpResponseStatus.OK, out.toString());
         }
-        FlushResult r = writeBack.flush(Duration.ofMillis(timeoutMs));
+        FlushResult r = bucket == null ? writeBack.flush(Duration.ofMillis(timeoutMs))
+                : writeBack.flush(k -> k.bucket().equals(bucket) && (prefix == null || k.key().startsWith(prefix)), Duration.ofMillis(timeoutMs));
         out.put("complete", r.complete()).put("write_back", true).put("first_error", r.firstError());
         ArrayNode writes = out.putArray("writes");
         for (WriteStatus s : r.writes()) {
@@ -51,5 +58,10 @@ final class FlushApi {
         HttpResponseStatus status = r.firstError() != null ? HttpResponseStatus.BAD_GATEWAY
                 : r.complete() ? HttpResponseStatus.OK : HttpResponseStatus.GATEWAY_TIMEOUT;
         return Reply.json(status, out.toString());
+    }
+
+    private static String first(Map<String, List<String>> query, String name) {
+        List<String> values = query.get(name);
+        return values == null || values.isEmpty() || values.get(0).isEmpty() ? null : values.get(0);
     }
 }

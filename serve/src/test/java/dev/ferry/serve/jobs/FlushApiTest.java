@@ -40,6 +40,25 @@ class FlushApiTest {
     }
 
     @Test
+    void flush_ofABucketAndPrefix_waitsForTheWritesUnderIt_only(@TempDir Path dir) throws Exception {
+        try (JobsNode n = JobsNode.start(dir, Map.of("write-back", "true"))) {
+            n.node.stack().top().put(ObjectKey.of("data", "run-1/step-1/__0_0.distcp"), PutBody.ofBytes(new byte[3000]));
+            n.node.stack().top().put(ObjectKey.of("data", "run-1/step-2/__0_0.distcp"), PutBody.ofBytes(new byte[4000]));
+
+            JsonNode flush = new ApiCalls(n).ok(POST, "/_ferry/v1/flush?timeout_ms=60000&bucket=data&prefix=run-1/step-1/", null);
+
+            assertThat(flush.get("complete").asBoolean()).isTrue();
+            assertThat(flush.get("writes")).as("the fence lists the writes it waited for").hasSize(1);
+            assertThat(flush.get("writes").get(0).get("key").asText()).isEqualTo("run-1/step-1/__0_0.distcp");
+            assertThat(Files.size(n.root.resolve("data/run-1/step-1/__0_0.distcp"))).isEqualTo(3000);
+
+            S3Error e = new ApiCalls(n).refused(POST, "/_ferry/v1/flush?prefix=run-1/", null);
+            assertThat(e.status()).isEqualTo(400);
+            assertThat(e.getMessage()).isEqualTo("a flush of a prefix names its bucket too (bucket=...&prefix=...)");
+        }
+    }
+
+    @Test
     void flush_withATimeoutOutOfRange_is400NamingIt(@TempDir Path dir) throws Exception {
         try (JobsNode n = JobsNode.start(dir, Map.of("write-back", "true"))) {
             S3Error e = new ApiCalls(n).refused(POST, "/_ferry/v1/flush?timeout_ms=-1", null);

@@ -1,0 +1,100 @@
+"""PyTorch's distributed checkpoint through a real ``ferry serve --write-back``: a save acknowledged by the daemon,
+its metadata in the store only after every other file, a load that restores the same tensors, and one sentence for
+each bad input."""
+
+import os
+import shutil
+import tempfile
+import unittest
+
+from support import FerryDaemon, require
+
+require("torch", "the checkpoint test saves and loads a state dict with torch.distributed.checkpoint")
+import torch  # noqa: E402
+import torch.distributed.checkpoint as dcp  # noqa: E402
+from torch.distributed.checkpoint.api import CheckpointException  # noqa: E402
+
+from ferry_client import FerryClient  # noqa: E402
+from ferry_client.checkpoint import FerryStorageReader, FerryStorageWriter, wait_durable  # noqa: E402
+
+
+def _state(seed):
+    g = torch.Generator().manual_seed(seed)
+    return {"model": {"w": torch.randn(300, 200, generator=g), "b": torch.randn(200, generator=g)},
+            "optim": {"step": torch.tensor(seed), "m": torch.randn(300, 200, generator=g)}}
+
+
+def _zeros_like(state):
+    return {group: {k: torch.zeros_like(v) for k, v in tensors.items()} for group, tensors in state.items()}
+
+
+class CheckpointTest(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.mkdtemp(prefix="ferry-ckpt-")
+        cls.store = os.path.join(cls.tmp, "store")
+        os.makedirs(os.path.join(cls.store, "ckpt"))
+        cls.daemon = FerryDaemon(cls.store, os.path.join(cls.tmp, "cache"), "--write-back")
+        cls.client = FerryClient(cls.daemon.url)
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.daemon.stop()
+        shutil.rmtree(cls.tmp, ignore_errors=True)
+
+    def _in_store(self, prefix):
+        folder = os.path.join(self.store, "ckpt", prefix)
+        return sorted(os.listdir(folder)) if os.path.isdir(folder) else []
+
+    def test_a_save_is_acknowledged_then_durable_metadata_last_and_loads_the_same_tensors(self):
+        state = _state(1)
+        writer = FerryStorageWriter("s3://ckpt/run-1/step-100", endpoint=self.daemon.url)
+        dcp.save(state, storage_writer=writer)
+        writer.wait_durable(120)
+        files = self._in_store("run-1/step-100")
+        self.assertIn(".metadata", files)
+        self.assertTrue(any(f.endswith(".distcp") for f in files), files)
+        self.assertTrue(self.client.flush(30, bucket="ckpt", prefix="run-1/").complete)
+
+        restored = _zeros_like(state)
+        dcp.load(restored, storage_reader=FerryStorageReader("s3://ckpt/run-1/step-100", endpoint=self.daemon.url))
+        for group, tensors in state.items():
+            for name, tensor in tensors.items():
+                self.assertTrue(torch.equal(restored[group][name], tensor), f"{group}.{name}")
+
+    def test_a_reader_in_the_saving_process_waits_for_the_checkpoint_it_is_finishing(self):
+        state = _state(2)
+        dcp.save(state, storage_writer=FerryStorageWriter("s3://ckpt/run-2/step-1", endpoint=self.daemon.url))
+        restored = _zeros_like(state)  # no wait_durable: the reader waits for the metadata this process writes
+        dcp.load(restored, storage_reader=FerryStorageReader("s3://ckpt/run-2/step-1", endpoint=self.daemon.url))
+        self.assertTrue(torch.equal(restored["model"]["w"], state["model"]["w"]))
+        wait_durable("s3://ckpt/run-2/step-1", 120)
+        self.assertIn(".metadata", self._in_store("run-2/step-1"))
+
+    def test_a_durable_save_returns_with_every_file_in_the_store(self):
+        writer = FerryStorageWriter("s3://ckpt/run-3/step-1", endpoint=self.daemon.url, durable=True)
+        dcp.save(_state(3), storage_writer=writer)
+        files = self._in_store("run-3/step-1")
+        self.assertIn(".metadata", files)
+        self.assertTrue(any(f.endswith(".distcp") for f in files), files)
+
+    def test_bad_input_gets_one_sentence(self):
+        with self.assertRaises(ValueError) as e:
+            FerryStorageWriter("/tmp/checkpoints/step-1", endpoint=self.daemon.url)
+        self.assertIn("s3://BUCKET/PREFIX", str(e.exception))
+        with self.assertRaises(ValueError) as e:
+            FerryStorageReader("s3://ckpt", endpoint=self.daemon.url)
+        self.assertIn("a bucket and a prefix", str(e.exception))
+
+        state = _state(4)
+        writer = FerryStorageWriter("s3://ckpt/run-4/step-1", endpoint=self.daemon.url, durable=True)
+        dcp.save(state, storage_writer=writer)
+        data = [f for f in self._in_store("run-4/step-1") if f.endswith(".distcp")]
+        self.client.delete("ckpt", "run-4/step-1/" + data[0])
+        with self.assertRaises(CheckpointException) as e:  # DCP's own (a BaseException), carrying the rank's error
+            dcp.load(_zeros_like(state), storage_reader=FerryStorageReader("s3://ckpt/run-4/step-1", endpoint=self.daemon.url))
+        self.assertIn("is missing", str(e.exception))
+
+
+if __name__ == "__main__":
+    unittest.main()
