@@ -18,6 +18,7 @@ A reader in the same process waits for a checkpoint this process is still finish
 
 from __future__ import annotations
 
+import concurrent.futures
 import io
 import os
 import tempfile
@@ -35,6 +36,7 @@ __all__ = ["FerryStorageReader", "FerryStorageWriter", "wait_durable"]
 
 _METADATA = ".metadata"
 _READ_BUFFER = 8 << 20  # bytes a reader asks for at a time (a ranged GET each)
+_READS_IN_FLIGHT = 8  # ranged GETs of one file under way at once
 
 # checkpoints this process is finishing in the background, by path: a reader of one waits for it
 _finishing: dict[str, _Finisher] = {}
@@ -52,15 +54,21 @@ def _split(path: str | os.PathLike[str]) -> tuple[str, str]:
 
 
 class _RangedReader(io.RawIOBase):
-    """An object read by ranged GETs as DCP seeks through it."""
+    """An object read by ranged GETs of ``_READ_BUFFER`` bytes, ``_READS_IN_FLIGHT`` at once ahead of where DCP reads
+    (it reads a rank's file front to back, seeking forward past what it does not load): a cold load draws on as many
+    connections to the store as a parallel reader would, a warm one on the daemon's tier as fast. At most that many
+    chunks are held; a seek backward past them reads again."""
 
-    def __init__(self, client: FerryClient, bucket: str, key: str, size: int) -> None:
+    def __init__(self, client: FerryClient, bucket: str, key: str, size: int, etag: str | None) -> None:
         super().__init__()
         self._client = client
         self._bucket = bucket
         self._key = key
         self._size = size
+        self._etag = etag
         self._pos = 0
+        self._pool = concurrent.futures.ThreadPoolExecutor(_READS_IN_FLIGHT, thread_name_prefix="ferry-checkpoint-read")
+        self._chunks: dict[int, concurrent.futures.Future[bytes]] = {}
 
     def readable(self) -> bool:
         return True
@@ -76,15 +84,41 @@ class _RangedReader(io.RawIOBase):
         self._pos = max(0, base + offset)
         return self._pos
 
+    def _chunk(self, index: int) -> concurrent.futures.Future[bytes]:
+        future = self._chunks.get(index)
+        if future is None:
+            offset = index * _READ_BUFFER
+            length = min(_READ_BUFFER, self._size - offset)
+            future = self._pool.submit(self._client.get, self._bucket, self._key, offset, length, self._etag)
+            self._chunks[index] = future
+        return future
+
     def readinto(self, buffer: Any) -> int:
         view = memoryview(buffer).cast("B")
-        want = min(len(view), self._size - self._pos)
-        if want <= 0:
+        if self._pos >= self._size or len(view) == 0:
             return 0
-        data = self._client.get(self._bucket, self._key, offset=self._pos, length=want)
-        view[:len(data)] = data
-        self._pos += len(data)
-        return len(data)
+        index = self._pos // _READ_BUFFER
+        for behind in [i for i in self._chunks if i < index]:
+            self._chunks.pop(behind).cancel()  # read past: let it go
+        last = (self._size - 1) // _READ_BUFFER
+        for ahead in range(index, min(last, index + _READS_IN_FLIGHT - 1) + 1):
+            self._chunk(ahead)
+        data = self._chunk(index).result()
+        start = self._pos - index * _READ_BUFFER
+        n = min(len(view), len(data) - start)
+        if n <= 0:
+            raise OSError(f"{self._key} ended at {self._pos} of {self._size} bytes: it changed while it was read")
+        view[:n] = data[start:start + n]
+        self._pos += n
+        return n
+
+    def close(self) -> None:
+        if not self.closed:
+            for future in self._chunks.values():
+                future.cancel()
+            self._chunks.clear()
+            self._pool.shutdown(wait=False, cancel_futures=True)
+        super().close()
 
 
 class _Held(io.BytesIO):
@@ -192,13 +226,13 @@ class FerryFileSystem(FileSystemBase):
             return
         self._wait_finishing(str(path))
         try:
-            size = self.client.head(bucket, key).size
+            info = self.client.head(bucket, key)
         except FerryError as e:
             if e.status == 404:
                 raise FileNotFoundError(f"The checkpoint file {path} is missing: the checkpoint is incomplete or was "
                                         "never written.") from None
             raise
-        reader = io.BufferedReader(_RangedReader(self.client, bucket, key, size or 0), buffer_size=_READ_BUFFER)
+        reader = io.BufferedReader(_RangedReader(self.client, bucket, key, info.size or 0, info.etag), buffer_size=_READ_BUFFER)
         try:
             yield cast(io.IOBase, reader)
         finally:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import enum
 import hashlib
 import http.client
+import io
 import os
 import socket
 import threading
@@ -56,6 +57,9 @@ Timeout = Union[float, None, _Default]
 _Client = TypeVar("_Client", bound="S3Client")
 
 
+_SEND_BLOCK = 1 << 20  # bytes of a file body written to the socket at a time
+
+
 def base_url(url: str, source: str = "") -> str:
     """``scheme://host:port`` of a server's URL, checked: http or https, a host, no path or query (buckets are
     path-style). ``source`` says where the URL came from, in the error's sentence."""
@@ -97,7 +101,14 @@ def _prepare_body(data: Body, want_hash: bool) -> tuple[bytes | Readable | None,
         return data, len(data), hashlib.sha256(data).hexdigest() if want_hash else EMPTY_SHA256
     if not (hasattr(data, "read") and hasattr(data, "seek") and hasattr(data, "tell")):
         raise TypeError(f"The body must be bytes or a seekable binary file, not {type(data).__name__}.")
+    if isinstance(data, io.TextIOBase):
+        raise TypeError("The body file must be opened in binary mode ('rb').")
     start = data.tell()
+    if not want_hash:
+        try:  # a file on disk: its length without reading it
+            return data, os.fstat(data.fileno()).st_size - start, EMPTY_SHA256  # type: ignore[attr-defined]
+        except (AttributeError, OSError, io.UnsupportedOperation):
+            pass
     digest = hashlib.sha256()
     length = 0
     while True:
@@ -167,7 +178,9 @@ class S3Client:
         holder: _ThreadConnection | None = getattr(self._local, "holder", None)
         if holder is None:
             cls = http.client.HTTPSConnection if self._https else http.client.HTTPConnection
-            holder = _ThreadConnection(cls(self._hostname, self._port, timeout=self.timeout))
+            # a file body goes out in blocks of this size (http.client's default, 8 KiB, costs a syscall and a Python
+            # loop turn each: a 1 GiB checkpoint went out at under 100 MiB/s)
+            holder = _ThreadConnection(cls(self._hostname, self._port, timeout=self.timeout, blocksize=_SEND_BLOCK))
             self._local.holder = holder
             with self._lock:
                 self._open.add(holder.conn)

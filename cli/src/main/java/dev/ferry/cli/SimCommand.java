@@ -238,8 +238,12 @@ final class SimCommand implements Callable<Integer> {
             }
             planConfig = planConfig.forWorld(new World(nodes, 1, 1));
             sampled = ClusterSim.syntheticSample(dataset, shard, samplesPerShard, rate);
+            System.err.printf(Locale.ROOT, "simulating %d epochs of %d nodes over %d sampled objects...%n", epochs, nodes,
+                    sampled.shards().size());
             result = ClusterSim.run(sampled, new ClusterSim.Config(nodes, cache, block, epochs, clusterPolicy, group, rate,
-                    planConfig, ClusterSim.TimeModel.defaults(stepMs / 1000, batchSize), Prices.AWS_S3_STANDARD, null, dataset));
+                    planConfig, ClusterSim.TimeModel.defaults(stepMs / 1000, batchSize), Prices.AWS_S3_STANDARD, null, dataset),
+                    e -> System.err.printf(Locale.ROOT, "  epoch %d of %d simulated (%.1f s so far; egress %s)%n", e.epoch(), epochs,
+                            (clock.nanoTime() - start) / 1e9, Sizes.format(e.egressBytes())));
         } catch (IllegalArgumentException e) {
             throw new UserError(e.getMessage());
         }

@@ -295,6 +295,29 @@ class MainTest {
     }
 
     @Test
+    void sim_nodes_tellsItsProgressPerEpochOnStderr_andKeepsStdoutTheJson() throws Exception {
+        java.io.ByteArrayOutputStream out = new java.io.ByteArrayOutputStream();
+        java.io.ByteArrayOutputStream err = new java.io.ByteArrayOutputStream();
+        java.io.PrintStream oldOut = System.out;
+        java.io.PrintStream oldErr = System.err;
+        System.setOut(new java.io.PrintStream(out, true, java.nio.charset.StandardCharsets.UTF_8));
+        System.setErr(new java.io.PrintStream(err, true, java.nio.charset.StandardCharsets.UTF_8));
+        int exit;
+        try {
+            exit = run("sim", "--nodes", "4", "--dataset-bytes", "64MiB", "--shard-bytes", "4MiB", "--samples-per-shard", "32",
+                    "--cache-per-node", "32MiB", "--epochs", "2", "--json").exit();
+        } finally {
+            System.setOut(oldOut);
+            System.setErr(oldErr);
+        }
+        assertThat(exit).isZero();
+        assertThat(err.toString(java.nio.charset.StandardCharsets.UTF_8)).contains("simulating 2 epochs of 4 nodes")
+                .contains("epoch 1 of 2 simulated").contains("epoch 2 of 2 simulated");
+        assertThat(new com.fasterxml.jackson.databind.ObjectMapper().readTree(out.toString(java.nio.charset.StandardCharsets.UTF_8))
+                .path("epochs")).as("stdout is the JSON alone").hasSize(2);
+    }
+
+    @Test
     void sim_plan_predictsEgressPerEpoch_minAndPinBeatLruAtBlockLevel() {
         java.io.ByteArrayOutputStream buffer = new java.io.ByteArrayOutputStream();
         java.io.PrintStream old = System.out;

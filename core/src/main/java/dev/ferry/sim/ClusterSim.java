@@ -259,6 +259,11 @@ public final class ClusterSim {
 
     /** Runs the epochs over {@code sampled} (a manifest already sampled at {@code config.sampleRate()}). */
     public static List<Epoch> run(Manifest sample, Config config) {
+        return run(sample, config, e -> { });
+    }
+
+    /** {@link #run(Manifest, Config)}, telling {@code done} of each epoch as soon as it is simulated (a long run's progress). */
+    public static List<Epoch> run(Manifest sample, Config config, java.util.function.Consumer<Epoch> done) {
         if (config.group() && config.policy().equals("min")) {
             throw new IllegalArgumentException("the cluster simulator runs min without a group only (a member's cache also serves its peers,"
                     + " whose reads no single plan foresees): use lru or sieve with --group");
@@ -366,6 +371,7 @@ public final class ClusterSim {
                     (long) (c[2] * scale), (long) (hits * scale), (long) (misses * scale), (long) (c[3] * scale),
                     (long) (c[4] * scale), (long) (c[5] * scale), (long) (originRequests[0] * scale), seconds, samples * scale / seconds,
                     steps == 0 ? 0 : (seconds - compute) / steps * 1000, cost, ShardMix.of(plan, globalBatch), deal.localShare()));
+            done.accept(out.get(out.size() - 1));
         }
         return out;
     }
