@@ -228,6 +228,11 @@ public final class CachingStore extends ForwardingObjectStore {
         return known != null ? known : metadata.ask(key, ifMatch);
     }
 
+    /** The version a request carries, else {@link #local}'s answer for it. */
+    private ObjectMeta known(GetRequest request) {
+        return request.version() != null ? request.version() : local(request.key(), request.ifMatch());
+    }
+
     /** The metadata a read may go on with without asking upstream: servable, named by If-Match, or pinned; null otherwise. */
     private ObjectMeta local(ObjectKey key, String ifMatch) {
         ObjectMeta known = metadata.usable(key, ifMatch);
@@ -282,7 +287,7 @@ public final class CachingStore extends ForwardingObjectStore {
             blocks.counters().upstreamRequests.increment();
             return delegate.get(new GetRequest(request.key(), request.range(), request.ifMatch())); // as asked, in parallel ranges
         }
-        ObjectMeta meta = request.version() != null ? request.version() : local(request.key(), request.ifMatch());
+        ObjectMeta meta = known(request);
         if (meta == null) {
             ObjectContent opened = misses.open(request);
             if (opened != null) {
@@ -304,7 +309,7 @@ public final class CachingStore extends ForwardingObjectStore {
         if (isPassThrough() || closed || config.verify() == VerifyMode.ALWAYS) {
             return null;
         }
-        ObjectMeta meta = request.version() != null ? request.version() : local(request.key(), request.ifMatch());
+        ObjectMeta meta = known(request);
         ByteRange range = meta == null ? null : ReadRange.of(request, meta);
         if (range == null) {
             return null;

@@ -77,11 +77,6 @@ public record GetRequest(ObjectKey key, ByteRange range, String ifMatch, boolean
         return new GetRequest(key, range, ifMatch, checksum, newReach, version);
     }
 
-    /** This read as a store below the local tier is asked it: anywhere, and with no version of the tier's. */
-    public GetRequest forUpstream() {
-        return reach == Reach.ANYWHERE && version == null ? this : new GetRequest(key, range, ifMatch, checksum);
-    }
-
     /** True for a read that may go only to blocks on local disk. */
     public boolean cachedOnly() {
         return reach != Reach.ANYWHERE;

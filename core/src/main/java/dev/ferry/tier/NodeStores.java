@@ -42,6 +42,11 @@ public final class NodeStores {
     private final TierHints hints;
     private final LocalWrites writes;
 
+    /** The door to {@code stack}'s stores ({@link TierStack#door}), with {@code scratch} as the node's scratch bucket (null: none). */
+    NodeStores(TierStack stack, Scratch scratch) {
+        this(stack.cache(), stack.writeBack(), stack.belowCache(), scratch);
+    }
+
     private NodeStores(CachingStore cache, WriteBackStore writeBack, ObjectStore below, Scratch scratch) {
         this.cache = cache;
         this.writeBack = writeBack;
@@ -49,11 +54,6 @@ public final class NodeStores {
         this.scratch = scratch;
         this.hints = new TierHints(cache);
         this.writes = new LocalWrites(writeBack);
-    }
-
-    /** The door to {@code stack}'s stores, with {@code scratch} as the node's scratch bucket (null: none). */
-    public static NodeStores over(TierStack stack, Scratch scratch) {
-        return new NodeStores(stack.cache(), stack.writeBack(), stack.belowCache(), scratch);
     }
 
     /** Where reads and writes enter the stack: write-back, else the local tier, else the store under it. */

@@ -160,7 +160,7 @@ public final class TierStack implements AutoCloseable {
 
     /** The door the front ends use ({@link NodeStores}), with {@code scratch} as the node's scratch bucket (null: none). */
     public NodeStores door(dev.ferry.writeback.Scratch scratch) {
-        return NodeStores.over(this, scratch);
+        return new NodeStores(this, scratch);
     }
 
     /** Stops read-ahead and closes the stores, top down, the origin last. */

@@ -161,11 +161,12 @@ final class ReplyWriter {
         }
     }
 
-    private static void closeQuietly(ObjectContent content) {
+    /** Closes a reply's read that is not sent on (cut short, or never written): nothing more can be said of a failure. */
+    static void closeQuietly(ObjectContent content) {
         try {
             content.close();
         } catch (IOException e) {
-            LOG.debug("closing a read of cached blocks: {}", e.toString());
+            LOG.debug("closing a reply's read: {}", e.toString());
         }
     }
 }

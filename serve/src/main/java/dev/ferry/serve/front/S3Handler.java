@@ -345,11 +345,7 @@ final class S3Handler extends ChannelInboundHandlerAdapter {
             case Reply.Full f -> null;
         };
         if (held != null) {
-            try {
-                held.close();
-            } catch (IOException e) {
-                LOG.debug("closing an abandoned reply's read: {}", e.toString());
-            }
+            ReplyWriter.closeQuietly(held);
         }
     }
 

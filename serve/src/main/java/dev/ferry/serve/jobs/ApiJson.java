@@ -77,6 +77,12 @@ final class ApiJson {
         }
     }
 
+    /** The text {@code name} of the query, or null when it is missing or empty. */
+    static String text(Map<String, List<String>> query, String name) {
+        List<String> v = query.get(name);
+        return v == null || v.isEmpty() || v.get(0).isEmpty() ? null : v.get(0);
+    }
+
     /** {@code v} to {@code digits} decimals, for an answer (NaN and infinities as 0: JSON has neither). */
     static double round(double v, int digits) {
         if (Double.isNaN(v) || Double.isInfinite(v)) {

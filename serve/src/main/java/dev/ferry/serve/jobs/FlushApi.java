@@ -33,8 +33,8 @@ final class FlushApi {
      */
     Reply flush(Map<String, List<String>> query) throws S3Error, IOException {
         long timeoutMs = ApiJson.param(query, "timeout_ms", 600_000, 0, 86_400_000);
-        String bucket = first(query, "bucket");
-        String prefix = first(query, "prefix");
+        String bucket = ApiJson.text(query, "bucket");
+        String prefix = ApiJson.text(query, "prefix");
         if (prefix != null && bucket == null) {
             throw S3Error.badRequest("InvalidArgument", "a flush of a prefix names its bucket too (bucket=...&prefix=...)");
         }
@@ -58,10 +58,5 @@ final class FlushApi {
         HttpResponseStatus status = r.firstError() != null ? HttpResponseStatus.BAD_GATEWAY
                 : r.complete() ? HttpResponseStatus.OK : HttpResponseStatus.GATEWAY_TIMEOUT;
         return Reply.json(status, out.toString());
-    }
-
-    private static String first(Map<String, List<String>> query, String name) {
-        List<String> values = query.get(name);
-        return values == null || values.isEmpty() || values.get(0).isEmpty() ? null : values.get(0);
     }
 }

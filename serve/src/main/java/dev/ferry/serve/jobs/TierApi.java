@@ -59,8 +59,8 @@ final class TierApi {
     Reply cache(HttpMethod method, Map<String, List<String>> query) throws S3Error {
         CachingStore tier = tier();
         TierContents contents = tier.contents();
-        String bucket = one(query, "bucket");
-        String prefix = one(query, "prefix");
+        String bucket = ApiJson.text(query, "bucket");
+        String prefix = ApiJson.text(query, "prefix");
         if (bucket != null) {
             Keys.bucket(bucket);
         }
@@ -145,11 +145,6 @@ final class TierApi {
                 .put("egress_bytes", p.egressBytes()).put("egress_cost_usd", p.egressBytes() * node.stack().egressCostPerByte());
         out.put("error", p.error());
         return out;
-    }
-
-    private static String one(Map<String, List<String>> query, String name) {
-        List<String> v = query.get(name);
-        return v == null || v.isEmpty() || v.get(0).isEmpty() ? null : v.get(0);
     }
 
     /** True for the paths this API answers. */

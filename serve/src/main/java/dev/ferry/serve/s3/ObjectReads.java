@@ -89,15 +89,16 @@ final class ObjectReads {
             }
             return reply;
         }
-        ObjectMeta meta = stores.onlyLocal(key) ? null : hints.freshMeta(key);
-        if (meta == null && !head) {
+        boolean local = stores.onlyLocal(key);
+        ObjectMeta meta = local ? null : hints.freshMeta(key);
+        if (meta == null && !head && !local) {
             Reply read = readUnknown(r, key);
             if (read != null) {
                 return read;
             }
         }
         if (meta == null) {
-            meta = headOf(key, head);
+            meta = headOf(key, head, local);
         }
         if (head ? ObjectHeaders.checksumWanted(r.headers()) : wholeChecksumWanted(r)) {
             meta = checksummed(key, meta, head);
@@ -105,12 +106,15 @@ final class ObjectReads {
         return answer(r, meta, head, Reach.ANYWHERE, null, null);
     }
 
-    /** The object's metadata as the door answers it; a GET's 404 names whether the key or its bucket is missing. */
-    private ObjectMeta headOf(ObjectKey key, boolean head) throws IOException {
+    /**
+     * The object's metadata as the door answers it; a GET's 404 names whether the key or its bucket is missing.
+     * {@code local}: its one copy is on this node.
+     */
+    private ObjectMeta headOf(ObjectKey key, boolean head, boolean local) throws IOException {
         try {
             return stores.storeFor(key.bucket()).head(key);
         } catch (ObjectNotFoundException e) {
-            if (!head && !stores.onlyLocal(key)) {
+            if (!head && !local) {
                 // a HEAD's 404 has no body: an upstream cannot say whether the key or its bucket is missing; a GET names which.
                 // A delete acknowledged here and not made in the store yet is known to be in a bucket that exists: no need to ask
                 stores.requireBucket(key.bucket());
@@ -139,17 +143,17 @@ final class ObjectReads {
     }
 
     /**
-     * A GET of an object whose metadata the local tier does not hold fresh: the read itself asks upstream, one
-     * ranged GET whose answer is the metadata, with no HEAD before it (a miss is one request). Null where a HEAD
-     * comes first: a suffix or multi-range (where it starts depends on the size), a client revalidating its copy
-     * ({@code If-None-Match}, {@code If-Modified-Since}: a 304 needs no bytes), a local copy (write-back, scratch), a
-     * range that upstream finds past the end (answered 416 by the usual path). A client asking for the checksum
-     * ({@code x-amz-checksum-mode}, which boto3 and the AWS SDKs send on every GET by default) of a whole object is
-     * answered it from the miss's own GET, which is then of the whole object ({@link GetRequest#withChecksum}); a
-     * client asking for it with a range is answered none, as S3 answers a range.
+     * A GET of an object whose metadata the local tier does not hold fresh and whose one copy is not on this node
+     * (write-back, scratch): the read itself asks upstream, one ranged GET whose answer is the metadata, with no HEAD
+     * before it (a miss is one request). Null where a HEAD comes first: a suffix or multi-range (where it starts
+     * depends on the size), a client revalidating its copy ({@code If-None-Match}, {@code If-Modified-Since}: a 304
+     * needs no bytes), a range that upstream finds past the end (answered 416 by the usual path). A client asking for
+     * the checksum ({@code x-amz-checksum-mode}, which boto3 and the AWS SDKs send on every GET by default) of a whole
+     * object is answered it from the miss's own GET, which is then of the whole object
+     * ({@link GetRequest#withChecksum}); a client asking for it with a range is answered none, as S3 answers a range.
      */
     private Reply readUnknown(Request r, ObjectKey key) throws S3Error, IOException {
-        if (stores.onlyLocal(key) || r.headers().contains("If-None-Match") || r.headers().contains("If-Modified-Since")) {
+        if (r.headers().contains("If-None-Match") || r.headers().contains("If-Modified-Since")) {
             return null;
         }
         String header = r.headers().get("Range");
