@@ -21,11 +21,10 @@ from __future__ import annotations
 import concurrent.futures
 import io
 import os
-import tempfile
 import threading
-from collections.abc import Callable, Generator
+from collections.abc import Generator
 from contextlib import contextmanager
-from typing import IO, Any, cast
+from typing import Any, cast
 
 from torch.distributed.checkpoint.filesystem import FileSystemBase, FileSystemReader, FileSystemWriter
 
@@ -137,33 +136,6 @@ class _Held(io.BytesIO):
         return self._value if self._value is not None else self.getvalue()
 
 
-class _UploadOnClose(io.BufferedRandom):
-    """A rank's file spooled to a temporary file on local disk, uploaded (one PUT) when it is closed."""
-
-    def __init__(self, upload: Callable[[IO[bytes]], object]) -> None:
-        fd, self._name = tempfile.mkstemp(prefix="ferry-checkpoint-")
-        super().__init__(io.FileIO(fd, "w+b"))
-        self._upload: Callable[[IO[bytes]], object] | None = upload
-
-    def discard(self) -> None:
-        """Closes without uploading (the writer failed)."""
-        self._upload = None
-        self.close()
-
-    def close(self) -> None:
-        if self.closed:
-            return
-        try:
-            upload, self._upload = self._upload, None
-            if upload is not None:
-                self.flush()
-                self.seek(0)
-                upload(cast(IO[bytes], self))
-        finally:
-            super().close()
-            os.unlink(self._name)
-
-
 class _Finisher:
     """Writes a checkpoint's metadata once the rest of it is durable: the daemon's fence for its prefix, then the
     metadata written through to the store."""
@@ -198,8 +170,9 @@ class _Finisher:
 
 
 class FerryFileSystem(FileSystemBase):
-    """DCP's file system as objects behind the daemon: a path is ``s3://BUCKET/KEY``; a file written is one PUT when
-    it is closed; a file read is read by ranged GETs; folders do not exist (a prefix needs no making)."""
+    """DCP's file system as objects behind the daemon: a path is ``s3://BUCKET/KEY``; a file written is one PUT whose
+    body streams to the daemon as DCP writes it, acknowledged when it is closed; a file read is read by ranged GETs;
+    folders do not exist (a prefix needs no making)."""
 
     def __init__(self, client: FerryClient, durable: bool) -> None:
         self.client = client
@@ -216,13 +189,13 @@ class FerryFileSystem(FileSystemBase):
                 yield held
                 self._held[str(path)] = held.value()
                 return
-            spool = _UploadOnClose(lambda f: self.client.put(bucket, key, f))
+            stream = self.client.put_stream(bucket, key)  # the bytes go to the daemon as DCP writes them
             try:
-                yield cast(io.IOBase, spool)
+                yield cast(io.IOBase, stream)
             except BaseException:
-                spool.discard()
+                stream.abort()  # a partial body is never an object
                 raise
-            spool.close()  # uploads, unless DCP closed it already (which uploaded it)
+            stream.close()  # ends the body and waits for the acknowledgement (a no-op if DCP closed it already)
             return
         self._wait_finishing(str(path))
         try:

@@ -24,7 +24,7 @@ from .answers import ObjectInfo, PutResult
 from .errors import FerryConnectionError, error_from_response
 from .sigv4 import EMPTY_SHA256, Signer, canonical_query, uri_encode
 
-__all__ = ["Body", "Readable", "S3Client", "base_url"]
+__all__ = ["Body", "PutStream", "Readable", "S3Client", "base_url"]
 
 _HASH_CHUNK = 1 << 20
 # The server closed a kept-alive connection: safe to send again on a new one.
@@ -137,6 +137,99 @@ class _ThreadConnection:
             self.conn.close()
         except Exception:  # at interpreter exit the socket module may be gone already
             pass
+
+
+class PutStream(io.RawIOBase):
+    """An object written as a stream (:meth:`S3Client.put_stream`): each block of bytes written goes to the server
+    as it fills (HTTP chunked transfer encoding), so the writer spools nothing and the server keeps the bytes as they
+    come; ``close()`` ends the body and returns once the server answered (``result``). Not retried: a connection
+    that drops fails the write, and the server stores nothing of a body that did not end. ``abort()`` gives up."""
+
+    def __init__(self, conn: http.client.HTTPConnection, name: str) -> None:
+        super().__init__()
+        self._conn = conn
+        self._name = name
+        self._buffer = bytearray()
+        self._written = 0
+        self.result: PutResult | None = None
+
+    def writable(self) -> bool:
+        return True
+
+    def tell(self) -> int:
+        return self._written
+
+    def write(self, data: object) -> int:
+        if self.closed:
+            raise ValueError(f"{self._name}: the stream is closed")
+        view = memoryview(data).cast("B")  # type: ignore[arg-type]
+        n = len(view)
+        if n >= _SEND_BLOCK:
+            self._send_buffer()
+            self._send(view)  # a large write goes out as it is, not copied
+        else:
+            self._buffer += view
+            if len(self._buffer) >= _SEND_BLOCK:
+                self._send_buffer()
+        self._written += n
+        return n
+
+    def _send_buffer(self) -> None:
+        if self._buffer:
+            self._send(memoryview(self._buffer))
+            self._buffer = bytearray()
+
+    def _send(self, data: memoryview) -> None:
+        try:
+            self._conn.send(b"%x\r\n" % len(data))
+            self._conn.send(data)
+            self._conn.send(b"\r\n")
+        except OSError as e:
+            self._fail(e)
+
+    def _fail(self, cause: OSError) -> None:
+        """The server stopped reading: its answer, when it gave one before closing, says why."""
+        try:
+            response = self._conn.getresponse()
+            data = response.read()
+        except (OSError, http.client.HTTPException):
+            self.abort()
+            raise FerryConnectionError(None, "ConnectionDropped", f"the connection closed while the body was sent "
+                                       f"({cause})", self._name) from cause
+        self.abort()
+        raise error_from_response(response.status, response.reason, data, self._name) from cause
+
+    def abort(self) -> None:
+        """Gives the write up: the connection is closed before the body ends, so nothing of it is stored."""
+        self._conn.close()
+        super().close()
+
+    def __del__(self) -> None:
+        # a stream dropped unclosed (its writer failed) is given up, never ended: a partial body is no object
+        if not self.closed:
+            self.abort()
+
+    def close(self) -> None:
+        if self.closed:
+            return
+        try:
+            self._send_buffer()
+            try:
+                self._conn.send(b"0\r\n\r\n")
+            except OSError as e:
+                self._fail(e)
+            try:
+                response = self._conn.getresponse()
+                data = response.read()
+            except (OSError, http.client.HTTPException) as e:
+                raise FerryConnectionError(None, "ConnectionDropped", f"no answer to the write ({e})", self._name) from e
+            if not 200 <= response.status < 300:
+                raise error_from_response(response.status, response.reason, data, self._name)
+            headers = {k.lower(): v for k, v in response.getheaders()}
+            self.result = PutResult(etag=headers.get("etag"), durability=headers.get("x-ferry-durability"), headers=headers)
+        finally:
+            self._conn.close()
+            super().close()
 
 
 class S3Client:
@@ -343,4 +436,32 @@ class S3Client:
             headers["x-ferry-write"] = "through"
         _, reply, _ = self._request("PUT", self._object_path(bucket, key), headers=headers, body=data)
         return PutResult(etag=reply.get("etag"), durability=reply.get("x-ferry-durability"), headers=reply)
+
+    def put_stream(self, bucket: str, key: str, content_type: str | None = None,
+                   write_through: bool = False) -> PutStream:
+        """Starts writing an object whose length is not known yet; write to the returned stream, then ``close()`` it
+        (the answer is its ``result``, as :meth:`put`'s). The bytes go to the server as they are written, on a
+        connection of the stream's own; a signed stream is signed with ``UNSIGNED-PAYLOAD`` (the server checks the
+        bytes' length and framing, not a digest)."""
+        path = self._object_path(bucket, key)
+        sent = {"host": self._host, "transfer-encoding": "chunked"}
+        if content_type:
+            sent["content-type"] = content_type
+        if write_through:
+            sent["x-ferry-write"] = "through"
+        if self._signer:
+            sent.update(self._signer.sign("PUT", path, [], sent, "UNSIGNED-PAYLOAD"))
+        cls = http.client.HTTPSConnection if self._https else http.client.HTTPConnection
+        conn = cls(self._hostname, self._port, timeout=self.timeout)
+        name = f"PUT {path}"
+        try:
+            conn.putrequest("PUT", path, skip_host=True, skip_accept_encoding=True)
+            for header, value in sent.items():
+                conn.putheader(header, value)
+            conn.endheaders()
+        except OSError as e:
+            conn.close()
+            raise FerryConnectionError(None, "ConnectionFailed", f"cannot talk to {self.url}: {e.strerror or e}",
+                                       name) from e
+        return PutStream(conn, name)
 

@@ -17,7 +17,8 @@ ALGORITHM = "AWS4-HMAC-SHA256"
 EMPTY_SHA256 = hashlib.sha256(b"").hexdigest()
 
 # Headers a proxy may rewrite or drop: never signed.
-_UNSIGNED_HEADERS = frozenset({"content-length", "user-agent", "connection", "expect", "accept-encoding"})
+_UNSIGNED_HEADERS = frozenset({"content-length", "transfer-encoding", "user-agent", "connection", "expect",
+                               "accept-encoding"})
 
 
 def uri_encode(text: str, safe: str = "") -> str:

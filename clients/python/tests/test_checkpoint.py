@@ -2,6 +2,7 @@
 its metadata in the store only after every other file, a load that restores the same tensors, and one sentence for
 each bad input."""
 
+import hashlib
 import os
 import shutil
 import tempfile
@@ -14,7 +15,7 @@ import torch  # noqa: E402
 import torch.distributed.checkpoint as dcp  # noqa: E402
 from torch.distributed.checkpoint.api import CheckpointException  # noqa: E402
 
-from ferry_client import FerryClient  # noqa: E402
+from ferry_client import FerryClient, FerryError  # noqa: E402
 from ferry_client.checkpoint import FerryStorageReader, FerryStorageWriter, wait_durable  # noqa: E402
 
 
@@ -77,6 +78,33 @@ class CheckpointTest(unittest.TestCase):
         files = self._in_store("run-3/step-1")
         self.assertIn(".metadata", files)
         self.assertTrue(any(f.endswith(".distcp") for f in files), files)
+
+    def test_a_streamed_write_keeps_every_byte_and_one_given_up_keeps_none(self):
+        data = os.urandom(3 * 1024 * 1024 + 17)
+        stream = self.client.put_stream("ckpt", "streamed/whole")
+        view, at = memoryview(data), 0
+        for size in (1, 5000, 2 * 1024 * 1024, 300, 1024 * 1024):  # small writes gathered, large ones sent as they are
+            stream.write(view[at:at + size])
+            at += size
+        stream.write(view[at:])
+        self.assertEqual(len(data), stream.tell())
+        stream.close()
+        self.assertEqual("local", stream.result.durability)
+        self.assertEqual('"' + hashlib.md5(data).hexdigest() + '"', stream.result.etag)
+        self.assertEqual(data, self.client.get("ckpt", "streamed/whole"))
+
+        given_up = self.client.put_stream("ckpt", "streamed/partial")
+        given_up.write(data[:2 * 1024 * 1024])
+        given_up.abort()
+        with self.assertRaises(FerryError) as e:
+            self.client.head("ckpt", "streamed/partial")
+        self.assertEqual(404, e.exception.status)
+
+        missing = self.client.put_stream("no-such-bucket", "k")
+        missing.write(b"x" * 1000)
+        with self.assertRaises(FerryError) as e:
+            missing.close()
+        self.assertEqual("NoSuchBucket", e.exception.code)
 
     def test_bad_input_gets_one_sentence(self):
         with self.assertRaises(ValueError) as e:

@@ -23,6 +23,26 @@ public interface PutBody {
         return null;
     }
 
+    /**
+     * The body's file when it is the writer's to give away (a request body spooled to disk, deleted once the request
+     * ends), with the digests of its bytes taken as they arrived: a journal on the same disk may move the file into
+     * place instead of copying and hashing it again. Null by default: the bytes are read.
+     */
+    default Spool spool() {
+        return null;
+    }
+
+    /**
+     * A file that holds exactly a body's bytes and that its owner gives away, with their CRC32C and MD5 (hex).
+     * Whoever moves it takes it over (syncing it to disk is theirs to do); whoever does not leaves it alone.
+     */
+    record Spool(Path file, int crc32c, String md5) {
+        public Spool {
+            Objects.requireNonNull(file, "file is null");
+            Objects.requireNonNull(md5, "md5 is null");
+        }
+    }
+
     /** What the object keeps besides its bytes (content type, user metadata); none by default. */
     default ObjectAttributes attributes() {
         return ObjectAttributes.NONE;
@@ -73,6 +93,11 @@ public interface PutBody {
             public String etag() {
                 return etag;
             }
+
+            @Override
+            public Spool spool() {
+                return bytes.spool();
+            }
         };
     }
 
@@ -87,6 +112,38 @@ public interface PutBody {
             @Override
             public InputStream open() {
                 return new ByteArrayInputStream(bytes);
+            }
+        };
+    }
+
+    /** A spooled body: the file, whose bytes have the digests {@code spool} names, given away to whoever moves it. */
+    static PutBody ofSpool(Spool spool) throws IOException {
+        Objects.requireNonNull(spool, "spool is null");
+        PutBody file = ofFile(spool.file());
+        return new PutBody() {
+            @Override
+            public long length() {
+                return file.length();
+            }
+
+            @Override
+            public InputStream open() throws IOException {
+                return file.open();
+            }
+
+            @Override
+            public Path file() {
+                return spool.file();
+            }
+
+            @Override
+            public String etag() {
+                return spool.md5();
+            }
+
+            @Override
+            public Spool spool() {
+                return spool;
             }
         };
     }

@@ -9,7 +9,9 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
+import java.nio.file.AtomicMoveNotSupportedException;
 import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.nio.file.StandardOpenOption;
@@ -153,7 +155,8 @@ final class WriteJournal {
     }
 
     /**
-     * Journals a write: {@code body}'s bytes as its data, then its record, each fsync'd and renamed into place. The
+     * Journals a write: {@code body}'s bytes as its data (its spool file moved in when it gives one away, else a copy),
+     * then its record, each fsync'd and renamed into place. The
      * record carries the ETag the object will have in the store: {@code givenEtag} (a multipart upload's), else the
      * MD5 of the bytes, and the time its bytes were kept. Fails with a {@link StoreException}, leaving nothing behind: 400 when the body yields another
      * length than it declares, 507 when the disk cannot take it.
@@ -162,29 +165,12 @@ final class WriteJournal {
         Path tempData = tmpDir.resolve(sequence + ".obj");
         Path tempRecord = tmpDir.resolve(sequence + ".rec");
         try {
-            CRC32C sum = new CRC32C();
-            MessageDigest md5 = Etags.md5();
-            try (FileChannel out = FileChannel.open(tempData, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE);
-                    InputStream in = body.open()) {
-                byte[] buf = new byte[1 << 16];
-                long length = 0;
-                for (int n; (n = in.read(buf)) > 0; ) {
-                    sum.update(buf, 0, n);
-                    md5.update(buf, 0, n);
-                    ByteBuffer bb = ByteBuffer.wrap(buf, 0, n);
-                    while (bb.hasRemaining()) {
-                        out.write(bb);
-                    }
-                    length += n;
-                }
-                if (length != body.length()) {
-                    throw new StoreException(StoreException.Kind.FATAL, 400, "body of " + key + " yielded " + length
-                            + " bytes, not the declared " + body.length(), null);
-                }
-                out.force(true);
+            Taken taken = take(body.spool(), tempData, body.length());
+            if (taken == null) {
+                taken = copy(key, body, tempData);
             }
-            String etag = givenEtag != null ? givenEtag : Etags.ofDigest(md5.digest());
-            WriteRecord record = new WriteRecord(sequence, key, body.length(), (int) sum.getValue(), clock.now(), etag, partSizes,
+            String etag = givenEtag != null ? givenEtag : taken.md5();
+            WriteRecord record = new WriteRecord(sequence, key, body.length(), taken.crc32c(), clock.now(), etag, partSizes,
                     body.attributes());
             Files.move(tempData, data(sequence), StandardCopyOption.ATOMIC_MOVE);
             writeSynced(tempRecord, record.encode());
@@ -201,6 +187,59 @@ final class WriteJournal {
             throw new StoreException(StoreException.Kind.FATAL, 507, "cannot keep " + key + " on local disk ("
                     + failure.getMessage() + "); nothing was acknowledged", failure);
         }
+    }
+
+    /** A write's data in the journal's temporary file, synced, with its CRC32C and MD5 (hex). */
+    private record Taken(int crc32c, String md5) {
+    }
+
+    /**
+     * Moves a body's spool file into {@code tempData} and syncs it, its digests those taken as it arrived: the bytes
+     * are written once, not copied. Null, leaving the spool where it is, when there is none or it lies on another
+     * file system (the move would be a copy) or does not hold the body's length.
+     */
+    private static Taken take(PutBody.Spool spool, Path tempData, long length) throws IOException {
+        if (spool == null) {
+            return null;
+        }
+        try {
+            if (Files.size(spool.file()) != length) {
+                return null;
+            }
+            Files.move(spool.file(), tempData, StandardCopyOption.ATOMIC_MOVE);
+        } catch (AtomicMoveNotSupportedException | NoSuchFileException e) {
+            return null;
+        }
+        try (FileChannel out = FileChannel.open(tempData, StandardOpenOption.WRITE)) {
+            out.force(true);
+        }
+        return new Taken(spool.crc32c(), spool.md5());
+    }
+
+    /** Copies a body's bytes into {@code tempData}, hashing them on the way, and syncs it. */
+    private static Taken copy(ObjectKey key, PutBody body, Path tempData) throws IOException {
+        CRC32C sum = new CRC32C();
+        MessageDigest md5 = Etags.md5();
+        try (FileChannel out = FileChannel.open(tempData, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE);
+                InputStream in = body.open()) {
+            byte[] buf = new byte[1 << 16];
+            long length = 0;
+            for (int n; (n = in.read(buf)) > 0; ) {
+                sum.update(buf, 0, n);
+                md5.update(buf, 0, n);
+                ByteBuffer bb = ByteBuffer.wrap(buf, 0, n);
+                while (bb.hasRemaining()) {
+                    out.write(bb);
+                }
+                length += n;
+            }
+            if (length != body.length()) {
+                throw new StoreException(StoreException.Kind.FATAL, 400, "body of " + key + " yielded " + length
+                        + " bytes, not the declared " + body.length(), null);
+            }
+            out.force(true);
+        }
+        return new Taken((int) sum.getValue(), Etags.ofDigest(md5.digest()));
     }
 
     /** Journals a delete waiting behind pending writes (its record, fsync'd and renamed); 507, leaving nothing, when the disk cannot. */

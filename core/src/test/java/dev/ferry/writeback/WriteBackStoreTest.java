@@ -96,6 +96,45 @@ class WriteBackStoreTest {
         }
     }
 
+    /** A request body spooled under {@code folder}, with the digests a daemon takes as it arrives. */
+    static PutBody spooled(Path folder, byte[] bytes) throws Exception {
+        Files.createDirectories(folder);
+        Path file = Files.write(Files.createTempFile(folder, "body-", ".spool"), bytes);
+        java.util.zip.CRC32C crc = new java.util.zip.CRC32C();
+        crc.update(bytes);
+        String md5 = java.util.HexFormat.of().formatHex(java.security.MessageDigest.getInstance("MD5").digest(bytes));
+        return PutBody.ofSpool(new PutBody.Spool(file, (int) crc.getValue(), md5));
+    }
+
+    @Test
+    void aSpooledBody_isMovedIntoTheJournal_notCopied_andUploadsAsWritten() throws Exception {
+        ObjectKey key = ObjectKey.of("ckpt", "step-200/rank-0.distcp");
+        byte[] bytes = random(300_000, 21);
+        PutBody body = spooled(tmp.resolve("spool"), bytes);
+        try (WriteBackStore wb = open(1 << 30)) {
+            WriteStatus s = wb.write(key, body);
+            assertThat(s.etag()).isEqualTo(body.etag());
+            assertThat(body.file()).as("the spool was taken over").doesNotExist();
+            assertThat(wb.get(new dev.ferry.store.GetRequest(key, null, null)).readAllBytes()).isEqualTo(bytes);
+            assertThat(wb.flush(Duration.ofSeconds(30)).complete()).isTrue();
+            assertThat(origin.readBytes(key, null)).isEqualTo(bytes);
+            assertThat(origin.head(key).etag()).isEqualTo(s.etag());
+        }
+    }
+
+    @Test
+    void aSpooledBody_theJournalDoesNotKeep_isLeftToItsOwner() throws Exception {
+        ObjectKey stuck = ObjectKey.of("ckpt", "stuck");
+        try (WriteBackStore wb = new WriteBackStore(new StuckKeyStore(origin, stuck),
+                WriteBackConfig.of(tmp.resolve("wb"), 150_000).withMaxBackoff(Duration.ofMillis(100)))) {
+            wb.write(stuck, PutBody.ofBytes(random(100_000, 4)));
+            PutBody over = spooled(tmp.resolve("spool"), random(100_000, 22)); // past the quota: written through
+            assertThat(wb.write(ObjectKey.of("ckpt", "over"), over).durability()).isEqualTo(Durability.DURABLE);
+            assertThat(over.file()).as("not taken: its owner deletes it").exists();
+            assertThat(origin.readBytes(ObjectKey.of("ckpt", "over"), null)).isEqualTo(random(100_000, 22));
+        }
+    }
+
     @Test
     void outage_retriesUntilTheStoreIsBack_andReadsSeeTheWriteMeanwhile() throws Exception {
         ObjectKey key = ObjectKey.of("ckpt", "a");

@@ -1,5 +1,6 @@
 package dev.ferry.serve.protocol;
 
+import dev.ferry.store.PutBody;
 import io.netty.handler.codec.http.HttpHeaders;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
@@ -12,6 +13,7 @@ import java.security.MessageDigest;
 import java.util.Base64;
 import java.util.HexFormat;
 import java.util.Locale;
+import java.util.zip.CRC32C;
 
 /**
  * A request body as it arrives: decoded from {@code aws-chunked} when sent that way, checked against every
@@ -29,6 +31,8 @@ public final class RequestBody implements AutoCloseable {
     private final MessageDigest rawSha256;
     private final String expectedSha256;
     private final MessageDigest md5;
+    private byte[] md5Digest;
+    private final CRC32C crc32c;
     private final String expectedMd5;
     private final dev.ferry.store.Checksum.Digest checksumDigest;
     private final String checksumHeader;
@@ -84,7 +88,9 @@ public final class RequestBody implements AutoCloseable {
         expectedSha256 = sha == null ? null : sha.toLowerCase(Locale.ROOT);
         rawSha256 = expectedSha256 == null ? null : SigV4.sha256();
         expectedMd5 = headers.get("Content-MD5");
-        md5 = expectedMd5 == null ? null : digest("MD5");
+        // object data is hashed as it arrives (its ETag, its journal's CRC), so nothing reads it again to hash it
+        md5 = expectedMd5 != null || spoolDir != null ? digest("MD5") : null;
+        crc32c = spoolDir != null ? new CRC32C() : null;
         String trailer = headers.get("x-amz-trailer", "").toLowerCase(Locale.ROOT).trim();
         dev.ferry.store.Checksum.Algorithm algorithm = null;
         for (dev.ferry.store.Checksum.Algorithm a : dev.ferry.store.Checksum.Algorithm.values()) {
@@ -139,6 +145,9 @@ public final class RequestBody implements AutoCloseable {
         if (md5 != null) {
             md5.update(data.duplicate());
         }
+        if (crc32c != null) {
+            crc32c.update(data.duplicate());
+        }
         if (checksumDigest != null) {
             checksumDigest.update(data.duplicate());
         }
@@ -170,14 +179,15 @@ public final class RequestBody implements AutoCloseable {
         if (rawSha256 != null && !HexFormat.of().formatHex(rawSha256.digest()).equals(expectedSha256)) {
             throw S3Error.badRequest("XAmzContentSHA256Mismatch", "the body's SHA-256 does not match x-amz-content-sha256");
         }
-        if (md5 != null) {
+        md5Digest = md5 == null ? null : md5.digest();
+        if (expectedMd5 != null) {
             byte[] want;
             try {
                 want = Base64.getDecoder().decode(expectedMd5.trim());
             } catch (IllegalArgumentException e) {
                 throw S3Error.badRequest("InvalidDigest", "Content-MD5 is not base64: " + expectedMd5);
             }
-            if (!MessageDigest.isEqual(want, md5.digest())) {
+            if (!MessageDigest.isEqual(want, md5Digest)) {
                 throw S3Error.badRequest("BadDigest", "the body's MD5 does not match Content-MD5");
             }
         }
@@ -197,8 +207,7 @@ public final class RequestBody implements AutoCloseable {
             verified = actual;
         }
         if (channel != null) {
-            channel.force(false);
-            channel.close();
+            channel.close(); // not synced: whoever keeps the bytes syncs them where it keeps them
         }
     }
 
@@ -214,6 +223,18 @@ public final class RequestBody implements AutoCloseable {
     /** The spooled file (object data), after {@link #finish}. */
     public Path file() {
         return file;
+    }
+
+    /**
+     * The spooled object data as a write's body, after {@link #finish}: the file with the MD5 and CRC32C of its bytes,
+     * which a journal on the same disk may take over (moved, not copied); what is left is deleted by {@link #close}.
+     */
+    public PutBody putBody() throws IOException {
+        if (file == null || md5Digest == null) {
+            throw new IllegalStateException("only spooled object data, once finished, is a write's body");
+        }
+        return PutBody.ofSpool(new PutBody.Spool(file, (int) crc32c.getValue(),
+                HexFormat.of().formatHex(md5Digest)));
     }
 
     /** The body held in memory (XML), after {@link #finish}. */

@@ -80,7 +80,7 @@ final class ObjectWrites {
         if (body.checksum() != null) { // verified: kept with the object, as S3 keeps it
             attributes = body.checksum().applyTo(attributes);
         }
-        PutBody data = PutBody.ofFile(body.file()).withAttributes(attributes);
+        PutBody data = body.putBody().withAttributes(attributes); // the journal may take the spool over
         Reply.Full reply = locks.with(key, () -> {
             checkWrite(r, key);
             return put(r, key, data);

@@ -17,7 +17,7 @@ import org.junit.jupiter.api.io.TempDir;
 /**
  * {@code ferry serve --write-back} with its local disk on a real, tiny file system (a 3 MiB tmpfs; mounting
  * needs root, elsewhere the test is skipped): a PUT that does not fit fails with an S3 error and nothing
- * half-written is acknowledged or uploaded; a PUT that fits still works, and reads back.
+ * half-written is acknowledged or uploaded; a PUT that fits (its body on the disk once) still works, and reads back.
  */
 class DaemonDiskFullTest {
     @TempDir
@@ -43,7 +43,7 @@ class DaemonDiskFullTest {
         try (DaemonFixture ferry = DaemonFixture.overFolder(tmp).with("cache-dir", mount.resolve("cache")).with("cache-size", "1MiB")
                 .with("write-back", true).start(); HttpClient http = HttpClient.newHttpClient()) {
             Path store = ferry.root;
-            for (int size : new int[] {5 << 20, 2 << 20}) { // larger than the disk; fits the spool but not the write-back copy
+            for (int size : new int[] {5 << 20, 4 << 20}) { // larger than the disk: the spool fills it
                 HttpResponse<String> r = http.send(HttpRequest.newBuilder(ferry.endpoint().resolve("/data/big-" + size))
                         .PUT(HttpRequest.BodyPublishers.ofByteArray(new byte[size])).build(), HttpResponse.BodyHandlers.ofString());
                 assertThat(r.statusCode()).as("PUT of %d bytes: %s", size, r.body()).isEqualTo(507);
@@ -53,6 +53,10 @@ class DaemonDiskFullTest {
                         HttpResponse.BodyHandlers.ofString());
                 assertThat(get.statusCode()).as("nothing half-written is readable").isEqualTo(404);
             }
+            // the body is on the disk once (write-back takes the spooled file over): 2 MiB fits the 3 MiB disk
+            HttpResponse<String> once = http.send(HttpRequest.newBuilder(ferry.endpoint().resolve("/data/once"))
+                    .PUT(HttpRequest.BodyPublishers.ofByteArray(new byte[2 << 20])).build(), HttpResponse.BodyHandlers.ofString());
+            assertThat(once.statusCode()).as(once.body()).isEqualTo(200);
             HttpResponse<String> small = http.send(HttpRequest.newBuilder(ferry.endpoint().resolve("/data/small"))
                     .PUT(HttpRequest.BodyPublishers.ofString("still works")).build(), HttpResponse.BodyHandlers.ofString());
             assertThat(small.statusCode()).as(small.body()).isEqualTo(200);
@@ -63,6 +67,7 @@ class DaemonDiskFullTest {
                     .POST(HttpRequest.BodyPublishers.noBody()).build(), HttpResponse.BodyHandlers.ofString());
             assertThat(fence.statusCode()).as(fence.body()).isEqualTo(200);
             assertThat(Files.readString(store.resolve("data/small"))).isEqualTo("still works");
+            assertThat(Files.size(store.resolve("data/once"))).isEqualTo(2 << 20);
         }
     }
 }
