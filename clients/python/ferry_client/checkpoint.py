@@ -10,10 +10,12 @@ rank's file once it is on the node's disk and uploads it in the background::
     dcp.load(state_dict, storage_reader=FerryStorageReader("s3://ckpt/run-7/step-1000"))
 
 A checkpoint is complete when its ``.metadata`` file exists, and that file reaches the object store only after
-every other file of the checkpoint is there: the writer waits at the daemon's fence for the checkpoint's prefix, then
-writes the metadata through to the store. By default that happens in the background (``save`` returns at the
-acknowledgement; ``wait_durable()`` joins it); ``FerryStorageWriter(..., durable=True)`` makes ``save`` itself wait.
-A reader in the same process waits for a checkpoint this process is still finishing. See docs/checkpoints.md.
+every other file of the checkpoint the daemon holds: the writer sends it last with ``x-ferry-after: <prefix>``, and
+the daemon's write-back uploads it once the files under the prefix written before it are durable (a daemon that
+writes through has them in the store already). ``save`` returns when the metadata is acknowledged;
+``wait_durable()`` waits at the daemon's fence for the checkpoint's prefix; ``FerryStorageWriter(..., durable=True)``
+makes ``save`` itself wait. Each file is written at the level ``durability`` asks (``peer`` by default: on the node's
+disk and a group member's before the answer; a daemon in no group answers ``local``). See docs/checkpoints.md.
 """
 
 from __future__ import annotations
@@ -21,7 +23,6 @@ from __future__ import annotations
 import concurrent.futures
 import io
 import os
-import threading
 from collections.abc import Generator
 from contextlib import contextmanager
 from typing import Any, cast
@@ -36,11 +37,6 @@ __all__ = ["FerryStorageReader", "FerryStorageWriter", "wait_durable"]
 _METADATA = ".metadata"
 _READ_BUFFER = 8 << 20  # bytes a reader asks for at a time (a ranged GET each)
 _READS_IN_FLIGHT = 8  # ranged GETs of one file under way at once
-
-# checkpoints this process is finishing in the background, by path: a reader of one waits for it
-_finishing: dict[str, _Finisher] = {}
-_finishing_lock = threading.Lock()
-
 
 def _split(path: str | os.PathLike[str]) -> tuple[str, str]:
     text = str(path)
@@ -136,48 +132,17 @@ class _Held(io.BytesIO):
         return self._value if self._value is not None else self.getvalue()
 
 
-class _Finisher:
-    """Writes a checkpoint's metadata once the rest of it is durable: the daemon's fence for its prefix, then the
-    metadata written through to the store."""
-
-    def __init__(self, fs: FerryFileSystem, path: str, data: bytes) -> None:
-        self._fs = fs
-        self.path = path
-        self._data = data
-        self._error: BaseException | None = None
-        self._done = threading.Event()
-
-    def run(self) -> None:
-        try:
-            bucket, key = _split(self.path)
-            prefix = key.rsplit("/", 1)[0] + "/"
-            self._fs.client.flush(bucket=bucket, prefix=prefix)
-            self._fs.client.put(bucket, key, self._data, write_through=True)
-        except BaseException as e:  # kept for wait(), which raises it
-            self._error = e
-        finally:
-            self._done.set()
-            with _finishing_lock:
-                if _finishing.get(self.path) is self:
-                    del _finishing[self.path]
-
-    def wait(self, timeout_s: float | None = None) -> None:
-        if not self._done.wait(timeout_s):
-            raise TimeoutError(f"The checkpoint {self.path.rsplit('/', 1)[0]} was not durable within {timeout_s} s.")
-        if self._error is not None:
-            raise FerryError(None, "CheckpointNotDurable", f"The checkpoint {self.path.rsplit('/', 1)[0]} did not "
-                             f"reach the object store: {self._error}") from self._error
-
-
 class FerryFileSystem(FileSystemBase):
     """DCP's file system as objects behind the daemon: a path is ``s3://BUCKET/KEY``; a file written is one PUT whose
     body streams to the daemon as DCP writes it, acknowledged when it is closed; a file read is read by ranged GETs;
     folders do not exist (a prefix needs no making)."""
 
-    def __init__(self, client: FerryClient, durable: bool) -> None:
+    def __init__(self, client: FerryClient, durable: bool, durability: str | None) -> None:
         self.client = client
         self.durable = durable
-        self.finisher: _Finisher | None = None
+        self.durability = durability
+        self.levels: list[str] = []  # what the daemon answered for each file this process wrote, in order
+        self.saved: str | None = None  # the last checkpoint whose metadata this process wrote
         self._held: dict[str, bytes] = {}
 
     @contextmanager
@@ -189,15 +154,16 @@ class FerryFileSystem(FileSystemBase):
                 yield held
                 self._held[str(path)] = held.value()
                 return
-            stream = self.client.put_stream(bucket, key)  # the bytes go to the daemon as DCP writes them
+            stream = self.client.put_stream(bucket, key, durability=self.durability)  # the bytes go as DCP writes them
             try:
                 yield cast(io.IOBase, stream)
             except BaseException:
                 stream.abort()  # a partial body is never an object
                 raise
             stream.close()  # ends the body and waits for the acknowledgement (a no-op if DCP closed it already)
+            if stream.result is not None:
+                self.levels.append(stream.result.durability or "durable")
             return
-        self._wait_finishing(str(path))
         try:
             info = self.client.head(bucket, key)
         except FerryError as e:
@@ -211,13 +177,6 @@ class FerryFileSystem(FileSystemBase):
         finally:
             reader.close()
 
-    @staticmethod
-    def _wait_finishing(path: str) -> None:
-        with _finishing_lock:
-            finisher = _finishing.get(path)
-        if finisher is not None:
-            finisher.wait()
-
     def concat_path(self, path: str | os.PathLike[str], suffix: str) -> str:
         return str(path).rstrip("/") + "/" + suffix
 
@@ -225,15 +184,19 @@ class FerryFileSystem(FileSystemBase):
         data = self._held.pop(str(path), None)
         if data is None:
             raise ValueError(f"Only a checkpoint's metadata is renamed into place, not {path}.")
-        finisher = _Finisher(self, str(new_path), data)
-        self.finisher = finisher
+        bucket, key = _split(new_path)
+        prefix = key.rsplit("/", 1)[0] + "/"
+        # uploaded by the daemon only once the checkpoint's files written before it are in the store
+        answer = self.client.put(bucket, key, data, durability=self.durability, after=prefix)
+        self.levels.append(answer.durability or "durable")
+        self.saved = str(new_path)
         if self.durable:
-            finisher.run()
-            finisher.wait()
-            return
-        with _finishing_lock:
-            _finishing[str(new_path)] = finisher
-        threading.Thread(target=finisher.run, name="ferry-checkpoint-finish", daemon=True).start()
+            self.wait_durable(None)
+
+    def wait_durable(self, timeout_s: float | None) -> None:
+        """Waits at the daemon's fence for the prefix of the last checkpoint this process wrote the metadata of."""
+        if self.saved is not None:
+            _fence(self.client, self.saved, timeout_s)
 
     def init_path(self, path: str | os.PathLike[str]) -> str:
         _split(path)
@@ -256,7 +219,9 @@ class FerryFileSystem(FileSystemBase):
             self.client.head(bucket, key)
             return True
         except FerryError as e:
-            if e.status == 404:
+            # DCP asks only to warn of an overwrite: a store the daemon cannot reach now (5xx) must not stop a save
+            # that write-back exists to take
+            if e.status == 404 or (e.status or 0) >= 500:
                 return False
             raise
 
@@ -267,13 +232,17 @@ class FerryFileSystem(FileSystemBase):
 
 class FerryStorageWriter(FileSystemWriter):
     """A DCP storage writer into ``s3://BUCKET/PREFIX`` through the node's daemon (``FerryClient()``'s endpoint, or
-    ``endpoint``). Each rank writes one file per rank (``single_file_per_rank``), acknowledged by the daemon; the
-    metadata follows once they are all durable (in the background unless ``durable``)."""
+    ``endpoint``). Each rank writes one file (``single_file_per_rank``), acknowledged by the daemon at the level
+    ``durability`` asks (``local``, ``peer``, the default, or ``durable``); the metadata goes last and reaches the store
+    after the files (``save`` waits for that too when ``durable``). ``levels`` lists what the daemon answered."""
 
     def __init__(self, path: str | os.PathLike[str], endpoint: str | None = None, durable: bool = False,
-                 thread_count: int = 1, client: FerryClient | None = None, **kwargs: Any) -> None:
+                 thread_count: int = 1, client: FerryClient | None = None, durability: str = "peer",
+                 **kwargs: Any) -> None:
         super().__init__(path, single_file_per_rank=True, sync_files=False, thread_count=thread_count, **kwargs)
-        self._ferry = FerryFileSystem(client or FerryClient(endpoint), durable)
+        if durability not in ("local", "peer", "durable"):
+            raise ValueError(f"A checkpoint's durability is local, peer or durable, not {durability!r}.")
+        self._ferry = FerryFileSystem(client or FerryClient(endpoint), durable, durability)
         self.fs = cast(Any, self._ferry)  # DCP's writer calls only FileSystemBase's methods on it
         self.path = self._ferry.init_path(path)
 
@@ -281,12 +250,17 @@ class FerryStorageWriter(FileSystemWriter):
     def validate_checkpoint_id(cls, checkpoint_id: str | os.PathLike[str]) -> bool:
         return FerryFileSystem.validate_checkpoint_id(checkpoint_id)
 
+    @property
+    def levels(self) -> list[str]:
+        """The durability the daemon answered for each file this writer wrote, in order (``local``, ``peer``,
+        ``durable``): the weakest is what the save can count on."""
+        return list(self._ferry.levels)
+
     def wait_durable(self, timeout_s: float | None = None) -> None:
         """Waits until the last checkpoint this writer saved is in the object store, metadata last; raises when it
         did not get there (the daemon's fence failed or timed out). On a rank that wrote no metadata, returns at once
         (the coordinator's writer says when the checkpoint is durable)."""
-        if self._ferry.finisher is not None:
-            self._ferry.finisher.wait(timeout_s)
+        self._ferry.wait_durable(timeout_s)
 
 
 class FerryStorageReader(FileSystemReader):
@@ -295,7 +269,7 @@ class FerryStorageReader(FileSystemReader):
 
     def __init__(self, path: str | os.PathLike[str], endpoint: str | None = None, client: FerryClient | None = None) -> None:
         super().__init__(path)
-        self._ferry = FerryFileSystem(client or FerryClient(endpoint), durable=False)
+        self._ferry = FerryFileSystem(client or FerryClient(endpoint), durable=False, durability=None)
         self.fs = cast(Any, self._ferry)  # DCP's reader calls only FileSystemBase's methods on it
         self.path = self._ferry.init_path(path)
 
@@ -304,10 +278,20 @@ class FerryStorageReader(FileSystemReader):
         return FerryFileSystem.validate_checkpoint_id(checkpoint_id)
 
 
-def wait_durable(path: str | os.PathLike[str], timeout_s: float | None = None) -> None:
-    """Waits until the checkpoint at ``path`` that this process is finishing is in the object store (no-op when none is)."""
-    metadata = str(path).rstrip("/") + "/" + _METADATA
-    with _finishing_lock:
-        finisher = _finishing.get(metadata)
-    if finisher is not None:
-        finisher.wait(timeout_s)
+def _fence(client: FerryClient, metadata_path: str, timeout_s: float | None) -> None:
+    bucket, key = _split(metadata_path)
+    checkpoint = metadata_path.rsplit("/", 1)[0]
+    try:
+        client.flush(timeout_s, bucket=bucket, prefix=key.rsplit("/", 1)[0] + "/")
+    except FerryError as e:
+        if e.code == "FlushTimedOut":
+            raise TimeoutError(f"The checkpoint {checkpoint} was not durable within {timeout_s} s.") from e
+        raise FerryError(e.status, "CheckpointNotDurable", f"The checkpoint {checkpoint} did not reach the object "
+                         f"store: {e}") from e
+
+
+def wait_durable(path: str | os.PathLike[str], timeout_s: float | None = None, endpoint: str | None = None,
+                 client: FerryClient | None = None) -> None:
+    """Waits until the checkpoint at ``path`` (``s3://BUCKET/PREFIX``) is in the object store, its metadata last: the
+    fence of the daemon it was written through (``FerryClient()``'s endpoint, or ``endpoint``)."""
+    _fence(client or FerryClient(endpoint), str(path).rstrip("/") + "/" + _METADATA, timeout_s)

@@ -139,6 +139,23 @@ class _ThreadConnection:
             pass
 
 
+_LEVELS = ("local", "peer", "durable")
+
+
+def _write_headers(content_type: str | None, write_through: bool, durability: str | None,
+                   after: str | None) -> dict[str, str]:
+    headers = {"content-type": content_type} if content_type else {}
+    if write_through:
+        headers["x-ferry-write"] = "through"
+    if durability is not None:
+        if durability not in _LEVELS:
+            raise ValueError(f"A write's durability is one of {', '.join(_LEVELS)}, not {durability!r}.")
+        headers["x-ferry-durability"] = durability
+    if after is not None:
+        headers["x-ferry-after"] = after
+    return headers
+
+
 class PutStream(io.RawIOBase):
     """An object written as a stream (:meth:`S3Client.put_stream`): each block of bytes written goes to the server
     as it fills (HTTP chunked transfer encoding), so the writer spools nothing and the server keeps the bytes as they
@@ -423,32 +440,29 @@ class S3Client:
         self._request("DELETE", self._object_path(bucket, key))
 
     def put(self, bucket: str, key: str, data: Body, content_type: str | None = None,
-            write_through: bool = False) -> PutResult:
+            write_through: bool = False, durability: str | None = None, after: str | None = None) -> PutResult:
         """Writes an object from bytes or a seekable binary file; returns ``etag``, ``durability`` and ``headers``.
 
         ``durability`` is the daemon's ``x-ferry-durability``: ``local`` (journaled on the node, uploaded in
         the background: call ``flush()`` to wait for it) or ``durable`` (in the object store).
         ``write_through=True`` asks a write-back daemon to store this object before answering
-        (``x-ferry-write: through``).
+        (``x-ferry-write: through``). ``durability`` asks for a level (``local``, ``peer``: on a group member's disk
+        too before the answer, ``durable``); the answer says which it got. ``after`` (a prefix of the bucket) has the
+        daemon upload this object only once the writes under that prefix acknowledged before it are in the store.
         """
-        headers = {"content-type": content_type} if content_type else {}
-        if write_through:
-            headers["x-ferry-write"] = "through"
+        headers = _write_headers(content_type, write_through, durability, after)
         _, reply, _ = self._request("PUT", self._object_path(bucket, key), headers=headers, body=data)
         return PutResult(etag=reply.get("etag"), durability=reply.get("x-ferry-durability"), headers=reply)
 
     def put_stream(self, bucket: str, key: str, content_type: str | None = None,
-                   write_through: bool = False) -> PutStream:
+                   write_through: bool = False, durability: str | None = None, after: str | None = None) -> PutStream:
         """Starts writing an object whose length is not known yet; write to the returned stream, then ``close()`` it
         (the answer is its ``result``, as :meth:`put`'s). The bytes go to the server as they are written, on a
         connection of the stream's own; a signed stream is signed with ``UNSIGNED-PAYLOAD`` (the server checks the
-        bytes' length and framing, not a digest)."""
+        bytes' length and framing, not a digest). ``durability`` and ``after`` as :meth:`put`'s."""
         path = self._object_path(bucket, key)
         sent = {"host": self._host, "transfer-encoding": "chunked"}
-        if content_type:
-            sent["content-type"] = content_type
-        if write_through:
-            sent["x-ferry-write"] = "through"
+        sent.update(_write_headers(content_type, write_through, durability, after))
         if self._signer:
             sent.update(self._signer.sign("PUT", path, [], sent, "UNSIGNED-PAYLOAD"))
         cls = http.client.HTTPSConnection if self._https else http.client.HTTPConnection

@@ -104,14 +104,16 @@ class FerryDaemon:
     FERRY_REQUIRE_REAL_CLIENTS=1).
     """
 
-    def __init__(self, store_root, cache_dir, *args, timeout_s=900):
-        self.port = free_port()
+    def __init__(self, store_root, cache_dir, *args, timeout_s=900, port=None, upstream=None, env=None):
+        self.port = port or free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self._log = tempfile.TemporaryFile()  # noqa: SIM115  (the daemon's log, closed by stop())
-        command = [os.path.join(REPO_ROOT, "ferry"), "serve", "--store-root", store_root, "--create", "--cache-dir", cache_dir,
+        below = ["--upstream", upstream] if upstream else ["--store-root", store_root, "--create"]
+        command = [os.path.join(REPO_ROOT, "ferry"), "serve", *below, "--cache-dir", cache_dir,
                    "--port", str(self.port), "--cache-size", "256MiB", "--block-size", "1MiB", *args]
         # its own session: a launcher still building is stopped with its Maven
-        self._process = subprocess.Popen(command, stdout=self._log, stderr=subprocess.STDOUT, start_new_session=True)
+        self._process = subprocess.Popen(command, stdout=self._log, stderr=subprocess.STDOUT, start_new_session=True,
+                                         env=None if env is None else {**os.environ, **env})
         self._wait_ready(timeout_s)
 
     def _wait_ready(self, timeout_s):
@@ -134,6 +136,12 @@ class FerryDaemon:
     def log(self):
         self._log.seek(0)
         return self._log.read().decode("utf-8", "replace")[-3000:]
+
+    def kill(self):
+        """``kill -9`` of the daemon (and its launcher): no shutdown, no flush, as a preempted node."""
+        if self._process.poll() is None:
+            os.killpg(self._process.pid, 9)
+            self._process.wait()
 
     def stop(self):
         if self._process.poll() is None:

@@ -6,8 +6,10 @@ import hashlib
 import os
 import shutil
 import tempfile
+import time
 import unittest
 
+import support
 from support import FerryDaemon, require
 
 require("torch", "the checkpoint test saves and loads a state dict with torch.distributed.checkpoint")
@@ -63,13 +65,13 @@ class CheckpointTest(unittest.TestCase):
             for name, tensor in tensors.items():
                 self.assertTrue(torch.equal(restored[group][name], tensor), f"{group}.{name}")
 
-    def test_a_reader_in_the_saving_process_waits_for_the_checkpoint_it_is_finishing(self):
+    def test_a_reader_reads_a_checkpoint_whose_metadata_is_not_in_the_store_yet(self):
         state = _state(2)
         dcp.save(state, storage_writer=FerryStorageWriter("s3://ckpt/run-2/step-1", endpoint=self.daemon.url))
-        restored = _zeros_like(state)  # no wait_durable: the reader waits for the metadata this process writes
+        restored = _zeros_like(state)  # no wait_durable: the daemon answers with the metadata it has not uploaded yet
         dcp.load(restored, storage_reader=FerryStorageReader("s3://ckpt/run-2/step-1", endpoint=self.daemon.url))
         self.assertTrue(torch.equal(restored["model"]["w"], state["model"]["w"]))
-        wait_durable("s3://ckpt/run-2/step-1", 120)
+        wait_durable("s3://ckpt/run-2/step-1", 120, endpoint=self.daemon.url)
         self.assertIn(".metadata", self._in_store("run-2/step-1"))
 
     def test_a_durable_save_returns_with_every_file_in_the_store(self):
@@ -122,6 +124,64 @@ class CheckpointTest(unittest.TestCase):
         with self.assertRaises(CheckpointException) as e:  # DCP's own (a BaseException), carrying the rank's error
             dcp.load(_zeros_like(state), storage_reader=FerryStorageReader("s3://ckpt/run-4/step-1", endpoint=self.daemon.url))
         self.assertIn("is missing", str(e.exception))
+
+
+
+class PeerCheckpointTest(unittest.TestCase):
+    """Two write-back daemons in a group: the writer's node cannot reach the store (an outage), so its checkpoint is
+    only on its disk and, asked ``peer``, on its peer's. The writer's daemon is then killed with ``kill -9`` and its
+    cache folder deleted, as a preempted node's disk goes: the peer adopts the copies, uploads them (metadata last)
+    and the checkpoint loads, byte for byte."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.mkdtemp(prefix="ferry-ckpt-peer-")
+        cls.store = os.path.join(cls.tmp, "store")
+        os.makedirs(os.path.join(cls.store, "ckpt"))
+        writer_port, peer_port = support.free_port(), support.free_port()
+        group = f"http://127.0.0.1:{writer_port},http://127.0.0.1:{peer_port}"
+        common = ("--write-back", "--group", group, "--peer-grace", "2s")
+        cls.writer_cache = os.path.join(cls.tmp, "writer-cache")
+        unreachable = f"http://127.0.0.1:{support.free_port()}"  # nothing listens: every upload from there fails
+        keys = {"AWS_ACCESS_KEY_ID": "test", "AWS_SECRET_ACCESS_KEY": "test-secret"}  # any: nothing answers there
+        cls.writer = FerryDaemon(cls.store, cls.writer_cache, *common, port=writer_port, upstream=unreachable, env=keys)
+        cls.peer = FerryDaemon(cls.store, os.path.join(cls.tmp, "peer-cache"), *common, port=peer_port)
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.writer.stop()
+        cls.peer.stop()
+        shutil.rmtree(cls.tmp, ignore_errors=True)
+
+    def test_a_checkpoint_acknowledged_on_a_peer_survives_its_writer_and_its_disk(self):
+        state = _state(5)
+        writer = FerryStorageWriter("s3://ckpt/run-5/step-1", endpoint=self.writer.url)  # peer: the default
+        dcp.save(state, storage_writer=writer)
+        self.assertEqual({"peer"}, set(writer.levels), writer.levels)
+        self.assertEqual([], os.listdir(os.path.join(self.store, "ckpt")), "the store has nothing yet")
+
+        self.writer.kill()
+        shutil.rmtree(self.writer_cache)  # the preempted node's disk goes with it
+
+        peer = FerryClient(self.peer.url)
+        deadline = time.monotonic() + 120
+        while not os.path.exists(os.path.join(self.store, "ckpt", "run-5", "step-1", ".metadata")):
+            self.assertLess(time.monotonic(), deadline, "the peer did not make the checkpoint durable: " + self.peer.log())
+            time.sleep(0.2)
+        wait_durable("s3://ckpt/run-5/step-1", 60, client=peer)
+        restored = _zeros_like(state)
+        dcp.load(restored, storage_reader=FerryStorageReader("s3://ckpt/run-5/step-1", endpoint=self.peer.url))
+        for group, tensors in state.items():
+            for name, tensor in tensors.items():
+                self.assertTrue(torch.equal(restored[group][name], tensor), f"{group}.{name}")
+
+    def test_a_level_the_daemon_does_not_know_is_one_sentence(self):
+        with self.assertRaises(ValueError) as e:
+            FerryStorageWriter("s3://ckpt/run-6/step-1", endpoint=self.peer.url, durability="twice")
+        self.assertIn("local, peer or durable", str(e.exception))
+        with self.assertRaises(FerryError) as e:
+            FerryClient(self.peer.url)._request("PUT", "/ckpt/odd", headers={"x-ferry-durability": "twice"}, body=b"x")
+        self.assertIn("x-ferry-durability is local, peer or durable", str(e.exception))
 
 
 if __name__ == "__main__":

@@ -33,13 +33,12 @@ public interface PutBody {
     }
 
     /**
-     * A file that holds exactly a body's bytes and that its owner gives away, with their CRC32C and MD5 (hex).
-     * Whoever moves it takes it over (syncing it to disk is theirs to do); whoever does not leaves it alone.
+     * A file that holds exactly a body's bytes and that its owner gives away, with their CRC32C and MD5 (hex; null when
+     * not taken). Whoever moves it takes it over (syncing it to disk is theirs to do); whoever does not leaves it alone.
      */
     record Spool(Path file, int crc32c, String md5) {
         public Spool {
             Objects.requireNonNull(file, "file is null");
-            Objects.requireNonNull(md5, "md5 is null");
         }
     }
 

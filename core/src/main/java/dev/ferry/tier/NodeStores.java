@@ -121,8 +121,15 @@ public final class NodeStores {
         return writeBack != null && !through;
     }
 
-    /** A write as it was acknowledged: the ETag the object has (or will have, in the store), and whether it is there. */
-    public record Written(String etag, boolean durable) {
+    /**
+     * A write as it was acknowledged: the ETag the object has (or will have, in the store), whether it is there, and its
+     * write-back sequence (-1: not journaled).
+     */
+    public record Written(String etag, boolean durable, long sequence) {
+        /** A write answered with {@code etag}: durable, or local with no journal sequence (scratch). */
+        Written(String etag, boolean durable) {
+            this(etag, durable, -1);
+        }
     }
 
     /**
@@ -137,7 +144,7 @@ public final class NodeStores {
         }
         if (writesBack(through)) {
             WriteStatus w = writeBack.write(key, body);
-            return new Written(w.etag(), w.durability() == Durability.DURABLE);
+            return new Written(w.etag(), w.durability() == Durability.DURABLE, w.sequence());
         }
         if (writes.pending(key)) {
             writeBack.write(key, body);
@@ -150,6 +157,19 @@ public final class NodeStores {
             return new Written(top().head(key).etag(), true);
         }
         return new Written(underWriteBack().put(key, body).etag(), true);
+    }
+
+    /**
+     * Writes {@code key} through write-back so that it reaches the store only after every write under {@code prefix}
+     * (of its bucket) acknowledged before it (a checkpoint's metadata after its files); without write-back, or asked
+     * {@code through}, as {@link #put}, whose writes are in the store when answered.
+     */
+    public Written putAfter(ObjectKey key, PutBody body, String prefix, boolean through, Duration fenceTimeout) throws IOException {
+        if (isScratch(key.bucket()) || !writesBack(through) || writes.pending(key)) {
+            return put(key, body, through, fenceTimeout);
+        }
+        WriteStatus w = writeBack.writeAfter(key, body, prefix, fenceTimeout);
+        return new Written(w.etag(), w.durability() == Durability.DURABLE, w.sequence());
     }
 
     /**

@@ -28,6 +28,8 @@ final class PendingWrites {
     private long nextSequence;
     private long pendingBytes;
     private int fencesWaiting; // under lock
+    /** Told of each write that became durable, outside the lock. */
+    private volatile java.util.function.Consumer<WriteStatus> onDurable = s -> { };
 
     /** The ledger after an open: {@code replayed} pending again, the next write numbered {@code nextSequence}. */
     PendingWrites(List<PendingWrite> replayed, long nextSequence, Clock clock) {
@@ -129,6 +131,12 @@ final class PendingWrites {
             w.durability = Durability.DURABLE;
             lock.notifyAll();
         }
+        onDurable.accept(w.status());
+    }
+
+    /** Tells {@code listener} of each write that becomes durable from now on (on an uploader's thread: it must not block). */
+    void onDurable(java.util.function.Consumer<WriteStatus> listener) {
+        onDurable = java.util.Objects.requireNonNull(listener, "listener is null");
     }
 
     /** {@code w} is uploaded and waits for an abandoned attempt at its key to be past landing: {@link Durability#SETTLING}. */
@@ -249,6 +257,26 @@ final class PendingWrites {
         synchronized (lock) {
             return latest.values().stream().anyMatch(w -> w.delete == deletes && w.key.bucket().equals(bucket));
         }
+    }
+
+    /**
+     * Whether a write acknowledged before {@code w} under its barrier's prefix (another key's latest) is not in the
+     * store yet: {@code w} waits for it.
+     */
+    boolean barrierHolds(PendingWrite w) {
+        String prefix = w.record.after();
+        if (prefix == null) {
+            return false;
+        }
+        synchronized (lock) {
+            for (PendingWrite other : latest.values()) {
+                if (other.sequence < w.sequence && !other.key.equals(w.key) && other.key.bucket().equals(w.key.bucket())
+                        && other.key.key().startsWith(prefix) && other.durability != Durability.DURABLE) {
+                    return true;
+                }
+            }
+        }
+        return false;
     }
 
     /** The latest writes and deletes not in the store yet of the keys of {@code bucket} under {@code prefix}, in no order. */

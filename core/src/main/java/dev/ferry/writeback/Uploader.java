@@ -52,6 +52,8 @@ final class Uploader implements AutoCloseable {
     private static final java.time.Duration RETRY_REPORTED = java.time.Duration.ofMinutes(1);
     /** Longest nap of an idle worker before it looks at a key whose time has not come yet. */
     private static final long NAP_NANOS = 20_000_000L;
+    /** How often a write behind a barrier looks again whether the writes before it are in the store. */
+    private static final long BARRIER_NANOS = 50_000_000L;
 
     private final ObjectStore store;
     private final ObjectStore checks;
@@ -254,6 +256,12 @@ final class Uploader implements AutoCloseable {
     }
 
     private void upload(KeyQueue q, PendingWrite w) {
+        if (ledger.barrierHolds(w)) { // written after others under its prefix: it goes once they are in the store
+            synchronized (lock) {
+                release(q, clock.nanoTime() + BARRIER_NANOS);
+            }
+            return;
+        }
         if (!w.sent) {
             journal.markSent(w.sequence);
             w.sent = true;

@@ -62,6 +62,7 @@ public final class WriteBackStore extends ForwardingObjectStore {
     private final WriteJournal journal;
     private final PendingWrites pending;
     private final Uploader uploader;
+    private final PeerCopies copies;
     private volatile boolean closed;
     private final LongAdder writeThroughs = new LongAdder();
 
@@ -96,6 +97,7 @@ public final class WriteBackStore extends ForwardingObjectStore {
                     config.dir());
         }
         this.uploader = new Uploader(upstream, storeItself, journal, pending, config, clock);
+        this.copies = new PeerCopies(config.dir().resolve("standby"));
         for (PendingWrite w : pending.all()) {
             uploader.submit(w);
         }
@@ -115,7 +117,93 @@ public final class WriteBackStore extends ForwardingObjectStore {
      * carries the ETag the object will have in the store: the MD5 of its bytes.
      */
     public WriteStatus write(ObjectKey key, PutBody body) throws IOException {
-        return write(key, body, null, null);
+        return write(key, body, null, null, null);
+    }
+
+    /**
+     * A PUT that reaches the store only after every write under {@code prefix} (of the key's bucket) acknowledged
+     * before it: a checkpoint's metadata, uploaded once its files are there, so that the store never holds the one
+     * without the others. Acknowledged as {@link #write} is; past the quota it waits for those writes (at most
+     * {@code fenceTimeout}, else 503 and nothing written) and then goes through.
+     */
+    public WriteStatus writeAfter(ObjectKey key, PutBody body, String prefix, Duration fenceTimeout) throws IOException {
+        Objects.requireNonNull(prefix, "prefix is null");
+        return write(key, body, null, null, new After(prefix, fenceTimeout));
+    }
+
+    /**
+     * Tells {@code listener} of each write that becomes durable from now on, with its sequence and key (on an
+     * uploader's thread: it must not block). Earlier writes of the key that it replaced are not told apart.
+     */
+    public void onDurable(java.util.function.Consumer<WriteStatus> listener) {
+        pending.onDurable(listener);
+    }
+
+    /** The journal's identity: the same for as long as its folder lives (a node that lost its disk has another). */
+    public String journalId() {
+        return journal.id();
+    }
+
+    /**
+     * A write of this node still only on its disk, as a peer's copy of it is made: its bytes' file, size, CRC32C and
+     * the record's ETag, part sizes, attributes and barrier. Null once it is durable or replaced (nothing to copy).
+     */
+    public LocalCopy localCopy(long sequence) {
+        for (PendingWrite w : pending.all()) {
+            if (w.sequence == sequence && !w.delete && w.durability != Durability.DURABLE) {
+                WriteRecord r = w.record;
+                return new LocalCopy(r.sequence(), r.key(), w.data, r.size(), r.crc(), r.etag(), r.partSizes(), r.attributes(), r.after());
+            }
+        }
+        return null;
+    }
+
+    /** A pending write's local bytes and what a peer's copy of it records; see {@link #localCopy}. */
+    public record LocalCopy(long sequence, ObjectKey key, java.nio.file.Path data, long size, int crc32c, String etag, List<Long> partSizes,
+            dev.ferry.store.ObjectAttributes attributes, String after) {
+    }
+
+    /**
+     * Keeps another daemon's write as its peer: {@code copy}'s bytes are {@code body} (a spooled body is moved in),
+     * fsync'd here before this returns; kept until {@link #releaseCopies} or {@link #adoptCopies}. 400 when the bytes
+     * are not those the origin described, 507 when the disk cannot take them.
+     */
+    public void keepCopy(String originId, String originUrl, LocalCopy copy, PutBody body) throws IOException {
+        WriteRecord record = new WriteRecord(copy.sequence(), copy.key(), copy.size(), copy.crc32c(), clock.now(), copy.etag(),
+                copy.partSizes(), copy.attributes(), false, copy.after());
+        copies.keep(originId, originUrl, record, body);
+    }
+
+    /** Lets go of the copies of {@code key} up to {@code sequence} kept for {@code originId}: it made them durable. */
+    public void releaseCopies(String originId, ObjectKey key, long sequence) throws IOException {
+        copies.release(originId, key, sequence);
+    }
+
+    /** The daemons whose writes this node keeps copies of: journal id to URL. */
+    public java.util.Map<String, String> copyOrigins() throws IOException {
+        return copies.origins();
+    }
+
+    /** How many copies of other daemons' writes are kept here, and their bytes. */
+    public long[] copiesHeld() throws IOException {
+        return copies.held();
+    }
+
+    /**
+     * Makes {@code originId}'s copies this node's own pending writes, in the order the origin wrote them, and uploads
+     * them (the origin is gone with its disk); returns how many.
+     */
+    public int adoptCopies(String originId) throws IOException {
+        return copies.adopt(originId, this);
+    }
+
+    /** A copy adopted: journaled as this node's write, with the origin's ETag, parts and barrier. */
+    void adopt(WriteRecord copy, PutBody body) throws IOException {
+        write(copy.key(), body, copy.partSizes(), copy.etag(), copy.after() == null ? null : new After(copy.after(), Duration.ofMinutes(10)));
+    }
+
+    /** A barrier a write waits behind: the prefix, and how long a write through may wait for it. */
+    private record After(String prefix, Duration fenceTimeout) {
     }
 
     /**
@@ -127,16 +215,25 @@ public final class WriteBackStore extends ForwardingObjectStore {
         if (body.file() == null) {
             throw new IllegalArgumentException("a multipart write needs its bytes in a file: " + key);
         }
-        return write(key, body, List.copyOf(partSizes), etag);
+        return write(key, body, List.copyOf(partSizes), etag, null);
     }
 
-    private WriteStatus write(ObjectKey key, PutBody body, List<Long> partSizes, String etag) throws IOException {
+    private WriteStatus write(ObjectKey key, PutBody body, List<Long> partSizes, String etag, After after) throws IOException {
         if (closed) {
             throw new IOException("write-back store is closed");
         }
         long sequence = pending.reserve(key, body.length(), config.quota());
         if (sequence >= 0) {
-            return writeLocal(key, body, sequence, partSizes, etag);
+            return writeLocal(key, body, sequence, partSizes, etag, after == null ? null : after.prefix());
+        }
+        if (after != null) {
+            FlushResult fence = flush(k -> k.bucket().equals(key.bucket()) && k.key().startsWith(after.prefix())
+                    && !k.equals(key), after.fenceTimeout());
+            if (!fence.complete() || fence.firstError() != null) {
+                throw new StoreException(StoreException.Kind.RETRYABLE, 503, "ServiceUnavailable", "write-back's quota is full and "
+                        + "the writes under " + after.prefix() + " that " + key + " must follow are not in the store yet: "
+                        + (fence.firstError() != null ? fence.firstError() : "the fence timed out") + "; nothing was written", null);
+            }
         }
         writeThroughs.increment();
         if (writeThroughs.sum() == 1 || writeThroughs.sum() % 100 == 0) {
@@ -148,10 +245,11 @@ public final class WriteBackStore extends ForwardingObjectStore {
     }
 
     /** Journals the write (its reservation released if the disk refuses it) and queues it for upload. */
-    private WriteStatus writeLocal(ObjectKey key, PutBody body, long sequence, List<Long> partSizes, String givenEtag) throws IOException {
+    private WriteStatus writeLocal(ObjectKey key, PutBody body, long sequence, List<Long> partSizes, String givenEtag, String after)
+            throws IOException {
         WriteRecord record;
         try {
-            record = journal.write(sequence, key, body, partSizes, givenEtag);
+            record = journal.write(sequence, key, body, partSizes, givenEtag, after);
         } catch (StoreException failure) {
             pending.release(body.length());
             throw failure;

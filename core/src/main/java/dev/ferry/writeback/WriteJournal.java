@@ -55,6 +55,7 @@ final class WriteJournal {
     private final Path journalDir;
     private final Path tmpDir;
     private final Clock clock;
+    private final String id;
 
     /** The journal in {@code dir} (created if missing), stamping records on {@code clock}; temporaries a crash left are deleted. */
     WriteJournal(Path dir, Clock clock) throws IOException {
@@ -63,6 +64,7 @@ final class WriteJournal {
         this.dataDir = Files.createDirectories(dir.resolve("data"));
         this.journalDir = Files.createDirectories(dir.resolve("journal"));
         this.tmpDir = Files.createDirectories(dir.resolve("tmp"));
+        this.id = readOrMakeId(dir.resolve("id"), tmpDir);
         try (Stream<Path> temps = Files.list(tmpDir)) {
             for (Path t : temps.toList()) {
                 Files.deleteIfExists(t);
@@ -72,6 +74,25 @@ final class WriteJournal {
 
     Path dir() {
         return dir;
+    }
+
+    /** A random name given to this journal when its folder was made: another folder (a node's new disk) has another. */
+    String id() {
+        return id;
+    }
+
+    private static String readOrMakeId(Path file, Path tmpDir) throws IOException {
+        if (Files.exists(file)) {
+            String id = Files.readString(file).trim();
+            if (!id.isEmpty()) {
+                return id;
+            }
+        }
+        String id = java.util.UUID.randomUUID().toString();
+        Path temp = tmpDir.resolve("id");
+        writeSynced(temp, id.getBytes(java.nio.charset.StandardCharsets.UTF_8));
+        Files.move(temp, file, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+        return id;
     }
 
     /** The local copy of write {@code sequence}. */
@@ -161,7 +182,7 @@ final class WriteJournal {
      * MD5 of the bytes, and the time its bytes were kept. Fails with a {@link StoreException}, leaving nothing behind: 400 when the body yields another
      * length than it declares, 507 when the disk cannot take it.
      */
-    WriteRecord write(long sequence, ObjectKey key, PutBody body, List<Long> partSizes, String givenEtag) throws StoreException {
+    WriteRecord write(long sequence, ObjectKey key, PutBody body, List<Long> partSizes, String givenEtag, String after) throws StoreException {
         Path tempData = tmpDir.resolve(sequence + ".obj");
         Path tempRecord = tmpDir.resolve(sequence + ".rec");
         try {
@@ -171,7 +192,7 @@ final class WriteJournal {
             }
             String etag = givenEtag != null ? givenEtag : taken.md5();
             WriteRecord record = new WriteRecord(sequence, key, body.length(), taken.crc32c(), clock.now(), etag, partSizes,
-                    body.attributes());
+                    body.attributes(), false, after);
             Files.move(tempData, data(sequence), StandardCopyOption.ATOMIC_MOVE);
             writeSynced(tempRecord, record.encode());
             Files.move(tempRecord, record(sequence), StandardCopyOption.ATOMIC_MOVE);
@@ -199,7 +220,7 @@ final class WriteJournal {
      * file system (the move would be a copy) or does not hold the body's length.
      */
     private static Taken take(PutBody.Spool spool, Path tempData, long length) throws IOException {
-        if (spool == null) {
+        if (spool == null || spool.md5() == null) {
             return null;
         }
         try {
@@ -277,7 +298,7 @@ final class WriteJournal {
         }
     }
 
-    private static void fsyncDirectory(Path dir) {
+    static void fsyncDirectory(Path dir) {
         try (FileChannel ch = FileChannel.open(dir, StandardOpenOption.READ)) {
             ch.force(true);
         } catch (IOException ignored) {

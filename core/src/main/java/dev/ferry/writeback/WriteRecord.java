@@ -19,23 +19,27 @@ import java.util.Objects;
  * A {@code delete} record is a DELETE of a key whose writes were still pending: it has no data, and its
  * "upload" deletes the key in the store after them.
  *
+ * {@code after}, when not null, is a prefix of the key's bucket: the write is uploaded only once every write under
+ * that prefix acknowledged before it is in the store (a checkpoint's metadata after its files).
+ *
  * <p>Version 1 records (ferry before ETags were content MD5s) have no ETag, part sizes or attributes; they
- * are read as a single PUT of no attributes. Version 2 records are never deletes.
+ * are read as a single PUT of no attributes. Version 2 records are never deletes; version 4 ones carry {@code after}.
  */
 record WriteRecord(long sequence, ObjectKey key, long size, int crc, Instant written, String etag, List<Long> partSizes,
-        ObjectAttributes attributes, boolean delete) {
+        ObjectAttributes attributes, boolean delete, String after) {
     private static final int MAGIC_V1 = 0x46525757; // "FRWW"
     private static final int MAGIC_V2 = 0x46525732; // "FRW2"
     private static final int MAGIC_V3 = 0x46525733; // "FRW3": v2 and the delete flag
+    private static final int MAGIC_V4 = 0x46525734; // "FRW4": v3 and the prefix it waits for
 
     WriteRecord(long sequence, ObjectKey key, long size, int crc, Instant written, String etag, List<Long> partSizes,
             ObjectAttributes attributes) {
-        this(sequence, key, size, crc, written, etag, partSizes, attributes, false);
+        this(sequence, key, size, crc, written, etag, partSizes, attributes, false, null);
     }
 
     /** A DELETE of {@code key}, ordered after the writes of it acknowledged before. */
     static WriteRecord deletion(long sequence, ObjectKey key, Instant written) {
-        return new WriteRecord(sequence, key, 0, 0, written, null, null, ObjectAttributes.NONE, true);
+        return new WriteRecord(sequence, key, 0, 0, written, null, null, ObjectAttributes.NONE, true, null);
     }
 
     WriteRecord {
@@ -52,7 +56,7 @@ record WriteRecord(long sequence, ObjectKey key, long size, int crc, Instant wri
     byte[] encode() throws IOException {
         ByteArrayOutputStream bytes = new ByteArrayOutputStream();
         try (DataOutputStream out = new DataOutputStream(bytes)) {
-            out.writeInt(delete ? MAGIC_V3 : MAGIC_V2); // a write stays readable by a ferry that knows only v2
+            out.writeInt(after != null ? MAGIC_V4 : delete ? MAGIC_V3 : MAGIC_V2); // a plain write stays readable by a ferry that knows only v2
             out.writeLong(sequence);
             out.writeUTF(key.bucket());
             out.writeUTF(key.key());
@@ -67,8 +71,11 @@ record WriteRecord(long sequence, ObjectKey key, long size, int crc, Instant wri
                 }
             }
             attributes.writeTo(out);
-            if (delete) {
-                out.writeBoolean(true);
+            if (delete || after != null) {
+                out.writeBoolean(delete);
+            }
+            if (after != null) {
+                out.writeUTF(after);
             }
         }
         return bytes.toByteArray();
@@ -77,7 +84,7 @@ record WriteRecord(long sequence, ObjectKey key, long size, int crc, Instant wri
     static WriteRecord decode(InputStream stream) throws IOException {
         DataInputStream in = new DataInputStream(stream);
         int magic = in.readInt();
-        if (magic != MAGIC_V1 && magic != MAGIC_V2 && magic != MAGIC_V3) {
+        if (magic != MAGIC_V1 && magic != MAGIC_V2 && magic != MAGIC_V3 && magic != MAGIC_V4) {
             throw new IOException("not a write-back record");
         }
         long sequence = in.readLong();
@@ -101,7 +108,8 @@ record WriteRecord(long sequence, ObjectKey key, long size, int crc, Instant wri
             }
         }
         ObjectAttributes attributes = ObjectAttributes.readFrom(in);
-        boolean delete = magic == MAGIC_V3 && in.readBoolean();
-        return new WriteRecord(sequence, key, size, crc, written, etag.isEmpty() ? null : etag, sizes, attributes, delete);
+        boolean delete = (magic == MAGIC_V3 || magic == MAGIC_V4) && in.readBoolean();
+        String after = magic == MAGIC_V4 ? in.readUTF() : null;
+        return new WriteRecord(sequence, key, size, crc, written, etag.isEmpty() ? null : etag, sizes, attributes, delete, after);
     }
 }

@@ -201,6 +201,74 @@ class WriteBackStoreTest {
     }
 
     @Test
+    void aWriteAfterAPrefix_waitsForTheWritesUnderItAcknowledgedBefore_andSurvivesARestart() throws Exception {
+        ObjectKey file = ObjectKey.of("ckpt", "run-1/step-2/__0_0.distcp");
+        ObjectKey metadata = ObjectKey.of("ckpt", "run-1/step-2/.metadata");
+        ObjectKey elsewhere = ObjectKey.of("ckpt", "run-1/step-3/__0_0.distcp");
+        WriteBackConfig config = WriteBackConfig.of(tmp.resolve("wb"), 1 << 30).withMaxBackoff(Duration.ofMillis(100))
+                .withSettleWindow(Duration.ofMillis(300));
+        try (WriteBackStore wb = new WriteBackStore(new StuckKeyStore(origin, file), config)) {
+            wb.write(file, PutBody.ofBytes(random(20_000, 30)));
+            wb.write(elsewhere, PutBody.ofBytes(random(20_000, 31)));
+            assertThat(wb.writeAfter(metadata, PutBody.ofBytes(random(500, 32)), "run-1/step-2/", Duration.ofSeconds(1)).durability())
+                    .isEqualTo(Durability.LOCAL);
+            assertThat(wb.readBytes(metadata, null)).as("readers see it meanwhile").isEqualTo(random(500, 32));
+            FlushResult r = wb.flush(Duration.ofMillis(800));
+            assertThat(r.complete()).isFalse();
+            assertThat(r.writes()).filteredOn(w -> w.durability() != Durability.DURABLE).extracting(WriteStatus::key)
+                    .containsExactlyInAnyOrder(file, metadata);
+            assertThat(origin.readBytes(elsewhere, null)).as("another prefix does not wait").isEqualTo(random(20_000, 31));
+            assertThatThrownBy(() -> origin.head(metadata)).as("never in the store before the file").isInstanceOf(IOException.class);
+        }
+        try (WriteBackStore wb = new WriteBackStore(origin, config)) { // restarted, the store takes the file now
+            assertThat(wb.flush(Duration.ofSeconds(30)).complete()).isTrue();
+            assertThat(origin.readBytes(metadata, null)).isEqualTo(random(500, 32));
+            assertThat(origin.readBytes(file, null)).isEqualTo(random(20_000, 30));
+        }
+    }
+
+    @Test
+    void aPeersCopy_isKeptSynced_releasedWhenDurable_andAdoptedInOrderWhenItsWriterIsGone() throws Exception {
+        ObjectKey file = ObjectKey.of("ckpt", "run-2/step-1/__0_0.distcp");
+        ObjectKey metadata = ObjectKey.of("ckpt", "run-2/step-1/.metadata");
+        byte[] bytes = random(40_000, 40);
+        byte[] meta = random(300, 41);
+        try (WriteBackStore wb = open(1 << 30)) {
+            String origin1 = "11111111-aaaa";
+            wb.keepCopy(origin1, "http://writer:9000", copyOf(7, file, bytes, null), spooled(tmp.resolve("spool"), bytes));
+            wb.keepCopy(origin1, "http://writer:9000", copyOf(9, metadata, meta, "run-2/step-1/"), PutBody.ofBytes(meta));
+            assertThat(wb.copiesHeld()).containsExactly(2, bytes.length + meta.length);
+            assertThat(wb.copyOrigins()).containsEntry(origin1, "http://writer:9000");
+            assertThatThrownBy(() -> wb.keepCopy(origin1, "http://writer:9000", copyOf(10, file, bytes, null), PutBody.ofBytes(random(40_000, 1))))
+                    .as("bytes that are not what the writer described").hasMessageContaining("CRC32C");
+            assertThat(wb.copiesHeld()[0]).isEqualTo(2);
+
+            wb.releaseCopies(origin1, file, 7); // the writer made it durable
+            assertThat(wb.copiesHeld()).containsExactly(1, meta.length);
+            wb.keepCopy(origin1, "http://writer:9000", copyOf(8, file, bytes, null), PutBody.ofBytes(bytes));
+
+            assertThat(wb.adoptCopies(origin1)).isEqualTo(2); // the writer is gone: the copies are this node's
+            assertThat(wb.copiesHeld()[0]).isZero();
+            assertThat(wb.copyOrigins()).isEmpty();
+            assertThat(wb.flush(Duration.ofSeconds(30)).complete()).isTrue();
+            assertThat(origin.readBytes(file, null)).isEqualTo(bytes);
+            assertThat(origin.readBytes(metadata, null)).isEqualTo(meta);
+            assertThat(origin.head(file).etag()).isEqualTo(md5(bytes));
+        }
+    }
+
+    static String md5(byte[] bytes) throws Exception {
+        return java.util.HexFormat.of().formatHex(java.security.MessageDigest.getInstance("MD5").digest(bytes));
+    }
+
+    static WriteBackStore.LocalCopy copyOf(long sequence, ObjectKey key, byte[] bytes, String after) throws Exception {
+        java.util.zip.CRC32C crc = new java.util.zip.CRC32C();
+        crc.update(bytes);
+        return new WriteBackStore.LocalCopy(sequence, key, null, bytes.length, (int) crc.getValue(), md5(bytes), null,
+                dev.ferry.store.ObjectAttributes.NONE, after);
+    }
+
+    @Test
     void fullQuota_fallsBackToWriteThrough_durableAtOnce() throws Exception {
         ObjectKey stuck = ObjectKey.of("ckpt", "stuck");
         try (WriteBackStore wb = new WriteBackStore(new StuckKeyStore(origin, stuck),

@@ -5,6 +5,7 @@ import dev.ferry.serve.front.S3Server;
 import dev.ferry.serve.front.ServeContext;
 import dev.ferry.serve.front.ServeStats;
 import dev.ferry.serve.front.SpoolFolder;
+import dev.ferry.serve.node.PeerLevel;
 import dev.ferry.serve.jobs.ControlApi;
 import dev.ferry.serve.jobs.JobRegistry;
 import dev.ferry.serve.jobs.ServeSnapshot;
@@ -41,6 +42,7 @@ public final class Daemon implements AutoCloseable {
     private final Node node;
     private final JobRegistry jobs;
     private final S3Server server;
+    private final PeerLevel peers;
     /** Request handling and the local tier's sequential read-ahead, on virtual threads. */
     private final ExecutorService workers;
     /** The node's, the jobs' and the consumers' meters, scraped at {@code /_ferry/metrics}. */
@@ -68,7 +70,9 @@ public final class Daemon implements AutoCloseable {
             Path spool = SpoolFolder.prepare(config.cacheDir());
             SigV4 sig = config.accessKey() == null ? null : new SigV4(config.accessKey(), config.secretKey());
             ServeContext.Limits limits = new ServeContext.Limits(config.maxHeaderBytes(), config.maxXmlBytes(), config.maxObjectBytes());
-            ServeContext context = new ServeContext(S3Service.over(tiers, spool, limits.maxObjectBytes(), clock),
+            PeerLevel peers = new PeerLevel(tiers.writeBack(), node.group(), clock, config.peerGrace(), workers);
+            this.peers = peers;
+            ServeContext context = new ServeContext(S3Service.over(tiers, spool, limits.maxObjectBytes(), clock, peers),
                     new ControlApi(node, jobs, registry, served::snapshot, this::endpoint), sig, spool, limits, workers, served,
                     new VirtualHosts(config.virtualHosts()), clock);
             this.server = S3Server.start(config.bind(), config.port(), config.headerTimeout(), context);
@@ -87,6 +91,7 @@ public final class Daemon implements AutoCloseable {
             throw e;
         }
         node.everySecond(jobs::sample);
+        node.everySecond(peers::watch);
         if (!ServeConfig.isLoopback(config.bind()) && config.accessKey() == null) {
             LOG.warn("*** INSECURE: ferry serve listens on {} without credentials: anyone who can reach this port can read and "
                     + "write through it ***", config.bind());

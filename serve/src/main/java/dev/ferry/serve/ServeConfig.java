@@ -94,6 +94,10 @@ public final class ServeConfig implements NodeConfig {
     private static final Setting<Duration> GROUP_PROBE = Setting.flag("group-probe", "DURATION", Codec.DURATION, "500ms",
             "How often every other group member is asked whether it answers; one that does not is skipped for the next "
                     + "owner of its objects (default: 500ms; 0 turns probing off).");
+    private static final Setting<Duration> PEER_GRACE = Setting.flag("peer-grace", "DURATION", Codec.DURATION, "10s",
+            "How long a group member whose writes this daemon keeps copies of (x-ferry-durability: peer) may be silent, "
+                    + "or answer with another disk, before those copies become this daemon's own and are uploaded from "
+                    + "here (default: 10s).");
     private static final Setting<Path> SHARED_TIER = Setting.flag("shared-tier", "DIR", Codec.OPTIONAL_PATH, "",
             "A shared file system's folder, a tier between the group and the origin.");
     private static final Setting<Duration> HEADER_TIMEOUT = Setting.flag("header-timeout", "DURATION", Codec.DURATION, "30s",
@@ -117,7 +121,7 @@ public final class ServeConfig implements NodeConfig {
     /** The table: the daemon's own rows around the tier settings every front end shares. */
     private static final SettingTable TABLE = SettingTable.of(List.of(BIND, PORT), TierSettings.ROWS, List.of(DATA_DIR, PROFILE,
             CACHE_DIR, PREFETCH_BYTES, ACCESS_KEY, SECRET_KEY, INSECURE, WRITE_BACK, MAX_HEADER_BYTES, MAX_XML_BYTES, MAX_OBJECT_BYTES,
-            GROUP, SELF, GROUP_REFRESH, GROUP_PROBE, SHARED_TIER, HEADER_TIMEOUT, MULTIPART_TTL, VIRTUAL_HOST, EVICTION_FOLLOWS,
+            GROUP, SELF, GROUP_REFRESH, GROUP_PROBE, PEER_GRACE, SHARED_TIER, HEADER_TIMEOUT, MULTIPART_TTL, VIRTUAL_HOST, EVICTION_FOLLOWS,
             SCRATCH_BUCKET, SCRATCH_QUOTA, SCRATCH_TTL));
 
     /** The keys a config file may hold, in the table's order. */
@@ -216,6 +220,10 @@ public final class ServeConfig implements NodeConfig {
 
     public Duration groupProbe() {
         return get(GROUP_PROBE);
+    }
+
+    public Duration peerGrace() {
+        return get(PEER_GRACE);
     }
 
     /** A shared file system's folder used as a tier in front of the origin, or null. */

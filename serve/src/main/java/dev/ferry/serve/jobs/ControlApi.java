@@ -26,6 +26,9 @@ public final class ControlApi {
     private final FlushApi flush;
     private final MetricsApi metrics;
     private final TierApi tier;
+    /** This daemon's write-back journal, as peers ask it ({@code GET /_ferry/v1/journal}); null without write-back. */
+    private final String journal;
+    static final String JOURNAL = "/_ferry/v1/journal";
 
     /**
      * The API over {@code node} and its {@code jobs}; {@code registry}: the daemon's meters, scraped as they are; for the
@@ -37,12 +40,13 @@ public final class ControlApi {
         this.flush = new FlushApi(node.stack().writeBack());
         this.metrics = new MetricsApi(registry);
         this.tier = new TierApi(node);
+        this.journal = node.stack().writeBack() == null ? null : node.stack().writeBack().journalId();
     }
 
     /** Read-only views anyone who can reach the port may see, even when requests must be signed. */
     public boolean isPublic(HttpMethod method, String path) {
         return method.equals(HttpMethod.GET)
-                && (StatusApi.isPage(path) || path.equals(MetricsApi.PATH) || path.equals(StatusApi.PATH));
+                && (StatusApi.isPage(path) || path.equals(MetricsApi.PATH) || path.equals(StatusApi.PATH) || path.equals(JOURNAL));
     }
 
     /**
@@ -83,6 +87,11 @@ public final class ControlApi {
         if (get && path.equals(StatusApi.PATH)) {
             return status.status();
         }
+        if (get && path.equals(JOURNAL)) { // who this daemon is to the peers that keep copies of its writes
+            ObjectNode out = ApiJson.JSON.createObjectNode();
+            out.put("journal", journal);
+            return Reply.json(HttpResponseStatus.OK, out.toString());
+        }
         if (post && path.equals(JobsApi.JOBS)) {
             return jobs.register(body, gone);
         }
@@ -96,7 +105,7 @@ public final class ControlApi {
         if (job.matches()) {
             return jobs.job(method, path, job.group(1), job.group(2), query, body);
         }
-        String allowed = StatusApi.isPage(path) || path.equals(MetricsApi.PATH) || path.equals(StatusApi.PATH) ? "GET"
+        String allowed = StatusApi.isPage(path) || path.equals(MetricsApi.PATH) || path.equals(StatusApi.PATH) || path.equals(JOURNAL) ? "GET"
                 : path.equals(JobsApi.JOBS) || path.equals(FlushApi.PATH) ? "POST" : null;
         if (allowed != null) {
             throw new S3Error(405, "MethodNotAllowed", method + " is not allowed on " + path + ": it answers " + allowed);

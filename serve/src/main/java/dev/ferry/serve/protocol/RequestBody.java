@@ -89,7 +89,8 @@ public final class RequestBody implements AutoCloseable {
         rawSha256 = expectedSha256 == null ? null : SigV4.sha256();
         expectedMd5 = headers.get("Content-MD5");
         // object data is hashed as it arrives (its ETag, its journal's CRC), so nothing reads it again to hash it
-        md5 = expectedMd5 != null || spoolDir != null ? digest("MD5") : null;
+        // (a peer's copy of a write comes with its ETag and CRC32C: only the CRC is taken, to check it)
+        md5 = expectedMd5 != null || (spoolDir != null && !headers.contains("x-ferry-copy-of")) ? digest("MD5") : null;
         crc32c = spoolDir != null ? new CRC32C() : null;
         String trailer = headers.get("x-amz-trailer", "").toLowerCase(Locale.ROOT).trim();
         dev.ferry.store.Checksum.Algorithm algorithm = null;
@@ -226,15 +227,15 @@ public final class RequestBody implements AutoCloseable {
     }
 
     /**
-     * The spooled object data as a write's body, after {@link #finish}: the file with the MD5 and CRC32C of its bytes,
+     * The spooled object data as a write's body, after {@link #finish}: the file with the MD5 (none for a peer's copy,
+     * which carries its ETag) and CRC32C of its bytes,
      * which a journal on the same disk may take over (moved, not copied); what is left is deleted by {@link #close}.
      */
     public PutBody putBody() throws IOException {
-        if (file == null || md5Digest == null) {
+        if (file == null || crc32c == null) {
             throw new IllegalStateException("only spooled object data, once finished, is a write's body");
         }
-        return PutBody.ofSpool(new PutBody.Spool(file, (int) crc32c.getValue(),
-                HexFormat.of().formatHex(md5Digest)));
+        return PutBody.ofSpool(new PutBody.Spool(file, (int) crc32c.getValue(), md5Digest == null ? null : HexFormat.of().formatHex(md5Digest)));
     }
 
     /** The body held in memory (XML), after {@link #finish}. */

@@ -2,11 +2,13 @@ package dev.ferry.serve.s3;
 
 import dev.ferry.tier.NodeStores;
 import dev.ferry.serve.node.Origin;
+import dev.ferry.serve.node.PeerLevel;
 import dev.ferry.serve.protocol.Keys;
 import dev.ferry.serve.protocol.ObjectHeaders;
 import dev.ferry.serve.protocol.Reply;
 import dev.ferry.serve.protocol.RequestBody;
 import dev.ferry.serve.protocol.S3Error;
+import dev.ferry.serve.protocol.Uris;
 import dev.ferry.serve.protocol.Xml;
 import dev.ferry.serve.s3.S3Service.Request;
 import dev.ferry.store.Checksum;
@@ -41,13 +43,16 @@ final class ObjectWrites {
     private final CopyOperations copies;
     /** The store at the bottom: keys it cannot hold are refused ({@link #refuseUnstorableKey}), as they would be lost. */
     private final Origin origin;
+    /** Copies of writes on a peer's disk ({@code x-ferry-durability: peer}), and the copies this node keeps for peers. */
+    private final PeerLevel peers;
 
-    ObjectWrites(NodeStores stores, WriteChecks checks, KeyLocks locks, CopyOperations copies, Origin origin) {
+    ObjectWrites(NodeStores stores, WriteChecks checks, KeyLocks locks, CopyOperations copies, Origin origin, PeerLevel peers) {
         this.stores = stores;
         this.checks = checks;
         this.locks = locks;
         this.copies = copies;
         this.origin = origin;
+        this.peers = peers;
     }
 
     /**
@@ -157,20 +162,84 @@ final class ObjectWrites {
         if (!stores.isScratch(key.bucket())) {
             refuseUnstorableKey(key, data.length(), data.length() + " bytes", false);
         }
-        boolean through = through(r);
+        String level = askedLevel(r);
+        boolean through = through(r) || "durable".equals(level);
         if (stores.writesBack(through) && !stores.isScratch(key.bucket())) {
             checks.check(key, data.attributes()); // what would fail forever is refused now, not acknowledged
         }
+        String after = r.headers().get(PeerLevel.AFTER);
         NodeStores.Written w;
         try {
             // an earlier write of this key still local: this one lands after it (the door waits for the fence)
-            w = stores.put(key, data, through, Duration.ofMinutes(10));
+            w = after == null ? stores.put(key, data, through, Duration.ofMinutes(10))
+                    : stores.putAfter(key, data, after, through, Duration.ofMinutes(10));
         } catch (StoreException e) {
             throw damagedOnTheWay(key, e);
         }
         h.set("ETag", S3Service.quote(w.etag()));
-        h.set("x-ferry-durability", w.durable() ? "durable" : "local"); // scratch: local, and never more
+        String answered = w.durable() ? "durable" : "local"; // scratch: local, and never more
+        if ("peer".equals(level) && !w.durable() && w.sequence() >= 0) {
+            List<String> why = new ArrayList<>();
+            String peer = peers.copy(w.sequence(), why);
+            if (peer != null) {
+                answered = peer.equals("durable") ? "durable" : "peer";
+                h.set("x-ferry-peer", peer);
+            } else {
+                h.set("x-ferry-peer-error", Uris.abbreviate("no peer holds a copy: " + String.join("; ", why)));
+            }
+        }
+        h.set("x-ferry-durability", answered);
         return new Reply.Full(HttpResponseStatus.OK, h, new byte[0], false);
+    }
+
+    /** The level a writer asks for ({@code x-ferry-durability}: local, peer or durable), or null. */
+    private static String askedLevel(Request r) throws S3Error {
+        String level = r.headers().get("x-ferry-durability");
+        if (level == null) {
+            return null;
+        }
+        level = level.trim().toLowerCase(java.util.Locale.ROOT);
+        if (!level.equals("local") && !level.equals("peer") && !level.equals("durable")) {
+            throw S3Error.invalidArgument("x-ferry-durability is local, peer or durable, not " + Uris.abbreviate(level));
+        }
+        return level;
+    }
+
+    /** A peer's write kept here until it is durable ({@code PUT} with {@code x-ferry-copy-of}): the bytes fsync'd, then 200. */
+    Reply keepCopy(Request r, ObjectKey key) throws S3Error, IOException {
+        RequestBody body = requireBody(r);
+        HttpHeaders q = r.headers();
+        long sequence;
+        int crc;
+        List<Long> parts;
+        try {
+            sequence = Long.parseLong(q.get(PeerLevel.COPY_SEQUENCE, ""));
+            crc = Integer.parseInt(q.get(PeerLevel.COPY_CRC32C, ""));
+            parts = PeerLevel.parts(q.get(PeerLevel.COPY_PARTS));
+        } catch (NumberFormatException e) {
+            throw S3Error.invalidArgument("a peer's copy names its sequence, CRC32C and part sizes as numbers");
+        }
+        String from = q.get(PeerLevel.COPY_FROM);
+        if (from == null) {
+            throw S3Error.invalidArgument("a peer's copy names the daemon it comes from (" + PeerLevel.COPY_FROM + ")");
+        }
+        peers.keep(q.get(PeerLevel.COPY_OF), from, sequence, key, crc, q.get(PeerLevel.COPY_ETAG), parts, ObjectHeaders.from(q),
+                q.get(PeerLevel.AFTER), body.putBody());
+        HttpHeaders h = new DefaultHttpHeaders();
+        h.set("x-ferry-durability", "copy");
+        return new Reply.Full(HttpResponseStatus.OK, h, new byte[0], false);
+    }
+
+    /** A peer's write is durable in the store ({@code DELETE} with {@code x-ferry-copy-of}): the copy kept here goes. */
+    Reply releaseCopy(Request r, ObjectKey key) throws S3Error, IOException {
+        long sequence;
+        try {
+            sequence = Long.parseLong(r.headers().get(PeerLevel.COPY_SEQUENCE, ""));
+        } catch (NumberFormatException e) {
+            throw S3Error.invalidArgument("a peer's release names the write's sequence as a number");
+        }
+        peers.release(r.headers().get(PeerLevel.COPY_OF), key, sequence);
+        return Reply.empty(HttpResponseStatus.NO_CONTENT);
     }
 
     /**

@@ -2,6 +2,7 @@ package dev.ferry.serve.s3;
 
 import dev.ferry.tier.NodeStores;
 import dev.ferry.serve.node.NodeStack;
+import dev.ferry.serve.node.PeerLevel;
 import dev.ferry.serve.protocol.Reply;
 import dev.ferry.serve.protocol.RequestBody;
 import dev.ferry.serve.protocol.S3Error;
@@ -72,16 +73,16 @@ public final class S3Service {
     /**
      * The S3 semantics over a node's {@code tiers}: reads and writes at their top, conditional writes checked under
      * the local tier; a copy's source lies in {@code spool} while it is written, and may be at most {@code maxCopyBytes}
-     * (an object, or a part); {@code clock} is the node's.
+     * (an object, or a part); {@code clock} is the node's; {@code peers} copies writes to a peer's disk and keeps peers'.
      */
-    public static S3Service over(NodeStack tiers, Path spool, long maxCopyBytes, Clock clock) {
+    public static S3Service over(NodeStack tiers, Path spool, long maxCopyBytes, Clock clock, PeerLevel peers) {
         NodeStores stores = tiers.stores();
         // what write-back checks before it acknowledges a write
         WriteChecks checks = !stores.writesBack(false) ? null
                 : new WriteChecks(stores.below(), tiers.origin().folder(), stores.writes(), Duration.ofSeconds(30), clock);
         KeyLocks locks = new KeyLocks();
         CopyOperations copies = new CopyOperations(stores::storeFor, spool, maxCopyBytes, clock);
-        ObjectWrites writes = new ObjectWrites(stores, checks, locks, copies, tiers.origin());
+        ObjectWrites writes = new ObjectWrites(stores, checks, locks, copies, tiers.origin(), peers);
         // under write-back the origin's uploads in progress are write-back's own: clients list the uploads they started
         MultipartUploads multipart = new MultipartUploads(stores, tiers.localMultipart(), checks, locks, copies, writes,
                 stores.writesBack(false) ? null : tiers.origin().uploads());
@@ -138,6 +139,9 @@ public final class S3Service {
                 return reads.getPart(r, key, m.equals(HttpMethod.HEAD));
             }
             return reads.getObject(r, key, m.equals(HttpMethod.HEAD));
+        }
+        if (r.headers().contains(PeerLevel.COPY_OF) && (m.equals(HttpMethod.PUT) || m.equals(HttpMethod.DELETE))) {
+            return m.equals(HttpMethod.PUT) ? writes.keepCopy(r, key) : writes.releaseCopy(r, key); // a peer's write
         }
         if (m.equals(HttpMethod.PUT)) {
             if (r.headers().contains(CopyOperations.SOURCE)) {

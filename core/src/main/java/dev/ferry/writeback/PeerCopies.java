@@ -1,0 +1,215 @@
+package dev.ferry.writeback;
+
+import dev.ferry.store.ObjectKey;
+import dev.ferry.store.PutBody;
+import dev.ferry.store.StoreException;
+import java.io.IOException;
+import java.io.InputStream;
+import java.nio.channels.FileChannel;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.AtomicMoveNotSupportedException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.nio.file.StandardOpenOption;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.stream.Stream;
+import java.util.zip.CRC32C;
+
+/**
+ * Copies of other daemons' acknowledged writes that this node keeps for them (the {@code peer} durability level): a
+ * write a member acknowledged as on two disks is on its own and here, fsync'd, until its upload is durable. The
+ * member that wrote it releases the copy then; when that member is gone (its disk with it), this node adopts the
+ * copies into its own write-back, in the order they were written, and uploads them.
+ *
+ * <p>On disk: {@code <dir>/<origin journal id>/origin} (the origin's URL), and per copy {@code <sequence>.obj} (the
+ * bytes) and {@code <sequence>.rec} (its {@link WriteRecord}, with the origin's sequence), each fsync'd and renamed
+ * into place, the record last. Thread-safe: one lock.
+ */
+final class PeerCopies {
+    private final Path dir;
+    private final Object lock = new Object();
+
+    PeerCopies(Path dir) throws IOException {
+        this.dir = Files.createDirectories(dir);
+    }
+
+    /** The origins this node holds copies for: journal id to URL. */
+    Map<String, String> origins() throws IOException {
+        Map<String, String> out = new LinkedHashMap<>();
+        synchronized (lock) {
+            try (Stream<Path> s = Files.list(dir)) {
+                for (Path origin : s.filter(Files::isDirectory).sorted().toList()) {
+                    Path url = origin.resolve("origin");
+                    if (Files.exists(url) && !records(origin).isEmpty()) {
+                        out.put(origin.getFileName().toString(), Files.readString(url).trim());
+                    }
+                }
+            }
+        }
+        return out;
+    }
+
+    /** How many copies are held, and their bytes. */
+    long[] held() throws IOException {
+        long count = 0;
+        long bytes = 0;
+        synchronized (lock) {
+            try (Stream<Path> s = Files.list(dir)) {
+                for (Path origin : s.filter(Files::isDirectory).toList()) {
+                    for (Path rec : records(origin)) {
+                        count++;
+                        bytes += Files.size(data(rec));
+                    }
+                }
+            }
+        }
+        return new long[] {count, bytes};
+    }
+
+    /**
+     * Keeps a copy of {@code origin}'s write {@code record} (its sequence the origin's), whose bytes are {@code body}:
+     * fsync'd, checked against the record's CRC32C (a spooled body's as it arrived, else read), then the record. 400
+     * when the bytes do not match the record, 507 when the disk cannot take them; nothing is left behind either way.
+     */
+    void keep(String originId, String originUrl, WriteRecord record, PutBody body) throws IOException {
+        if (!originId.matches("[A-Za-z0-9-]{1,64}")) {
+            throw new StoreException(StoreException.Kind.FATAL, 400, "InvalidArgument", "not a journal id: " + originId, null);
+        }
+        Path folder = dir.resolve(originId);
+        Path tempData = folder.resolve(record.sequence() + ".obj.tmp");
+        Path tempRecord = folder.resolve(record.sequence() + ".rec.tmp");
+        synchronized (lock) {
+            try {
+                Files.createDirectories(folder);
+                writeSynced(folder.resolve("origin"), originUrl.getBytes(StandardCharsets.UTF_8));
+                int crc = place(body, tempData);
+                if (crc != record.crc() || Files.size(tempData) != record.size()) {
+                    throw new StoreException(StoreException.Kind.FATAL, 400, "BadDigest", "the copy of " + record.key() + " holds "
+                            + Files.size(tempData) + " bytes of CRC32C " + Integer.toHexString(crc) + ", not the " + record.size()
+                            + " bytes of CRC32C " + Integer.toHexString(record.crc()) + " its origin wrote", null);
+                }
+                Files.move(tempData, folder.resolve(record.sequence() + ".obj"), StandardCopyOption.ATOMIC_MOVE);
+                writeSynced(tempRecord, record.encode());
+                Files.move(tempRecord, folder.resolve(record.sequence() + ".rec"), StandardCopyOption.ATOMIC_MOVE);
+                WriteJournal.fsyncDirectory(folder);
+            } catch (IOException | RuntimeException e) {
+                Files.deleteIfExists(tempData);
+                Files.deleteIfExists(tempRecord);
+                if (e instanceof StoreException se) {
+                    throw se;
+                }
+                throw new StoreException(StoreException.Kind.FATAL, 507, "InsufficientStorage", "cannot keep a copy of " + record.key()
+                        + " on this node's disk (" + e.getMessage() + ")", e);
+            }
+        }
+    }
+
+    /** Lets go of {@code origin}'s copies of {@code key} up to {@code sequence}: the origin made them durable, or replaced them. */
+    void release(String originId, ObjectKey key, long sequence) throws IOException {
+        Path folder = dir.resolve(originId);
+        synchronized (lock) {
+            if (!Files.isDirectory(folder)) {
+                return;
+            }
+            for (Path rec : records(folder)) {
+                WriteRecord r = read(rec);
+                if (r.sequence() <= sequence && r.key().equals(key)) {
+                    Files.deleteIfExists(rec);
+                    Files.deleteIfExists(data(rec));
+                }
+            }
+        }
+    }
+
+    /**
+     * Takes {@code origin}'s copies into {@code writeBack} in the order the origin wrote them (each file moved, not
+     * copied), then forgets the origin; returns how many. A copy write-back refuses stays, for the next try.
+     */
+    int adopt(String originId, WriteBackStore writeBack) throws IOException {
+        Path folder = dir.resolve(originId);
+        int adopted = 0;
+        synchronized (lock) {
+            if (!Files.isDirectory(folder)) {
+                return 0;
+            }
+            for (Path rec : records(folder)) {
+                WriteRecord r = read(rec);
+                Path data = data(rec);
+                PutBody body = PutBody.ofSpool(new PutBody.Spool(data, r.crc(), r.etag() != null ? r.etag() : "")).withAttributes(r.attributes());
+                writeBack.adopt(r, body);
+                Files.deleteIfExists(rec);
+                Files.deleteIfExists(data);
+                adopted++;
+            }
+            try (Stream<Path> s = Files.list(folder)) {
+                for (Path p : s.toList()) {
+                    Files.deleteIfExists(p);
+                }
+            }
+            Files.deleteIfExists(folder);
+        }
+        return adopted;
+    }
+
+    /** The records of {@code folder}, in the origin's sequence order. */
+    private static List<Path> records(Path folder) throws IOException {
+        List<Path> out = new ArrayList<>();
+        try (Stream<Path> s = Files.list(folder)) {
+            s.filter(p -> p.getFileName().toString().endsWith(".rec")).forEach(out::add);
+        }
+        out.sort(Comparator.comparingLong(p -> Long.parseLong(p.getFileName().toString().replace(".rec", ""))));
+        return out;
+    }
+
+    private static Path data(Path record) {
+        return record.resolveSibling(record.getFileName().toString().replace(".rec", ".obj"));
+    }
+
+    private static WriteRecord read(Path record) throws IOException {
+        try (InputStream in = Files.newInputStream(record)) {
+            return WriteRecord.decode(in);
+        }
+    }
+
+    /** Puts {@code body}'s bytes at {@code target}, synced: its spool moved there when it has one on this disk, else copied; their CRC32C. */
+    private static int place(PutBody body, Path target) throws IOException {
+        PutBody.Spool spool = body.spool();
+        if (spool != null) {
+            try {
+                Files.move(spool.file(), target, StandardCopyOption.ATOMIC_MOVE);
+                try (FileChannel out = FileChannel.open(target, StandardOpenOption.WRITE)) {
+                    out.force(true);
+                }
+                return spool.crc32c();
+            } catch (AtomicMoveNotSupportedException e) {
+                // another file system: copied below
+            }
+        }
+        CRC32C crc = new CRC32C();
+        try (InputStream in = body.open(); FileChannel out = FileChannel.open(target, StandardOpenOption.CREATE, StandardOpenOption.WRITE,
+                StandardOpenOption.TRUNCATE_EXISTING)) {
+            byte[] buf = new byte[1 << 16];
+            for (int n; (n = in.read(buf)) > 0; ) {
+                crc.update(buf, 0, n);
+                java.nio.ByteBuffer bb = java.nio.ByteBuffer.wrap(buf, 0, n);
+                while (bb.hasRemaining()) {
+                    out.write(bb);
+                }
+            }
+            out.force(true);
+        }
+        return (int) crc.getValue();
+    }
+
+    private static void writeSynced(Path file, byte[] bytes) throws IOException {
+        try (FileChannel out = FileChannel.open(file, StandardOpenOption.CREATE, StandardOpenOption.WRITE, StandardOpenOption.TRUNCATE_EXISTING)) {
+            out.write(java.nio.ByteBuffer.wrap(bytes));
+            out.force(true);
+        }
+    }
+}
