@@ -259,6 +259,18 @@ final class PendingWrites {
         }
     }
 
+    /** Keys whose uploads are held (a copy to a peer under way), with how many holds each. */
+    private final Map<ObjectKey, Integer> held = new java.util.concurrent.ConcurrentHashMap<>();
+
+    void hold(ObjectKey key, int delta) {
+        held.merge(key, delta, (a, b) -> a + b == 0 ? null : a + b);
+    }
+
+    /** Whether {@code w}'s upload waits: its key is held, or its barrier holds. */
+    boolean waits(PendingWrite w) {
+        return held.containsKey(w.key) || barrierHolds(w);
+    }
+
     /**
      * Whether a write acknowledged before {@code w} under its barrier's prefix (another key's latest) is not in the
      * store yet: {@code w} waits for it.

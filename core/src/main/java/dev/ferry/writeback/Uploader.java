@@ -256,7 +256,7 @@ final class Uploader implements AutoCloseable {
     }
 
     private void upload(KeyQueue q, PendingWrite w) {
-        if (ledger.barrierHolds(w)) { // written after others under its prefix: it goes once they are in the store
+        if (ledger.waits(w)) { // held while a peer copies it, or written after others under its prefix still local
             synchronized (lock) {
                 release(q, clock.nanoTime() + BARRIER_NANOS);
             }

@@ -202,6 +202,20 @@ public final class WriteBackStore extends ForwardingObjectStore {
         write(copy.key(), body, copy.partSizes(), copy.etag(), copy.after() == null ? null : new After(copy.after(), Duration.ofMinutes(10)));
     }
 
+    /**
+     * Holds the uploads of {@code key} until {@link #resumeUploads}: a write being copied to a peer is not uploaded
+     * meanwhile (the two would share the node's disk and CPU; the store gets it once the copy is made). Held in
+     * memory only: a restart uploads everything. Calls nest.
+     */
+    public void holdUploads(ObjectKey key) {
+        pending.hold(key, +1);
+    }
+
+    /** Ends one {@link #holdUploads} of {@code key}. */
+    public void resumeUploads(ObjectKey key) {
+        pending.hold(key, -1);
+    }
+
     /** A barrier a write waits behind: the prefix, and how long a write through may wait for it. */
     private record After(String prefix, Duration fenceTimeout) {
     }

@@ -96,6 +96,20 @@ public final class PeerLevel {
         }
     }
 
+    /** Holds write-back's uploads of {@code key} while a write of it is copied to a peer (a no-op without write-back). */
+    public void holdUploads(ObjectKey key) {
+        if (writeBack != null) {
+            writeBack.holdUploads(key);
+        }
+    }
+
+    /** Ends a {@link #holdUploads}. */
+    public void resumeUploads(ObjectKey key) {
+        if (writeBack != null) {
+            writeBack.resumeUploads(key);
+        }
+    }
+
     /** Whether this node keeps copies for others and can make them: a write-back daemon. */
     public boolean keepsCopies() {
         return writeBack != null;

@@ -168,24 +168,35 @@ final class ObjectWrites {
             checks.check(key, data.attributes()); // what would fail forever is refused now, not acknowledged
         }
         String after = r.headers().get(PeerLevel.AFTER);
-        NodeStores.Written w;
-        try {
-            // an earlier write of this key still local: this one lands after it (the door waits for the fence)
-            w = after == null ? stores.put(key, data, through, Duration.ofMinutes(10))
-                    : stores.putAfter(key, data, after, through, Duration.ofMinutes(10));
-        } catch (StoreException e) {
-            throw damagedOnTheWay(key, e);
+        boolean peer = "peer".equals(level);
+        String answered;
+        if (peer) {
+            peers.holdUploads(key); // the copy first: the upload would share the disk and the CPU with it
         }
-        h.set("ETag", S3Service.quote(w.etag()));
-        String answered = w.durable() ? "durable" : "local"; // scratch: local, and never more
-        if ("peer".equals(level) && !w.durable() && w.sequence() >= 0) {
-            List<String> why = new ArrayList<>();
-            String peer = peers.copy(w.sequence(), why);
-            if (peer != null) {
-                answered = peer.equals("durable") ? "durable" : "peer";
-                h.set("x-ferry-peer", peer);
-            } else {
-                h.set("x-ferry-peer-error", Uris.abbreviate("no peer holds a copy: " + String.join("; ", why)));
+        try {
+            NodeStores.Written w;
+            try {
+                // an earlier write of this key still local: this one lands after it (the door waits for the fence)
+                w = after == null ? stores.put(key, data, through, Duration.ofMinutes(10))
+                        : stores.putAfter(key, data, after, through, Duration.ofMinutes(10));
+            } catch (StoreException e) {
+                throw damagedOnTheWay(key, e);
+            }
+            h.set("ETag", S3Service.quote(w.etag()));
+            answered = w.durable() ? "durable" : "local"; // scratch: local, and never more
+            if (peer && !w.durable() && w.sequence() >= 0) {
+                List<String> why = new ArrayList<>();
+                String member = peers.copy(w.sequence(), why);
+                if (member != null) {
+                    answered = member.equals("durable") ? "durable" : "peer";
+                    h.set("x-ferry-peer", member);
+                } else {
+                    h.set("x-ferry-peer-error", Uris.abbreviate("no peer holds a copy: " + String.join("; ", why)));
+                }
+            }
+        } finally {
+            if (peer) {
+                peers.resumeUploads(key);
             }
         }
         h.set("x-ferry-durability", answered);
