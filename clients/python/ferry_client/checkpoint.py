@@ -193,6 +193,24 @@ class FerryFileSystem(FileSystemBase):
         if self.durable:
             self.wait_durable(None)
 
+    def check_room(self, planned: int) -> None:
+        """Raises ValueError when ``planned`` bytes exceed what the daemon's write-back quota has left; a server
+        that is not a write-back ferry daemon (or a durable save) is not asked."""
+        if self.durability == "durable" or planned <= 0:
+            return
+        try:
+            status = self.client.status()
+        except FerryError:
+            return
+        write_back = status.get("write_back") if isinstance(status, dict) else None
+        if not isinstance(write_back, dict) or "quota_bytes" not in write_back:
+            return
+        quota, pending = int(write_back["quota_bytes"]), int(write_back.get("pending_bytes", 0))
+        if planned > quota - pending:
+            raise ValueError(f"This rank's checkpoint files hold about {planned} bytes, more than the {quota - pending} "
+                             f"left of the daemon's write-back quota of {quota} ({pending} pending): raise ferry serve "
+                             "--write-back-quota, or save with durability=\"durable\".")
+
     def wait_durable(self, timeout_s: float | None) -> None:
         """Waits at the daemon's fence for the prefix of the last checkpoint this process wrote the metadata of."""
         if self.saved is not None:
@@ -249,6 +267,17 @@ class FerryStorageWriter(FileSystemWriter):
     @classmethod
     def validate_checkpoint_id(cls, checkpoint_id: str | os.PathLike[str]) -> bool:
         return FerryFileSystem.validate_checkpoint_id(checkpoint_id)
+
+    def prepare_local_plan(self, plan: Any) -> Any:
+        """Refuses, before anything is written, a save whose files would not fit the room left in the daemon's
+        write-back quota (past it the daemon writes through to the store: no longer a stall on the node's disk)."""
+        planned = 0
+        for item in plan.items:
+            planned += item.tensor_storage_size() or 0
+            bytes_io = getattr(item, "bytes_io_data", None)
+            planned += getattr(bytes_io, "nbytes", 0) or 0
+        self._ferry.check_room(planned)
+        return super().prepare_local_plan(plan)
 
     @property
     def levels(self) -> list[str]:

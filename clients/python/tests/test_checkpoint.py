@@ -125,6 +125,22 @@ class CheckpointTest(unittest.TestCase):
             dcp.load(_zeros_like(state), storage_reader=FerryStorageReader("s3://ckpt/run-4/step-1", endpoint=self.daemon.url))
         self.assertIn("is missing", str(e.exception))
 
+    def test_a_save_past_the_write_back_quota_is_refused_before_anything_is_written(self):
+        small = FerryDaemon(self.store, os.path.join(self.tmp, "small-cache"), "--write-back", "--write-back-quota", "1MiB")
+        try:
+            state = {"model": {"w": torch.zeros(512, 1024)}}  # 2 MiB
+            with self.assertRaises(CheckpointException) as e:
+                dcp.save(state, storage_writer=FerryStorageWriter("s3://ckpt/run-7/step-1", endpoint=small.url))
+            self.assertIn("more than the 1048576 left of the daemon's write-back quota", str(e.exception))
+            self.assertEqual([], self._in_store("run-7/step-1"))
+            with self.assertRaises(FerryError) as missing:
+                FerryClient(small.url).head("ckpt", "run-7/step-1/__0_0.distcp")
+            self.assertEqual(404, missing.exception.status)
+            dcp.save(state, storage_writer=FerryStorageWriter("s3://ckpt/run-7/step-1", endpoint=small.url, durability="durable"))
+            self.assertIn(".metadata", self._in_store("run-7/step-1"))  # durable: written through, nothing to keep
+        finally:
+            small.stop()
+
 
 
 class PeerCheckpointTest(unittest.TestCase):

@@ -139,6 +139,11 @@ public final class WriteBackStore extends ForwardingObjectStore {
         pending.onDurable(listener);
     }
 
+    /** The bytes that may wait for upload at once; a write past them goes through. */
+    public long quota() {
+        return config.quota();
+    }
+
     /** The journal's identity: the same for as long as its folder lives (a node that lost its disk has another). */
     public String journalId() {
         return journal.id();

@@ -148,11 +148,19 @@ final class StatusApi {
         NodeStack tiers = node.stack();
         if (tiers.writeBack() != null) {
             WriteBackStats w = tiers.writeBack().stats();
-            root.putObject("write_back").put("pending_bytes", w.pendingBytes()).put("pending_objects", w.pendingObjects())
+            ObjectNode writeBack = root.putObject("write_back");
+            writeBack.put("pending_bytes", w.pendingBytes()).put("pending_objects", w.pendingObjects())
                     .put("oldest_pending_s", round(w.oldestPendingSeconds(), 1)).put("uploaded_bytes", w.uploadedBytes())
                     .put("upload_bytes_per_s", round(w.uploadBytesPerSecond(), 0)).put("write_throughs", w.writeThroughs())
                     .put("failed", w.failed()).put("first_failure", w.firstFailure()).put("retrying", w.retrying())
-                    .put("first_retrying", w.firstRetrying()).put("settling", w.settling()).put("late_attempts_repaired", w.repaired());
+                    .put("first_retrying", w.firstRetrying()).put("settling", w.settling()).put("late_attempts_repaired", w.repaired())
+                    .put("quota_bytes", tiers.writeBack().quota());
+            try { // the copies of group members' writes kept here (x-ferry-durability: peer)
+                long[] copies = tiers.writeBack().copiesHeld();
+                writeBack.put("peer_copies", copies[0]).put("peer_copy_bytes", copies[1]);
+            } catch (IOException e) {
+                writeBack.put("peer_copies_error", e.getMessage());
+            }
         }
         if (tiers.scratch() != null) {
             Scratch.Stats sc = tiers.scratch().stats();
