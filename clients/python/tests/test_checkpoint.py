@@ -27,6 +27,12 @@ def _state(seed):
             "optim": {"step": torch.tensor(seed), "m": torch.randn(300, 200, generator=g)}}
 
 
+def _assert_same(test, state, restored):
+    for group, tensors in state.items():
+        for name, tensor in tensors.items():
+            test.assertTrue(torch.equal(restored[group][name], tensor), f"{group}.{name}")
+
+
 def _zeros_like(state):
     return {group: {k: torch.zeros_like(v) for k, v in tensors.items()} for group, tensors in state.items()}
 
@@ -61,9 +67,7 @@ class CheckpointTest(unittest.TestCase):
 
         restored = _zeros_like(state)
         dcp.load(restored, storage_reader=FerryStorageReader("s3://ckpt/run-1/step-100", endpoint=self.daemon.url))
-        for group, tensors in state.items():
-            for name, tensor in tensors.items():
-                self.assertTrue(torch.equal(restored[group][name], tensor), f"{group}.{name}")
+        _assert_same(self, state, restored)
 
     def test_a_reader_reads_a_checkpoint_whose_metadata_is_not_in_the_store_yet(self):
         state = _state(2)
@@ -187,9 +191,7 @@ class PeerCheckpointTest(unittest.TestCase):
         wait_durable("s3://ckpt/run-5/step-1", 60, client=peer)
         restored = _zeros_like(state)
         dcp.load(restored, storage_reader=FerryStorageReader("s3://ckpt/run-5/step-1", endpoint=self.peer.url))
-        for group, tensors in state.items():
-            for name, tensor in tensors.items():
-                self.assertTrue(torch.equal(restored[group][name], tensor), f"{group}.{name}")
+        _assert_same(self, state, restored)
 
     def test_a_level_the_daemon_does_not_know_is_one_sentence(self):
         with self.assertRaises(ValueError) as e:
