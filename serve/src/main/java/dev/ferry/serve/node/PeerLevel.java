@@ -88,8 +88,17 @@ public final class PeerLevel {
         this.http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).executor(workers).build();
         if (writeBack != null) {
             writeBack.onDurable(s -> {
-                Sent copy = sent.remove(s.sequence());
-                if (copy != null) {
+                // this write, and the earlier writes of its key that it replaced (never durable themselves, perhaps
+                // copied to another member): each member lets its copies of the key up to this one go
+                List<Sent> done = new ArrayList<>();
+                sent.entrySet().removeIf(e -> {
+                    boolean gone = e.getKey() <= s.sequence() && e.getValue().key().equals(s.key());
+                    if (gone && done.stream().noneMatch(d -> d.member().equals(e.getValue().member()))) {
+                        done.add(e.getValue());
+                    }
+                    return gone;
+                });
+                for (Sent copy : done) {
                     workers.execute(() -> releaseAt(copy, s.sequence()));
                 }
             });
