@@ -338,7 +338,12 @@ final class BlockIndex {
         boolean couldFit = length <= config.capacity(); // one that never could evicts nothing for its refusal
         if (couldFit && mustEvict) {
             double target = ahead ? config.highWatermark() : config.lowWatermark();
-            evictLocked(length, (long) (config.capacity() * target), deletions, false);
+            // a block no plan reads again (a checkpoint read back, a one-off read) makes its room from blocks no plan
+            // reads either: the policy weighed one victim, and evicting down to the low watermark would take planned
+            // blocks after it
+            boolean unplanned = policy.plannedUse(id) == Long.MAX_VALUE;
+            evictLocked(length, (long) (config.capacity() * target), deletions, false,
+                    unplanned ? k -> policy.plannedUse(k) == Long.MAX_VALUE : k -> true);
         }
         if (!couldFit || used + length > config.capacity()) {
             policy.onRemove(id);
@@ -421,10 +426,16 @@ final class BlockIndex {
 
     /** Evicts until {@code used + incoming <= target}; with {@code force}, ignores the target until under capacity. */
     private void evictLocked(long incoming, long target, List<Path> deletions, boolean force) {
+        evictLocked(incoming, target, deletions, force, k -> true);
+    }
+
+    /** As {@link #evictLocked(long, long, List, boolean)}, taking only victims {@code allowed} accepts. */
+    private void evictLocked(long incoming, long target, List<Path> deletions, boolean force,
+            java.util.function.Predicate<BlockId> allowed) {
         while (used + incoming > target || (force && used > config.capacity())) {
             BlockId victim = policy.victim(k -> {
                 BlockEntry c = index.get(k);
-                return c != null && removable(c);
+                return c != null && removable(c) && allowed.test(k);
             });
             if (victim == null) {
                 return;

@@ -13,6 +13,8 @@ import dev.ferry.plan.ManifestJson;
 import dev.ferry.serve.DaemonFixture;
 import java.net.URI;
 import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.concurrent.CompletableFuture;
@@ -151,5 +153,40 @@ class MultiJobDaemonTest {
         Files.createDirectories(dir.resolve("last"));
         long[][] last = trainAndEvaluate(dir.resolve("last"), "last-report");
         assertThat(last[0][1]).as("training epoch 2 egress when eviction follows the last reporter").isGreaterThan(trainBytes / 4);
+    }
+
+    /**
+     * A checkpoint saved through write-back and read back whole between a training job's epochs (8 MiB beside the
+     * job's 10 MiB in a 16 MiB tier, so one of them cannot stay whole): its blocks are in no plan, and the training
+     * job's next epoch still reads its planned blocks from the tier, its egress what its plan predicts.
+     */
+    @Test
+    void aCheckpointBetweenEpochs_doesNotEvictWhatTrainingReadsNext(@TempDir Path dir) throws Exception {
+        try (DaemonFixture ferry = DaemonFixture.overS3(dir).with("cache-size", "16MiB").with("prefetch-bytes", "0")
+                .with("write-back", true).start();
+                HttpClient http = HttpClient.newHttpClient()) {
+            URI api = ferry.endpoint().resolve("/_ferry/v1/");
+            Manifest train = dataset(ferry, "train", 10, 16, 64 << 10);
+            JsonNode reg = postOk(http, api.resolve("jobs"), register(dir, "train", train, 3, 3));
+            byte[] checkpoint = new byte[8 * MIB];
+            new java.util.Random(9).nextBytes(checkpoint);
+            for (int e = 1; e <= 3; e++) {
+                long before = egress(http, api);
+                epoch(http, api, ferry.endpoint(), "train", e, 0);
+                long measured = egress(http, api) - before;
+                long predicted = reg.get("predicted_egress_bytes").get(e - 1).asLong();
+                assertThat(measured).as("training epoch %d egress, a checkpoint saved and loaded before it", e)
+                        .isLessThanOrEqualTo(predicted + 10L * MIB / 20);
+                if (e < 3) {
+                    URI key = ferry.endpoint().resolve("/data/ckpt/step-" + e + ".pt");
+                    HttpResponse<String> put = http.send(HttpRequest.newBuilder(key).PUT(HttpRequest.BodyPublishers.ofByteArray(checkpoint))
+                            .build(), HttpResponse.BodyHandlers.ofString());
+                    assertThat(put.statusCode()).as(put.body()).isEqualTo(200);
+                    postOk(http, api.resolve("flush?timeout_ms=30000"), "");
+                    HttpResponse<byte[]> load = http.send(HttpRequest.newBuilder(key).build(), HttpResponse.BodyHandlers.ofByteArray());
+                    assertThat(load.body()).isEqualTo(checkpoint);
+                }
+            }
+        }
     }
 }
