@@ -165,7 +165,7 @@ public final class NodeStores {
      * {@code through}, as {@link #put}, whose writes are in the store when answered.
      */
     public Written putAfter(ObjectKey key, PutBody body, String prefix, boolean through, Duration fenceTimeout) throws IOException {
-        if (isScratch(key.bucket()) || !writesBack(through) || writes.pending(key)) {
+        if (isScratch(key.bucket()) || !writesBack(through)) {
             return put(key, body, through, fenceTimeout);
         }
         WriteStatus w = writeBack.writeAfter(key, body, prefix, fenceTimeout);

@@ -34,8 +34,31 @@ final class PeerCopies {
     private final Path dir;
     private final Object lock = new Object();
 
-    PeerCopies(Path dir) throws IOException {
+    private final long quota;
+
+    /** Copies in {@code dir} (created if missing), at most {@code quota} bytes of them; temporaries a crash left go. */
+    PeerCopies(Path dir, long quota) throws IOException {
         this.dir = Files.createDirectories(dir);
+        this.quota = quota;
+        try (Stream<Path> origins = Files.list(this.dir)) {
+            for (Path origin : origins.filter(Files::isDirectory).toList()) {
+                try (Stream<Path> files = Files.list(origin)) {
+                    for (Path f : files.toList()) {
+                        String name = f.getFileName().toString();
+                        boolean orphan = name.endsWith(".obj") && !Files.exists(f.resolveSibling(name.replace(".obj", ".rec")));
+                        if (name.endsWith(".tmp") || name.endsWith(".adopt") || orphan) {
+                            Files.deleteIfExists(f); // never acknowledged as kept, or a half-adopted link
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    private static void checkId(String originId) throws StoreException {
+        if (originId == null || !originId.matches("[A-Za-z0-9-]{1,64}")) {
+            throw new StoreException(StoreException.Kind.FATAL, 400, "InvalidArgument", "not a journal id: " + originId, null);
+        }
     }
 
     /** The origins this node holds copies for: journal id to URL. */
@@ -77,8 +100,11 @@ final class PeerCopies {
      * when the bytes do not match the record, 507 when the disk cannot take them; nothing is left behind either way.
      */
     void keep(String originId, String originUrl, WriteRecord record, PutBody body) throws IOException {
-        if (!originId.matches("[A-Za-z0-9-]{1,64}")) {
-            throw new StoreException(StoreException.Kind.FATAL, 400, "InvalidArgument", "not a journal id: " + originId, null);
+        checkId(originId);
+        if (held()[1] + record.size() > quota) {
+            throw new StoreException(StoreException.Kind.RETRYABLE, 507, "InsufficientStorage", "this node keeps " + held()[1]
+                    + " bytes of its peers' writes already; a copy of " + record.size() + " more would pass its write-back quota of "
+                    + quota, null);
         }
         Path folder = dir.resolve(originId);
         Path tempData = folder.resolve(record.sequence() + ".obj.tmp");
@@ -111,6 +137,7 @@ final class PeerCopies {
 
     /** Lets go of {@code origin}'s copies of {@code key} up to {@code sequence}: the origin made them durable, or replaced them. */
     void release(String originId, ObjectKey key, long sequence) throws IOException {
+        checkId(originId);
         Path folder = dir.resolve(originId);
         synchronized (lock) {
             if (!Files.isDirectory(folder)) {
@@ -127,8 +154,10 @@ final class PeerCopies {
     }
 
     /**
-     * Takes {@code origin}'s copies into {@code writeBack} in the order the origin wrote them (each file moved, not
-     * copied), then forgets the origin; returns how many. A copy write-back refuses stays, for the next try.
+     * Takes {@code origin}'s copies into {@code writeBack} in the order the origin wrote them (each file given as a
+     * hard link that the journal moves in, so the copy stays whole until its record is the journal's), then forgets
+     * the origin; returns how many. A copy write-back refuses stays, for the next try; one the store already holds
+     * newer, or the same, is let go.
      */
     int adopt(String originId, WriteBackStore writeBack) throws IOException {
         Path folder = dir.resolve(originId);
@@ -140,11 +169,25 @@ final class PeerCopies {
             for (Path rec : records(folder)) {
                 WriteRecord r = read(rec);
                 Path data = data(rec);
-                PutBody body = PutBody.ofSpool(new PutBody.Spool(data, r.crc(), r.etag() != null ? r.etag() : "")).withAttributes(r.attributes());
-                writeBack.adopt(r, body);
+                if (!Files.exists(data)) { // its bytes went in a crash after the journal took them: the journal has it
+                    Files.deleteIfExists(rec);
+                    continue;
+                }
+                Path link = data.resolveSibling(data.getFileName() + ".adopt");
+                Files.deleteIfExists(link);
+                Files.createLink(link, data);
+                // a single PUT's ETag is its MD5; a multipart one's is not, and its bytes are hashed again
+                PutBody body = PutBody.ofSpool(new PutBody.Spool(link, r.crc(), r.partSizes() == null ? r.etag() : null))
+                        .withAttributes(r.attributes());
+                try {
+                    if (writeBack.adopt(r, body)) {
+                        adopted++;
+                    }
+                } finally {
+                    Files.deleteIfExists(link);
+                }
                 Files.deleteIfExists(rec);
                 Files.deleteIfExists(data);
-                adopted++;
             }
             try (Stream<Path> s = Files.list(folder)) {
                 for (Path p : s.toList()) {
@@ -154,6 +197,36 @@ final class PeerCopies {
             Files.deleteIfExists(folder);
         }
         return adopted;
+    }
+
+    /**
+     * Lets go of {@code origin}'s copies whose write the store already holds (the same ETag): durable, though their
+     * release never came (the origin restarted, or could not tell this node). Returns how many went.
+     */
+    int sweep(String originId, java.util.function.Predicate<WriteRecord> durable) throws IOException {
+        checkId(originId);
+        Path folder = dir.resolve(originId);
+        int gone = 0;
+        List<Path> recs;
+        synchronized (lock) {
+            if (!Files.isDirectory(folder)) {
+                return 0;
+            }
+            recs = records(folder);
+        }
+        for (Path rec : recs) {
+            WriteRecord r;
+            try {
+                r = read(rec);
+            } catch (java.nio.file.NoSuchFileException e) {
+                continue; // released meanwhile
+            }
+            if (durable.test(r)) { // asked outside the lock: a HEAD of the store
+                release(originId, r.key(), r.sequence());
+                gone++;
+            }
+        }
+        return gone;
     }
 
     /** The records of {@code folder}, in the origin's sequence order. */

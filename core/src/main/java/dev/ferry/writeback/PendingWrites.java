@@ -131,7 +131,11 @@ final class PendingWrites {
             w.durability = Durability.DURABLE;
             lock.notifyAll();
         }
-        onDurable.accept(w.status());
+        try {
+            onDurable.accept(w.status());
+        } catch (RuntimeException e) { // a listener's failure must not stop the key's next upload
+            org.slf4j.LoggerFactory.getLogger(PendingWrites.class).warn("a listener of durable writes failed on {}: {}", w.key, e.toString());
+        }
     }
 
     /** Tells {@code listener} of each write that becomes durable from now on (on an uploader's thread: it must not block). */

@@ -97,7 +97,7 @@ public final class WriteBackStore extends ForwardingObjectStore {
                     config.dir());
         }
         this.uploader = new Uploader(upstream, storeItself, journal, pending, config, clock);
-        this.copies = new PeerCopies(config.dir().resolve("standby"));
+        this.copies = new PeerCopies(config.dir().resolve("standby"), config.quota());
         for (PendingWrite w : pending.all()) {
             uploader.submit(w);
         }
@@ -157,7 +157,8 @@ public final class WriteBackStore extends ForwardingObjectStore {
         for (PendingWrite w : pending.all()) {
             if (w.sequence == sequence && !w.delete && w.durability != Durability.DURABLE) {
                 WriteRecord r = w.record;
-                return new LocalCopy(r.sequence(), r.key(), w.data, r.size(), r.crc(), r.etag(), r.partSizes(), r.attributes(), r.after());
+                return new LocalCopy(r.sequence(), r.key(), w.data, r.size(), r.crc(), r.etag(), r.partSizes(), r.attributes(), r.after(),
+                        r.written());
             }
         }
         return null;
@@ -165,17 +166,18 @@ public final class WriteBackStore extends ForwardingObjectStore {
 
     /** A pending write's local bytes and what a peer's copy of it records; see {@link #localCopy}. */
     public record LocalCopy(long sequence, ObjectKey key, java.nio.file.Path data, long size, int crc32c, String etag, List<Long> partSizes,
-            dev.ferry.store.ObjectAttributes attributes, String after) {
+            dev.ferry.store.ObjectAttributes attributes, String after, java.time.Instant written) {
     }
 
     /**
      * Keeps another daemon's write as its peer: {@code copy}'s bytes are {@code body} (a spooled body is moved in),
-     * fsync'd here before this returns; kept until {@link #releaseCopies} or {@link #adoptCopies}. 400 when the bytes
-     * are not those the origin described, 507 when the disk cannot take them.
+     * fsync'd here before this returns; kept until {@link #releaseCopies} or {@link #adoptCopies}, stamped with the
+     * time the origin wrote it ({@code written}, null: now). 400 when the bytes are not those the origin described,
+     * 507 when the disk cannot take them or the copies kept would pass this node's write-back quota.
      */
-    public void keepCopy(String originId, String originUrl, LocalCopy copy, PutBody body) throws IOException {
-        WriteRecord record = new WriteRecord(copy.sequence(), copy.key(), copy.size(), copy.crc32c(), clock.now(), copy.etag(),
-                copy.partSizes(), copy.attributes(), false, copy.after());
+    public void keepCopy(String originId, String originUrl, LocalCopy copy, java.time.Instant written, PutBody body) throws IOException {
+        WriteRecord record = new WriteRecord(copy.sequence(), copy.key(), copy.size(), copy.crc32c(), written != null ? written : clock.now(),
+                copy.etag(), copy.partSizes(), copy.attributes(), false, copy.after());
         copies.keep(originId, originUrl, record, body);
     }
 
@@ -202,9 +204,50 @@ public final class WriteBackStore extends ForwardingObjectStore {
         return copies.adopt(originId, this);
     }
 
-    /** A copy adopted: journaled as this node's write, with the origin's ETag, parts and barrier. */
-    void adopt(WriteRecord copy, PutBody body) throws IOException {
+    /**
+     * A copy adopted: journaled as this node's write, with the origin's ETag, parts and barrier; false (nothing
+     * written) when the store holds it already or holds a write of the key newer than the copy (by the origin's
+     * clock): the origin's upload landed, or a later writer's did, which the copy must not overtake.
+     */
+    boolean adopt(WriteRecord copy, PutBody body) throws IOException {
+        ObjectMeta stored = storedMeta(copy.key());
+        if (stored != null && (java.util.Objects.equals(stored.etag(), copy.etag())
+                || (stored.lastModified() != null && stored.lastModified().isAfter(copy.written())))) {
+            LOG.info("the copy of {} (written {}) is not adopted: the store holds {} of {}", copy.key(), copy.written(),
+                    stored.etag(), stored.lastModified());
+            return false;
+        }
         write(copy.key(), body, copy.partSizes(), copy.etag(), copy.after() == null ? null : new After(copy.after(), Duration.ofMinutes(10)));
+        return true;
+    }
+
+    /** The store's metadata of {@code key}, or null when it holds none. */
+    private ObjectMeta storedMeta(ObjectKey key) throws IOException {
+        try {
+            return delegate.head(key);
+        } catch (dev.ferry.store.ObjectNotFoundException e) {
+            return null;
+        } catch (StoreException e) {
+            if (e.kind() == StoreException.Kind.NOT_FOUND) {
+                return null;
+            }
+            throw e;
+        }
+    }
+
+    /**
+     * Lets go of the copies kept for {@code originId} that the store already holds (same ETag): their release never
+     * came. Returns how many went. Asks the store once per copy.
+     */
+    public int sweepCopies(String originId) throws IOException {
+        return copies.sweep(originId, r -> {
+            try {
+                ObjectMeta stored = storedMeta(r.key());
+                return stored != null && java.util.Objects.equals(stored.etag(), r.etag());
+            } catch (IOException e) {
+                return false;
+            }
+        });
     }
 
     /**

@@ -151,6 +151,7 @@ public final class Daemon implements AutoCloseable {
         server.close();
         workers.shutdownNow();
         node.close();
+        peers.close();
         registry.close();
     }
 }

@@ -57,6 +57,12 @@ public final class PeerLevel {
     public static final String COPY_CRC32C = "x-ferry-copy-crc32c";
     public static final String COPY_ETAG = "x-ferry-copy-etag";
     public static final String COPY_PARTS = "x-ferry-copy-parts";
+    /** When the writer wrote it, epoch milliseconds by its clock: an adopted copy never overtakes a newer write. */
+    public static final String COPY_WRITTEN = "x-ferry-copy-written";
+    /** The longest a copy may take to send: a member that stops reading is given up, not waited for. */
+    private static final Duration SEND_LIMIT = Duration.ofMinutes(10);
+    /** How often copies whose writer is alive are checked against the store, for releases that never came. */
+    private static final Duration SWEEP_EVERY = Duration.ofMinutes(1);
     /** A write's barrier: uploaded only after the writes under this prefix acknowledged before it. */
     public static final String AFTER = "x-ferry-after";
 
@@ -70,6 +76,8 @@ public final class PeerLevel {
     private final Map<Long, Sent> sent = new ConcurrentHashMap<>();
     /** When each member this node holds copies for last answered with the journal they came from. */
     private final Map<String, Instant> lastSeen = new ConcurrentHashMap<>();
+    /** When the copies kept for each member were last checked against the store. */
+    private final Map<String, Instant> lastSwept = new ConcurrentHashMap<>();
     private final AtomicBoolean watching = new AtomicBoolean();
 
     private record Sent(String member, ObjectKey key) {
@@ -158,8 +166,8 @@ public final class PeerLevel {
                     releaseAt(new Sent(member, local.key()), sequence); // durable while it was copied
                 }
                 return member;
-            } catch (IOException e) {
-                why.add(member + ": " + e.getMessage());
+            } catch (IOException | RuntimeException e) {
+                why.add(member + ": " + (e.getMessage() != null ? e.getMessage() : e.getClass().getSimpleName()));
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
                 why.add("interrupted");
@@ -184,7 +192,8 @@ public final class PeerLevel {
                 .append(COPY_OF).append(": ").append(writeBack.journalId()).append("\r\n")
                 .append(COPY_FROM).append(": ").append(group.self()).append("\r\n")
                 .append(COPY_SEQUENCE).append(": ").append(local.sequence()).append("\r\n")
-                .append(COPY_CRC32C).append(": ").append(local.crc32c()).append("\r\n");
+                .append(COPY_CRC32C).append(": ").append(local.crc32c()).append("\r\n")
+                .append(COPY_WRITTEN).append(": ").append(local.written().toEpochMilli()).append("\r\n");
         if (local.etag() != null) {
             head.append(COPY_ETAG).append(": ").append(local.etag()).append("\r\n");
         }
@@ -197,10 +206,22 @@ public final class PeerLevel {
         }
         local.attributes().headers().forEach((name, value) -> head.append(name).append(": ").append(value).append("\r\n"));
         head.append("Connection: close\r\n\r\n");
+        if (uri.getPort() < 0) {
+            throw new IOException("the member's URL names no port: " + member);
+        }
         try (SocketChannel socket = SocketChannel.open();
                 FileChannel file = FileChannel.open(local.data(), StandardOpenOption.READ)) {
+            // a member that stops reading would hold this write (and its key's lock) for ever: closed past the limit
+            java.util.concurrent.CompletableFuture.delayedExecutor(SEND_LIMIT.toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS)
+                    .execute(() -> {
+                        try {
+                            socket.close();
+                        } catch (IOException ignored) {
+                            // closing is all that is asked
+                        }
+                    });
             socket.socket().connect(new InetSocketAddress(uri.getHost(), uri.getPort()), 2000);
-            socket.socket().setSoTimeout((int) Duration.ofMinutes(10).toMillis());
+            socket.socket().setSoTimeout((int) SEND_LIMIT.toMillis());
             ByteBuffer h = ByteBuffer.wrap(head.toString().getBytes(StandardCharsets.UTF_8));
             while (h.hasRemaining()) {
                 socket.write(h);
@@ -254,13 +275,13 @@ public final class PeerLevel {
 
     /** Keeps another member's write, as its peer: the bytes fsync'd here before this returns. */
     public void keep(String originId, String originUrl, long sequence, ObjectKey key, int crc32c, String etag, List<Long> partSizes,
-            ObjectAttributes attributes, String after, PutBody body) throws IOException {
+            ObjectAttributes attributes, String after, Instant written, PutBody body) throws IOException {
         if (writeBack == null) {
             throw new dev.ferry.store.StoreException(dev.ferry.store.StoreException.Kind.FATAL, 501, "NotImplemented",
                     "this daemon keeps no copies for its peers: it runs without --write-back", null);
         }
         writeBack.keepCopy(originId, originUrl, new WriteBackStore.LocalCopy(sequence, key, null, body.length(), crc32c, etag, partSizes,
-                attributes, after), body);
+                attributes, after, written), written, body);
         lastSeen.putIfAbsent(originId, clock.now());
     }
 
@@ -299,6 +320,14 @@ public final class PeerLevel {
         String answered = journalOf(originUrl);
         if (originId.equals(answered)) {
             lastSeen.put(originId, now);
+            Instant swept = lastSwept.putIfAbsent(originId, now);
+            if (swept != null && Duration.between(swept, now).compareTo(SWEEP_EVERY) >= 0) {
+                lastSwept.put(originId, now);
+                int gone = writeBack.sweepCopies(originId); // durable, though no release came
+                if (gone > 0) {
+                    LOG.info("let go of {} copies kept for {}: the store holds their writes", gone, originUrl);
+                }
+            }
             return;
         }
         if (Duration.between(seen, now).compareTo(grace) < 0) {
@@ -327,6 +356,11 @@ public final class PeerLevel {
             Thread.currentThread().interrupt();
             return null;
         }
+    }
+
+    /** Closes the HTTP client that releases copies and asks members who they are. */
+    public void close() {
+        http.close();
     }
 
     /** The copies this node keeps for its peers, for the status: count and bytes. */

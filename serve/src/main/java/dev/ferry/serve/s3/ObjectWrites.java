@@ -223,19 +223,22 @@ final class ObjectWrites {
         long sequence;
         int crc;
         List<Long> parts;
+        java.time.Instant written;
         try {
             sequence = Long.parseLong(q.get(PeerLevel.COPY_SEQUENCE, ""));
             crc = Integer.parseInt(q.get(PeerLevel.COPY_CRC32C, ""));
             parts = PeerLevel.parts(q.get(PeerLevel.COPY_PARTS));
+            String when = q.get(PeerLevel.COPY_WRITTEN);
+            written = when == null ? null : java.time.Instant.ofEpochMilli(Long.parseLong(when));
         } catch (NumberFormatException e) {
-            throw S3Error.invalidArgument("a peer's copy names its sequence, CRC32C and part sizes as numbers");
+            throw S3Error.invalidArgument("a peer's copy names its sequence, CRC32C, part sizes and time as numbers");
         }
         String from = q.get(PeerLevel.COPY_FROM);
         if (from == null) {
             throw S3Error.invalidArgument("a peer's copy names the daemon it comes from (" + PeerLevel.COPY_FROM + ")");
         }
         peers.keep(q.get(PeerLevel.COPY_OF), from, sequence, key, crc, q.get(PeerLevel.COPY_ETAG), parts, ObjectHeaders.from(q),
-                q.get(PeerLevel.AFTER), body.putBody());
+                q.get(PeerLevel.AFTER), written, body.putBody());
         HttpHeaders h = new DefaultHttpHeaders();
         h.set("x-ferry-durability", "copy");
         return new Reply.Full(HttpResponseStatus.OK, h, new byte[0], false);
