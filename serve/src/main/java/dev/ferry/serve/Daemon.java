@@ -73,7 +73,7 @@ public final class Daemon implements AutoCloseable {
             PeerLevel peers = new PeerLevel(tiers.writeBack(), node.group(), clock, config.peerGrace(), workers);
             this.peers = peers;
             ServeContext context = new ServeContext(S3Service.over(tiers, spool, limits.maxObjectBytes(), clock, peers),
-                    new ControlApi(node, jobs, registry, served::snapshot, this::endpoint), sig, spool, limits, workers, served,
+                    new ControlApi(node, jobs, registry, served::snapshot, this::endpoint, peers), sig, spool, limits, workers, served,
                     new VirtualHosts(config.virtualHosts()), clock);
             this.server = S3Server.start(config.bind(), config.port(), config.headerTimeout(), context);
             try {

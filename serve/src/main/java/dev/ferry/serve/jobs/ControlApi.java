@@ -2,6 +2,7 @@ package dev.ferry.serve.jobs;
 
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.ferry.serve.node.Node;
+import dev.ferry.serve.node.PeerLevel;
 import dev.ferry.serve.protocol.Reply;
 import dev.ferry.serve.protocol.S3Error;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
@@ -35,9 +36,15 @@ public final class ControlApi {
      * status, {@code served}: what the front has served, and {@code endpoint}: where it listens (known once it is bound).
      */
     public ControlApi(Node node, JobRegistry jobs, PrometheusMeterRegistry registry, Supplier<ServeSnapshot> served, Supplier<URI> endpoint) {
+        this(node, jobs, registry, served, endpoint, null);
+    }
+
+    /** As above; {@code peers}: who holds copies of this node's writes (the fence and the status say so), or null. */
+    public ControlApi(Node node, JobRegistry jobs, PrometheusMeterRegistry registry, Supplier<ServeSnapshot> served, Supplier<URI> endpoint,
+            PeerLevel peers) {
         this.jobs = new JobsApi(node, jobs);
-        this.status = new StatusApi(node, jobs, served, endpoint);
-        this.flush = new FlushApi(node.stack().writeBack());
+        this.status = new StatusApi(node, jobs, served, endpoint, peers);
+        this.flush = new FlushApi(node.stack().writeBack(), peers);
         this.metrics = new MetricsApi(registry);
         this.tier = new TierApi(node);
         this.journal = node.stack().writeBack() == null ? null : node.stack().writeBack().journalId();

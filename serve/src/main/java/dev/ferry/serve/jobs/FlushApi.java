@@ -5,6 +5,8 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.ferry.serve.protocol.Reply;
 import dev.ferry.serve.protocol.S3Error;
 import dev.ferry.writeback.FlushResult;
+import dev.ferry.serve.node.PeerLevel;
+import dev.ferry.writeback.Durability;
 import dev.ferry.writeback.WriteBackStore;
 import dev.ferry.writeback.WriteStatus;
 import io.netty.handler.codec.http.HttpResponseStatus;
@@ -21,8 +23,12 @@ final class FlushApi {
     /** Write-back over the node's local tier, or null. */
     private final WriteBackStore writeBack;
 
-    FlushApi(WriteBackStore writeBack) {
+    /** Who holds copies of this node's writes (the {@code peer} level), or null. */
+    private final PeerLevel peers;
+
+    FlushApi(WriteBackStore writeBack, PeerLevel peers) {
         this.writeBack = writeBack;
+        this.peers = peers;
     }
 
     /**
@@ -48,8 +54,13 @@ final class FlushApi {
         out.put("complete", r.complete()).put("write_back", true).put("first_error", r.firstError());
         ArrayNode writes = out.putArray("writes");
         for (WriteStatus s : r.writes()) {
+            // a write still local here that a member holds a copy of is at the peer level
+            String holder = peers == null || s.durability() == Durability.DURABLE ? null : peers.holderOf(s.sequence());
             ObjectNode w = writes.addObject().put("bucket", s.key().bucket()).put("key", s.key().key()).put("size", s.size())
-                    .put("durability", s.durability().name().toLowerCase(Locale.ROOT)).put("error", s.error());
+                    .put("durability", holder != null ? "peer" : s.durability().name().toLowerCase(Locale.ROOT)).put("error", s.error());
+            if (holder != null) {
+                w.put("peer", holder);
+            }
             if (s.delete()) {
                 w.put("delete", true);
             }

@@ -13,6 +13,7 @@ import dev.ferry.serve.node.HintedStore;
 import dev.ferry.serve.node.Node;
 import dev.ferry.serve.node.RegionalGroup;
 import dev.ferry.serve.node.NodeStack;
+import dev.ferry.serve.node.PeerLevel;
 import dev.ferry.serve.protocol.Reply;
 import dev.ferry.store.Prices;
 import dev.ferry.store.StoreException;
@@ -46,9 +47,15 @@ final class StatusApi {
     private final Supplier<ServeSnapshot> served;
     private final Supplier<URI> endpoint;
     private final byte[] page;
+    /** Who holds copies of this node's writes, or null. */
+    private final PeerLevel peers;
 
-    /** {@code served}: what the front has served; {@code endpoint}: where it listens (known once it is bound). */
-    StatusApi(Node node, JobRegistry jobs, Supplier<ServeSnapshot> served, Supplier<URI> endpoint) {
+    /**
+     * {@code served}: what the front has served; {@code endpoint}: where it listens (known once it is bound);
+     * {@code peers}: who holds copies of this node's writes (null: none).
+     */
+    StatusApi(Node node, JobRegistry jobs, Supplier<ServeSnapshot> served, Supplier<URI> endpoint, PeerLevel peers) {
+        this.peers = peers;
         this.node = node;
         this.jobs = jobs;
         this.served = served;
@@ -157,7 +164,8 @@ final class StatusApi {
                     .put("quota_bytes", tiers.writeBack().quota());
             try { // the copies of group members' writes kept here (x-ferry-durability: peer)
                 long[] copies = tiers.writeBack().copiesHeld();
-                writeBack.put("peer_copies", copies[0]).put("peer_copy_bytes", copies[1]);
+                writeBack.put("peer_copies", copies[0]).put("peer_copy_bytes", copies[1])
+                        .put("on_peers", peers == null ? 0 : peers.onPeers()); // this node's writes a member holds a copy of
             } catch (IOException e) {
                 writeBack.put("peer_copies_error", e.getMessage());
             }

@@ -358,6 +358,17 @@ public final class PeerLevel {
         }
     }
 
+    /** The member holding a copy of this node's pending write {@code sequence}, or null (none, or durable now). */
+    public String holderOf(long sequence) {
+        Sent copy = sent.get(sequence);
+        return copy == null ? null : copy.member();
+    }
+
+    /** How many of this node's pending writes a member holds a copy of. */
+    public int onPeers() {
+        return sent.size();
+    }
+
     /** Closes the HTTP client that releases copies and asks members who they are. */
     public void close() {
         http.close();

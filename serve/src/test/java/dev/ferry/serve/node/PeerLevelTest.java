@@ -83,6 +83,37 @@ class PeerLevelTest {
     }
 
     @Test
+    void theFenceAndTheStatus_sayWhichWritesAreOnAPeer_whileTheStoreCannotBeReached() throws Exception {
+        Files.createDirectories(dir.resolve("store/data"));
+        int a = freePort();
+        int b = freePort();
+        String group = "http://127.0.0.1:" + a + ",http://127.0.0.1:" + b;
+        List<Daemon> daemons = new ArrayList<>();
+        try {
+            // the writer's store does not answer (nothing listens there): its write stays on the two disks
+            daemons.add(DaemonFixture.overUpstream(java.net.URI.create("http://127.0.0.1:" + freePort()), dir)
+                    .with("cache-dir", dir.resolve("cache-0")).with("write-back", true).with("group", group)
+                    .with("port", Integer.toString(a)).with("prefetch-bytes", 0).start().daemon);
+            daemons.add(start(1, group, b));
+            HttpResponse<String> r = put(daemons.get(0), "ckpt/step-2/__0_0.distcp", new byte[100_000], "peer");
+            assertThat(r.headers().firstValue("x-ferry-durability")).as(r.body()).hasValue("peer");
+            HttpResponse<String> fence = HTTP.send(HttpRequest.newBuilder(daemons.get(0).endpoint()
+                    .resolve("/_ferry/v1/flush?timeout_ms=300")).POST(HttpRequest.BodyPublishers.noBody()).build(),
+                    HttpResponse.BodyHandlers.ofString());
+            assertThat(fence.statusCode()).isNotEqualTo(200);
+            JsonNode write = JSON.readTree(fence.body()).path("writes").get(0);
+            assertThat(write.path("durability").asText()).isEqualTo("peer");
+            assertThat(write.path("peer").asText()).isEqualTo("http://127.0.0.1:" + b);
+            assertThat(writeBack(daemons.get(0)).path("on_peers").asLong()).isEqualTo(1);
+            assertThat(writeBack(daemons.get(1)).path("peer_copies").asLong()).isEqualTo(1);
+        } finally {
+            for (Daemon d : daemons) {
+                d.close();
+            }
+        }
+    }
+
+    @Test
     void aDaemonInNoGroup_answersLocalAndWhy_andAnUnknownLevelIsRefused() throws Exception {
         Files.createDirectories(dir.resolve("store/data"));
         try (DaemonFixture alone = DaemonFixture.overFolder(dir).with("cache-dir", dir.resolve("cache")).with("write-back", true).start()) {
