@@ -206,10 +206,17 @@ class FerryFileSystem(FileSystemBase):
         if not isinstance(write_back, dict) or "quota_bytes" not in write_back:
             return
         quota, pending = int(write_back["quota_bytes"]), int(write_back.get("pending_bytes", 0))
-        if planned > quota - pending:
-            raise ValueError(f"This rank's checkpoint files hold about {planned} bytes, more than the {quota - pending} "
-                             f"left of the daemon's write-back quota of {quota} ({pending} pending): raise ferry serve "
-                             "--write-back-quota, or save with durability=\"durable\".")
+        # the ranks of this node (torchrun's LOCAL_WORLD_SIZE) share its daemon and save about as much each
+        try:
+            here = max(1, int(os.environ.get("LOCAL_WORLD_SIZE", "1")))
+        except ValueError:
+            here = 1
+        if planned * here > quota - pending:
+            ranks = f"This rank's checkpoint files hold about {planned} bytes" + (
+                f", {planned * here} for the {here} ranks of this node," if here > 1 else ",")
+            raise ValueError(f"{ranks} more than the {quota - pending} left of the daemon's write-back quota of "
+                             f"{quota} ({pending} pending): raise ferry serve --write-back-quota, or save with "
+                             "durability=\"durable\".")
 
     def wait_durable(self, timeout_s: float | None) -> None:
         """Waits at the daemon's fence for the prefix of the last checkpoint this process wrote the metadata of."""

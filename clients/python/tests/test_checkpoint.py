@@ -142,6 +142,16 @@ class CheckpointTest(unittest.TestCase):
             self.assertEqual(404, missing.exception.status)
             dcp.save(state, storage_writer=FerryStorageWriter("s3://ckpt/run-7/step-1", endpoint=small.url, durability="durable"))
             self.assertIn(".metadata", self._in_store("run-7/step-1"))  # durable: written through, nothing to keep
+
+            quarter = {"model": {"w": torch.zeros(256, 300)}}  # 300 KiB: fits alone, not for 4 ranks on the node
+            os.environ["LOCAL_WORLD_SIZE"] = "4"
+            try:
+                with self.assertRaises(CheckpointException) as e:
+                    dcp.save(quarter, storage_writer=FerryStorageWriter("s3://ckpt/run-8/step-1", endpoint=small.url))
+                self.assertIn("for the 4 ranks of this node", str(e.exception))
+            finally:
+                del os.environ["LOCAL_WORLD_SIZE"]
+            dcp.save(quarter, storage_writer=FerryStorageWriter("s3://ckpt/run-8/step-1", endpoint=small.url))
         finally:
             small.stop()
 
