@@ -58,15 +58,16 @@ public interface PutBody {
     /** This body with {@code attributes}. */
     default PutBody withAttributes(ObjectAttributes attributes) {
         Objects.requireNonNull(attributes, "attributes is null");
-        return with(this, attributes, etag());
+        return with(this, attributes, etag(), spool());
     }
 
     /** This body, whose bytes have the MD5 ETag {@code md5} (null: not known). */
     default PutBody withEtag(String md5) {
-        return with(this, attributes(), md5);
+        return with(this, attributes(), md5, spool());
     }
 
-    private static PutBody with(PutBody bytes, ObjectAttributes attributes, String etag) {
+    /** {@code bytes} with {@code attributes}, ETag {@code etag} and spool {@code spool} (each null: none). */
+    private static PutBody with(PutBody bytes, ObjectAttributes attributes, String etag, Spool spool) {
         return new PutBody() {
             @Override
             public long length() {
@@ -95,7 +96,7 @@ public interface PutBody {
 
             @Override
             public Spool spool() {
-                return bytes.spool();
+                return spool;
             }
         };
     }
@@ -118,33 +119,7 @@ public interface PutBody {
     /** A spooled body: the file, whose bytes have the digests {@code spool} names, given away to whoever moves it. */
     static PutBody ofSpool(Spool spool) throws IOException {
         Objects.requireNonNull(spool, "spool is null");
-        PutBody file = ofFile(spool.file());
-        return new PutBody() {
-            @Override
-            public long length() {
-                return file.length();
-            }
-
-            @Override
-            public InputStream open() throws IOException {
-                return file.open();
-            }
-
-            @Override
-            public Path file() {
-                return spool.file();
-            }
-
-            @Override
-            public String etag() {
-                return spool.md5();
-            }
-
-            @Override
-            public Spool spool() {
-                return spool;
-            }
-        };
+        return with(ofFile(spool.file()), ObjectAttributes.NONE, spool.md5(), spool);
     }
 
     static PutBody ofFile(Path path) throws IOException {

@@ -5,20 +5,16 @@ import dev.ferry.store.PutBody;
 import dev.ferry.store.StoreException;
 import java.io.IOException;
 import java.io.InputStream;
-import java.nio.channels.FileChannel;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.AtomicMoveNotSupportedException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
-import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.stream.Stream;
-import java.util.zip.CRC32C;
 
 /**
  * Copies of other daemons' acknowledged writes that this node keeps for them (the {@code peer} durability level): a
@@ -101,8 +97,9 @@ final class PeerCopies {
      */
     void keep(String originId, String originUrl, WriteRecord record, PutBody body) throws IOException {
         checkId(originId);
-        if (held()[1] + record.size() > quota) {
-            throw new StoreException(StoreException.Kind.RETRYABLE, 507, "InsufficientStorage", "this node keeps " + held()[1]
+        long kept = held()[1];
+        if (kept + record.size() > quota) {
+            throw new StoreException(StoreException.Kind.RETRYABLE, 507, "InsufficientStorage", "this node keeps " + kept
                     + " bytes of its peers' writes already; a copy of " + record.size() + " more would pass its write-back quota of "
                     + quota, null);
         }
@@ -112,15 +109,21 @@ final class PeerCopies {
         synchronized (lock) {
             try {
                 Files.createDirectories(folder);
-                writeSynced(folder.resolve("origin"), originUrl.getBytes(StandardCharsets.UTF_8));
-                int crc = place(body, tempData);
+                Path origin = folder.resolve("origin");
+                if (!Files.exists(origin)) { // the origin's URL, written once with its first copy
+                    Path tempOrigin = folder.resolve("origin.tmp");
+                    Files.deleteIfExists(tempOrigin);
+                    WriteJournal.writeSynced(tempOrigin, originUrl.getBytes(StandardCharsets.UTF_8));
+                    Files.move(tempOrigin, origin, StandardCopyOption.ATOMIC_MOVE);
+                }
+                int crc = WriteJournal.place(record.key(), body, tempData, false).crc32c();
                 if (crc != record.crc() || Files.size(tempData) != record.size()) {
                     throw new StoreException(StoreException.Kind.FATAL, 400, "BadDigest", "the copy of " + record.key() + " holds "
                             + Files.size(tempData) + " bytes of CRC32C " + Integer.toHexString(crc) + ", not the " + record.size()
                             + " bytes of CRC32C " + Integer.toHexString(record.crc()) + " its origin wrote", null);
                 }
                 Files.move(tempData, folder.resolve(record.sequence() + ".obj"), StandardCopyOption.ATOMIC_MOVE);
-                writeSynced(tempRecord, record.encode());
+                WriteJournal.writeSynced(tempRecord, record.encode());
                 Files.move(tempRecord, folder.resolve(record.sequence() + ".rec"), StandardCopyOption.ATOMIC_MOVE);
                 WriteJournal.fsyncDirectory(folder);
             } catch (IOException | RuntimeException e) {
@@ -246,43 +249,6 @@ final class PeerCopies {
     private static WriteRecord read(Path record) throws IOException {
         try (InputStream in = Files.newInputStream(record)) {
             return WriteRecord.decode(in);
-        }
-    }
-
-    /** Puts {@code body}'s bytes at {@code target}, synced: its spool moved there when it has one on this disk, else copied; their CRC32C. */
-    private static int place(PutBody body, Path target) throws IOException {
-        PutBody.Spool spool = body.spool();
-        if (spool != null) {
-            try {
-                Files.move(spool.file(), target, StandardCopyOption.ATOMIC_MOVE);
-                try (FileChannel out = FileChannel.open(target, StandardOpenOption.WRITE)) {
-                    out.force(true);
-                }
-                return spool.crc32c();
-            } catch (AtomicMoveNotSupportedException e) {
-                // another file system: copied below
-            }
-        }
-        CRC32C crc = new CRC32C();
-        try (InputStream in = body.open(); FileChannel out = FileChannel.open(target, StandardOpenOption.CREATE, StandardOpenOption.WRITE,
-                StandardOpenOption.TRUNCATE_EXISTING)) {
-            byte[] buf = new byte[1 << 16];
-            for (int n; (n = in.read(buf)) > 0; ) {
-                crc.update(buf, 0, n);
-                java.nio.ByteBuffer bb = java.nio.ByteBuffer.wrap(buf, 0, n);
-                while (bb.hasRemaining()) {
-                    out.write(bb);
-                }
-            }
-            out.force(true);
-        }
-        return (int) crc.getValue();
-    }
-
-    private static void writeSynced(Path file, byte[] bytes) throws IOException {
-        try (FileChannel out = FileChannel.open(file, StandardOpenOption.CREATE, StandardOpenOption.WRITE, StandardOpenOption.TRUNCATE_EXISTING)) {
-            out.write(java.nio.ByteBuffer.wrap(bytes));
-            out.force(true);
         }
     }
 }

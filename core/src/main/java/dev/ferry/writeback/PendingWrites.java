@@ -42,6 +42,13 @@ final class PendingWrites {
         this.nextSequence = nextSequence;
     }
 
+    /** The pending write (or delete) {@code sequence}, or null when it is not pending any more. */
+    PendingWrite entry(long sequence) {
+        synchronized (lock) {
+            return entries.get(sequence);
+        }
+    }
+
     /** Every pending write, in sequence order. */
     List<PendingWrite> all() {
         synchronized (lock) {
@@ -279,7 +286,7 @@ final class PendingWrites {
      * Whether a write acknowledged before {@code w} under its barrier's prefix (another key's latest) is not in the
      * store yet: {@code w} waits for it.
      */
-    boolean barrierHolds(PendingWrite w) {
+    private boolean barrierHolds(PendingWrite w) {
         String prefix = w.record.after();
         if (prefix == null) {
             return false;

@@ -154,14 +154,13 @@ public final class WriteBackStore extends ForwardingObjectStore {
      * the record's ETag, part sizes, attributes and barrier. Null once it is durable or replaced (nothing to copy).
      */
     public LocalCopy localCopy(long sequence) {
-        for (PendingWrite w : pending.all()) {
-            if (w.sequence == sequence && !w.delete && w.durability != Durability.DURABLE) {
-                WriteRecord r = w.record;
-                return new LocalCopy(r.sequence(), r.key(), w.data, r.size(), r.crc(), r.etag(), r.partSizes(), r.attributes(), r.after(),
-                        r.written());
-            }
+        PendingWrite w = pending.entry(sequence);
+        if (w == null || w.delete || w.durability == Durability.DURABLE) {
+            return null;
         }
-        return null;
+        WriteRecord r = w.record;
+        return new LocalCopy(r.sequence(), r.key(), w.data, r.size(), r.crc(), r.etag(), r.partSizes(), r.attributes(), r.after(),
+                r.written());
     }
 
     /** A pending write's local bytes and what a peer's copy of it records; see {@link #localCopy}. */
@@ -172,12 +171,12 @@ public final class WriteBackStore extends ForwardingObjectStore {
     /**
      * Keeps another daemon's write as its peer: {@code copy}'s bytes are {@code body} (a spooled body is moved in),
      * fsync'd here before this returns; kept until {@link #releaseCopies} or {@link #adoptCopies}, stamped with the
-     * time the origin wrote it ({@code written}, null: now). 400 when the bytes are not those the origin described,
-     * 507 when the disk cannot take them or the copies kept would pass this node's write-back quota.
+     * time the origin wrote it ({@code copy.written()}, null: now). 400 when the bytes are not those the origin
+     * described, 507 when the disk cannot take them or the copies kept would pass this node's write-back quota.
      */
-    public void keepCopy(String originId, String originUrl, LocalCopy copy, java.time.Instant written, PutBody body) throws IOException {
-        WriteRecord record = new WriteRecord(copy.sequence(), copy.key(), copy.size(), copy.crc32c(), written != null ? written : clock.now(),
-                copy.etag(), copy.partSizes(), copy.attributes(), false, copy.after());
+    public void keepCopy(String originId, String originUrl, LocalCopy copy, PutBody body) throws IOException {
+        WriteRecord record = new WriteRecord(copy.sequence(), copy.key(), copy.size(), copy.crc32c(),
+                copy.written() != null ? copy.written() : clock.now(), copy.etag(), copy.partSizes(), copy.attributes(), false, copy.after());
         copies.keep(originId, originUrl, record, body);
     }
 

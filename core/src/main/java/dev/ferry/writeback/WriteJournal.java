@@ -186,12 +186,9 @@ final class WriteJournal {
         Path tempData = tmpDir.resolve(sequence + ".obj");
         Path tempRecord = tmpDir.resolve(sequence + ".rec");
         try {
-            Taken taken = take(body.spool(), tempData, body.length());
-            if (taken == null) {
-                taken = copy(key, body, tempData);
-            }
-            String etag = givenEtag != null ? givenEtag : taken.md5();
-            WriteRecord record = new WriteRecord(sequence, key, body.length(), taken.crc32c(), clock.now(), etag, partSizes,
+            Placed placed = place(key, body, tempData, givenEtag == null);
+            String etag = givenEtag != null ? givenEtag : placed.md5();
+            WriteRecord record = new WriteRecord(sequence, key, body.length(), placed.crc32c(), clock.now(), etag, partSizes,
                     body.attributes(), false, after);
             Files.move(tempData, data(sequence), StandardCopyOption.ATOMIC_MOVE);
             writeSynced(tempRecord, record.encode());
@@ -210,38 +207,26 @@ final class WriteJournal {
         }
     }
 
-    /** A write's data in the journal's temporary file, synced, with its CRC32C and MD5 (hex). */
-    private record Taken(int crc32c, String md5) {
+    /** A body's bytes placed in a file, synced, with their CRC32C and MD5 (hex; null when not asked for and not known). */
+    record Placed(int crc32c, String md5) {
     }
 
     /**
-     * Moves a body's spool file into {@code tempData} and syncs it, its digests those taken as it arrived: the bytes
-     * are written once, not copied. Null, leaving the spool where it is, when there is none or it lies on another
-     * file system (the move would be a copy) or does not hold the body's length.
+     * Puts {@code body}'s bytes at {@code target} (which must not exist), synced: its spool file moved there when it
+     * gives one away on this file system with the digests asked for ({@code needMd5}: the MD5 too), so the bytes are
+     * written once; else copied, hashed on the way. 400 when a copied body yields another length than it declares.
      */
-    private static Taken take(PutBody.Spool spool, Path tempData, long length) throws IOException {
-        if (spool == null || spool.md5() == null) {
-            return null;
-        }
-        try {
-            if (Files.size(spool.file()) != length) {
-                return null;
+    static Placed place(ObjectKey key, PutBody body, Path target, boolean needMd5) throws IOException {
+        PutBody.Spool spool = body.spool();
+        if (spool != null && (spool.md5() != null || !needMd5) && moved(spool.file(), target, body.length())) {
+            try (FileChannel out = FileChannel.open(target, StandardOpenOption.WRITE)) {
+                out.force(true);
             }
-            Files.move(spool.file(), tempData, StandardCopyOption.ATOMIC_MOVE);
-        } catch (AtomicMoveNotSupportedException | NoSuchFileException e) {
-            return null;
+            return new Placed(spool.crc32c(), spool.md5());
         }
-        try (FileChannel out = FileChannel.open(tempData, StandardOpenOption.WRITE)) {
-            out.force(true);
-        }
-        return new Taken(spool.crc32c(), spool.md5());
-    }
-
-    /** Copies a body's bytes into {@code tempData}, hashing them on the way, and syncs it. */
-    private static Taken copy(ObjectKey key, PutBody body, Path tempData) throws IOException {
         CRC32C sum = new CRC32C();
         MessageDigest md5 = Etags.md5();
-        try (FileChannel out = FileChannel.open(tempData, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE);
+        try (FileChannel out = FileChannel.open(target, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE);
                 InputStream in = body.open()) {
             byte[] buf = new byte[1 << 16];
             long length = 0;
@@ -260,7 +245,23 @@ final class WriteJournal {
             }
             out.force(true);
         }
-        return new Taken((int) sum.getValue(), Etags.ofDigest(md5.digest()));
+        return new Placed((int) sum.getValue(), Etags.ofDigest(md5.digest()));
+    }
+
+    /**
+     * Moves {@code spool} to {@code target} when it holds {@code length} bytes and lies on the same file system;
+     * false, leaving it where it is, otherwise (the move would be a copy).
+     */
+    private static boolean moved(Path spool, Path target, long length) throws IOException {
+        try {
+            if (Files.size(spool) != length) {
+                return false;
+            }
+            Files.move(spool, target, StandardCopyOption.ATOMIC_MOVE);
+            return true;
+        } catch (AtomicMoveNotSupportedException | NoSuchFileException e) {
+            return false;
+        }
     }
 
     /** Journals a delete waiting behind pending writes (its record, fsync'd and renamed); 507, leaving nothing, when the disk cannot. */
@@ -288,7 +289,7 @@ final class WriteJournal {
         Files.deleteIfExists(data(sequence));
     }
 
-    private static void writeSynced(Path file, byte[] bytes) throws IOException {
+    static void writeSynced(Path file, byte[] bytes) throws IOException {
         try (FileChannel out = FileChannel.open(file, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE)) {
             ByteBuffer bb = ByteBuffer.wrap(bytes);
             while (bb.hasRemaining()) {

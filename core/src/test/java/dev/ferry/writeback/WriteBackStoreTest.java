@@ -235,17 +235,17 @@ class WriteBackStoreTest {
         byte[] meta = random(300, 41);
         try (WriteBackStore wb = open(1 << 30)) {
             String origin1 = "11111111-aaaa";
-            wb.keepCopy(origin1, "http://writer:9000", copyOf(7, file, bytes, null), null, spooled(tmp.resolve("spool"), bytes));
-            wb.keepCopy(origin1, "http://writer:9000", copyOf(9, metadata, meta, "run-2/step-1/"), null, PutBody.ofBytes(meta));
+            wb.keepCopy(origin1, "http://writer:9000", copyOf(7, file, bytes, null), spooled(tmp.resolve("spool"), bytes));
+            wb.keepCopy(origin1, "http://writer:9000", copyOf(9, metadata, meta, "run-2/step-1/"), PutBody.ofBytes(meta));
             assertThat(wb.copiesHeld()).containsExactly(2, bytes.length + meta.length);
             assertThat(wb.copyOrigins()).containsEntry(origin1, "http://writer:9000");
-            assertThatThrownBy(() -> wb.keepCopy(origin1, "http://writer:9000", copyOf(10, file, bytes, null), null, PutBody.ofBytes(random(40_000, 1))))
+            assertThatThrownBy(() -> wb.keepCopy(origin1, "http://writer:9000", copyOf(10, file, bytes, null), PutBody.ofBytes(random(40_000, 1))))
                     .as("bytes that are not what the writer described").hasMessageContaining("CRC32C");
             assertThat(wb.copiesHeld()[0]).isEqualTo(2);
 
             wb.releaseCopies(origin1, file, 7); // the writer made it durable
             assertThat(wb.copiesHeld()).containsExactly(1, meta.length);
-            wb.keepCopy(origin1, "http://writer:9000", copyOf(8, file, bytes, null), null, PutBody.ofBytes(bytes));
+            wb.keepCopy(origin1, "http://writer:9000", copyOf(8, file, bytes, null), PutBody.ofBytes(bytes));
             assertThatThrownBy(() -> wb.releaseCopies("../journal", file, 100)).as("not a journal id").hasMessageContaining("not a journal id");
 
             assertThat(wb.adoptCopies(origin1)).isEqualTo(2); // the writer is gone: the copies are this node's
@@ -265,12 +265,12 @@ class WriteBackStoreTest {
         byte[] newer = random(10_000, 51);
         try (WriteBackStore wb = open(1 << 30)) {
             String writer = "22222222-bbbb";
-            wb.keepCopy(writer, "http://writer:9000", copyOf(3, key, old, null), java.time.Instant.now().minusSeconds(60), PutBody.ofBytes(old));
+            wb.keepCopy(writer, "http://writer:9000", copyOf(3, key, old, null, java.time.Instant.now().minusSeconds(60)), PutBody.ofBytes(old));
             origin.put(key, PutBody.ofBytes(old)); // the writer's upload landed; its release never came
             assertThat(wb.sweepCopies(writer)).isEqualTo(1);
             assertThat(wb.copiesHeld()[0]).isZero();
 
-            wb.keepCopy(writer, "http://writer:9000", copyOf(4, key, old, null), java.time.Instant.now().minusSeconds(60), PutBody.ofBytes(old));
+            wb.keepCopy(writer, "http://writer:9000", copyOf(4, key, old, null, java.time.Instant.now().minusSeconds(60)), PutBody.ofBytes(old));
             origin.put(key, PutBody.ofBytes(newer)); // a later write of the key reached the store since
             assertThat(wb.adoptCopies(writer)).as("a stale copy never overtakes it").isZero();
             assertThat(wb.flush(Duration.ofSeconds(30)).complete()).isTrue();
@@ -284,10 +284,15 @@ class WriteBackStoreTest {
     }
 
     static WriteBackStore.LocalCopy copyOf(long sequence, ObjectKey key, byte[] bytes, String after) throws Exception {
+        return copyOf(sequence, key, bytes, after, null);
+    }
+
+    /** A copy of a write its origin made at {@code written} (null: when it is kept). */
+    static WriteBackStore.LocalCopy copyOf(long sequence, ObjectKey key, byte[] bytes, String after, java.time.Instant written) throws Exception {
         java.util.zip.CRC32C crc = new java.util.zip.CRC32C();
         crc.update(bytes);
         return new WriteBackStore.LocalCopy(sequence, key, null, bytes.length, (int) crc.getValue(), md5(bytes), null,
-                dev.ferry.store.ObjectAttributes.NONE, after, null);
+                dev.ferry.store.ObjectAttributes.NONE, after, written);
     }
 
     @Test

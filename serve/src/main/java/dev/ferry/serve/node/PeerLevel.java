@@ -1,5 +1,7 @@
 package dev.ferry.serve.node;
 
+import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.ferry.serve.protocol.FerryHeaders;
 import dev.ferry.serve.protocol.Uris;
 import dev.ferry.store.ObjectAttributes;
 import dev.ferry.store.ObjectKey;
@@ -50,21 +52,12 @@ import org.slf4j.LoggerFactory;
  */
 public final class PeerLevel {
     private static final Logger LOG = LoggerFactory.getLogger(PeerLevel.class);
-    /** Which daemon's journal a copy belongs to; its presence makes a PUT or DELETE a copy's. */
-    public static final String COPY_OF = "x-ferry-copy-of";
-    public static final String COPY_FROM = "x-ferry-copy-from";
-    public static final String COPY_SEQUENCE = "x-ferry-copy-sequence";
-    public static final String COPY_CRC32C = "x-ferry-copy-crc32c";
-    public static final String COPY_ETAG = "x-ferry-copy-etag";
-    public static final String COPY_PARTS = "x-ferry-copy-parts";
-    /** When the writer wrote it, epoch milliseconds by its clock: an adopted copy never overtakes a newer write. */
-    public static final String COPY_WRITTEN = "x-ferry-copy-written";
     /** The longest a copy may take to send: a member that stops reading is given up, not waited for. */
     private static final Duration SEND_LIMIT = Duration.ofMinutes(10);
     /** How often copies whose writer is alive are checked against the store, for releases that never came. */
     private static final Duration SWEEP_EVERY = Duration.ofMinutes(1);
-    /** A write's barrier: uploaded only after the writes under this prefix acknowledged before it. */
-    public static final String AFTER = "x-ferry-after";
+
+    private static final ObjectMapper JSON = new ObjectMapper();
 
     private final WriteBackStore writeBack;
     private final RegionalGroup group;
@@ -127,16 +120,6 @@ public final class PeerLevel {
         }
     }
 
-    /** Whether this node keeps copies for others and can make them: a write-back daemon. */
-    public boolean keepsCopies() {
-        return writeBack != null;
-    }
-
-    /** This node's journal, or null without write-back: what {@code GET /_ferry/v1/journal} answers. */
-    public String journalId() {
-        return writeBack == null ? null : writeBack.journalId();
-    }
-
     /**
      * Copies this node's pending write {@code sequence} to a member: the member that holds it fsync'd, or null with
      * why in {@code why} when none could (no group, no other member, each refused or unreachable). The write may
@@ -168,10 +151,6 @@ public final class PeerLevel {
                 return member;
             } catch (IOException | RuntimeException e) {
                 why.add(member + ": " + (e.getMessage() != null ? e.getMessage() : e.getClass().getSimpleName()));
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                why.add("interrupted");
-                return null;
             }
         }
         if (why.isEmpty()) {
@@ -184,25 +163,25 @@ public final class PeerLevel {
      * Sends {@code local} to {@code member} as one PUT whose body goes from the file to the socket by the kernel
      * ({@code sendfile}): a copy costs the peer's disk, not this node's CPU. Throws unless it answered 200.
      */
-    private void send(String member, WriteBackStore.LocalCopy local) throws IOException, InterruptedException {
+    private void send(String member, WriteBackStore.LocalCopy local) throws IOException {
         URI uri = objectUri(member, local.key());
         StringBuilder head = new StringBuilder("PUT ").append(uri.getRawPath()).append(" HTTP/1.1\r\n")
                 .append("Host: ").append(uri.getHost()).append(':').append(uri.getPort()).append("\r\n")
                 .append("Content-Length: ").append(local.size()).append("\r\n")
-                .append(COPY_OF).append(": ").append(writeBack.journalId()).append("\r\n")
-                .append(COPY_FROM).append(": ").append(group.self()).append("\r\n")
-                .append(COPY_SEQUENCE).append(": ").append(local.sequence()).append("\r\n")
-                .append(COPY_CRC32C).append(": ").append(local.crc32c()).append("\r\n")
-                .append(COPY_WRITTEN).append(": ").append(local.written().toEpochMilli()).append("\r\n");
+                .append(FerryHeaders.COPY_OF).append(": ").append(writeBack.journalId()).append("\r\n")
+                .append(FerryHeaders.COPY_FROM).append(": ").append(group.self()).append("\r\n")
+                .append(FerryHeaders.COPY_SEQUENCE).append(": ").append(local.sequence()).append("\r\n")
+                .append(FerryHeaders.COPY_CRC32C).append(": ").append(local.crc32c()).append("\r\n")
+                .append(FerryHeaders.COPY_WRITTEN).append(": ").append(local.written().toEpochMilli()).append("\r\n");
         if (local.etag() != null) {
-            head.append(COPY_ETAG).append(": ").append(local.etag()).append("\r\n");
+            head.append(FerryHeaders.COPY_ETAG).append(": ").append(local.etag()).append("\r\n");
         }
         if (local.partSizes() != null) {
-            head.append(COPY_PARTS).append(": ").append(String.join(",", local.partSizes().stream().map(String::valueOf).toList()))
+            head.append(FerryHeaders.COPY_PARTS).append(": ").append(String.join(",", local.partSizes().stream().map(String::valueOf).toList()))
                     .append("\r\n");
         }
         if (local.after() != null) {
-            head.append(AFTER).append(": ").append(local.after()).append("\r\n");
+            head.append(FerryHeaders.AFTER).append(": ").append(local.after()).append("\r\n");
         }
         local.attributes().headers().forEach((name, value) -> head.append(name).append(": ").append(value).append("\r\n"));
         head.append("Connection: close\r\n\r\n");
@@ -258,7 +237,7 @@ public final class PeerLevel {
 
     private void releaseAt(Sent copy, long sequence) {
         HttpRequest r = HttpRequest.newBuilder(objectUri(copy.member(), copy.key())).timeout(Duration.ofSeconds(30))
-                .header(COPY_OF, writeBack.journalId()).header(COPY_SEQUENCE, Long.toString(sequence)).DELETE().build();
+                .header(FerryHeaders.COPY_OF, writeBack.journalId()).header(FerryHeaders.COPY_SEQUENCE, Long.toString(sequence)).DELETE().build();
         try {
             HttpResponse<String> answer = http.send(r, HttpResponse.BodyHandlers.ofString());
             if (answer.statusCode() / 100 != 2) {
@@ -281,7 +260,7 @@ public final class PeerLevel {
                     "this daemon keeps no copies for its peers: it runs without --write-back", null);
         }
         writeBack.keepCopy(originId, originUrl, new WriteBackStore.LocalCopy(sequence, key, null, body.length(), crc32c, etag, partSizes,
-                attributes, after, written), written, body);
+                attributes, after, written), body);
         lastSeen.putIfAbsent(originId, clock.now());
     }
 
@@ -348,8 +327,7 @@ public final class PeerLevel {
             if (r.statusCode() != 200) {
                 return null;
             }
-            java.util.regex.Matcher m = java.util.regex.Pattern.compile("\"journal\"\\s*:\\s*\"([^\"]+)\"").matcher(r.body());
-            return m.find() ? m.group(1) : null;
+            return JSON.readTree(r.body()).path("journal").asText(null);
         } catch (IOException e) {
             return null;
         } catch (InterruptedException e) {

@@ -90,7 +90,7 @@ public final class RequestBody implements AutoCloseable {
         expectedMd5 = headers.get("Content-MD5");
         // object data is hashed as it arrives (its ETag, its journal's CRC), so nothing reads it again to hash it
         // (a peer's copy of a write comes with its ETag and CRC32C: only the CRC is taken, to check it)
-        md5 = expectedMd5 != null || (spoolDir != null && !headers.contains("x-ferry-copy-of")) ? digest("MD5") : null;
+        md5 = expectedMd5 != null || (spoolDir != null && !headers.contains(FerryHeaders.COPY_OF)) ? digest("MD5") : null;
         crc32c = spoolDir != null ? new CRC32C() : null;
         String trailer = headers.get("x-amz-trailer", "").toLowerCase(Locale.ROOT).trim();
         dev.ferry.store.Checksum.Algorithm algorithm = null;

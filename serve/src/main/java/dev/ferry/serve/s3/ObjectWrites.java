@@ -3,6 +3,7 @@ package dev.ferry.serve.s3;
 import dev.ferry.tier.NodeStores;
 import dev.ferry.serve.node.Origin;
 import dev.ferry.serve.node.PeerLevel;
+import dev.ferry.serve.protocol.FerryHeaders;
 import dev.ferry.serve.protocol.Keys;
 import dev.ferry.serve.protocol.ObjectHeaders;
 import dev.ferry.serve.protocol.Reply;
@@ -167,7 +168,7 @@ final class ObjectWrites {
         if (stores.writesBack(through) && !stores.isScratch(key.bucket())) {
             checks.check(key, data.attributes()); // what would fail forever is refused now, not acknowledged
         }
-        String after = r.headers().get(PeerLevel.AFTER);
+        String after = r.headers().get(FerryHeaders.AFTER);
         boolean peer = "peer".equals(level);
         String answered;
         if (peer) {
@@ -225,20 +226,20 @@ final class ObjectWrites {
         List<Long> parts;
         java.time.Instant written;
         try {
-            sequence = Long.parseLong(q.get(PeerLevel.COPY_SEQUENCE, ""));
-            crc = Integer.parseInt(q.get(PeerLevel.COPY_CRC32C, ""));
-            parts = PeerLevel.parts(q.get(PeerLevel.COPY_PARTS));
-            String when = q.get(PeerLevel.COPY_WRITTEN);
+            sequence = Long.parseLong(q.get(FerryHeaders.COPY_SEQUENCE, ""));
+            crc = Integer.parseInt(q.get(FerryHeaders.COPY_CRC32C, ""));
+            parts = PeerLevel.parts(q.get(FerryHeaders.COPY_PARTS));
+            String when = q.get(FerryHeaders.COPY_WRITTEN);
             written = when == null ? null : java.time.Instant.ofEpochMilli(Long.parseLong(when));
         } catch (NumberFormatException e) {
             throw S3Error.invalidArgument("a peer's copy names its sequence, CRC32C, part sizes and time as numbers");
         }
-        String from = q.get(PeerLevel.COPY_FROM);
+        String from = q.get(FerryHeaders.COPY_FROM);
         if (from == null) {
-            throw S3Error.invalidArgument("a peer's copy names the daemon it comes from (" + PeerLevel.COPY_FROM + ")");
+            throw S3Error.invalidArgument("a peer's copy names the daemon it comes from (" + FerryHeaders.COPY_FROM + ")");
         }
-        peers.keep(q.get(PeerLevel.COPY_OF), from, sequence, key, crc, q.get(PeerLevel.COPY_ETAG), parts, ObjectHeaders.from(q),
-                q.get(PeerLevel.AFTER), written, body.putBody());
+        peers.keep(q.get(FerryHeaders.COPY_OF), from, sequence, key, crc, q.get(FerryHeaders.COPY_ETAG), parts, ObjectHeaders.from(q),
+                q.get(FerryHeaders.AFTER), written, body.putBody());
         HttpHeaders h = new DefaultHttpHeaders();
         h.set("x-ferry-durability", "copy");
         return new Reply.Full(HttpResponseStatus.OK, h, new byte[0], false);
@@ -248,11 +249,11 @@ final class ObjectWrites {
     Reply releaseCopy(Request r, ObjectKey key) throws S3Error, IOException {
         long sequence;
         try {
-            sequence = Long.parseLong(r.headers().get(PeerLevel.COPY_SEQUENCE, ""));
+            sequence = Long.parseLong(r.headers().get(FerryHeaders.COPY_SEQUENCE, ""));
         } catch (NumberFormatException e) {
             throw S3Error.invalidArgument("a peer's release names the write's sequence as a number");
         }
-        peers.release(r.headers().get(PeerLevel.COPY_OF), key, sequence);
+        peers.release(r.headers().get(FerryHeaders.COPY_OF), key, sequence);
         return Reply.empty(HttpResponseStatus.NO_CONTENT);
     }
 

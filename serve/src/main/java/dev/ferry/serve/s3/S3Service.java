@@ -3,6 +3,7 @@ package dev.ferry.serve.s3;
 import dev.ferry.tier.NodeStores;
 import dev.ferry.serve.node.NodeStack;
 import dev.ferry.serve.node.PeerLevel;
+import dev.ferry.serve.protocol.FerryHeaders;
 import dev.ferry.serve.protocol.Reply;
 import dev.ferry.serve.protocol.RequestBody;
 import dev.ferry.serve.protocol.S3Error;
@@ -140,7 +141,7 @@ public final class S3Service {
             }
             return reads.getObject(r, key, m.equals(HttpMethod.HEAD));
         }
-        if (r.headers().contains(PeerLevel.COPY_OF) && (m.equals(HttpMethod.PUT) || m.equals(HttpMethod.DELETE))) {
+        if (r.headers().contains(FerryHeaders.COPY_OF) && (m.equals(HttpMethod.PUT) || m.equals(HttpMethod.DELETE))) {
             return m.equals(HttpMethod.PUT) ? writes.keepCopy(r, key) : writes.releaseCopy(r, key); // a peer's write
         }
         if (m.equals(HttpMethod.PUT)) {

@@ -13,8 +13,6 @@ import java.net.http.HttpResponse;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.ArrayList;
-import java.util.List;
 import java.util.Random;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -32,9 +30,40 @@ class PeerLevelTest {
     @TempDir
     Path dir;
 
-    Daemon start(int i, String group, int port) throws Exception {
-        return DaemonFixture.overFolder(dir).with("cache-dir", dir.resolve("cache-" + i)).with("write-back", true)
-                .with("group", group).with("port", Integer.toString(port)).with("prefetch-bytes", 0).start().daemon;
+    /** A writer and its peer, the other member of their static group of two over one folder store; closed together. */
+    record Pair(Daemon writer, Daemon peer, String peerUrl) implements AutoCloseable {
+        @Override
+        public void close() {
+            writer.close();
+            peer.close();
+        }
+    }
+
+    /** Starts a {@link Pair} of write-back daemons; with {@code writerReachesStore} false, nothing answers the writer's store. */
+    Pair pair(boolean writerReachesStore) throws Exception {
+        Files.createDirectories(dir.resolve("store/data"));
+        int a = freePort();
+        int b = freePort();
+        String group = "http://127.0.0.1:" + a + ",http://127.0.0.1:" + b;
+        DaemonFixture.Builder writer = writerReachesStore ? DaemonFixture.overFolder(dir)
+                : DaemonFixture.overUpstream(java.net.URI.create("http://127.0.0.1:" + freePort()), dir);
+        Daemon first = member(writer, 0, group, a);
+        try {
+            return new Pair(first, member(DaemonFixture.overFolder(dir), 1, group, b), "http://127.0.0.1:" + b);
+        } catch (Exception | Error e) {
+            first.close();
+            throw e;
+        }
+    }
+
+    Daemon member(DaemonFixture.Builder builder, int i, String group, int port) throws Exception {
+        return builder.with("cache-dir", dir.resolve("cache-" + i)).with("write-back", true).with("group", group)
+                .with("port", Integer.toString(port)).with("prefetch-bytes", 0).start().daemon;
+    }
+
+    static HttpResponse<String> flush(Daemon d, int timeoutMs) throws Exception {
+        return HTTP.send(HttpRequest.newBuilder(d.endpoint().resolve("/_ferry/v1/flush?timeout_ms=" + timeoutMs))
+                .POST(HttpRequest.BodyPublishers.noBody()).build(), HttpResponse.BodyHandlers.ofString());
     }
 
     static int freePort() throws java.io.IOException {
@@ -55,61 +84,33 @@ class PeerLevelTest {
 
     @Test
     void aPeerWrite_isCopiedToTheNextMember_andTheCopyGoesOnceTheUploadIsDurable() throws Exception {
-        Files.createDirectories(dir.resolve("store/data"));
-        int a = freePort();
-        int b = freePort();
-        String group = "http://127.0.0.1:" + a + ",http://127.0.0.1:" + b;
-        List<Daemon> daemons = new ArrayList<>();
-        try {
-            daemons.add(start(0, group, a));
-            daemons.add(start(1, group, b));
+        try (Pair p = pair(true)) {
             byte[] bytes = new byte[3 << 20];
             new Random(5).nextBytes(bytes);
-            HttpResponse<String> r = put(daemons.get(0), "ckpt/step-1/__0_0.distcp", bytes, "peer");
+            HttpResponse<String> r = put(p.writer(), "ckpt/step-1/__0_0.distcp", bytes, "peer");
             assertThat(r.statusCode()).as(r.body()).isEqualTo(200);
             assertThat(r.headers().firstValue("x-ferry-durability")).hasValue("peer");
-            assertThat(r.headers().firstValue("x-ferry-peer")).hasValue("http://127.0.0.1:" + b);
-            HttpResponse<String> fence = HTTP.send(HttpRequest.newBuilder(daemons.get(0).endpoint().resolve("/_ferry/v1/flush?timeout_ms=30000"))
-                    .POST(HttpRequest.BodyPublishers.noBody()).build(), HttpResponse.BodyHandlers.ofString());
+            assertThat(r.headers().firstValue("x-ferry-peer")).hasValue(p.peerUrl());
+            HttpResponse<String> fence = flush(p.writer(), 30000);
             assertThat(fence.statusCode()).as(fence.body()).isEqualTo(200);
             assertThat(Files.readAllBytes(dir.resolve("store/data/ckpt/step-1/__0_0.distcp"))).isEqualTo(bytes);
-            Await.until("the peer lets its copy go", Duration.ofSeconds(30), () -> writeBack(daemons.get(1)).path("peer_copies").asLong() == 0);
-            assertThat(writeBack(daemons.get(1)).path("peer_copy_bytes").asLong()).isZero();
-        } finally {
-            for (Daemon d : daemons) {
-                d.close();
-            }
+            Await.until("the peer lets its copy go", Duration.ofSeconds(30), () -> writeBack(p.peer()).path("peer_copies").asLong() == 0);
+            assertThat(writeBack(p.peer()).path("peer_copy_bytes").asLong()).isZero();
         }
     }
 
     @Test
     void theFenceAndTheStatus_sayWhichWritesAreOnAPeer_whileTheStoreCannotBeReached() throws Exception {
-        Files.createDirectories(dir.resolve("store/data"));
-        int a = freePort();
-        int b = freePort();
-        String group = "http://127.0.0.1:" + a + ",http://127.0.0.1:" + b;
-        List<Daemon> daemons = new ArrayList<>();
-        try {
-            // the writer's store does not answer (nothing listens there): its write stays on the two disks
-            daemons.add(DaemonFixture.overUpstream(java.net.URI.create("http://127.0.0.1:" + freePort()), dir)
-                    .with("cache-dir", dir.resolve("cache-0")).with("write-back", true).with("group", group)
-                    .with("port", Integer.toString(a)).with("prefetch-bytes", 0).start().daemon);
-            daemons.add(start(1, group, b));
-            HttpResponse<String> r = put(daemons.get(0), "ckpt/step-2/__0_0.distcp", new byte[100_000], "peer");
+        try (Pair p = pair(false)) { // the writer's store does not answer: its write stays on the two disks
+            HttpResponse<String> r = put(p.writer(), "ckpt/step-2/__0_0.distcp", new byte[100_000], "peer");
             assertThat(r.headers().firstValue("x-ferry-durability")).as(r.body()).hasValue("peer");
-            HttpResponse<String> fence = HTTP.send(HttpRequest.newBuilder(daemons.get(0).endpoint()
-                    .resolve("/_ferry/v1/flush?timeout_ms=300")).POST(HttpRequest.BodyPublishers.noBody()).build(),
-                    HttpResponse.BodyHandlers.ofString());
+            HttpResponse<String> fence = flush(p.writer(), 300);
             assertThat(fence.statusCode()).isNotEqualTo(200);
             JsonNode write = JSON.readTree(fence.body()).path("writes").get(0);
             assertThat(write.path("durability").asText()).isEqualTo("peer");
-            assertThat(write.path("peer").asText()).isEqualTo("http://127.0.0.1:" + b);
-            assertThat(writeBack(daemons.get(0)).path("on_peers").asLong()).isEqualTo(1);
-            assertThat(writeBack(daemons.get(1)).path("peer_copies").asLong()).isEqualTo(1);
-        } finally {
-            for (Daemon d : daemons) {
-                d.close();
-            }
+            assertThat(write.path("peer").asText()).isEqualTo(p.peerUrl());
+            assertThat(writeBack(p.writer()).path("on_peers").asLong()).isEqualTo(1);
+            assertThat(writeBack(p.peer()).path("peer_copies").asLong()).isEqualTo(1);
         }
     }
 
