@@ -31,6 +31,7 @@ from torch.distributed.checkpoint.filesystem import FileSystemBase, FileSystemRe
 
 from .client import FerryClient
 from .errors import FerryError
+from .s3 import durability_level
 
 __all__ = ["FerryStorageReader", "FerryStorageWriter", "wait_durable"]
 
@@ -265,9 +266,7 @@ class FerryStorageWriter(FileSystemWriter):
                  thread_count: int = 1, client: FerryClient | None = None, durability: str = "peer",
                  **kwargs: Any) -> None:
         super().__init__(path, single_file_per_rank=True, sync_files=False, thread_count=thread_count, **kwargs)
-        if durability not in ("local", "peer", "durable"):
-            raise ValueError(f"A checkpoint's durability is local, peer or durable, not {durability!r}.")
-        self._ferry = FerryFileSystem(client or FerryClient(endpoint), durable, durability)
+        self._ferry = FerryFileSystem(client or FerryClient(endpoint), durable, durability_level(durability, "checkpoint"))
         self.fs = cast(Any, self._ferry)  # DCP's writer calls only FileSystemBase's methods on it
         self.path = self._ferry.init_path(path)
 

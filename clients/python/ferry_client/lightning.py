@@ -25,6 +25,7 @@ from lightning.pytorch.plugins.io import CheckpointIO
 
 from .client import FerryClient
 from .errors import FerryError
+from .s3 import durability_level
 
 __all__ = ["FerryCheckpointIO"]
 
@@ -45,10 +46,8 @@ class FerryCheckpointIO(CheckpointIO):
 
     def __init__(self, endpoint: str | None = None, durability: str = "peer", client: FerryClient | None = None) -> None:
         super().__init__()
-        if durability not in ("local", "peer", "durable"):
-            raise ValueError(f"A checkpoint's durability is local, peer or durable, not {durability!r}.")
         self.client = client or FerryClient(endpoint)
-        self.durability = durability
+        self.durability = durability_level(durability, "checkpoint")
         self.levels: list[str] = []
 
     def save_checkpoint(self, checkpoint: dict[str, Any], path: str | os.PathLike[str],

@@ -24,7 +24,7 @@ from .answers import ObjectInfo, PutResult
 from .errors import FerryConnectionError, error_from_response
 from .sigv4 import EMPTY_SHA256, Signer, canonical_query, uri_encode
 
-__all__ = ["Body", "PutStream", "Readable", "S3Client", "base_url"]
+__all__ = ["Body", "PutStream", "Readable", "S3Client", "base_url", "durability_level"]
 
 _HASH_CHUNK = 1 << 20
 # The server closed a kept-alive connection: safe to send again on a new one.
@@ -139,7 +139,17 @@ class _ThreadConnection:
             pass
 
 
-_LEVELS = ("local", "peer", "durable")
+def durability_level(durability: str, what: str = "write") -> str:
+    """``durability`` when it is a level a ferry daemon answers to (``local``, ``peer``, ``durable``); else ValueError
+    in one sentence naming ``what`` asked for it."""
+    if durability not in ("local", "peer", "durable"):
+        raise ValueError(f"A {what}'s durability is local, peer or durable, not {durability!r}.")
+    return durability
+
+
+def _put_result(headers: dict[str, str]) -> PutResult:
+    """A write's answer from its (lower-cased) headers."""
+    return PutResult(etag=headers.get("etag"), durability=headers.get("x-ferry-durability"), headers=headers)
 
 
 def _write_headers(content_type: str | None, write_through: bool, durability: str | None,
@@ -148,9 +158,7 @@ def _write_headers(content_type: str | None, write_through: bool, durability: st
     if write_through:
         headers["x-ferry-write"] = "through"
     if durability is not None:
-        if durability not in _LEVELS:
-            raise ValueError(f"A write's durability is one of {', '.join(_LEVELS)}, not {durability!r}.")
-        headers["x-ferry-durability"] = durability
+        headers["x-ferry-durability"] = durability_level(durability)
     if after is not None:
         headers["x-ferry-after"] = after
     return headers
@@ -242,8 +250,7 @@ class PutStream(io.RawIOBase):
                 raise FerryConnectionError(None, "ConnectionDropped", f"no answer to the write ({e})", self._name) from e
             if not 200 <= response.status < 300:
                 raise error_from_response(response.status, response.reason, data, self._name)
-            headers = {k.lower(): v for k, v in response.getheaders()}
-            self.result = PutResult(etag=headers.get("etag"), durability=headers.get("x-ferry-durability"), headers=headers)
+            self.result = _put_result({k.lower(): v for k, v in response.getheaders()})
         finally:
             self._conn.close()
             super().close()
@@ -452,7 +459,7 @@ class S3Client:
         """
         headers = _write_headers(content_type, write_through, durability, after)
         _, reply, _ = self._request("PUT", self._object_path(bucket, key), headers=headers, body=data)
-        return PutResult(etag=reply.get("etag"), durability=reply.get("x-ferry-durability"), headers=reply)
+        return _put_result(reply)
 
     def put_stream(self, bucket: str, key: str, content_type: str | None = None,
                    write_through: bool = False, durability: str | None = None, after: str | None = None) -> PutStream:
