@@ -1,31 +1,39 @@
-# syntax=docker/dockerfile:1.7
-# ferry's image: the ferry command (serve, flush, status, index, ...) on a Java runtime, and the Python client
-# under /opt/ferry/python for training pods to copy (deploy/kubernetes/examples/pytorchjob). From the
-# repository's root:
+# ferry's image: the release (bin/ferry, lib/) on a Java runtime that jlink made from the JDK that built it, a
+# non-root user, libfuse3 for `ferry mount`, and python3 with the client installed (its wheel also under
+# /opt/ferry/python for training images to install). The build context is made by scripts/image, which builds the
+# release and the runtime on the host (JDK 21+, Maven) and then this file:
 #
-#   docker build -t registry.example.com/ferry:0.1.0 .
-#   docker push registry.example.com/ferry:0.1.0          # then set images: in deploy/kubernetes/kustomization.yaml
+#   scripts/image --tag registry.example.com/ferry:0.1.0     # podman, or docker where there is no podman
+#   podman push registry.example.com/ferry:0.1.0              # then set images: in deploy/kubernetes/kustomization.yaml
 #
-# Java 21 by default; --build-arg JAVA_VERSION=25 builds on a newer one (which also builds `ferry mount`; the
-# image has no libfuse3 for it). docs/kubernetes.md says what was and was not run.
-ARG JAVA_VERSION=21
+# BASE is any Debian or Ubuntu image: a registry's (the default) or one made from Debian's packages where no
+# registry is reachable (scripts/image --base local). docs/kubernetes.md says what was and was not run.
+ARG BASE=debian:bookworm-slim
+FROM ${BASE}
 
-FROM maven:3.9-eclipse-temurin-${JAVA_VERSION} AS build
-WORKDIR /src
-COPY . .
-# the build ./ferry runs on first use: the CLI and the modules it depends on, without their tests
-RUN --mount=type=cache,target=/root/.m2 mvn -B -q -DskipTests -pl cli -am package
+# libfuse3 and fusermount3 (ferry mount), python3 (the client): a local base has them already
+RUN if ! dpkg-query -W libfuse3-3 fuse3 python3 >/dev/null 2>&1; then \
+      apt-get update && apt-get install -y --no-install-recommends libfuse3-3 fuse3 python3 ca-certificates \
+      && rm -rf /var/lib/apt/lists/*; \
+    fi
 
-FROM eclipse-temurin:${JAVA_VERSION}-jre
-RUN groupadd --system --gid 10001 ferry \
-    && useradd --system --uid 10001 --gid ferry --home-dir /var/lib/ferry --shell /usr/sbin/nologin ferry \
+# the daemon's user (no useradd in a minimal base: the two lines it would write)
+RUN echo 'ferry:x:10001:10001:ferry:/var/lib/ferry:/usr/sbin/nologin' >> /etc/passwd \
+    && echo 'ferry:x:10001:' >> /etc/group \
     && mkdir -p /var/lib/ferry /etc/ferry \
-    && chown ferry:ferry /var/lib/ferry
-COPY --from=build /src/cli/target/classes /opt/ferry/classes
-COPY --from=build /src/cli/target/lib /opt/ferry/lib
-COPY clients/python /opt/ferry/python
-COPY deploy/docker/ferry /usr/local/bin/ferry
+    && chown 10001:10001 /var/lib/ferry
+
+COPY jre /opt/ferry/jre
+COPY ferry /opt/ferry
+COPY ferry-launcher /usr/local/bin/ferry
+# the client, installed as pip would install its pure-Python wheel (the base has no pip)
+RUN python3 -c "import glob, sysconfig, zipfile; \
+zipfile.ZipFile(glob.glob('/opt/ferry/python/ferry_client-*.whl')[0]).extractall(sysconfig.get_paths()['purelib'])" \
+    && python3 -c "import ferry_client"
+
+ENV JAVA_HOME=/opt/ferry/jre
 USER 10001:10001
+WORKDIR /var/lib/ferry
 EXPOSE 9099
 ENTRYPOINT ["/usr/local/bin/ferry"]
 CMD ["serve", "--config", "/etc/ferry/ferry.yaml"]

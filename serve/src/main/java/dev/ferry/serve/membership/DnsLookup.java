@@ -12,7 +12,6 @@ import javax.naming.NameNotFoundException;
 import javax.naming.NamingEnumeration;
 import javax.naming.NamingException;
 import javax.naming.directory.Attribute;
-import javax.naming.directory.Attributes;
 import javax.naming.directory.DirContext;
 import javax.naming.directory.InitialDirContext;
 
@@ -70,18 +69,21 @@ final class DnsLookup {
         }
     }
 
+    /**
+     * The A, then the AAAA records of {@code name}: one question per type. JNDI asks a question of several types as
+     * one of type ANY, which servers may answer with nothing (RFC 8482; podman's aardvark-dns does).
+     */
     private static List<InetAddress> records(DirContext ctx, String name) throws IOException {
-        Attributes attrs;
-        try {
-            attrs = ctx.getAttributes(name, new String[] {"A", "AAAA"});
-        } catch (NameNotFoundException e) {
-            return List.of();
-        } catch (NamingException e) {
-            throw new IOException("DNS lookup of " + name + " failed: " + e.getMessage(), e);
-        }
         List<InetAddress> out = new ArrayList<>();
         for (String type : new String[] {"A", "AAAA"}) {
-            Attribute a = attrs.get(type);
+            Attribute a;
+            try {
+                a = ctx.getAttributes(name, new String[] {type}).get(type);
+            } catch (NameNotFoundException e) {
+                return out;
+            } catch (NamingException e) {
+                throw new IOException("DNS lookup of " + name + " failed: " + e.getMessage(), e);
+            }
             if (a == null) {
                 continue;
             }
