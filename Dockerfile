@@ -11,9 +11,10 @@
 ARG BASE=debian:bookworm-slim
 FROM ${BASE}
 
-# libfuse3 and fusermount3 (ferry mount), python3 (the client): a local base has them already
-RUN if ! dpkg-query -W libfuse3-3 fuse3 python3 >/dev/null 2>&1; then \
-      apt-get update && apt-get install -y --no-install-recommends libfuse3-3 fuse3 python3 ca-certificates \
+# libfuse3 and fusermount3 (ferry mount), python3 (the client), curl (podman's form of an httpGet probe): a local
+# base has them already
+RUN if ! dpkg-query -W libfuse3-3 fuse3 python3 curl >/dev/null 2>&1; then \
+      apt-get update && apt-get install -y --no-install-recommends libfuse3-3 fuse3 python3 ca-certificates curl \
       && rm -rf /var/lib/apt/lists/*; \
     fi
 
@@ -26,9 +27,12 @@ RUN echo 'ferry:x:10001:10001:ferry:/var/lib/ferry:/usr/sbin/nologin' >> /etc/pa
 COPY jre /opt/ferry/jre
 COPY ferry /opt/ferry
 COPY ferry-launcher /usr/local/bin/ferry
-# the client, installed as pip would install its pure-Python wheel (the base has no pip)
-RUN python3 -c "import glob, sysconfig, zipfile; \
-zipfile.ZipFile(glob.glob('/opt/ferry/python/ferry_client-*.whl')[0]).extractall(sysconfig.get_paths()['purelib'])" \
+# the client: its wheel unpacked in /opt/ferry/python (the package there for a training pod's init container to copy,
+# deploy/kubernetes/examples/pytorchjob) and on the image's python3 path through a .pth file (the base has no pip)
+RUN python3 -c "import glob, os, sysconfig, zipfile; \
+zipfile.ZipFile(glob.glob('/opt/ferry/python/ferry_client-*.whl')[0]).extractall('/opt/ferry/python'); \
+site = sysconfig.get_paths()['purelib']; os.makedirs(site, exist_ok=True); \
+open(os.path.join(site, 'ferry.pth'), 'w').write('/opt/ferry/python\n')" \
     && python3 -c "import ferry_client"
 
 ENV JAVA_HOME=/opt/ferry/jre

@@ -340,29 +340,43 @@ class KubernetesKitTest {
 
     /**
      * {@code command} (an exec hook's, starting with {@code ferry}) as the image runs it: deploy/docker/ferry with
-     * the image's layout (classes/ and lib/ as the Dockerfile copies them from cli/target), when the build made
-     * cli/target/lib; else the CLI on this test's class path.
+     * the image's layout (jre/, this test's Java; lib/, the CLI's jar and its dependencies, as the release that
+     * scripts/image puts in the image has them), when the build made cli/target/lib and the CLI's jar; else the CLI
+     * on this test's class path. deploy/tests/test_image.py runs the image itself, with podman.
      */
     static Servers.Result runAsTheImage(List<String> command, Map<String, String> env) throws Exception {
         assertThat(command.get(0)).isEqualTo("ferry");
         List<String> full = new ArrayList<>();
         Map<String, String> extra = new LinkedHashMap<>(env);
-        Path lib = REPO.resolve("cli/target/lib");
-        if (Files.isDirectory(lib)) {
+        Path deps = REPO.resolve("cli/target/lib");
+        List<Path> cliJars;
+        try (var found = Files.list(REPO.resolve("cli/target"))) {
+            cliJars = found.filter(f -> f.getFileName().toString().matches("ferry-cli-.*\\.jar")).toList();
+        }
+        if (Files.isDirectory(deps) && cliJars.size() == 1) {
             Path home = REPO.resolve("it/target/image-opt-ferry"); // links out of a @TempDir make JUnit warn when it cleans up
-            Files.createDirectories(home);
-            for (String part : List.of("classes", "lib")) {
-                Files.deleteIfExists(home.resolve(part));
-                Files.createSymbolicLink(home.resolve(part), REPO.resolve("cli/target").resolve(part));
+            Path lib = home.resolve("lib");
+            if (Files.isSymbolicLink(lib)) {
+                Files.delete(lib); // the layout before the release's: a link to cli/target/lib, whose jars are not ours to delete
+            }
+            Files.createDirectories(lib);
+            Files.deleteIfExists(home.resolve("jre"));
+            Files.createSymbolicLink(home.resolve("jre"), Path.of(System.getProperty("java.home")));
+            try (var old = Files.list(lib); var jars = Files.list(deps)) {
+                for (Path link : old.toList()) {
+                    Files.delete(link);
+                }
+                for (Path jar : java.util.stream.Stream.concat(jars, cliJars.stream()).toList()) {
+                    Files.createSymbolicLink(lib.resolve(jar.getFileName()), jar);
+                }
             }
             String dockerfile = Files.readString(REPO.resolve("Dockerfile"));
-            assertThat(dockerfile).contains("COPY --from=build /src/cli/target/classes /opt/ferry/classes",
-                    "COPY --from=build /src/cli/target/lib /opt/ferry/lib", "COPY deploy/docker/ferry /usr/local/bin/ferry");
+            assertThat(dockerfile).contains("COPY jre /opt/ferry/jre", "COPY ferry /opt/ferry", "COPY ferry-launcher /usr/local/bin/ferry");
+            assertThat(Files.readString(REPO.resolve("scripts/image"))).contains("cp deploy/docker/ferry \"$CONTEXT/ferry-launcher\"");
             full.addAll(List.of("sh", REPO.resolve("deploy/docker/ferry").toString()));
             extra.put("FERRY_HOME", home.toString());
-            extra.put("PATH", Path.of(System.getProperty("java.home"), "bin") + java.io.File.pathSeparator + System.getenv("PATH"));
         } else {
-            System.out.println("NOTE: cli/target/lib is missing (mvn package makes it): the preStop command runs on the test's class path");
+            System.out.println("NOTE: cli/target/lib or the CLI's jar is missing (mvn package makes them): the preStop command runs on the test's class path");
             full.addAll(Servers.javaCommand("dev.ferry.cli.Main"));
         }
         full.addAll(command.subList(1, command.size()));
@@ -401,7 +415,8 @@ class KubernetesKitTest {
             podEnv = podEnv == null ? e : podEnv;
             assertThat(e).isEqualTo(podEnv);
         }
-        assertThat(Files.readString(REPO.resolve("Dockerfile"))).contains("COPY clients/python /opt/ferry/python");
+        assertThat(Files.readString(REPO.resolve("Dockerfile"))).as("the client's package where the init container copies it from")
+                .contains("COPY ferry /opt/ferry", "extractall('/opt/ferry/python')");
 
         Path python = Servers.onPath("python3");
         Servers.requireTool(python != null, "python3");
