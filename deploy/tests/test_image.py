@@ -6,6 +6,8 @@
 - Two daemon containers on one podman network under one network alias, found as a group through DNS (aardvark-dns
   answers the alias with both addresses, as a headless Service's name does); a read through one fetches each object
   from the store once, by its owner.
+- The release tarball (scripts/release) unpacked in a container whose only Java is a JRE (the image's jlink runtime)
+  and run from a symlink on PATH: ``ferry demo --quick``, then ``ferry serve``.
 - The Kubernetes kit's DaemonSet, rendered by ``kubectl kustomize deploy/kubernetes`` and played as a Pod with
   ``podman kube play``: its init container, its ConfigMap, its probes and its preStop flush.
 
@@ -287,6 +289,29 @@ class ImageTest(unittest.TestCase):
         self.assertGreater(second["origin"]["egress_bytes"], 0, "the second member owns some of the objects")
         self.assertEqual(first["peer"]["bytes"], second["origin"]["egress_bytes"],
                          "what the second member fetched reached the first through it")
+
+    def test_the_release_runs_from_a_symlink_on_path_where_the_only_java_is_a_jre(self):
+        out = tempfile.mkdtemp(prefix="ferry-release-")
+        self.addCleanup(shutil.rmtree, out, True)
+        built = subprocess.run([os.path.join(ROOT, "scripts", "release"), out], capture_output=True, text=True,
+                               timeout=900, check=False)
+        self.assertEqual(built.returncode, 0, built.stderr)
+        tarball = built.stdout.strip().splitlines()[-1]
+        # the image's runtime is a JRE (jlink, no javac); the release is unpacked as a user unpacks it, under their
+        # home, and run through a symlink on PATH, with neither JAVA_HOME nor the image's launcher
+        script = (
+            "set -e; test ! -e /opt/ferry/jre/bin/javac; unset JAVA_HOME; cd $HOME; "
+            "tar -xzf /release.tar.gz; mkdir -p bin; ln -s $HOME/ferry-*/bin/ferry bin/ferry; "
+            "export PATH=$HOME/bin:/usr/bin:/bin:/opt/ferry/jre/bin; command -v ferry; "
+            "ferry demo --quick; "
+            "ferry serve --cache-dir $HOME/cache --data-dir $HOME/data --port 9099 > serve.log 2>&1 & pid=$!; "
+            "for i in $(seq 1 100); do grep -q '^ready' serve.log && break; sleep 0.2; done; "
+            "curl -sf http://127.0.0.1:9099/_ferry/v1/status > /dev/null && echo SERVED; kill $pid")
+        r = self.podman("run", "--rm", "-e", "HOME=/var/lib/ferry", "-v", f"{tarball}:/release.tar.gz:ro",
+                        "--entrypoint", "sh", IMAGE, "-c", script, timeout=600)
+        self.assertIn("/var/lib/ferry/bin/ferry", r.stdout)
+        self.assertIn("found: through ferry the accelerator was busy", r.stdout, r.stdout + r.stderr)
+        self.assertTrue(r.stdout.rstrip().endswith("SERVED"), r.stdout + r.stderr)
 
     def test_the_kits_daemonset_plays_as_a_pod_with_its_configmap_probes_and_prestop_flush(self):
         rendered = subprocess.run(["kubectl", "kustomize", os.path.join(ROOT, "deploy", "kubernetes")],
