@@ -1,9 +1,13 @@
 package dev.ferry.cli;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.JsonNodeFactory;
+import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.ferry.cli.errors.UserError;
 import dev.ferry.time.Clock;
 import dev.ferry.util.Sizes;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Locale;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
@@ -13,7 +17,9 @@ import picocli.CommandLine.Parameters;
 /**
  * {@code ferry warm}: loads a prefix, or a manifest's objects, into a daemon's local tier before a job starts (JuiceFS's
  * {@code warmup}, Alluxio's {@code load}), through the daemon's {@code POST /_ferry/v1/warm}; shows its progress until
- * it is done. Warming again fetches only what is not resident: it is idempotent, and resumes one cut short.
+ * it is done. Warming again fetches only what is not resident: it is idempotent, and resumes one cut short. With
+ * {@code --group}, every member of the daemon's group loads the objects it owns ({@code "owned": true}), so the
+ * dataset crosses from the store once and each member serves its share to the others.
  */
 @Command(name = "warm", mixinStandardHelpOptions = true,
         description = {"Load a prefix (s3://BUCKET/PREFIX) or a manifest's objects (--manifest BUCKET/KEY) into a daemon's local tier.",
@@ -28,53 +34,138 @@ final class WarmCommand implements Callable<Integer> {
     @Option(names = "--url", paramLabel = "URL", description = "The daemon (default: FERRY_ENDPOINT, else http://127.0.0.1:9099).")
     String url;
 
+    @Option(names = "--group", description = "Warm every member of the daemon's group, each loading the objects it owns "
+            + "(the data crosses from the object store once).")
+    boolean group;
+
+    /** One daemon's warm: where it runs and its last progress. */
+    private record Member(DaemonApi daemon, String id, JsonNode progress) {
+    }
+
     @Override
     public Integer call() throws Exception {
         if ((location == null) == (manifest == null)) {
             throw new UserError("ferry warm needs either s3://BUCKET/PREFIX or --manifest BUCKET/KEY");
         }
-        String body;
+        String what;
         if (manifest != null) {
-            body = "{\"manifest_key\":" + DaemonApi.json(manifest) + "}";
+            what = "\"manifest_key\":" + DaemonApi.json(manifest);
         } else {
             String[] bp = DaemonApi.location(location);
-            body = "{\"bucket\":" + DaemonApi.json(bp[0]) + ",\"prefix\":" + DaemonApi.json(bp[1]) + "}";
+            what = "\"bucket\":" + DaemonApi.json(bp[0]) + ",\"prefix\":" + DaemonApi.json(bp[1]);
         }
-        try (DaemonApi daemon = new DaemonApi(url)) {
-            JsonNode p = daemon.call("POST", "/_ferry/v1/warm", "", body, "start warming");
-            String id = p.path("id").asText();
-            boolean terminal = System.console() != null;
-            Clock clock = Clock.system();
-            long lastLine = 0;
-            while (!p.path("state").asText().equals("done") && !p.path("state").asText().equals("failed")) {
-                Thread.sleep(500);
-                p = daemon.call("GET", "/_ferry/v1/warm/" + id, "", null, "follow the warm");
-                long now = clock.nanoTime();
-                if (terminal) {
-                    System.out.print("\r" + line(p) + "   ");
-                    System.out.flush();
-                } else if (now - lastLine > 5_000_000_000L) {
-                    System.out.println(line(p));
-                    lastLine = now;
+        List<DaemonApi> daemons = new ArrayList<>();
+        try (DaemonApi first = new DaemonApi(url)) {
+            if (group) {
+                for (String member : members(first)) {
+                    daemons.add(new DaemonApi(member));
+                }
+            } else {
+                daemons.add(new DaemonApi(first.base.toString()));
+            }
+            String body = "{" + what + (group ? ",\"owned\":true" : "") + "}";
+            List<Member> warms = new ArrayList<>();
+            for (DaemonApi d : daemons) {
+                JsonNode p = d.call("POST", "/_ferry/v1/warm", "", body, "start warming");
+                warms.add(new Member(d, p.path("id").asText(), p));
+            }
+            return follow(warms);
+        } finally {
+            daemons.forEach(DaemonApi::close);
+        }
+    }
+
+    /** The URLs of the group's members, as the daemon at {@code first} knows them; one sentence when it has none. */
+    private static List<String> members(DaemonApi first) {
+        JsonNode status = first.call("GET", "/_ferry/v1/status", "", null, "read the group");
+        List<String> out = new ArrayList<>();
+        for (JsonNode m : status.path("group").path("members")) {
+            out.add(m.path("url").asText());
+        }
+        if (out.isEmpty()) {
+            throw new UserError("the daemon at " + first.base + " is in no group (no --group, or no member found yet): warm it without --group", 1);
+        }
+        return out;
+    }
+
+    private int follow(List<Member> warms) throws InterruptedException {
+        boolean terminal = System.console() != null;
+        Clock clock = Clock.system();
+        long lastLine = 0;
+        while (!warms.stream().allMatch(w -> finished(w.progress()))) {
+            Thread.sleep(500);
+            for (int i = 0; i < warms.size(); i++) {
+                Member w = warms.get(i);
+                if (!finished(w.progress())) {
+                    warms.set(i, new Member(w.daemon(), w.id(), w.daemon().call("GET", "/_ferry/v1/warm/" + w.id(), "", null, "follow the warm")));
                 }
             }
+            JsonNode sum = sum(warms);
+            long now = clock.nanoTime();
             if (terminal) {
-                System.out.println();
+                System.out.print("\r" + line(sum) + "   ");
+                System.out.flush();
+            } else if (now - lastLine > 5_000_000_000L) {
+                System.out.println(line(sum));
+                lastLine = now;
             }
-            if (p.path("state").asText().equals("failed")) {
-                throw new UserError("warming " + p.path("source").asText() + " failed: " + p.path("error").asText(), 1);
-            }
-            double seconds = Math.max(1e-3, p.path("seconds").asDouble());
-            System.out.printf(Locale.ROOT, "ferry warm: %s: %d objects, %s resident in %.1f s (%s/s); fetched %s from the object store "
-                    + "(egress %s, $%.4f)%n", p.path("source").asText(), p.path("objects_done").asLong(), Sizes.format(p.path("bytes_done").asLong()),
-                    seconds, Sizes.format((long) (p.path("bytes_fetched").asLong() / seconds)), Sizes.format(p.path("bytes_fetched").asLong()),
-                    Sizes.format(p.path("egress_bytes").asLong()), p.path("egress_cost_usd").asDouble());
-            if (p.path("objects_not_fitting").asLong() > 0) {
-                System.out.printf(Locale.ROOT, "  %d objects (%s) did not fit: the tier keeps a tenth of its capacity free (see ferry cache ls)%n",
-                        p.path("objects_not_fitting").asLong(), Sizes.format(p.path("bytes_not_fitting").asLong()));
-            }
-            return 0;
         }
+        if (terminal) {
+            System.out.println();
+        }
+        for (Member w : warms) {
+            if (w.progress().path("state").asText().equals("failed")) {
+                throw new UserError("warming " + w.progress().path("source").asText() + (warms.size() > 1 ? " on " + w.daemon().base : "")
+                        + " failed: " + w.progress().path("error").asText(), 1);
+            }
+        }
+        if (warms.size() > 1) {
+            for (Member w : warms) {
+                System.out.println("  " + w.daemon().base + ": " + summary(w.progress()));
+            }
+        }
+        JsonNode p = sum(warms);
+        System.out.println("ferry warm: " + warms.get(0).progress().path("source").asText() + (warms.size() > 1 ? " on " + warms.size() + " members" : "")
+                + ": " + summary(p));
+        if (p.path("objects_not_fitting").asLong() > 0) {
+            System.out.printf(Locale.ROOT, "  %d objects (%s) did not fit: the tier keeps a tenth of its capacity free (see ferry cache ls)%n",
+                    p.path("objects_not_fitting").asLong(), Sizes.format(p.path("bytes_not_fitting").asLong()));
+        }
+        return 0;
+    }
+
+    private static boolean finished(JsonNode p) {
+        return p.path("state").asText().equals("done") || p.path("state").asText().equals("failed");
+    }
+
+    private static final List<String> SUMMED = List.of("objects_total", "bytes_total", "objects_done", "bytes_done", "bytes_fetched",
+            "objects_not_fitting", "bytes_not_fitting", "egress_bytes");
+
+    /** The members' progress as one: counts added, the longest time, the state of the least advanced. */
+    static JsonNode sum(List<Member> warms) {
+        ObjectNode out = JsonNodeFactory.instance.objectNode();
+        double seconds = 0;
+        double cost = 0;
+        for (Member w : warms) {
+            JsonNode p = w.progress();
+            for (String field : SUMMED) {
+                out.put(field, out.path(field).asLong() + p.path(field).asLong());
+            }
+            seconds = Math.max(seconds, p.path("seconds").asDouble());
+            cost += p.path("egress_cost_usd").asDouble();
+        }
+        String state = warms.stream().map(w -> w.progress().path("state").asText())
+                .filter(st -> !st.equals("done")).findFirst().orElse("done");
+        return out.put("seconds", seconds).put("egress_cost_usd", cost).put("state", state);
+    }
+
+    /** What a finished warm did, in one line. */
+    private static String summary(JsonNode p) {
+        double seconds = Math.max(1e-3, p.path("seconds").asDouble());
+        return String.format(Locale.ROOT, "%d objects, %s resident in %.1f s (%s/s); %s fetched into the tier (egress from the object store %s, $%.4f)",
+                p.path("objects_done").asLong(), Sizes.format(p.path("bytes_done").asLong()), seconds,
+                Sizes.format((long) (p.path("bytes_fetched").asLong() / seconds)), Sizes.format(p.path("bytes_fetched").asLong()),
+                Sizes.format(p.path("egress_bytes").asLong()), p.path("egress_cost_usd").asDouble());
     }
 
     /** One progress line: objects and bytes done of the total, rate, time left. */

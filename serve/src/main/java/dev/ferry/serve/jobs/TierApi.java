@@ -8,6 +8,7 @@ import dev.ferry.cache.TierContents;
 import dev.ferry.cache.TierLedger;
 import dev.ferry.plan.ManifestJson;
 import dev.ferry.serve.node.Node;
+import dev.ferry.serve.node.RegionalGroup;
 import dev.ferry.serve.protocol.Keys;
 import dev.ferry.serve.protocol.Reply;
 import dev.ferry.serve.protocol.S3Error;
@@ -19,6 +20,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Predicate;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
@@ -30,7 +32,8 @@ import java.util.regex.Pattern;
  *   <li>{@code DELETE /_ferry/v1/cache?bucket=B[&prefix=P]}: drops what is resident there (the object store keeps
  *       everything; a later read fetches it again);
  *   <li>{@code POST /_ferry/v1/warm} with {@code {"bucket": B, "prefix": P}} or {@code {"manifest_key": "B/K"}}:
- *       starts loading those objects ({@link Warming}), answers 202 with its id;
+ *       starts loading those objects ({@link Warming}), answers 202 with its id; with {@code "owned": true}, only
+ *       those this daemon owns in its group ({@code ferry warm --group} asks every member so);
  *   <li>{@code GET /_ferry/v1/warm/{id}}: its progress.
  * </ul>
  * Thread-safe.
@@ -95,6 +98,7 @@ final class TierApi {
     Reply startWarm(byte[] body) throws S3Error, IOException {
         CachingStore tier = tier();
         JsonNode req = ApiJson.parse(body);
+        Predicate<ObjectKey> mine = mine(req);
         String id = "w" + ids.incrementAndGet();
         Warming w;
         if (req.has("manifest_key")) {
@@ -103,13 +107,13 @@ final class TierApi {
                 throw S3Error.badRequest("InvalidArgument", "manifest_key " + key + " is over " + JobLimits.MAX_MANIFEST_BYTES + " bytes");
             }
             var manifest = readManifest(key);
-            w = new Warming(id, "manifest " + key, tier.clock(), node.stack().meter());
+            w = new Warming(id, "manifest " + key, tier.clock(), node.stack().meter(), mine);
             Warming started = w;
             Thread.ofVirtual().name("ferry-warm-" + id).start(() -> started.manifest(tier, manifest));
         } else if (req.has("bucket")) {
             String bucket = Keys.bucket(req.get("bucket").asText(""));
             String prefix = req.path("prefix").asText("");
-            w = new Warming(id, "s3://" + bucket + "/" + prefix, tier.clock(), node.stack().meter());
+            w = new Warming(id, "s3://" + bucket + "/" + prefix, tier.clock(), node.stack().meter(), mine);
             Warming started = w;
             Thread.ofVirtual().name("ferry-warm-" + id).start(() -> started.prefix(node.stack().top(), tier, bucket, prefix));
         } else {
@@ -117,6 +121,23 @@ final class TierApi {
         }
         warmings.put(id, w);
         return Reply.json(HttpResponseStatus.ACCEPTED, progress(w).toString());
+    }
+
+    /** The objects a warm loads: all of them, or with {@code "owned": true} those this daemon owns in its group. */
+    private Predicate<ObjectKey> mine(JsonNode req) throws S3Error {
+        JsonNode owned = req.path("owned");
+        if (!owned.isMissingNode() && !owned.isBoolean()) {
+            throw S3Error.badRequest("InvalidArgument", "owned must be true or false, not " + owned);
+        }
+        if (!owned.asBoolean(false)) {
+            return key -> true;
+        }
+        RegionalGroup group = node.group();
+        if (group == null || group.self() == null) {
+            throw new S3Error(409, "NotAGroupMember", "this daemon is not a member of a group (--group, --self): it owns no share to warm; "
+                    + "warm without owned");
+        }
+        return group::owns;
     }
 
     private dev.ferry.plan.Manifest readManifest(ObjectKey key) throws S3Error, IOException {
@@ -141,7 +162,8 @@ final class TierApi {
                 .put("state", p.error() != null ? (p.done() ? "failed" : "failing") : p.done() ? "done" : p.listed() ? "warming" : "listing")
                 .put("objects_total", p.objectsTotal()).put("bytes_total", p.bytesTotal()).put("objects_done", p.objectsDone())
                 .put("bytes_done", p.bytesDone()).put("bytes_fetched", p.bytesFetched()).put("objects_not_fitting", p.objectsSkipped())
-                .put("bytes_not_fitting", p.bytesSkipped()).put("seconds", Math.round(p.seconds() * 1000) / 1000.0)
+                .put("bytes_not_fitting", p.bytesSkipped())
+                .put("objects_elsewhere", p.objectsElsewhere()).put("bytes_elsewhere", p.bytesElsewhere()).put("seconds", Math.round(p.seconds() * 1000) / 1000.0)
                 .put("egress_bytes", p.egressBytes()).put("egress_cost_usd", p.egressBytes() * node.stack().egressCostPerByte());
         out.put("error", p.error());
         return out;

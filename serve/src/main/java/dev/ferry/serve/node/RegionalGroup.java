@@ -55,6 +55,11 @@ public final class RegionalGroup {
         return group.self();
     }
 
+    /** True when this daemon owns {@code key} in the group now: it reads the origin for it and serves it to the others. */
+    public boolean owns(ObjectKey key) {
+        return group.owns(key);
+    }
+
     /**
      * The keys whose plans make this node their home (read here every epoch): this node reads them from the origin
      * itself and keeps them as its own, instead of asking their owner in the group.
