@@ -4,8 +4,9 @@
   with the client) reading a job's samples through the daemon for two epochs; the four numbers read from the
   daemon's status.
 - Two daemon containers on one podman network under one network alias, found as a group through DNS (aardvark-dns
-  answers the alias with both addresses, as a headless Service's name does); a read through one fetches each object
-  from the store once, by its owner.
+  answers the alias with both addresses, as a headless Service's name does); the warm Job of
+  deploy/kubernetes/examples/warm, played as a Pod, has each member load the objects it owns, and a read of them all
+  through one member afterwards fetches nothing more from the store.
 - The release tarball (scripts/release) unpacked in a container whose only Java is a JRE (the image's jlink runtime)
   and run from a symlink on PATH: ``ferry demo --quick``, then ``ferry serve``.
 - The Kubernetes kit's DaemonSet, rendered by ``kubectl kustomize deploy/kubernetes`` and played as a Pod with
@@ -48,6 +49,7 @@ if os.environ.get("UPLOAD"):
     store = S3Client(os.environ["STORE"], "testing", "testing")
     for i, key in enumerate(keys):
         store.put("train", key, bytes([i % 251]) * size)
+    raise SystemExit(0)
 client = FerryClient()   # FERRY_ENDPOINT and FERRY_ACCESS_KEY/FERRY_SECRET_KEY, as in a training pod
 job = os.environ["JOB"]
 client.register_job(job, ranks=[["train/" + k for k in keys]], batch_size=1)
@@ -69,11 +71,14 @@ class Podman:
     def __init__(self):
         self.env = dict(os.environ, CONTAINERS_CONF=os.path.join(ROOT, "deploy", "podman", "containers.conf"))
         self.tag = f"ferry-test-{os.getpid()}"
-        self.containers, self.networks, self.kube = [], [], []
+        self.containers, self.networks = [], []
+        self.workdir = tempfile.mkdtemp(prefix=f"{self.tag}-")
 
     def __call__(self, *args, check=True, timeout=300, input=None):
+        # run in an empty folder: kube play takes a folder named as an image in its working folder for a build
+        # context (the repository's root has the launcher ./ferry)
         r = subprocess.run(["podman", *args], capture_output=True, text=True, env=self.env, timeout=timeout,
-                           input=input, check=False)
+                           input=input, check=False, cwd=self.workdir)
         if check and r.returncode != 0:
             raise AssertionError(f"podman {' '.join(args)} exited {r.returncode}:\n{r.stdout}\n{r.stderr}")
         return r
@@ -110,12 +115,11 @@ class Podman:
         raise AssertionError(f"{name} not ready in {timeout_s} s:\n{self('logs', name, check=False).stderr}")
 
     def clean(self):
-        for path in self.kube:
-            self("kube", "down", path, check=False)
         for name in reversed(self.containers):
             self("rm", "-f", "-t", "2", name, check=False)
         for name in self.networks:
             self("network", "rm", "-f", name, check=False)
+        shutil.rmtree(self.workdir, ignore_errors=True)
 
 
 def daemon_args(store_url, *extra, cache_size="256MiB"):
@@ -151,7 +155,7 @@ def expand(arg, env):
     return re.sub(r"\$\((\w+)\)", lambda m: env.get(m.group(1), m.group(0)), arg)
 
 
-def pod_of_daemonset(rendered, image, store_url, pod_ip, nvme):
+def pod_of_daemonset(rendered, image, store_url, pod_ip, nvme, prefix):
     """The kit's rendered ConfigMap and its DaemonSet's pod template as a Pod podman 4.3 plays, and the Pod.
 
     Each change stands for what a kubelet (or the cluster) does that podman 4.3 does not, or for this machine:
@@ -163,7 +167,7 @@ def pod_of_daemonset(rendered, image, store_url, pod_ip, nvme):
     - a probe's named port becomes its number (podman 4.3 turns an httpGet probe into curl with port 0 otherwise);
     - the init container is kept after it runs (annotation init.container.type always: podman 4.3 races removing a
       'once' init container that has just exited, https://github.com/containers/podman/issues/18477);
-    - the NVMe hostPath is a temporary folder.
+    - the NVMe hostPath is a temporary folder, and the Pod's name starts with ``prefix`` (runs side by side).
     """
     docs = [d for d in yaml.safe_load_all(rendered) if d]
     config = next(d for d in docs if d["kind"] == "ConfigMap")
@@ -194,7 +198,7 @@ def pod_of_daemonset(rendered, image, store_url, pod_ip, nvme):
         if "hostPath" in v:
             v["hostPath"]["path"] = nvme
     pod = {"apiVersion": "v1", "kind": "Pod",
-           "metadata": {"name": daemonset["metadata"]["name"], "labels": template["metadata"]["labels"],
+           "metadata": {"name": f"{prefix}-{daemonset['metadata']['name']}", "labels": template["metadata"]["labels"],
                         "annotations": {"io.podman.annotations.init.container.type": "always"}},
            "spec": spec}
     return [config, pod], pod
@@ -218,7 +222,7 @@ class ImageTest(unittest.TestCase):
                 "--profile none", entrypoint="sh")
             cls.podman.ready(cls.store)
             cls.store_url = f"http://{cls.store}:9000"
-            cls.uploaded = False
+            cls.run_train({"UPLOAD": "1", "STORE": cls.store_url})   # the dataset, as a user uploads a corpus
         except BaseException:
             cls.podman.clean()
             raise
@@ -227,18 +231,19 @@ class ImageTest(unittest.TestCase):
     def tearDownClass(cls):
         cls.podman.clean()
 
-    def train(self, daemon, job, epochs, network=None):
-        """Runs the training container against ``daemon`` (a container name) and returns its answer."""
-        env = {"FERRY_ENDPOINT": f"http://{daemon}:{PORT}", "STORE": self.store_url, "JOB": job,
-               "EPOCHS": str(epochs), "OBJECTS": str(self.OBJECTS), "OBJECT_BYTES": str(self.OBJECT_BYTES),
-               "FERRY_ACCESS_KEY": KEYS["FERRY_ACCESS_KEY"], "FERRY_SECRET_KEY": KEYS["FERRY_SECRET_KEY"]}
-        if not type(self).uploaded:
-            env["UPLOAD"] = "1"
-        args = ["run", "--rm", "--network", network or self.net, "--entrypoint", "python3"]
+    @classmethod
+    def run_train(cls, env):
+        """The training container's script with ``env``; its output."""
+        env = {"OBJECTS": str(cls.OBJECTS), "OBJECT_BYTES": str(cls.OBJECT_BYTES), **env}
+        args = ["run", "--rm", "--network", cls.net, "--entrypoint", "python3"]
         for k, v in env.items():
             args += ["-e", f"{k}={v}"]
-        r = self.podman(*args, IMAGE, "-c", TRAIN)
-        type(self).uploaded = True
+        return cls.podman(*args, IMAGE, "-c", TRAIN)
+
+    def train(self, daemon, job, epochs):
+        """Runs the training container against ``daemon`` (a container name) and returns its answer."""
+        r = self.run_train({"FERRY_ENDPOINT": f"http://{daemon}:{PORT}", "JOB": job, "EPOCHS": str(epochs),
+                            "FERRY_ACCESS_KEY": KEYS["FERRY_ACCESS_KEY"], "FERRY_SECRET_KEY": KEYS["FERRY_SECRET_KEY"]})
         answer = json.loads(r.stdout.strip().splitlines()[-1])
         self.assertEqual(answer["read"], self.OBJECTS * epochs, r.stderr)
         self.assertTrue(answer["whole"], "a sample came back with other bytes than were put")
@@ -281,14 +286,52 @@ class ImageTest(unittest.TestCase):
         for ip in ips:
             self.assertEqual(status(ip)["group"]["self"], f"http://{ip}:{PORT}")
 
-        self.train(names[0], "through-a-group", epochs=1)
+        # the example's warm Job, played as a Pod against the first member: each member loads the share it owns
+        job = self.warm_job_pod(f"http://{names[0]}:{PORT}", "s3://train/shards/")
+        self.podman("kube", "play", "--network", self.net, job)
+        self.addCleanup(self.podman, "kube", "down", job, check=False)
+        warm = f"{self.podman.tag}-warm-warm"
+        exit_code = self.podman("wait", warm, timeout=600).stdout.strip()
+        log = self.podman("logs", warm)
+        self.assertEqual(exit_code, "0", log.stdout + log.stderr)
+        self.assertIn("on 2 members", log.stdout)
         first, second = (status(ip)["tiers"] for ip in ips)
         dataset = self.OBJECTS * self.OBJECT_BYTES
-        self.assertEqual(first["origin"]["egress_bytes"] + second["origin"]["egress_bytes"], dataset,
-                         "each object is fetched from the store once, by its owner")
+        warmed = first["origin"]["egress_bytes"] + second["origin"]["egress_bytes"]
+        self.assertEqual(warmed, dataset, "each object is fetched from the store once, by its owner")
         self.assertGreater(second["origin"]["egress_bytes"], 0, "the second member owns some of the objects")
+        self.assertEqual(first["local"]["resident_bytes"] + second["local"]["resident_bytes"], dataset,
+                         "the members hold the dataset between them, each its share")
+
+        # epoch 1 through the first member: its share from its tier, the rest from the second member's
+        self.train(names[0], "through-a-group", epochs=1)
+        first, second = (status(ip)["tiers"] for ip in ips)
+        self.assertEqual(first["origin"]["egress_bytes"] + second["origin"]["egress_bytes"], warmed,
+                         "nothing more from the store")
         self.assertEqual(first["peer"]["bytes"], second["origin"]["egress_bytes"],
-                         "what the second member fetched reached the first through it")
+                         "what the second member owns reached the first through it")
+
+    def warm_job_pod(self, url, location):
+        """deploy/kubernetes/examples/warm's Job as a Pod podman 4.3 plays (it plays no Job): its pod template with
+        the Secret's keys as values, the daemon's URL and the location given (no Service routing here)."""
+        rendered = subprocess.run(["kubectl", "kustomize", os.path.join(ROOT, "deploy", "kubernetes", "examples", "warm")],
+                                  capture_output=True, text=True, check=True, timeout=120).stdout
+        job = next(d for d in yaml.safe_load_all(rendered) if d and d["kind"] == "Job")
+        spec = job["spec"]["template"]["spec"]
+        spec["restartPolicy"] = "Never"
+        (c,) = spec["containers"]
+        c["image"] = IMAGE
+        args = c["args"]
+        self.assertEqual(args[:3], ["warm", "--group", "--url"])
+        args[3], args[-1] = url, location
+        for e in c["env"]:
+            e["value"] = KEYS[e.pop("valueFrom") and e["name"]]
+        pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": f"{self.podman.tag}-warm"}, "spec": spec}
+        path = os.path.join(tempfile.gettempdir(), f"{self.podman.tag}-warm.yaml")
+        with open(path, "w") as f:
+            yaml.safe_dump(pod, f)
+        self.addCleanup(os.remove, path)
+        return path
 
     def test_the_release_runs_from_a_symlink_on_path_where_the_only_java_is_a_jre(self):
         out = tempfile.mkdtemp(prefix="ferry-release-")
@@ -319,13 +362,13 @@ class ImageTest(unittest.TestCase):
         nvme = tempfile.mkdtemp(prefix="ferry-nvme-")
         self.addCleanup(shutil.rmtree, nvme, True)
         ip = f"{self.prefix}.30"
-        docs, pod = pod_of_daemonset(rendered, IMAGE, self.store_url, ip, nvme)
+        docs, pod = pod_of_daemonset(rendered, IMAGE, self.store_url, ip, nvme, self.podman.tag)
         path = os.path.join(nvme, "..", f"{os.path.basename(nvme)}.yaml")
         with open(path, "w") as f:
             yaml.safe_dump_all(docs, f, sort_keys=False)
         self.addCleanup(os.remove, path)
-        self.podman.kube.append(path)
         self.podman("kube", "play", "--replace", "--network", self.net, "--ip", ip, path)
+        self.addCleanup(self.podman, "kube", "down", path, check=False)
         name = f"{pod['metadata']['name']}-{pod['spec']['containers'][0]['name']}"
         self.podman.ready(name)
         container = pod["spec"]["containers"][0]
@@ -365,7 +408,6 @@ class ImageTest(unittest.TestCase):
         stored = self.podman("exec", self.store, "curl", "-s", "http://127.0.0.1:9000/train/ckpt/step-1", check=False)
         self.assertEqual(stored.stdout, "x" * 4096, "the write is in the store once the preStop flush returns")
         self.podman("kube", "down", path)
-        self.podman.kube.remove(path)
 
 
 if __name__ == "__main__":
