@@ -71,10 +71,13 @@ final class DnsLookup {
 
     /**
      * The A, then the AAAA records of {@code name}: one question per type. JNDI asks a question of several types as
-     * one of type ANY, which servers may answer with nothing (RFC 8482; podman's aardvark-dns does).
+     * one of type ANY, which servers may answer with nothing (RFC 8482; podman's aardvark-dns does). A server may also
+     * refuse the question of a type the name lacks (dnsmasq with no upstream does): a type that fails fails the lookup
+     * only when the other found nothing.
      */
     private static List<InetAddress> records(DirContext ctx, String name) throws IOException {
         List<InetAddress> out = new ArrayList<>();
+        NamingException failed = null;
         for (String type : new String[] {"A", "AAAA"}) {
             Attribute a;
             try {
@@ -82,7 +85,8 @@ final class DnsLookup {
             } catch (NameNotFoundException e) {
                 return out;
             } catch (NamingException e) {
-                throw new IOException("DNS lookup of " + name + " failed: " + e.getMessage(), e);
+                failed = e;
+                continue;
             }
             if (a == null) {
                 continue;
@@ -95,6 +99,9 @@ final class DnsLookup {
             } catch (NamingException | IllegalArgumentException e) {
                 throw new IOException("DNS answer for " + name + " unreadable: " + e.getMessage(), e);
             }
+        }
+        if (out.isEmpty() && failed != null) {
+            throw new IOException("DNS lookup of " + name + " failed: " + failed.getMessage(), failed);
         }
         return out;
     }
