@@ -93,7 +93,7 @@ final class WarmCommand implements Callable<Integer> {
         Clock clock = Clock.system();
         long lastLine = 0;
         while (!warms.stream().allMatch(w -> finished(w.progress()))) {
-            Thread.sleep(500);
+            Thread.sleep(200);
             for (int i = 0; i < warms.size(); i++) {
                 Member w = warms.get(i);
                 if (!finished(w.progress())) {
