@@ -1,6 +1,7 @@
 """``ferry warm --group``: every member of a group of two real daemons loads the objects it owns, so the prefix
 crosses from the store once, the two tiers hold it between them without overlap, and a read of all of it through
-either member afterwards fetches nothing from the store. Without a group, one sentence and exit 1."""
+either member afterwards fetches nothing from the store. Without a group, one sentence and exit 1. ``ferry warm --job``:
+a registered job's epoch, loaded in its order, is then read all from the tier."""
 
 import json
 import os
@@ -10,7 +11,8 @@ import tempfile
 import unittest
 import urllib.request
 
-from ferry_client import FerryClient
+from ferry_client import FerryClient, StepReporter
+from ferry_client.loader import Samples
 
 import support
 
@@ -85,6 +87,32 @@ class WarmGroupTest(unittest.TestCase):
         for i in range(OBJECTS):
             self.assertEqual(client.get("data", f"train/s{i:03d}.bin"), bytes([i]) * SIZE)
         self.assertEqual(egress(first) + egress(second), settled, "the first epoch read from the members, not the store")
+
+    def test_a_jobs_epoch_warmed_in_its_order_is_then_read_from_the_tier(self):
+        daemon = self.alone
+        keys = [f"data/train/s{i:03d}.bin" for i in range(0, OBJECTS, 2)]   # half the prefix, in the job's order
+        with FerryClient(daemon.url) as client:
+            client.register_job("warmed", ranks=[list(reversed(keys))], batch_size=1)
+            r = self.ferry("warm", "--job", "warmed", "--epoch", "1", "--url", daemon.url)
+            self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+            self.assertIn("job warmed epoch 1", r.stdout)
+            self.assertIn(f"{len(keys)} blocks", r.stdout)    # one 1 MiB block per object of 256 KiB
+            before = egress(daemon)
+            with StepReporter(client, "warmed", 0, epoch=1, batch_size=1, ranks=1) as steps:
+                for _ in Samples(client, "warmed", epoch=1):
+                    steps.step(0.0)
+            self.assertEqual(egress(daemon), before, "the epoch came from the tier")
+            (row,) = [j for j in client.status()["jobs"] if j["job"] == "warmed"]
+            (first,) = [e for e in row["epochs"] if e["epoch"] == 1]
+            # fetched for this epoch before it was read: the job's row counts it as prefetched (ahead of the reads,
+            # the epoch's egress), and no read waited for the store
+            self.assertEqual(first["waited_bytes"], 0, first)
+            self.assertEqual(first["prefetched_share_bytes"] + first["local_hit_rate_bytes"], 1.0, first)
+            self.assertEqual(first["egress_bytes"], len(keys) * SIZE, first)
+        self.assertEqual(held(daemon), {k.removeprefix("data/") for k in keys})
+        bad = self.ferry("warm", "--job", "nobody", "--url", daemon.url)
+        self.assertEqual(bad.returncode, 1)
+        self.assertIn("no job nobody is registered", bad.stderr)
 
     def test_a_group_warm_of_a_daemon_in_no_group_is_one_sentence(self):
         r = self.ferry("warm", "s3://data/train/", "--group", "--url", self.alone.url)

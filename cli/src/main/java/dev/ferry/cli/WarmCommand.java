@@ -22,7 +22,8 @@ import picocli.CommandLine.Parameters;
  * dataset crosses from the store once and each member serves its share to the others.
  */
 @Command(name = "warm", mixinStandardHelpOptions = true,
-        description = {"Load a prefix (s3://BUCKET/PREFIX) or a manifest's objects (--manifest BUCKET/KEY) into a daemon's local tier.",
+        description = {"Load a prefix (s3://BUCKET/PREFIX), a manifest's objects (--manifest BUCKET/KEY) or what a registered job reads "
+                + "in an epoch (--job NAME [--epoch N]) into a daemon's local tier.",
                 "Shows objects, bytes, rate and time left; what is already resident is not fetched again. Exit 1 if it fails."})
 final class WarmCommand implements Callable<Integer> {
     @Parameters(index = "0", arity = "0..1", paramLabel = "s3://BUCKET/PREFIX", description = "The objects to load.")
@@ -30,6 +31,13 @@ final class WarmCommand implements Callable<Integer> {
 
     @Option(names = "--manifest", paramLabel = "BUCKET/KEY", description = "Load the objects of this manifest (as ferry index wrote it) instead.")
     String manifest;
+
+    @Option(names = "--job", paramLabel = "NAME", description = "Load the blocks this registered job reads on the daemon's node in an epoch, "
+            + "in the order it reads them.")
+    String job;
+
+    @Option(names = "--epoch", paramLabel = "N", description = "With --job: the epoch (default: the job's current one).")
+    Integer epoch;
 
     @Option(names = "--url", paramLabel = "URL", description = "The daemon (default: FERRY_ENDPOINT, else http://127.0.0.1:9099).")
     String url;
@@ -44,11 +52,16 @@ final class WarmCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
-        if ((location == null) == (manifest == null)) {
-            throw new UserError("ferry warm needs either s3://BUCKET/PREFIX or --manifest BUCKET/KEY");
+        if ((location != null ? 1 : 0) + (manifest != null ? 1 : 0) + (job != null ? 1 : 0) != 1) {
+            throw new UserError("ferry warm needs one of s3://BUCKET/PREFIX, --manifest BUCKET/KEY or --job NAME");
+        }
+        if (epoch != null && (job == null || epoch < 1)) {
+            throw new UserError(job == null ? "--epoch goes with --job" : "--epoch must be at least 1, not " + epoch);
         }
         String what;
-        if (manifest != null) {
+        if (job != null) {
+            what = "\"job\":" + DaemonApi.json(job) + (epoch != null ? ",\"epoch\":" + epoch : "");
+        } else if (manifest != null) {
             what = "\"manifest_key\":" + DaemonApi.json(manifest);
         } else {
             String[] bp = DaemonApi.location(location);
@@ -63,7 +76,8 @@ final class WarmCommand implements Callable<Integer> {
             } else {
                 daemons.add(new DaemonApi(first.base.toString()));
             }
-            String body = "{" + what + (group ? ",\"owned\":true" : "") + "}";
+            // a job's epoch on each member is that member's node's share already; a prefix or a manifest, the objects it owns
+            String body = "{" + what + (group && job == null ? ",\"owned\":true" : "") + "}";
             List<Member> warms = new ArrayList<>();
             for (DaemonApi d : daemons) {
                 JsonNode p = d.call("POST", "/_ferry/v1/warm", "", body, "start warming");
@@ -128,8 +142,8 @@ final class WarmCommand implements Callable<Integer> {
         System.out.println("ferry warm: " + warms.get(0).progress().path("source").asText() + (warms.size() > 1 ? " on " + warms.size() + " members" : "")
                 + ": " + summary(p));
         if (p.path("objects_not_fitting").asLong() > 0) {
-            System.out.printf(Locale.ROOT, "  %d objects (%s) did not fit: the tier keeps a tenth of its capacity free (see ferry cache ls)%n",
-                    p.path("objects_not_fitting").asLong(), Sizes.format(p.path("bytes_not_fitting").asLong()));
+            System.out.printf(Locale.ROOT, "  %d %s (%s) did not fit: the tier keeps a tenth of its capacity free (see ferry cache ls)%n",
+                    p.path("objects_not_fitting").asLong(), p.path("unit").asText(), Sizes.format(p.path("bytes_not_fitting").asLong()));
         }
         return 0;
     }
@@ -156,14 +170,15 @@ final class WarmCommand implements Callable<Integer> {
         }
         String state = warms.stream().map(w -> w.progress().path("state").asText())
                 .filter(st -> !st.equals("done")).findFirst().orElse("done");
-        return out.put("seconds", seconds).put("egress_cost_usd", cost).put("state", state);
+        return out.put("seconds", seconds).put("egress_cost_usd", cost).put("state", state)
+                .put("unit", warms.get(0).progress().path("unit").asText("objects"));
     }
 
     /** What a finished warm did, in one line. */
     private static String summary(JsonNode p) {
         double seconds = Math.max(1e-3, p.path("seconds").asDouble());
-        return String.format(Locale.ROOT, "%d objects, %s resident in %.1f s (%s/s); %s fetched into the tier (egress from the object store %s, $%.4f)",
-                p.path("objects_done").asLong(), Sizes.format(p.path("bytes_done").asLong()), seconds,
+        return String.format(Locale.ROOT, "%d %s, %s resident in %.1f s (%s/s); %s fetched into the tier (egress from the object store %s, $%.4f)",
+                p.path("objects_done").asLong(), p.path("unit").asText("objects"), Sizes.format(p.path("bytes_done").asLong()), seconds,
                 Sizes.format((long) (p.path("bytes_fetched").asLong() / seconds)), Sizes.format(p.path("bytes_fetched").asLong()),
                 Sizes.format(p.path("egress_bytes").asLong()), p.path("egress_cost_usd").asDouble());
     }
@@ -175,8 +190,9 @@ final class WarmCommand implements Callable<Integer> {
         double seconds = Math.max(1e-3, p.path("seconds").asDouble());
         double rate = done / seconds;
         String left = rate <= 0 || done >= total ? "" : String.format(Locale.ROOT, ", %.0f s left", (total - done) / rate);
-        return String.format(Locale.ROOT, "%s: %d/%d objects, %s of %s, %s/s%s", p.path("state").asText(), p.path("objects_done").asLong(),
-                p.path("objects_total").asLong() - p.path("objects_not_fitting").asLong(), Sizes.format(done), Sizes.format(total),
+        return String.format(Locale.ROOT, "%s: %d/%d %s, %s of %s, %s/s%s", p.path("state").asText(), p.path("objects_done").asLong(),
+                p.path("objects_total").asLong() - p.path("objects_not_fitting").asLong(), p.path("unit").asText("objects"),
+                Sizes.format(done), Sizes.format(total),
                 Sizes.format((long) rate), left);
     }
 }

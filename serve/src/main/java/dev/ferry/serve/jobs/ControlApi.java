@@ -46,7 +46,7 @@ public final class ControlApi {
         this.status = new StatusApi(node, jobs, served, endpoint, peers);
         this.flush = new FlushApi(node.stack().writeBack(), peers);
         this.metrics = new MetricsApi(registry);
-        this.tier = new TierApi(node);
+        this.tier = new TierApi(node, jobs);
         this.journal = node.stack().writeBack() == null ? null : node.stack().writeBack().journalId();
     }
 

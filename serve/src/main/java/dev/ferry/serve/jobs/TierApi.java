@@ -3,6 +3,7 @@ package dev.ferry.serve.jobs;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.ferry.cache.BlockId;
 import dev.ferry.cache.CachingStore;
 import dev.ferry.cache.TierContents;
 import dev.ferry.cache.TierLedger;
@@ -34,6 +35,8 @@ import java.util.regex.Pattern;
  *   <li>{@code POST /_ferry/v1/warm} with {@code {"bucket": B, "prefix": P}} or {@code {"manifest_key": "B/K"}}:
  *       starts loading those objects ({@link Warming}), answers 202 with its id; with {@code "owned": true}, only
  *       those this daemon owns in its group ({@code ferry warm --group} asks every member so);
+ *   <li>{@code POST /_ferry/v1/warm} with {@code {"job": J, "epoch": N}}: the blocks a registered job reads on this
+ *       node in that epoch (its current one when not given), in the order it reads them;
  *   <li>{@code GET /_ferry/v1/warm/{id}}: its progress.
  * </ul>
  * Thread-safe.
@@ -44,11 +47,13 @@ final class TierApi {
     static final Pattern WARM_ONE = Pattern.compile("/_ferry/v1/warm/(w[0-9]+)");
 
     private final Node node;
+    private final JobRegistry jobs;
     private final Map<String, Warming> warmings = new ConcurrentHashMap<>();
     private final AtomicInteger ids = new AtomicInteger();
 
-    TierApi(Node node) {
+    TierApi(Node node, JobRegistry jobs) {
         this.node = node;
+        this.jobs = jobs;
     }
 
     private CachingStore tier() throws S3Error {
@@ -116,8 +121,24 @@ final class TierApi {
             w = new Warming(id, "s3://" + bucket + "/" + prefix, tier.clock(), node.stack().meter(), mine);
             Warming started = w;
             Thread.ofVirtual().name("ferry-warm-" + id).start(() -> started.prefix(node.stack().top(), tier, bucket, prefix));
+        } else if (req.has("job")) {
+            String name = req.get("job").asText("");
+            RunningJob run = jobs.jobs().get(name);
+            if (run == null) {
+                throw new S3Error(404, "NoSuchJob", "no job " + name + " is registered with this daemon: register it first (its ranks do)");
+            }
+            JsonNode asked = req.path("epoch");
+            if (!asked.isMissingNode() && (!asked.canConvertToInt() || asked.asInt() < 1)) {
+                throw S3Error.badRequest("InvalidArgument", "epoch must be a whole number of at least 1, not " + asked);
+            }
+            int epoch = asked.isMissingNode() ? run.current().number : asked.asInt();
+            List<BlockId> blocks = run.job.nodeFuture(epoch, tier.config().blockSize()).blocks();
+            w = new Warming(id, "job " + name + " epoch " + epoch, tier.clock(), node.stack().meter(), mine);
+            Warming started = w;
+            Thread.ofVirtual().name("ferry-warm-" + id).start(() -> started.blocks(tier, blocks));
         } else {
-            throw S3Error.badRequest("InvalidArgument", "warm needs {\"bucket\": B, \"prefix\": P} or {\"manifest_key\": \"B/K\"}");
+            throw S3Error.badRequest("InvalidArgument",
+                    "warm needs {\"bucket\": B, \"prefix\": P}, {\"manifest_key\": \"B/K\"} or {\"job\": J, \"epoch\": N}");
         }
         warmings.put(id, w);
         return Reply.json(HttpResponseStatus.ACCEPTED, progress(w).toString());
@@ -158,7 +179,7 @@ final class TierApi {
 
     private ObjectNode progress(Warming w) {
         Warming.Progress p = w.progress(node.stack().meter());
-        ObjectNode out = ApiJson.JSON.createObjectNode().put("id", p.id()).put("source", p.source())
+        ObjectNode out = ApiJson.JSON.createObjectNode().put("id", p.id()).put("source", p.source()).put("unit", p.unit())
                 .put("state", p.error() != null ? (p.done() ? "failed" : "failing") : p.done() ? "done" : p.listed() ? "warming" : "listing")
                 .put("objects_total", p.objectsTotal()).put("bytes_total", p.bytesTotal()).put("objects_done", p.objectsDone())
                 .put("bytes_done", p.bytesDone()).put("bytes_fetched", p.bytesFetched()).put("objects_not_fitting", p.objectsSkipped())

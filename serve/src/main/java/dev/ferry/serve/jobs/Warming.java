@@ -1,5 +1,6 @@
 package dev.ferry.serve.jobs;
 
+import dev.ferry.cache.BlockId;
 import dev.ferry.cache.CachingStore;
 import dev.ferry.plan.Manifest;
 import dev.ferry.plan.Shard;
@@ -13,6 +14,7 @@ import dev.ferry.store.chain.MeteredStore;
 import dev.ferry.time.Clock;
 import java.io.IOException;
 import java.util.ArrayList;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.atomic.AtomicLong;
@@ -47,6 +49,7 @@ final class Warming {
     private final AtomicLong bytesElsewhere = new AtomicLong();
     private final AtomicLong egressAtStart = new AtomicLong();
     private final AtomicReference<String> error = new AtomicReference<>();
+    private volatile String unit = "objects";
     private volatile boolean listed;
     private volatile boolean done;
     private volatile long endNanos;
@@ -68,16 +71,17 @@ final class Warming {
 
     /**
      * Where it stands. {@code egressBytes}: the origin's egress since it began (anything else reading meanwhile
-     * included); the totals count this warm's objects, not those left to other members ({@code objectsElsewhere}).
+     * included); the totals count this warm's objects (or blocks, as {@code unit} says), not those left to other
+     * members ({@code objectsElsewhere}).
      */
-    record Progress(String id, String source, boolean listed, boolean done, String error, long objectsTotal, long bytesTotal,
+    record Progress(String id, String source, String unit, boolean listed, boolean done, String error, long objectsTotal, long bytesTotal,
             long objectsDone, long bytesDone, long bytesFetched, long objectsSkipped, long bytesSkipped, long objectsElsewhere,
             long bytesElsewhere, double seconds, long egressBytes) {
     }
 
     Progress progress(MeteredStore meter) {
         long end = done ? endNanos : clock.nanoTime();
-        return new Progress(id, source, listed, done, error.get(), objectsTotal.get(), bytesTotal.get(), objectsDone.get(),
+        return new Progress(id, source, unit, listed, done, error.get(), objectsTotal.get(), bytesTotal.get(), objectsDone.get(),
                 bytesDone.get(), bytesFetched.get(), objectsSkipped.get(), bytesSkipped.get(), objectsElsewhere.get(),
                 bytesElsewhere.get(), (end - startNanos) / 1e9,
                 meter.snapshot().egressBytes() - egressAtStart.get());
@@ -85,33 +89,52 @@ final class Warming {
 
     /** Warms the objects under {@code bucket}/{@code prefix}, listed page by page through {@code lister}. */
     void prefix(ObjectStore lister, CachingStore tier, String bucket, String prefix) {
-        run(tier, true, () -> {
-            List<ObjectMeta> objects = new ArrayList<>();
+        run(tier, () -> {
+            List<Item> items = new ArrayList<>();
             String token = null;
             do {
                 ListPage page = lister.list(new ListRequest(bucket, prefix, null, token, 1000));
                 for (ObjectMeta m : page.objects()) {
                     if (keep(m)) {
-                        objects.add(m);
+                        items.add(new Item(m.key().toString(), m.size(), () -> {
+                            tier.listedIfUnknown(m); // its size and ETag from the listing: no HEAD before the GET
+                            return tier.prefetch(new GetRequest(m.key(), null, m.etag()));
+                        }));
                     }
                 }
                 token = page.nextToken();
             } while (token != null);
-            return objects;
+            return items;
         });
     }
 
     /** Warms every shard of {@code manifest}, at the versions it names. */
     void manifest(CachingStore tier, Manifest manifest) {
-        run(tier, false, () -> {
-            List<ObjectMeta> objects = new ArrayList<>();
+        run(tier, () -> {
+            List<Item> items = new ArrayList<>();
             for (Shard s : manifest.shards()) {
                 ObjectMeta m = new ObjectMeta(s.key(), s.size(), s.etag(), null, java.time.Instant.EPOCH);
                 if (keep(m)) {
-                    objects.add(m);
+                    items.add(new Item(m.key().toString(), m.size(), () -> tier.prefetch(new GetRequest(m.key(), null, m.etag()))));
                 }
             }
-            return objects;
+            return items;
+        });
+    }
+
+    /**
+     * Warms {@code blocks} (a job's epoch on this node, in the order it reads them, each once): the first steps first,
+     * so a plan larger than the tier warms its beginning. Counted in blocks of the tier's size.
+     */
+    void blocks(CachingStore tier, List<BlockId> blocks) {
+        long size = tier.config().blockSize();
+        unit = "blocks";
+        run(tier, () -> {
+            List<Item> items = new ArrayList<>();
+            for (BlockId b : new LinkedHashSet<>(blocks)) {
+                items.add(new Item(b.key() + " block " + b.index(), size, () -> tier.prefetch(b)));
+            }
+            return items;
         });
     }
 
@@ -125,18 +148,25 @@ final class Warming {
         return false;
     }
 
-    private interface Listing {
-        List<ObjectMeta> objects() throws IOException;
+    /** One thing to load: what it is (for an error), its size, and the fetch that loads it (the bytes it fetched). */
+    private record Item(String name, long size, Fetch fetch) {
     }
 
-    /** {@code listedMeta}: the objects' metadata is a listing's, good to remember (a manifest's lacks their dates). */
-    private void run(CachingStore tier, boolean listedMeta, Listing listing) {
+    private interface Fetch {
+        long run() throws IOException;
+    }
+
+    private interface Listing {
+        List<Item> items() throws IOException;
+    }
+
+    private void run(CachingStore tier, Listing listing) {
         try {
-            List<ObjectMeta> objects = listing.objects();
+            List<Item> items = listing.items();
             long budget = (long) (tier.config().capacity() * 0.9);
-            List<ObjectMeta> fit = new ArrayList<>();
+            List<Item> fit = new ArrayList<>();
             long planned = 0;
-            for (ObjectMeta m : objects) {
+            for (Item m : items) {
                 objectsTotal.incrementAndGet();
                 bytesTotal.addAndGet(m.size());
                 if (planned + m.size() > budget) {
@@ -150,7 +180,7 @@ final class Warming {
             listed = true;
             Semaphore slots = new Semaphore(PARALLEL);
             List<Thread> threads = new ArrayList<>();
-            for (ObjectMeta m : fit) {
+            for (Item m : fit) {
                 slots.acquire();
                 if (error.get() != null) {
                     slots.release();
@@ -159,15 +189,12 @@ final class Warming {
                 threads.add(Thread.ofVirtual().name("ferry-warm-" + id).start(() -> {
                     try {
                         if (m.size() > 0) {
-                            if (listedMeta) {
-                                tier.listedIfUnknown(m); // its size and ETag from the listing: no HEAD before the GET
-                            }
-                            bytesFetched.addAndGet(tier.prefetch(new GetRequest(m.key(), null, m.etag())));
+                            bytesFetched.addAndGet(m.fetch().run());
                         }
                         objectsDone.incrementAndGet();
                         bytesDone.addAndGet(m.size());
                     } catch (IOException | RuntimeException e) {
-                        error.compareAndSet(null, m.key() + ": " + e.getMessage());
+                        error.compareAndSet(null, m.name() + ": " + e.getMessage());
                     } finally {
                         slots.release();
                     }
