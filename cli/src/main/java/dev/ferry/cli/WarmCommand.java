@@ -42,8 +42,8 @@ final class WarmCommand implements Callable<Integer> {
     @Option(names = "--url", paramLabel = "URL", description = "The daemon (default: FERRY_ENDPOINT, else http://127.0.0.1:9099).")
     String url;
 
-    @Option(names = "--group", description = "Warm every member of the daemon's group, each loading the objects it owns "
-            + "(the data crosses from the object store once).")
+    @Option(names = "--group", description = "Warm every member of the daemon's group: each loads the objects it owns "
+            + "(the data crosses from the object store once), or with --job its own node's share of the epoch.")
     boolean group;
 
     /** One daemon's warm: where it runs and its last progress. */
