@@ -205,7 +205,8 @@ class MainTest {
             Run drop = runPrinting("cache", "drop", "s3://data/train/", "--url", url);
             assertThat(drop.out()).contains("ferry cache drop: 10 blocks (488.3 KiB) dropped under s3://data/train/");
             assertThat(runPrinting("cache", "ls", "--url", url).out()).contains("(nothing resident)");
-            assertThat(run("warm", "--url", url).err()).isEqualTo("ferry: ferry warm needs either s3://BUCKET/PREFIX or --manifest BUCKET/KEY.\n");
+            assertThat(run("warm", "--url", url).err()).isEqualTo("ferry: ferry warm needs one of s3://BUCKET/PREFIX, --manifest BUCKET/KEY or --job NAME.\n");
+            assertThat(run("warm", "--epoch", "2", "s3://data/train/", "--url", url).err()).isEqualTo("ferry: --epoch goes with --job.\n");
             assertThat(run("cache", "drop", "data/train", "--url", url).err())
                     .isEqualTo("ferry: the location must look like s3://BUCKET/PREFIX, not 'data/train'.\n");
         }
