@@ -138,7 +138,7 @@ public record Codec<T>(BiFunction<String, String, T> parse, Function<T, String> 
             u = null;
         }
         if (u == null || u.getScheme() == null || !(u.getScheme().equals("http") || u.getScheme().equals("https")) || u.getHost() == null) {
-            throw new IllegalArgumentException(key + " must be a URL, http:// or https://, such as https://s3.eu-west-1.amazonaws.com, not '"
+            throw new IllegalArgumentException(key + " must be a URL, http:// or https://, such as https://s3.eu-west-1.amazonaws.com or http://10.0.0.5:9099, not '"
                     + v + "'");
         }
         return u;
