@@ -95,14 +95,6 @@ final class DaemonApi implements AutoCloseable {
         return new String[] {bucket, slash < 0 ? "" : rest.substring(slash + 1)};
     }
 
-    static String json(String text) {
-        try {
-            return JSON.writeValueAsString(text);
-        } catch (IOException e) {
-            throw new IllegalStateException(e);
-        }
-    }
-
     @Override
     public void close() {
         http.close();

@@ -58,34 +58,36 @@ final class WarmCommand implements Callable<Integer> {
         if (epoch != null && (job == null || epoch < 1)) {
             throw new UserError(job == null ? "--epoch goes with --job" : "--epoch must be at least 1, not " + epoch);
         }
-        String what;
+        ObjectNode body = JsonNodeFactory.instance.objectNode();
         if (job != null) {
-            what = "\"job\":" + DaemonApi.json(job) + (epoch != null ? ",\"epoch\":" + epoch : "");
+            body.put("job", job);
+            if (epoch != null) {
+                body.put("epoch", epoch);
+            }
         } else if (manifest != null) {
-            what = "\"manifest_key\":" + DaemonApi.json(manifest);
+            body.put("manifest_key", manifest);
         } else {
             String[] bp = DaemonApi.location(location);
-            what = "\"bucket\":" + DaemonApi.json(bp[0]) + ",\"prefix\":" + DaemonApi.json(bp[1]);
+            body.put("bucket", bp[0]).put("prefix", bp[1]);
         }
-        List<DaemonApi> daemons = new ArrayList<>();
+        if (group && job == null) {
+            body.put("owned", true); // a job's epoch on each member is that member's node's share already
+        }
+        List<DaemonApi> members = new ArrayList<>(); // opened here for --group, closed below
         try (DaemonApi first = new DaemonApi(url)) {
             if (group) {
                 for (String member : members(first)) {
-                    daemons.add(new DaemonApi(member));
+                    members.add(new DaemonApi(member));
                 }
-            } else {
-                daemons.add(new DaemonApi(first.base.toString()));
             }
-            // a job's epoch on each member is that member's node's share already; a prefix or a manifest, the objects it owns
-            String body = "{" + what + (group && job == null ? ",\"owned\":true" : "") + "}";
             List<Member> warms = new ArrayList<>();
-            for (DaemonApi d : daemons) {
-                JsonNode p = d.call("POST", "/_ferry/v1/warm", "", body, "start warming");
+            for (DaemonApi d : group ? members : List.of(first)) {
+                JsonNode p = d.call("POST", "/_ferry/v1/warm", "", body.toString(), "start warming");
                 warms.add(new Member(d, p.path("id").asText(), p));
             }
             return follow(warms);
         } finally {
-            daemons.forEach(DaemonApi::close);
+            members.forEach(DaemonApi::close);
         }
     }
 

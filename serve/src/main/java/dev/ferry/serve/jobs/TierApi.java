@@ -21,6 +21,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Consumer;
 import java.util.function.Predicate;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -105,22 +106,22 @@ final class TierApi {
         JsonNode req = ApiJson.parse(body);
         Predicate<ObjectKey> mine = mine(req);
         String id = "w" + ids.incrementAndGet();
-        Warming w;
+        String source;
+        String unit = "objects";
+        Consumer<Warming> work;
         if (req.has("manifest_key")) {
             ObjectKey key = RegistrationRequest.objectKey(req.get("manifest_key").asText(""), "manifest_key");
             if (node.stack().top().head(key).size() > JobLimits.MAX_MANIFEST_BYTES) {
                 throw S3Error.badRequest("InvalidArgument", "manifest_key " + key + " is over " + JobLimits.MAX_MANIFEST_BYTES + " bytes");
             }
             var manifest = readManifest(key);
-            w = new Warming(id, "manifest " + key, tier.clock(), node.stack().meter(), mine);
-            Warming started = w;
-            Thread.ofVirtual().name("ferry-warm-" + id).start(() -> started.manifest(tier, manifest));
+            source = "manifest " + key;
+            work = w -> w.manifest(tier, manifest);
         } else if (req.has("bucket")) {
             String bucket = Keys.bucket(req.get("bucket").asText(""));
             String prefix = req.path("prefix").asText("");
-            w = new Warming(id, "s3://" + bucket + "/" + prefix, tier.clock(), node.stack().meter(), mine);
-            Warming started = w;
-            Thread.ofVirtual().name("ferry-warm-" + id).start(() -> started.prefix(node.stack().top(), tier, bucket, prefix));
+            source = "s3://" + bucket + "/" + prefix;
+            work = w -> w.prefix(node.stack().top(), tier, bucket, prefix);
         } else if (req.has("job")) {
             String name = req.get("job").asText("");
             RunningJob run = jobs.jobs().get(name);
@@ -133,13 +134,15 @@ final class TierApi {
             }
             int epoch = asked.isMissingNode() ? run.current().number : asked.asInt();
             List<BlockId> blocks = run.job.nodeFuture(epoch, tier.config().blockSize()).blocks();
-            w = new Warming(id, "job " + name + " epoch " + epoch, tier.clock(), node.stack().meter(), mine);
-            Warming started = w;
-            Thread.ofVirtual().name("ferry-warm-" + id).start(() -> started.blocks(tier, blocks));
+            source = "job " + name + " epoch " + epoch;
+            unit = "blocks";
+            work = w -> w.blocks(tier, blocks);
         } else {
             throw S3Error.badRequest("InvalidArgument",
                     "warm needs {\"bucket\": B, \"prefix\": P}, {\"manifest_key\": \"B/K\"} or {\"job\": J, \"epoch\": N}");
         }
+        Warming w = new Warming(id, source, unit, tier.clock(), node.stack().meter(), mine);
+        Thread.ofVirtual().name("ferry-warm-" + id).start(() -> work.accept(w));
         warmings.put(id, w);
         return Reply.json(HttpResponseStatus.ACCEPTED, progress(w).toString());
     }

@@ -36,6 +36,8 @@ final class Warming {
 
     final String id;
     final String source;
+    private final String unit;
+    private final Predicate<ObjectKey> mine;
     private final Clock clock;
     private final long startNanos;
     private final AtomicLong objectsTotal = new AtomicLong();
@@ -49,20 +51,19 @@ final class Warming {
     private final AtomicLong bytesElsewhere = new AtomicLong();
     private final AtomicLong egressAtStart = new AtomicLong();
     private final AtomicReference<String> error = new AtomicReference<>();
-    private volatile String unit = "objects";
     private volatile boolean listed;
     private volatile boolean done;
     private volatile long endNanos;
 
-    private final Predicate<ObjectKey> mine;
-
     /**
-     * {@code meter}: the origin's, whose egress from now on the progress reports; {@code mine}: the objects this warm
-     * loads (the others belong to another member of the group).
+     * {@code unit}: what it counts (objects, or blocks of a job's epoch); {@code meter}: the origin's, whose egress
+     * from now on the progress reports; {@code mine}: the objects this warm loads (the others belong to another
+     * member of the group).
      */
-    Warming(String id, String source, Clock clock, MeteredStore meter, Predicate<ObjectKey> mine) {
+    Warming(String id, String source, String unit, Clock clock, MeteredStore meter, Predicate<ObjectKey> mine) {
         this.id = id;
         this.source = source;
+        this.unit = unit;
         this.mine = mine;
         this.clock = clock;
         this.startNanos = clock.nanoTime();
@@ -95,7 +96,7 @@ final class Warming {
             do {
                 ListPage page = lister.list(new ListRequest(bucket, prefix, null, token, 1000));
                 for (ObjectMeta m : page.objects()) {
-                    if (keep(m)) {
+                    if (keep(m.key(), m.size())) {
                         items.add(new Item(m.key().toString(), m.size(), () -> {
                             tier.listedIfUnknown(m); // its size and ETag from the listing: no HEAD before the GET
                             return tier.prefetch(new GetRequest(m.key(), null, m.etag()));
@@ -114,7 +115,7 @@ final class Warming {
             List<Item> items = new ArrayList<>();
             for (Shard s : manifest.shards()) {
                 ObjectMeta m = new ObjectMeta(s.key(), s.size(), s.etag(), null, java.time.Instant.EPOCH);
-                if (keep(m)) {
+                if (keep(m.key(), m.size())) {
                     items.add(new Item(m.key().toString(), m.size(), () -> tier.prefetch(new GetRequest(m.key(), null, m.etag()))));
                 }
             }
@@ -128,23 +129,24 @@ final class Warming {
      */
     void blocks(CachingStore tier, List<BlockId> blocks) {
         long size = tier.config().blockSize();
-        unit = "blocks";
         run(tier, () -> {
             List<Item> items = new ArrayList<>();
             for (BlockId b : new LinkedHashSet<>(blocks)) {
-                items.add(new Item(b.key() + " block " + b.index(), size, () -> tier.prefetch(b)));
+                if (keep(b.key(), size)) {
+                    items.add(new Item(b.key() + " block " + b.index(), size, () -> tier.prefetch(b)));
+                }
             }
             return items;
         });
     }
 
-    /** True for an object this warm loads; another member's is counted as such. */
-    private boolean keep(ObjectMeta m) {
-        if (mine.test(m.key())) {
+    /** True for an object (or block) of {@code key} this warm loads; another member's is counted as such. */
+    private boolean keep(ObjectKey key, long size) {
+        if (mine.test(key)) {
             return true;
         }
         objectsElsewhere.incrementAndGet();
-        bytesElsewhere.addAndGet(m.size());
+        bytesElsewhere.addAndGet(size);
         return false;
     }
 
