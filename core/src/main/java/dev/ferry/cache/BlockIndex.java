@@ -50,6 +50,8 @@ final class BlockIndex {
     private final Map<BlockId, BlockEntry> index = new HashMap<>();
     private final Map<ObjectKey, Set<BlockId>> byObject = new HashMap<>();
     private long used;
+    /** Bytes of the capacity lent to another holder on the same disk (the decoded samples); guarded by the lock. */
+    private long lent;
     /** The blocks held for one read (see the class comment); guarded by the lock. */
     private final OneReadHolds held;
     private final VersionPins versionPins = new VersionPins();
@@ -64,6 +66,30 @@ final class BlockIndex {
         this.counters = counters;
         this.onDelete = onDelete;
         this.held = new OneReadHolds(config.capacity() / 8, index::get, this::removable, policy::plannedUse);
+    }
+
+    /** The bytes blocks may hold: the configured capacity less what is lent. Under the lock. */
+    private long capacity() {
+        return config.capacity() - lent;
+    }
+
+    /**
+     * Lends {@code bytes} of the capacity (0 to the whole of it) to another holder on the same disk, replacing what
+     * was lent before; when the blocks hold more than is left, they evict down to the low watermark of what is left,
+     * in the policy's order. Returns the bytes lent.
+     */
+    long lend(long bytes) {
+        List<Path> deletions = new ArrayList<>();
+        long now;
+        synchronized (lock) {
+            lent = Math.max(0, Math.min(config.capacity(), bytes));
+            now = lent;
+            if (used > capacity()) {
+                evictLocked(0, (long) (capacity() * config.lowWatermark()), deletions, true);
+            }
+        }
+        deleteFiles(deletions);
+        return now;
     }
 
     /** Resident blocks and the bytes they hold, read together. */
@@ -140,7 +166,7 @@ final class BlockIndex {
                 used += e.dataLength;
                 policy.onAdd(e.id, e.dataLength);
             }
-            evictLocked(0, (long) (config.capacity() * config.lowWatermark()), deletions, used > config.capacity());
+            evictLocked(0, (long) (capacity() * config.lowWatermark()), deletions, used > capacity());
         }
         deleteFiles(deletions);
     }
@@ -313,7 +339,7 @@ final class BlockIndex {
             if (index.containsKey(id)) {
                 return null;
             }
-            long high = (long) (config.capacity() * config.highWatermark());
+            long high = (long) (capacity() * config.highWatermark());
             boolean mustEvict = used + length > high;
             if (!(ahead ? policy.admitAhead(id, length, mustEvict) : policy.admit(id, length, mustEvict))) {
                 // held for its read, unless the policy knows it is never read
@@ -335,17 +361,17 @@ final class BlockIndex {
      * farthest, and the ones after it may be needed before the prefetched block.
      */
     private BlockEntry admitLocked(BlockId id, long length, boolean mustEvict, boolean ahead, List<Path> deletions) {
-        boolean couldFit = length <= config.capacity(); // one that never could evicts nothing for its refusal
+        boolean couldFit = length <= capacity(); // one that never could evicts nothing for its refusal
         if (couldFit && mustEvict) {
             double target = ahead ? config.highWatermark() : config.lowWatermark();
             // a block no plan reads again (a checkpoint read back, a one-off read) makes its room from blocks no plan
             // reads either: the policy weighed one victim, and evicting down to the low watermark would take planned
             // blocks after it
             boolean unplanned = policy.plannedUse(id) == Long.MAX_VALUE;
-            evictLocked(length, (long) (config.capacity() * target), deletions, false,
+            evictLocked(length, (long) (capacity() * target), deletions, false,
                     unplanned ? k -> policy.plannedUse(k) == Long.MAX_VALUE : k -> true);
         }
-        if (!couldFit || used + length > config.capacity()) {
+        if (!couldFit || used + length > capacity()) {
             policy.onRemove(id);
             counters.bypassed.increment();
             return null;
@@ -377,7 +403,7 @@ final class BlockIndex {
         if (mine >= 0) {
             // a held block whose reads are done and whose next use is further off than a tier's worth of reads
             // leaves now: the held room is for reads about to happen, not a second cache beside the policy's
-            long soon = mine + Math.max(1, config.capacity() / Math.max(1, length));
+            long soon = mine + Math.max(1, capacity() / Math.max(1, length));
             held.readAndNotSoon(soon).forEach(done -> deletions.add(removeLocked(done, Cause.READ)));
         }
         while (!held.fits(length)) {
@@ -432,7 +458,7 @@ final class BlockIndex {
     /** As {@link #evictLocked(long, long, List, boolean)}, taking only victims {@code allowed} accepts. */
     private void evictLocked(long incoming, long target, List<Path> deletions, boolean force,
             java.util.function.Predicate<BlockId> allowed) {
-        while (used + incoming > target || (force && used > config.capacity())) {
+        while (used + incoming > target || (force && used > capacity())) {
             BlockId victim = policy.victim(k -> {
                 BlockEntry c = index.get(k);
                 return c != null && removable(c) && allowed.test(k);

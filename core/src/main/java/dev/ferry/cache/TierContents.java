@@ -34,9 +34,18 @@ public final class TierContents {
     public record Dropped(long blocks, long bytes) {
     }
 
-    /** The tier's capacity, bytes. */
+    /** The tier's capacity, bytes (what blocks may hold, and what is lent, together). */
     public long capacity() {
         return capacity;
+    }
+
+    /**
+     * Lends {@code bytes} of the capacity to another holder on the tier's disk (the decoded samples,
+     * {@code dev.ferry.decoded.DecodedSamples}), replacing what was lent before: the blocks hold at most the rest, and
+     * evict down to it now, farthest next use first. Returns the bytes lent (at most the capacity).
+     */
+    public long lend(long bytes) {
+        return index.lend(bytes);
     }
 
     /**

@@ -53,6 +53,8 @@ public final class EpochPlan {
     private final int[] roundStart;
     private final int[] shardOfSample;
     private final int[] firstSampleOfShard;
+    /** The position of each sample in the order, made on first use. */
+    private volatile int[] positions;
 
     private EpochPlan(Manifest manifest, PlanConfig config, int epoch) {
         this.manifest = manifest;
@@ -268,6 +270,19 @@ public final class EpochPlan {
     /** The global sample id at a position of the order; positions past the end wrap (padding). */
     public int sampleAt(long position) {
         return order[(int) (position % order.length)];
+    }
+
+    /** The position of a global sample id in this epoch's order (its first, where padding repeats it). */
+    public int positionOf(int sample) {
+        int[] p = positions;
+        if (p == null) {
+            p = new int[order.length];
+            for (int i = order.length - 1; i >= 0; i--) {
+                p[order[i]] = i;
+            }
+            positions = p;
+        }
+        return p[sample];
     }
 
     /** The canonical node whose order holds a position (positions past the end wrap). */
