@@ -117,12 +117,15 @@ public final class ServeConfig implements NodeConfig {
             "The scratch bucket's size at most; a write past it gets 507 InsufficientStorage (default: 10GiB).");
     private static final Setting<Duration> SCRATCH_TTL = Setting.flag("scratch-ttl", "DURATION", Codec.DURATION, "24h",
             "How long a scratch object lives after it was written (default: 24h).");
+    private static final Setting<Double> DECODED = Setting.flag("decoded", "SHARE", new Codec<>(ServeConfig::share, ServeConfig::shareText), "auto",
+            "The share of the local tier that keeps decoded samples for loaders that ask (docs/decoded-cache.md): auto (default: "
+                    + "chosen from what the loaders measure), off, or a fixed share such as 50%.");
 
     /** The table: the daemon's own rows around the tier settings every front end shares. */
     private static final SettingTable TABLE = SettingTable.of(List.of(BIND, PORT), TierSettings.ROWS, List.of(DATA_DIR, PROFILE,
             CACHE_DIR, PREFETCH_BYTES, ACCESS_KEY, SECRET_KEY, INSECURE, WRITE_BACK, MAX_HEADER_BYTES, MAX_XML_BYTES, MAX_OBJECT_BYTES,
             GROUP, SELF, GROUP_REFRESH, GROUP_PROBE, PEER_GRACE, SHARED_TIER, HEADER_TIMEOUT, MULTIPART_TTL, VIRTUAL_HOST, EVICTION_FOLLOWS,
-            SCRATCH_BUCKET, SCRATCH_QUOTA, SCRATCH_TTL));
+            SCRATCH_BUCKET, SCRATCH_QUOTA, SCRATCH_TTL, DECODED));
 
     /** The keys a config file may hold, in the table's order. */
     public static final Set<String> KEYS = TABLE.keys();
@@ -259,6 +262,34 @@ public final class ServeConfig implements NodeConfig {
 
     public Duration scratchTtl() {
         return get(SCRATCH_TTL);
+    }
+
+    @Override
+    public double decodedShare() {
+        return get(DECODED);
+    }
+
+    private static double share(String key, String v) {
+        String t = v.trim();
+        if (t.equals("auto")) {
+            return Double.NaN;
+        }
+        if (t.equals("off")) {
+            return 0;
+        }
+        try {
+            double pct = Double.parseDouble(t.endsWith("%") ? t.substring(0, t.length() - 1) : "x");
+            if (pct >= 0 && pct <= 100) {
+                return pct / 100;
+            }
+        } catch (NumberFormatException e) {
+            // the sentence below
+        }
+        throw new IllegalArgumentException(key + " must be auto, off or a share of the tier such as 50%, not '" + v + "'");
+    }
+
+    private static String shareText(double share) {
+        return Double.isNaN(share) ? "auto" : share == 0 ? "off" : Math.round(share * 1000) / 10.0 + "%";
     }
 
     /** Checks what no single field can: a bind address beyond loopback needs credentials or --insecure. */

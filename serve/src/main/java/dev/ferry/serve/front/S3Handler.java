@@ -133,7 +133,9 @@ final class S3Handler extends ChannelInboundHandlerAdapter {
                 // a CompleteMultipartUpload's x-amz-checksum-* is the whole object's (FULL_OBJECT), not its XML's
                 boolean complete = !route.api() && route.key() != null && r.method().equals(HttpMethod.POST) && route.query().containsKey("uploadId");
                 body = new RequestBody(r.headers(), objectData ? context.spoolDir() : null,
-                        objectData ? context.limits().maxObjectBytes() : context.limits().maxXmlBytes(), signed, !complete);
+                        objectData ? context.limits().maxObjectBytes()
+                                : route.api() ? ControlApi.maxBodyBytes(route.rawPath(), context.limits().maxXmlBytes()) : context.limits().maxXmlBytes(),
+                        signed, !complete);
             }
         } catch (S3Error e) {
             failed = e;

@@ -27,6 +27,7 @@ public final class ControlApi {
     private final FlushApi flush;
     private final MetricsApi metrics;
     private final TierApi tier;
+    private final DecodedApi decoded;
     /** This daemon's write-back journal, as peers ask it ({@code GET /_ferry/v1/journal}); null without write-back. */
     private final String journal;
     static final String JOURNAL = "/_ferry/v1/journal";
@@ -43,11 +44,17 @@ public final class ControlApi {
     public ControlApi(Node node, JobRegistry jobs, PrometheusMeterRegistry registry, Supplier<ServeSnapshot> served, Supplier<URI> endpoint,
             PeerLevel peers) {
         this.jobs = new JobsApi(node, jobs);
-        this.status = new StatusApi(node, jobs, served, endpoint, peers);
+        this.decoded = new DecodedApi(node, jobs);
+        this.status = new StatusApi(node, jobs, served, endpoint, peers, decoded);
         this.flush = new FlushApi(node.stack().writeBack(), peers);
         this.metrics = new MetricsApi(registry);
         this.tier = new TierApi(node, jobs);
         this.journal = node.stack().writeBack() == null ? null : node.stack().writeBack().journalId();
+    }
+
+    /** The most bytes a request's body may have on {@code path} under {@code /_ferry/} (a decoded sample's). */
+    public static long maxBodyBytes(String path, long otherwise) {
+        return DecodedApi.owns(path) ? Math.max(otherwise, DecodedApi.MAX_ENTRY_BYTES) : otherwise;
     }
 
     /** Read-only views anyone who can reach the port may see, even when requests must be signed. */
@@ -104,6 +111,9 @@ public final class ControlApi {
         }
         if (post && path.equals(FlushApi.PATH)) {
             return flush.flush(query);
+        }
+        if (DecodedApi.owns(path)) {
+            return decoded.route(method, path, query, body);
         }
         if (TierApi.owns(path)) {
             return tier.route(method, path, query, body);

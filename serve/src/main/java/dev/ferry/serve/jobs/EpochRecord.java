@@ -4,6 +4,7 @@ import dev.ferry.metrics.EpochReport;
 import dev.ferry.metrics.ReadTally;
 import dev.ferry.serve.node.Counters;
 import java.util.Arrays;
+import java.util.concurrent.atomic.DoubleAdder;
 import java.util.concurrent.atomic.LongAdder;
 import org.HdrHistogram.Histogram;
 
@@ -35,6 +36,9 @@ final class EpochRecord {
     final LongAdder fetchedBytes = new LongAdder();
     final LongAdder fetchedAheadBytes = new LongAdder();
     final LongAdder fetchRequests = new LongAdder();
+    /** Samples its loaders read decoded (docs/decoded-cache.md), and the seconds of decode they saved. */
+    final LongAdder decodedSamples = new LongAdder();
+    final DoubleAdder decodeSecondsSaved = new DoubleAdder();
     /** Per rank: the seconds its reports covered by its own clock (NaN: it sent none), its waits, whether it reported. */
     private final double[] rankSeconds;
     private final double[] rankWaitSeconds;

@@ -338,6 +338,29 @@ public final class Job {
         return manifest != null ? manifest.totalSamples() : explicit.stream().mapToLong(List::size).sum();
     }
 
+    /**
+     * When {@code sample}, read in {@code epoch}, is read next: an ordinal that counts the job's samples epoch after
+     * epoch (its position in the next epoch's order). A job without a plan reads it somewhere in the next epoch: the
+     * middle of it is said.
+     */
+    long nextUse(int epoch, int sample) {
+        long n = samplesPerEpoch();
+        if (manifest == null || sample < 0 || sample >= n) {
+            return (epoch + 1L) * n + n / 2;
+        }
+        return (epoch + 1L) * n + epochPlan(epoch + 1).positionOf(sample);
+    }
+
+    /** The samples this node's ranks read in an epoch (its share of the job's). */
+    long nodeSamples() {
+        return samplesPerEpoch() / Math.max(1, nodes());
+    }
+
+    /** The job's ranks on this node. */
+    int ranksOnNode() {
+        return Math.max(1, ranks() / Math.max(1, nodes()));
+    }
+
     private synchronized EpochPlan epochPlan(int epoch) {
         return plans.computeIfAbsent(epoch, e -> EpochPlan.of(manifest, plan, e));
     }

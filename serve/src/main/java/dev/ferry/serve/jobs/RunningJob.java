@@ -142,6 +142,18 @@ public final class RunningJob {
         return current;
     }
 
+    /** The record of epoch {@code number}, or the current one when that epoch has none (not begun, or long gone). */
+    EpochRecord epoch(int number) {
+        synchronized (job.epochs) {
+            for (int i = job.epochs.size() - 1; i >= 0; i--) {
+                if (job.epochs.get(i).number == number) {
+                    return job.epochs.get(i);
+                }
+            }
+        }
+        return current();
+    }
+
     synchronized long blockPosition() {
         return blockPosition;
     }

@@ -49,13 +49,15 @@ final class StatusApi {
     private final byte[] page;
     /** Who holds copies of this node's writes, or null. */
     private final PeerLevel peers;
+    private final DecodedApi decoded;
 
     /**
      * {@code served}: what the front has served; {@code endpoint}: where it listens (known once it is bound);
-     * {@code peers}: who holds copies of this node's writes (null: none).
+     * {@code peers}: who holds copies of this node's writes (null: none); {@code decoded}: the decoded samples.
      */
-    StatusApi(Node node, JobRegistry jobs, Supplier<ServeSnapshot> served, Supplier<URI> endpoint, PeerLevel peers) {
+    StatusApi(Node node, JobRegistry jobs, Supplier<ServeSnapshot> served, Supplier<URI> endpoint, PeerLevel peers, DecodedApi decoded) {
         this.peers = peers;
+        this.decoded = decoded;
         this.node = node;
         this.jobs = jobs;
         this.served = served;
@@ -176,6 +178,7 @@ final class StatusApi {
                     .put("objects", sc.objects()).put("ttl_s", sc.ttl().toSeconds()).put("refused_writes", sc.refusedWrites())
                     .put("expired", sc.expired());
         }
+        decoded.status(root.putObject("decoded"));
     }
 
     /**
@@ -231,6 +234,10 @@ final class StatusApi {
                     en.put("global_batch_shard_mix", round(run.job.shardMix(e.number), 4));
                 }
                 en.put("predicted_egress_bytes", run.advice.predictedEgress(e.number));
+                en.put("decoded_samples", e.decodedSamples.sum()).put("decode_s_saved", round(e.decodeSecondsSaved.sum(), 3));
+                if (e == cur) {
+                    en.put("decoded_bytes_held", decoded.heldBytes());
+                }
                 if (e == cur) {
                     synchronized (run) {
                         allWaits.add(e.waits);

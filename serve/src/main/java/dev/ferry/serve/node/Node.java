@@ -1,8 +1,10 @@
 package dev.ferry.serve.node;
 
 import dev.ferry.cache.BlockId;
+import dev.ferry.cache.CachingStore;
 import dev.ferry.cache.SequentialReadAhead;
 import dev.ferry.cache.policy.PlannedPolicy;
+import dev.ferry.decoded.DecodedSamples;
 import dev.ferry.embedded.CloudProfile;
 import dev.ferry.embedded.EmbeddedStore;
 import dev.ferry.s3client.S3Credentials;
@@ -65,6 +67,8 @@ public final class Node implements AutoCloseable {
     private final NodeStack tiers;
     private final RegionalGroup group;
     private final PlannedTier plans;
+    /** Decoded samples beside the local tier, sharing its capacity; null without a tier or with {@code decoded off}. */
+    private final DecodedSamples decoded;
     private final ScheduledExecutorService ticker = Executors.newSingleThreadScheduledExecutor(r -> {
         Thread t = new Thread(r, "ferry-status");
         t.setDaemon(true);
@@ -131,6 +135,10 @@ public final class Node implements AutoCloseable {
                 writeBack, writeBack == null ? null : new LocalMultipart(sibling("-multipart")));
         this.group = stack.group() == null ? null : new RegionalGroup(stack.group(), (HintedStore) stack.belowCache(), config, ticker);
         this.plans = new PlannedTier(policy, stack.cache(), config, clock);
+        CachingStore tier = stack.cache();
+        // nothing is lent until a share is chosen (auto) or set: the blocks keep the whole tier meanwhile
+        this.decoded = tier == null || tier.isPassThrough() || config.decodedShare() == 0 ? null
+                : new DecodedSamples(sibling("-decoded"), 0);
         long sweep = Math.clamp(config.multipartTtl().toMillis() / 10, 1000, 3_600_000);
         ticker.scheduleWithFixedDelay(this::expireUploads, sweep, sweep, TimeUnit.MILLISECONDS);
         if (tiers.scratch() != null) {
@@ -210,6 +218,11 @@ public final class Node implements AutoCloseable {
     /** The stores, as built. */
     public NodeStack stack() {
         return tiers;
+    }
+
+    /** The decoded samples kept beside the local tier (docs/decoded-cache.md), or null when there are none. */
+    public DecodedSamples decoded() {
+        return decoded;
     }
 
     /** The regional group this node takes part in, or null outside a group. */

@@ -115,4 +115,10 @@ public interface NodeConfig {
 
     /** How long a scratch object lives. */
     Duration scratchTtl();
+
+    /**
+     * The share of the local tier for decoded samples (docs/decoded-cache.md): NaN for {@code auto} (the daemon chooses
+     * it from what loaders measure), 0 for {@code off}, else the fixed share, 0 to 1.
+     */
+    double decodedShare();
 }

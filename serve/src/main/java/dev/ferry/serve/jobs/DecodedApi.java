@@ -1,0 +1,352 @@
+package dev.ferry.serve.jobs;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.ferry.cache.CachingStore;
+import dev.ferry.decoded.DecodedKey;
+import dev.ferry.decoded.DecodedSamples;
+import dev.ferry.decoded.DecodedSplit;
+import dev.ferry.serve.node.Node;
+import dev.ferry.serve.protocol.Reply;
+import dev.ferry.serve.protocol.S3Error;
+import dev.ferry.store.ObjectKey;
+import dev.ferry.store.ObjectMeta;
+import dev.ferry.store.ObjectNotFoundException;
+import io.netty.handler.codec.http.DefaultHttpHeaders;
+import io.netty.handler.codec.http.HttpHeaders;
+import io.netty.handler.codec.http.HttpMethod;
+import io.netty.handler.codec.http.HttpResponseStatus;
+import java.io.IOException;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+
+/**
+ * Decoded samples for loaders that ask (docs/decoded-cache.md, "The daemon's side"):
+ * <ul>
+ *   <li>{@code POST /_ferry/v1/decoded/lookup} with {@code {"version": V, "samples": [[bucket, key, etag, offset,
+ *       length], ...]}}: which of them are held decoded ({@code "held": "0110..."}), and whether to offer more
+ *       ({@code "keep"});
+ *   <li>{@code GET /_ferry/v1/decoded?bucket&key&etag&offset&length&version&job&epoch&index}: a decoded sample, its
+ *       decode's seconds in {@code x-ferry-decode-seconds}; 404 when none is held, it fails its check, or the object is
+ *       no longer at that ETag;
+ *   <li>{@code PUT} of the same: offers one (201 kept, 200 with {@code "kept": false} refused);
+ *   <li>{@code POST /_ferry/v1/decoded/report}: what a loader worker measured, which the split is chosen from
+ *       ({@link DecodedSplit}); answers {@code "keep"}.
+ * </ul>
+ * Entries are node-local: nothing here reaches the object store. Thread-safe.
+ */
+final class DecodedApi {
+    static final String PATH = "/_ferry/v1/decoded";
+    static final String LOOKUP = PATH + "/lookup";
+    static final String REPORT = PATH + "/report";
+    /** A decoded sample's bytes at most. */
+    static final int MAX_ENTRY_BYTES = 64 << 20;
+    static final String DECODE_SECONDS = "x-ferry-decode-seconds";
+
+    /** What the loaders of one job measured, summed over their reports. */
+    private static final class Measured {
+        long decodes;
+        double decodeSeconds;
+        long decodedReads;
+        double decodedReadSeconds;
+        long encodedReads;
+        double encodedReadSeconds;
+        double encodedBytes;
+        double decodedBytes;
+        long decodedSized;
+        double fetchBytes;
+        double fetchSeconds;
+        int workers = 1;
+    }
+
+    private final Node node;
+    private final JobRegistry jobs;
+    private final DecodedSamples samples;
+    private final double fixedShare;
+    private final Map<String, Measured> measured = new ConcurrentHashMap<>();
+    private volatile DecodedSplit.Choice choice;
+
+    DecodedApi(Node node, JobRegistry jobs) {
+        this.node = node;
+        this.jobs = jobs;
+        this.samples = node.decoded();
+        this.fixedShare = node.config().decodedShare();
+        if (samples != null && !Double.isNaN(fixedShare)) {
+            long bytes = (long) (fixedShare * tier().contents().capacity());
+            try {
+                apply(new DecodedSplit.Choice(fixedShare, bytes, Double.NaN, Double.NaN, Math.round(fixedShare * 100) + "% of the tier decoded, as set"));
+            } catch (IOException e) {
+                throw new java.io.UncheckedIOException("cannot make room for the decoded samples", e);
+            }
+        } else if (samples != null) {
+            choice = new DecodedSplit.Choice(0, 0, Double.NaN, Double.NaN, "off until a loader reports what its decode costs");
+        }
+    }
+
+    static boolean owns(String path) {
+        return path.equals(PATH) || path.equals(LOOKUP) || path.equals(REPORT);
+    }
+
+    private CachingStore tier() {
+        return node.stack().cache();
+    }
+
+    private DecodedSamples samples() throws S3Error {
+        if (samples == null) {
+            throw new S3Error(409, "NoDecodedSamples", node.config().decodedShare() == 0
+                    ? "this daemon keeps no decoded samples (--decoded off)" : "this daemon keeps no decoded samples: it has no local tier");
+        }
+        return samples;
+    }
+
+    Reply route(HttpMethod method, String path, Map<String, List<String>> query, byte[] body) throws S3Error, IOException {
+        if (path.equals(LOOKUP) && method.equals(HttpMethod.POST)) {
+            return lookup(body);
+        }
+        if (path.equals(REPORT) && method.equals(HttpMethod.POST)) {
+            return report(body);
+        }
+        if (path.equals(PATH) && method.equals(HttpMethod.GET)) {
+            return get(query);
+        }
+        if (path.equals(PATH) && method.equals(HttpMethod.PUT)) {
+            return put(query, body);
+        }
+        throw new S3Error(405, "MethodNotAllowed", method + " is not allowed on " + path + ": it answers "
+                + (path.equals(PATH) ? "GET and PUT" : "POST"));
+    }
+
+    private boolean keep() {
+        DecodedSplit.Choice c = choice;
+        return samples != null && c != null && c.lentBytes() > 0;
+    }
+
+    private Reply lookup(byte[] body) throws S3Error {
+        DecodedSamples s = samples();
+        JsonNode req = ApiJson.parse(body);
+        String version = req.path("version").asText("");
+        JsonNode list = req.path("samples");
+        if (!list.isArray()) {
+            throw S3Error.badRequest("InvalidArgument", "lookup needs \"samples\": a list of [bucket, key, etag, offset, length]");
+        }
+        StringBuilder held = new StringBuilder(list.size());
+        for (JsonNode one : list) {
+            if (!one.isArray() || one.size() != 5) {
+                throw S3Error.badRequest("InvalidArgument", "each sample of a lookup is [bucket, key, etag, offset, length], not " + one);
+            }
+            held.append(s.holds(key(one.get(0).asText(), one.get(1).asText(), one.get(2).asText(), one.get(3).asLong(-1),
+                    one.get(4).asLong(-1), version)) ? '1' : '0');
+        }
+        ObjectNode out = ApiJson.JSON.createObjectNode().put("keep", keep()).put("held", held.toString());
+        return Reply.json(HttpResponseStatus.OK, out.toString());
+    }
+
+    private static DecodedKey key(String bucket, String key, String etag, long offset, long length, String version) throws S3Error {
+        try {
+            return new DecodedKey(bucket, key, etag, offset, length, version);
+        } catch (IllegalArgumentException e) {
+            throw S3Error.badRequest("InvalidArgument", e.getMessage());
+        }
+    }
+
+    private static DecodedKey key(Map<String, List<String>> q) throws S3Error {
+        return key(text(q, "bucket"), text(q, "key"), text(q, "etag"), ApiJson.param(q, "offset", Long.MIN_VALUE, 0, Long.MAX_VALUE),
+                ApiJson.param(q, "length", Long.MIN_VALUE, 0, Long.MAX_VALUE), text(q, "version"));
+    }
+
+    private static String text(Map<String, List<String>> q, String name) throws S3Error {
+        String v = ApiJson.text(q, name);
+        if (v == null) {
+            throw S3Error.badRequest("InvalidArgument", name + " is missing from the query");
+        }
+        return v;
+    }
+
+    /** The job's run and epoch the query names, or null when it names none that is registered. */
+    private RunningJob run(Map<String, List<String>> q) {
+        String name = ApiJson.text(q, "job");
+        return name == null ? null : jobs.jobs().get(name);
+    }
+
+    /** When the sample is next read, by the plan of the job the query names; unknown without one. */
+    private static long nextUse(RunningJob run, Map<String, List<String>> q) throws S3Error {
+        if (run == null) {
+            return Long.MAX_VALUE - 1;
+        }
+        int epoch = (int) ApiJson.param(q, "epoch", run.current().number, 1, Integer.MAX_VALUE);
+        int index = (int) ApiJson.param(q, "index", -1, -1, Integer.MAX_VALUE);
+        return run.job.nextUse(epoch, index);
+    }
+
+    private Reply get(Map<String, List<String>> q) throws S3Error, IOException {
+        DecodedSamples s = samples();
+        DecodedKey key = key(q);
+        RunningJob run = run(q);
+        if (s.holds(key) && !current(key)) {
+            s.dropStale(key);
+        }
+        DecodedSamples.Hit hit = s.get(key, nextUse(run, q));
+        if (hit == null) {
+            throw new S3Error(404, "NoSuchDecodedSample", "no decoded sample of " + key.bucket() + "/" + key.key() + " at "
+                    + key.offset() + "+" + key.length() + " for " + key.version() + " is held");
+        }
+        if (run != null) {
+            EpochRecord e = run.epoch((int) ApiJson.param(q, "epoch", run.current().number, 1, Integer.MAX_VALUE));
+            e.decodedSamples.increment();
+            e.decodeSecondsSaved.add(hit.decodeSeconds());
+        }
+        HttpHeaders h = new DefaultHttpHeaders();
+        h.set("Content-Type", "application/octet-stream");
+        h.set(DECODE_SECONDS, Double.toString(hit.decodeSeconds()));
+        return new Reply.Full(HttpResponseStatus.OK, h, hit.value(), false);
+    }
+
+    /** The object is still at the key's ETag, as the tier knows it (its fresh metadata, else a HEAD). */
+    private boolean current(DecodedKey key) throws IOException {
+        try {
+            ObjectMeta meta = node.stack().top().head(new ObjectKey(key.bucket(), key.key()));
+            return key.etag().equals(meta.etag());
+        } catch (ObjectNotFoundException gone) {
+            return false;
+        }
+    }
+
+    private Reply put(Map<String, List<String>> q, byte[] body) throws S3Error, IOException {
+        DecodedSamples s = samples();
+        DecodedKey key = key(q);
+        String seconds = ApiJson.text(q, "decode_s");
+        double decodeSeconds;
+        try {
+            decodeSeconds = seconds == null ? 0 : Double.parseDouble(seconds);
+        } catch (NumberFormatException e) {
+            throw S3Error.badRequest("InvalidArgument", "decode_s must be a number of seconds, not '" + seconds + "'");
+        }
+        ObjectNode out = ApiJson.JSON.createObjectNode();
+        if (!keep()) {
+            out.put("kept", false).put("reason", choice == null ? "no share of the tier is for decoded samples" : choice.reason());
+            return Reply.json(HttpResponseStatus.OK, out.toString());
+        }
+        if (!current(key)) {
+            out.put("kept", false).put("reason", "the object is no longer at ETag " + key.etag());
+            return Reply.json(HttpResponseStatus.OK, out.toString());
+        }
+        boolean kept = s.put(key, body, decodeSeconds, nextUse(run(q), q));
+        out.put("kept", kept);
+        if (!kept) {
+            out.put("reason", "the decoded samples' share is full of samples read sooner");
+        }
+        return Reply.json(kept ? HttpResponseStatus.CREATED : HttpResponseStatus.OK, out.toString());
+    }
+
+    private Reply report(byte[] body) throws S3Error, IOException {
+        samples();
+        JsonNode r = ApiJson.parse(body);
+        String job = r.path("job").asText("");
+        Measured m = measured.computeIfAbsent(job, j -> new Measured());
+        synchronized (m) {
+            m.decodes += r.path("decodes").asLong(0);
+            m.decodeSeconds += r.path("decode_s").asDouble(0);
+            m.decodedReads += r.path("decoded_reads").asLong(0);
+            m.decodedReadSeconds += r.path("decoded_read_s").asDouble(0);
+            m.encodedReads += r.path("encoded_reads").asLong(0);
+            m.encodedReadSeconds += r.path("encoded_read_s").asDouble(0);
+            m.encodedBytes += r.path("encoded_bytes").asDouble(0);
+            m.decodedBytes += r.path("decoded_bytes").asDouble(0);
+            m.decodedSized += r.path("decoded_sized").asLong(0);
+            m.fetchBytes += r.path("fetch_bytes").asDouble(0);
+            m.fetchSeconds += r.path("fetch_s").asDouble(0);
+            m.workers = Math.max(1, r.path("workers").asInt(m.workers));
+        }
+        if (Double.isNaN(fixedShare)) {
+            DecodedSplit.Measures measures = measures();
+            if (measures != null) {
+                apply(DecodedSplit.choose(measures, tier().contents().capacity()));
+            }
+        }
+        ObjectNode out = ApiJson.JSON.createObjectNode().put("keep", keep());
+        return Reply.json(HttpResponseStatus.OK, out.toString());
+    }
+
+    /** The measures of every reporting job together, per sample; null until a decode and its size were measured. */
+    private DecodedSplit.Measures measures() {
+        long n = 0;
+        long decodes = 0;
+        long sized = 0;
+        long encodedReads = 0;
+        long decodedReads = 0;
+        double decodeS = 0;
+        double decodedReadS = 0;
+        double encodedReadS = 0;
+        double encodedBytes = 0;
+        double decodedBytes = 0;
+        double fetchBytes = 0;
+        double fetchS = 0;
+        int workers = 0;
+        for (Map.Entry<String, Measured> e : measured.entrySet()) {
+            RunningJob run = jobs.jobs().get(e.getKey());
+            Measured m = e.getValue();
+            synchronized (m) {
+                n += run == null ? 0 : run.job.nodeSamples();
+                decodes += m.decodes;
+                decodeS += m.decodeSeconds;
+                decodedReads += m.decodedReads;
+                decodedReadS += m.decodedReadSeconds;
+                encodedReads += m.encodedReads;
+                encodedReadS += m.encodedReadSeconds;
+                encodedBytes += m.encodedBytes;
+                decodedBytes += m.decodedBytes;
+                sized += m.decodedSized;
+                fetchBytes += m.fetchBytes;
+                fetchS += m.fetchSeconds;
+                workers += m.workers * (run == null ? 1 : run.job.ranksOnNode());
+            }
+        }
+        if (decodes == 0 || sized == 0 || n == 0) {
+            return null;
+        }
+        double perDecodedByte = 0.5e-9; // a decoded read until one is measured: 2 GB/s through the client, and a request
+        double decodedRead = decodedReads > 0 ? decodedReadS / decodedReads : 200e-6 + perDecodedByte * decodedBytes / sized;
+        int cores = Math.min(Runtime.getRuntime().availableProcessors(), Math.max(1, workers));
+        double rate = fetchS > 0 ? fetchBytes / fetchS : Double.POSITIVE_INFINITY;
+        return new DecodedSplit.Measures(n, decodeS / decodes, decodedRead, encodedReads == 0 ? 0 : encodedReadS / encodedReads,
+                decodedBytes / sized, encodedReads == 0 ? 0 : encodedBytes / encodedReads, cores, rate);
+    }
+
+    /** Lends the tier's room to the decoded samples, or takes it back, in the order that never holds more than the tier. */
+    private synchronized void apply(DecodedSplit.Choice c) throws IOException {
+        DecodedSplit.Choice before = choice;
+        long was = before == null ? 0 : before.lentBytes();
+        if (c.lentBytes() < was) {
+            samples.quota(c.lentBytes());
+            tier().contents().lend(c.lentBytes());
+        } else {
+            tier().contents().lend(c.lentBytes());
+            samples.quota(c.lentBytes());
+        }
+        choice = c;
+    }
+
+    /** The status's {@code decoded} object. */
+    void status(ObjectNode out) {
+        if (samples == null) {
+            out.put("mode", node.config().decodedShare() == 0 ? "off" : "no local tier");
+            return;
+        }
+        DecodedSamples.Stats st = samples.stats();
+        DecodedSplit.Choice c = choice;
+        out.put("mode", Double.isNaN(fixedShare) ? "auto" : "fixed").put("share", ApiJson.round(c.share(), 4))
+                .put("quota_bytes", st.quotaBytes()).put("held_bytes", st.usedBytes()).put("entries", st.entries())
+                .put("hits", st.hits()).put("misses", st.misses()).put("stored", st.stored()).put("refused", st.refused())
+                .put("evicted", st.evicted()).put("corrupt", st.corrupt()).put("stale", st.stale()).put("why", c.reason());
+        if (!Double.isNaN(c.samplesPerSecond())) {
+            out.put("predicted_samples_per_s", ApiJson.round(c.samplesPerSecond(), 1))
+                    .put("predicted_without_samples_per_s", ApiJson.round(c.noneSamplesPerSecond(), 1));
+        }
+    }
+
+    /** The bytes decoded samples hold now (0 with none). */
+    long heldBytes() {
+        return samples == null ? 0 : samples.stats().usedBytes();
+    }
+}
