@@ -7,11 +7,13 @@
 (``ferry_client.answers``: ``job.ranks`` and ``job["ranks"]``); ``JobSettings`` and ``ReadSettings`` group how a
 job is planned and how it is read. ``ferry_client.loader`` reads a job's samples in plan order and reports the
 training loop's waits; ``ferry_client.torch`` (needs PyTorch) is a DataLoader dataset, resumable mid-epoch;
-``tar_sample`` turns a WebDataset sample's bytes into its fields.
+``tar_sample`` turns a WebDataset sample's bytes into its fields; ``pack``/``unpack`` and ``DecodedCache`` keep
+decoded samples on the node's tier (docs/decoded-cache.md).
 """
 
 from .answers import Checkpoint, FlushResult, Job, ObjectInfo, Progress, PutResult, Sample, Span, Status
 from .client import DEFAULT_URL, FerryClient, default_url
+from .decoded import DecodedCache, pack, unpack
 from .errors import FerryConnectionError, FerryError
 from .loader import Samples, StepReporter, plan_reads
 from .placement import Placement, placement
@@ -22,7 +24,7 @@ from .tar import tar_sample, tar_samples
 # The one version number: the wheel's (pyproject.toml reads it from here) and the module's.
 __version__ = "0.1.0"
 
-__all__ = ["DEFAULT_URL", "Checkpoint", "FerryClient", "FerryConnectionError", "FerryError", "FlushResult", "Job",
+__all__ = ["DEFAULT_URL", "Checkpoint", "DecodedCache", "FerryClient", "FerryConnectionError", "FerryError", "FlushResult", "Job",
            "JobSettings", "ObjectInfo", "Placement", "Progress", "PutResult", "ReadSettings", "S3Client", "Sample",
-           "Samples", "Span", "Status", "StepReporter", "__version__", "default_url", "placement", "plan_reads",
-           "tar_sample", "tar_samples"]
+           "Samples", "Span", "Status", "StepReporter", "__version__", "default_url", "pack", "placement", "plan_reads",
+           "tar_sample", "tar_samples", "unpack"]

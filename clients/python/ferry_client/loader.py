@@ -19,6 +19,7 @@ from typing import Any, Callable, Protocol, TypeVar, cast
 
 from .answers import Progress, Span
 from .client import samples_of
+from .decoded import DecodedCache
 from .errors import FerryError
 from .settings import ReadSettings
 
@@ -51,16 +52,17 @@ class Read:
     """One request of a :class:`Samples` iteration: ``length`` bytes of an object from ``offset`` (both None for the
     whole object), pinned to ``etag``, and the positions in the order of the samples it carries."""
 
-    __slots__ = ("bucket", "etag", "key", "length", "offset", "positions")
+    __slots__ = ("bucket", "decoded", "etag", "key", "length", "offset", "positions")
 
     def __init__(self, bucket: str, key: str, etag: str | None, offset: int | None, length: int | None,
-                 positions: list[int]) -> None:
+                 positions: list[int], decoded: bool = False) -> None:
         self.bucket, self.key, self.etag = bucket, key, etag
         self.offset, self.length, self.positions = offset, length, positions
+        self.decoded = decoded  # one sample, read decoded from the daemon's tier (its bytes when no longer held)
 
-    def cut(self, data: bytes, sample: Mapping[str, Any]) -> bytes:
-        """The bytes of ``sample`` (one of this read's) out of this read's ``data``."""
-        if self.offset is None or sample.get("offset") is None or sample.get("length") is None:
+    def cut(self, data: Any, sample: Mapping[str, Any]) -> Any:
+        """The bytes of ``sample`` (one of this read's) out of this read's ``data``; a decoded read's as it is."""
+        if self.decoded or self.offset is None or sample.get("offset") is None or sample.get("length") is None:
             return data
         at = sample["offset"] - self.offset
         return data[at:at + sample["length"]]
@@ -156,13 +158,17 @@ class Samples:
     daemon's tier. Single-object samples are thus fetched up to ``prefetch`` at a time. Each read names its
     ETag, so a changed object fails instead of mixing versions. With ``meta=True`` it yields ``(sample, data)``
     pairs. A read that fails raises its FerryError where its first sample would have been yielded.
+
+    With ``decoded`` (a :class:`ferry_client.DecodedCache`), the samples the daemon holds decoded are read so, one
+    request each, instead of their encoded bytes: their data is a :class:`ferry_client.decoded.Decoded` (or the
+    encoded bytes when the daemon no longer holds it), and the encoded reads' CPU and time are told to it.
     """
 
     def __init__(self, client: ObjectReader, job: str | None = None, epoch: int = 1, rank: int = 0, worker: int = 0,
                  workers: int = 1, start: int = 0, prefetch: int | None = None, threads: int | None = None,
                  plan: Iterable[Mapping[str, Any]] | None = None, meta: bool = False, window: int | None = None,
                  max_gap: int | None = None, max_read: int | None = None, ahead_bytes: int | None = None, *,
-                 settings: ReadSettings | None = None) -> None:
+                 settings: ReadSettings | None = None, decoded: DecodedCache | None = None) -> None:
         if plan is None and job is None:
             raise ValueError("Samples needs a job (to ask the daemon for its order) or an explicit plan.")
         self.settings = (settings or ReadSettings()).with_changes(
@@ -179,6 +185,7 @@ class Samples:
         self._plan: list[Mapping[str, Any]] | None = list(plan) if plan is not None else None
         self._reads: list[Read] | None = None
         self._fetch_s: float | None = None  # a read's time, a moving average over the reads made (see reads_ahead)
+        self.decoded = decoded
 
     @property
     def prefetch(self) -> int:
@@ -219,17 +226,39 @@ class Samples:
     def reads(self) -> list[Read]:
         """The requests an iteration makes (:func:`plan_reads` of the plan), in the order they are needed."""
         if self._reads is None:
-            self._reads = plan_reads(self.plan, self.window, self.max_gap, self.max_read)
+            plan = self.plan
+            if self.decoded is None:
+                self._reads = plan_reads(plan, self.window, self.max_gap, self.max_read)
+            else:
+                held = self.decoded.held(plan)
+                encoded = [pos for pos, h in enumerate(held) if not h]
+                reads = plan_reads([plan[pos] for pos in encoded], self.window, self.max_gap, self.max_read)
+                for read in reads:
+                    read.positions = [encoded[p] for p in read.positions]
+                for pos, h in enumerate(held):
+                    if h:
+                        s = plan[pos]
+                        reads.append(Read(s["bucket"], s["key"], s.get("etag"), s.get("offset"), s.get("length"), [pos],
+                                          decoded=True))
+                reads.sort(key=lambda r: r.positions[0])
+                self._reads = reads
         return self._reads
 
     def __len__(self) -> int:
         return len(self.plan)
 
-    def _fetch(self, read: Read) -> bytes:
+    def _fetch(self, read: Read) -> Any:
+        if read.decoded and self.decoded is not None:
+            held = self.decoded.read(self.plan[read.positions[0]])
+            if held is not None:
+                return held
         start = time.perf_counter()
+        cpu = time.thread_time()
         data = self.client.get(read.bucket, read.key, read.offset, read.length, read.etag)
         took = time.perf_counter() - start
         self._fetch_s = took if self._fetch_s is None else 0.7 * self._fetch_s + 0.3 * took
+        if self.decoded is not None:
+            self.decoded.encoded(len(read.positions), time.thread_time() - cpu, len(data), took, self.threads)
         return data
 
     def __iter__(self) -> Iterator[Any]:  # bytes; (sample, bytes) with meta=True

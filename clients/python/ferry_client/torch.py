@@ -12,12 +12,15 @@ equals the job's batch_size** (the one given to ``register_job``), and ``drop_la
 
 from __future__ import annotations
 
+import time
+
 from collections.abc import Iterator, Mapping
 from typing import Any, Callable
 
 import torch.utils.data
 
 from .client import FerryClient
+from .decoded import Decoded, DecodedCache, decode_name
 from .loader import Samples
 from .placement import placement
 from .settings import ReadSettings
@@ -57,6 +60,10 @@ class FerryIterableDataset(torch.utils.data.IterableDataset[Any]):
     """The samples of one rank of a registered ferry job for one epoch (counted from 1), in plan order.
 
     ``decode(data: bytes)`` turns a sample's bytes into what the model takes (default: the bytes).
+    With ``decode_version`` (a string naming this version of ``decode``; change it when the function changes), the
+    daemon keeps decoded samples on its tier when that gives more samples/s (docs/decoded-cache.md): a later epoch
+    reads them back instead of the encoded bytes and the decode. ``transform`` runs after the decode (or the read
+    of a kept decode) every epoch: random augmentation goes there, never in ``decode``, whose output is kept.
     With ``with_sample=True`` each item is ``(meta, decoded)``, ``meta`` a dict with ``index``,
     ``bucket``, ``key``, ``offset`` and ``length``. ``start`` resumes after that many samples consumed
     by the whole job this epoch. Each worker reads its samples as :class:`ferry_client.Samples` does, with
@@ -82,8 +89,13 @@ class FerryIterableDataset(torch.utils.data.IterableDataset[Any]):
                  decode: Callable[[bytes], Any] | None = None, start: int = 0, prefetch: int | None = None,
                  with_sample: bool = False, access_key: str | None = None, secret_key: str | None = None,
                  region: str = "us-east-1", timeout: float | None = 60, threads: int | None = None,
-                 window: int | None = None, *, settings: ReadSettings | None = None) -> None:
+                 window: int | None = None, *, settings: ReadSettings | None = None, decode_version: str | None = None,
+                 transform: Callable[[Any], Any] | None = None) -> None:
         super().__init__()
+        if decode_version is not None and decode is None:
+            raise ValueError("decode_version names a decode: pass decode= too.")
+        self.decoded_as = decode_name(decode, decode_version) if decode is not None and decode_version is not None else None
+        self.transform = transform
         self.url = url
         self.job = job
         self.epoch = epoch
@@ -168,11 +180,26 @@ class FerryIterableDataset(torch.utils.data.IterableDataset[Any]):
     def __iter__(self) -> Iterator[Any]:
         worker, workers = worker_split()
         client = FerryClient(self.url, **self._client_args)  # one per worker process
+        cache = DecodedCache(client, self.job, self.epoch, self.decoded_as, workers) if self.decoded_as else None
         samples = Samples(client, self.job, self.epoch, self.rank, worker=worker, workers=workers,
-                          start=self.start, meta=True, settings=self.settings)
+                          start=self.start, meta=True, settings=self.settings, decoded=cache)
         try:
             for sample, data in samples:
-                item = self.decode(data) if self.decode is not None else data
+                if isinstance(data, Decoded):
+                    assert cache is not None
+                    item = cache.unpacked(data)
+                    data = b""
+                elif self.decode is None:
+                    item = data
+                else:
+                    began = time.perf_counter()
+                    item = self.decode(data)
+                    if cache is not None:
+                        cache.decoded(sample, item, time.perf_counter() - began)
+                if self.transform is not None:
+                    item = self.transform(item)
                 yield (_sample_meta(sample, data), item) if self.with_sample else item
+            if cache is not None:
+                cache.close()
         finally:
             client.close()

@@ -316,6 +316,11 @@ public final class DecodedSamples implements Closeable {
         return new Hit(Arrays.copyOfRange(file, b.position(), file.length), seconds);
     }
 
+    /** The bytes an entry of {@code value} bytes under {@code key} takes on disk. */
+    public static long entryBytes(DecodedKey key, long value) {
+        return FIXED + key.canonical().getBytes(StandardCharsets.UTF_8).length + value;
+    }
+
     /** The file begins as an entry does (the whole of it is checked when it is read). */
     private static boolean startsAsEntry(Path f) throws IOException {
         try (var in = Files.newInputStream(f)) {

@@ -16,6 +16,8 @@ public final class DecodedSplit {
     /** The least gain in samples/s for which decoded samples are kept at all. */
     public static final double WORTH = 1.05;
     private static final int STEPS = 20;
+    /** Room for all decoded samples: their mean size times this, as sizes vary about their mean. */
+    private static final double ROOM = 1.05;
 
     private DecodedSplit() {
     }
@@ -23,7 +25,7 @@ public final class DecodedSplit {
     /**
      * What the loaders measured, per sample: {@code decodeSeconds} (a decode), {@code decodedReadSeconds} (a decoded
      * sample read back and turned into its objects), {@code encodedReadSeconds} (an encoded read's CPU, its waits
-     * not counted); {@code decodedBytes} and {@code encodedBytes}, a sample's size each way; {@code samples} the node
+     * not counted); {@code decodedBytes} and {@code encodedBytes}, a sample's size each way (decoded, as its entry holds it on disk); {@code samples} the node
      * reads per epoch, on {@code cores} cores; {@code encodedBytesPerSecond}, the rate encoded reads came at (infinite
      * when not measured).
      */
@@ -55,7 +57,7 @@ public final class DecodedSplit {
     }
 
     private static double lent(Measures m, long capacity, double share) {
-        return Math.min(share * capacity, m.samples() * m.decodedBytes());
+        return Math.min(share * capacity, m.samples() * m.decodedBytes() * ROOM);
     }
 
     /** The share with the most samples/s (the smaller on a tie), or none when it gains less than {@link #WORTH}. */
@@ -63,7 +65,7 @@ public final class DecodedSplit {
         double none = predict(m, capacity, 0);
         double best = 0;
         double bestRate = none;
-        double all = m.samples() * m.decodedBytes() / Math.max(1, capacity); // the share that holds them all
+        double all = m.samples() * m.decodedBytes() * ROOM / Math.max(1, capacity); // the share that holds them all
         for (int i = 0; i <= STEPS + 1; i++) {
             double share = i <= STEPS ? (double) i / STEPS : Math.min(1, all);
             double rate = predict(m, capacity, share);
@@ -79,7 +81,7 @@ public final class DecodedSplit {
                     "off: %s, so keeping them would give at most %.0f samples/s against %.0f without", costs, bestRate, none));
         }
         return new Choice(best, (long) Math.ceil(lent(m, capacity, best)), bestRate, none, String.format(Locale.ROOT,
-                "%.0f%% of the tier decoded: %s, which gives %.0f samples/s against %.0f without (%d samples on this node, %s held decoded of %s)",
+                "%.3g%% of the tier decoded: %s, which gives %.0f samples/s against %.0f without (%d samples on this node, %s held decoded of %s)",
                 best * 100, costs, bestRate, none, m.samples(), size(lent(m, capacity, best)), size(capacity)));
     }
 

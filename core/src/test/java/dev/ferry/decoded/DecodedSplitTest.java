@@ -16,9 +16,9 @@ class DecodedSplitTest {
     void whenDecodeIsTheBoundAndAllFitsEverySampleIsKeptDecodedAndTheRestOfTheTierHoldsBlocks() {
         DecodedSplit.Measures m = measures(0.008, 0.0005, Double.POSITIVE_INFINITY);
         DecodedSplit.Choice c = DecodedSplit.choose(m, 8 * GIB);
-        assertThat(c.lentBytes()).isEqualTo(20_000L * (150 << 10)); // all of them, no more
+        assertThat(c.lentBytes()).isEqualTo((long) Math.ceil(20_000L * (150 << 10) * 1.05)); // all of them, and a little room
         assertThat(c.samplesPerSecond()).isGreaterThan(5 * c.noneSamplesPerSecond());
-        assertThat(c.reason()).startsWith("36% of the tier decoded: a decode takes 8.00 ms and a decoded read 0.50 ms per sample");
+        assertThat(c.reason()).startsWith("37.6% of the tier decoded: a decode takes 8.00 ms and a decoded read 0.50 ms per sample");
     }
 
     @Test
