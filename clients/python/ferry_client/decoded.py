@@ -245,7 +245,8 @@ class DecodedCache:
     says a sample was decoded, measures it and, when the daemon keeps decoded samples, offers it on a background
     thread (past 64 MiB of offers waiting, one is dropped: the loader never waits for them). What was measured goes to the daemon every
     few hundred samples and at :meth:`close`; its answer says whether to keep offering. Samples without an ETag are
-    never kept (nothing would tell a changed object).
+    never kept (nothing would tell a changed object). With ``version`` None it only measures: the daemon's advisor
+    then says what keeping them would give.
     """
 
     _LOOKUP_BATCH = 4096
@@ -253,7 +254,7 @@ class DecodedCache:
     _SIZED = 16
     _QUEUED_BYTES = 64 << 20  # offers waiting for their PUT, at most: past it an offer is dropped
 
-    def __init__(self, client: Any, job: str, epoch: int, version: str, workers: int = 1) -> None:
+    def __init__(self, client: Any, job: str, epoch: int, version: str | None, workers: int = 1) -> None:
         self.client, self.job, self.epoch, self.version, self.workers = client, job, epoch, version, workers
         self.keep = False  # offer decoded samples: what the daemon's last answer said
         self.available = True  # False once the daemon says it keeps no decoded samples
@@ -327,7 +328,7 @@ class DecodedCache:
     def decoded(self, sample: Mapping[str, Any], value: Any, decode_s: float) -> None:
         """``value`` is the decode of ``sample``, which took ``decode_s``; offered to the daemon when it keeps them."""
         counts: dict[str, float] = {"decodes": 1, "decode_s": decode_s}
-        if self.available and sample.get("etag") and (self.keep or self._sizing > 0):
+        if self.available and sample.get("etag") and ((self.keep and self.version) or self._sizing > 0):
             self._sizing -= 1
             try:
                 packed = pack(value)
@@ -336,14 +337,18 @@ class DecodedCache:
                 self.available = self.keep = False
             else:
                 counts.update(decoded_bytes=len(packed), decoded_sized=1)
-                if self.keep:
+                if self.keep and self.version:
                     self._offer(sample, packed, decode_s)
         self._add(**counts)
         self._tick()
 
     def encoded(self, samples: int, cpu_s: float, nbytes: int, wall_s: float, threads: int) -> None:
         """Encoded reads made: ``samples`` in them, their CPU seconds and bytes, and their wall time over the
-        ``threads`` they were read on (the rate encoded bytes came at)."""
+        ``threads`` they were read on (the rate encoded bytes came at). Not counted in a job's first epoch: its reads
+        fetch from the store (a capped stream costs more CPU per byte than a read from the tier), and what the split
+        weighs is what later epochs' reads cost."""
+        if self.epoch <= 1:
+            return
         self._add(encoded_reads=samples, encoded_read_s=cpu_s, encoded_bytes=nbytes, fetch_bytes=nbytes,
                   fetch_s=wall_s / max(1, threads))
 

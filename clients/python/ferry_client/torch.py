@@ -180,9 +180,11 @@ class FerryIterableDataset(torch.utils.data.IterableDataset[Any]):
     def __iter__(self) -> Iterator[Any]:
         worker, workers = worker_split()
         client = FerryClient(self.url, **self._client_args)  # one per worker process
-        cache = DecodedCache(client, self.job, self.epoch, self.decoded_as, workers) if self.decoded_as else None
-        samples = Samples(client, self.job, self.epoch, self.rank, worker=worker, workers=workers,
-                          start=self.start, meta=True, settings=self.settings, decoded=cache)
+        # with a decode, its cost is measured (the advisor says what keeping decodes would give); with a version,
+        # they are kept
+        cache = DecodedCache(client, self.job, self.epoch, self.decoded_as, workers) if self.decode is not None else None
+        samples = Samples(client, self.job, self.epoch, self.rank, worker=worker, workers=workers, start=self.start,
+                          meta=True, settings=self.settings, decoded=cache if self.decoded_as else None)
         try:
             for sample, data in samples:
                 if isinstance(data, Decoded):

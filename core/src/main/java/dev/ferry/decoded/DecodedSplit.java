@@ -10,11 +10,16 @@ import java.util.Locale;
  * encoded read and the decode, and their encoded bytes come from the tier while the rest of it holds them, from the
  * object store beyond that. An epoch takes the longer of the loaders' CPU seconds over the cores they have and the
  * bytes from the store over the rate reads of encoded samples were measured at. A share that beats none by less than
- * {@link #WORTH} leaves the decoded samples off: a read of one costs about what its decode does.
+ * {@link #WORTH} leaves the decoded samples off: a read of one costs about what the decode and the encoded read do.
  */
 public final class DecodedSplit {
-    /** The least gain in samples/s for which decoded samples are kept at all. */
-    public static final double WORTH = 1.05;
+    /**
+     * The least gain in samples/s for which decoded samples are kept at all. When the decode is trivial, keeping
+     * them trades an encoded read for a decoded read of about the same bytes: the loaders' measures of the two differ
+     * by their noise on busy cores, and the daemon's own CPU (which they do not see) is higher for a decoded read,
+     * checked and copied, than for a block sent from its file. A JPEG decode gains several times over.
+     */
+    public static final double WORTH = 1.25;
     private static final int STEPS = 20;
     /** Room for all decoded samples: their mean size times this, as sizes vary about their mean. */
     private static final double ROOM = 1.05;

@@ -55,6 +55,9 @@ public final class Advisor {
         }
     }
 
+    /** How the finding that the loader's CPU, not its reads, bounds the job begins. */
+    public static final String CPU_BOUND = "Preprocessing is CPU-bound";
+
     private Advisor() {
     }
 
@@ -70,7 +73,7 @@ public final class Advisor {
         boolean waits = last.steadyWaitShare() >= 0.1;
         if (last.dataLocal() && waits) {
             findings.add(String.format(Locale.ROOT,
-                    "Preprocessing is CPU-bound: %.0f%% of the bytes read were on the local tier when asked for, yet the consumer waited %.0f%% "
+                    CPU_BOUND + ": %.0f%% of the bytes read were on the local tier when asked for, yet the consumer waited %.0f%% "
                             + "of epoch %d (%.1f ms per step at p50). %s or make decoding cheaper.",
                     100 * last.readyShareBytes(), 100 * waitShare, last.epoch(), last.waitPerStepMillisP50(),
                     context.decodeWorkers() > 0 ? "Add decode workers (now " + context.decodeWorkers() + ")"

@@ -100,6 +100,25 @@ class CachingStoreTest {
     }
 
     @Test
+    void capacityLentAway_evictsBlocksDownToTheRest_andTheBlocksNeverHoldMoreThanIt() throws IOException {
+        TierContents contents = cache.contents();
+        assertThat(cache.readBytes(key, null)).isEqualTo(bytes);
+        assertThat(cache.stats().residentBytes()).isEqualTo(bytes.length); // 17 blocks of a 64-block tier
+        assertThat(contents.lend(56L * BLOCK)).isEqualTo(56L * BLOCK);
+        assertThat(cache.stats().residentBytes()).as("8 blocks left, evicted to the low watermark").isLessThanOrEqualTo(8L * BLOCK);
+        tracking.reset();
+        assertThat(cache.readBytes(key, null)).isEqualTo(bytes); // read again: what did not fit is fetched, never held beyond 8 blocks
+        assertThat(tracking.count(Op.GET)).isPositive();
+        assertThat(cache.stats().residentBytes()).isLessThanOrEqualTo(8L * BLOCK);
+        assertThat(contents.lend(0)).isZero(); // given back: the whole tier again
+        cache.readBytes(key, null);
+        cache.readBytes(key, null);
+        assertThat(cache.stats().residentBytes()).isEqualTo(bytes.length);
+        assertThat(contents.lend(1L << 40)).as("at most the capacity").isEqualTo(64L * BLOCK);
+        assertThat(cache.stats().residentBytes()).isZero();
+    }
+
+    @Test
     void aVersionToldOnlyIfUnknown_isHeldWhenNothingIs_andNeverReplacesWhatIs_howeverOld() throws IOException {
         cache.close();
         cache = open(config().withMetadataTtl(Duration.ZERO)); // what is held is never fresh: listed() would replace it

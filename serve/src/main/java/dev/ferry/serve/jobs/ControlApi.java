@@ -45,6 +45,7 @@ public final class ControlApi {
             PeerLevel peers) {
         this.jobs = new JobsApi(node, jobs);
         this.decoded = new DecodedApi(node, jobs);
+        jobs.decodedAdvice(decoded::advice);
         this.status = new StatusApi(node, jobs, served, endpoint, peers, decoded);
         this.flush = new FlushApi(node.stack().writeBack(), peers);
         this.metrics = new MetricsApi(registry);

@@ -243,7 +243,8 @@ final class DecodedApi {
     }
 
     private Reply report(byte[] body) throws S3Error, IOException {
-        samples();
+        // measured even where none are kept (--decoded off, or a loader without decode_version): the advisor says
+        // what keeping them would give
         JsonNode r = ApiJson.parse(body);
         String job = r.path("job").asText("");
         Measured m = measured.computeIfAbsent(job, j -> new Measured());
@@ -262,8 +263,8 @@ final class DecodedApi {
             m.fetchSeconds += r.path("fetch_s").asDouble(0);
             m.workers = Math.max(1, r.path("workers").asInt(m.workers));
         }
-        if (Double.isNaN(fixedShare)) {
-            DecodedSplit.Measures measures = measures();
+        if (samples != null && Double.isNaN(fixedShare)) {
+            DecodedSplit.Measures measures = measures(null);
             if (measures != null) {
                 apply(DecodedSplit.choose(measures, tier().contents().capacity()));
             }
@@ -272,8 +273,39 @@ final class DecodedApi {
         return Reply.json(HttpResponseStatus.OK, out.toString());
     }
 
-    /** The measures of every reporting job together, per sample; null until a decode and its size were measured. */
-    private DecodedSplit.Measures measures() {
+    /**
+     * What keeping {@code job}'s decoded samples would give, in a sentence, when its loaders measured their decode and
+     * none are kept for it now; null otherwise.
+     */
+    String advice(String job) {
+        DecodedSplit.Measures m = measures(job);
+        CachingStore tier = tier();
+        if (m == null || tier == null || tier.isPassThrough()) {
+            return null;
+        }
+        Measured measured = this.measured.get(job);
+        synchronized (measured) {
+            if (measured.decodedReads > 0) {
+                return null; // its loaders read kept decodes already
+            }
+        }
+        DecodedSplit.Choice c = DecodedSplit.choose(m, tier.contents().capacity());
+        if (c.lentBytes() == 0) {
+            return null;
+        }
+        String how = samples == null ? "start the daemon with --decoded auto" : "pass decode_version= to FerryIterableDataset";
+        return String.format(java.util.Locale.ROOT,
+                "Keeping decoded samples on the tier would give about %.0f samples/s against %.0f now by ferry's model (a decode takes %.1f ms of CPU, "
+                        + "a decoded read about %.1f ms) and needs %s of it: %s.",
+                c.samplesPerSecond(), c.noneSamplesPerSecond(), m.decodeSeconds() * 1e3, m.decodedReadSeconds() * 1e3,
+                dev.ferry.util.Sizes.format(c.lentBytes()), how);
+    }
+
+    /**
+     * The measures of every reporting job together ({@code job} null), or of one, per sample; null until a decode and
+     * its size were measured.
+     */
+    private DecodedSplit.Measures measures(String only) {
         long n = 0;
         long decodes = 0;
         long sized = 0;
@@ -288,6 +320,9 @@ final class DecodedApi {
         double fetchS = 0;
         int workers = 0;
         for (Map.Entry<String, Measured> e : measured.entrySet()) {
+            if (only != null && !only.equals(e.getKey())) {
+                continue;
+            }
             RunningJob run = jobs.jobs().get(e.getKey());
             Measured m = e.getValue();
             synchronized (m) {

@@ -14,6 +14,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Predicate;
+import java.util.function.Function;
 import java.util.function.Supplier;
 
 /**
@@ -88,8 +89,11 @@ final class JobAdvice {
         return findings;
     }
 
-    /** Recomputes the findings from the job's epochs as of {@code now}. */
-    List<String> refresh(RunningJob run, Counters now, Prices prices, Supplier<String> governor) {
+    /**
+     * Recomputes the findings from the job's epochs as of {@code now}; where preprocessing is CPU-bound, {@code decoded}
+     * says in a sentence what keeping the job's decoded samples would give (null: it cannot say).
+     */
+    List<String> refresh(RunningJob run, Counters now, Prices prices, Supplier<String> governor, Function<String, String> decoded) {
         double egressCostPerByte = prices.egressPerByte();
         List<EpochRecord> epochs;
         synchronized (job.epochs) {
@@ -131,6 +135,14 @@ final class JobAdvice {
             if (!partitionFindings.isEmpty()) {
                 out.removeIf(f -> f.startsWith(Advisor.NO_PROBLEM));
                 out.addAll(partitionFindings);
+            }
+        }
+        for (int i = 0; i < out.size(); i++) {
+            if (out.get(i).startsWith(Advisor.CPU_BOUND)) {
+                String kept = decoded.apply(job.name);
+                if (kept != null) {
+                    out.set(i, out.get(i) + " " + kept);
+                }
             }
         }
         findings = List.copyOf(out);

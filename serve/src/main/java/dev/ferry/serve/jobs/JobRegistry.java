@@ -15,6 +15,7 @@ import io.micrometer.core.instrument.MeterRegistry;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
+import java.util.function.Function;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
@@ -217,6 +218,18 @@ public final class JobRegistry implements BlockHolders {
         return null;
     }
 
+    /** What keeping decoded samples would give a job, in a sentence (null: nothing measured); set by the API. */
+    private volatile Function<String, String> decodedAdvice = job -> null;
+
+    /** Where the advisor asks what keeping a job's decoded samples would give ({@link DecodedApi#advice}). */
+    void decodedAdvice(Function<String, String> advice) {
+        this.decodedAdvice = advice;
+    }
+
+    Function<String, String> decodedAdvice() {
+        return decodedAdvice;
+    }
+
     /** One point of history, and each job's advice and gauges refreshed: what the node's status thread runs each second. */
     public void sample() {
         try {
@@ -224,7 +237,7 @@ public final class JobRegistry implements BlockHolders {
             Counters now = node.counters();
             history.sample(now, runs);
             for (RunningJob run : runs) {
-                run.advice.refresh(run, now, node.stack().prices(), node.stack()::governorSummary);
+                run.advice.refresh(run, now, node.stack().prices(), node.stack()::governorSummary, decodedAdvice);
                 jobGauges(run);
             }
         } catch (RuntimeException e) {

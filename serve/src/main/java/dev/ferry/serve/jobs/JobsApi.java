@@ -96,7 +96,7 @@ final class JobsApi {
         }
         if (method.equals(HttpMethod.POST) && resource.equals("progress")) {
             progress(run, ApiJson.parse(body));
-            run.advice.refresh(run, node.counters(), node.stack().prices(), node.stack()::governorSummary);
+            run.advice.refresh(run, node.counters(), node.stack().prices(), node.stack()::governorSummary, jobs.decodedAdvice());
             ObjectNode answer = ApiJson.JSON.createObjectNode().put("ok", true);
             run.advice.findings().forEach(answer.putArray("advice")::add);
             return Reply.json(HttpResponseStatus.OK, answer.toString());
