@@ -241,12 +241,12 @@ class DecodedCache:
     and the decode named ``version`` (:func:`decode_name`).
 
     :meth:`held` asks which samples of the worker's order are held (once per iteration); :meth:`read` reads one
-    back (None when it is no longer held, or failed the daemon's check: read the encoded bytes then); :meth:`decoded`
-    says a sample was decoded, measures it and, when the daemon keeps decoded samples, offers it on a background
-    thread (past 64 MiB of offers waiting, one is dropped: the loader never waits for them). What was measured goes to the daemon every
-    few hundred samples and at :meth:`close`; its answer says whether to keep offering. Samples without an ETag are
-    never kept (nothing would tell a changed object). With ``version`` None it only measures: the daemon's advisor
-    then says what keeping them would give.
+    back (None when it is no longer held, or failed the daemon's check: read the encoded bytes then);
+    :meth:`decoded` says a sample was decoded, measures it and, when the daemon keeps decoded samples, offers it on a
+    background thread (past 64 MiB of offers waiting, one is dropped: the loader never waits for them). What was
+    measured goes to the daemon every few hundred samples and at :meth:`close`; its answer says whether to keep
+    offering. Samples without an ETag are never kept (nothing would tell a changed object). With ``version`` None
+    it only measures: the daemon's advisor then says what keeping them would give.
     """
 
     _LOOKUP_BATCH = 4096
@@ -372,7 +372,7 @@ class DecodedCache:
             sample, packed, decode_s = offer
             with self._lock:
                 self._queued_bytes -= len(packed)
-            params = self._params(sample) + [("decode_s", f"{decode_s:.6f}")]
+            params = [*self._params(sample), ("decode_s", f"{decode_s:.6f}")]
             try:
                 status, _, _ = self.client._request("PUT", _PATH, params, {"content-type": "application/octet-stream"},
                                                     packed)

@@ -13,7 +13,6 @@ equals the job's batch_size** (the one given to ``register_job``), and ``drop_la
 from __future__ import annotations
 
 import time
-
 from collections.abc import Iterator, Mapping
 from typing import Any, Callable
 

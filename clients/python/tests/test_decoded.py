@@ -246,17 +246,34 @@ class DecodedAutoTest(unittest.TestCase):
     def tearDownClass(cls):
         shutil.rmtree(cls.dir, ignore_errors=True)
 
-    def run_two_epochs(self, name, decoder):
+    def run_two_epochs(self, name, decoder, version="v1", advice=False):
         daemon = support.FerryDaemon(self.store, os.path.join(self.dir, f"cache-{name}"))
         client = FerryClient(daemon.url)
         try:
             DecodedDaemonTest.register(self, name, client)
             for epoch in (1, 2):
-                DecodedDaemonTest.epoch(self, daemon.url, name, epoch, decoder)
+                DecodedDaemonTest.epoch(self, daemon.url, name, epoch, decoder, version=version)
+            if advice:  # the advisor's findings, once its second has come round
+                deadline = time.monotonic() + 10
+                while True:
+                    found = next(j["advice"] for j in status(daemon.url)["jobs"] if j["job"] == name)
+                    if any("Keeping decoded samples" in f for f in found) or time.monotonic() > deadline:
+                        return found
+                    time.sleep(0.5)
             return status(daemon.url)["decoded"], epoch_row(daemon.url, name, 2)
         finally:
             client.close()
             daemon.stop()
+
+    def test_without_a_version_the_advisor_says_what_keeping_them_would_give(self):
+        decoder = Decoder(cost_s=0.004)
+        findings = self.run_two_epochs("advised", decoder, version=None, advice=True)
+        self.assertEqual(decoder.calls, 2 * SHARDS * PER_SHARD, "nothing is kept without decode_version")
+        cpu_bound = [f for f in findings if f.startswith("Preprocessing is CPU-bound")]
+        self.assertEqual(len(cpu_bound), 1, findings)
+        self.assertRegex(cpu_bound[0], r"Keeping decoded samples on the tier would give about \d+ samples/s against \d+ now "
+                                       r"by ferry's model \(a decode takes [0-9.]+ ms of CPU, a decoded read about [0-9.]+ ms\) "
+                                       r"and needs [0-9.]+ ?[KMG]?i?B of it: pass decode_version= to FerryIterableDataset\.$")
 
     def test_a_costly_decode_is_kept(self):
         decoder = Decoder(cost_s=0.004)

@@ -1,5 +1,6 @@
 package dev.ferry.decoded;
 
+import dev.ferry.util.Sizes;
 import java.util.Locale;
 
 /**
@@ -80,23 +81,13 @@ public final class DecodedSplit {
             }
         }
         String costs = String.format(Locale.ROOT, "a decode takes %.2f ms and a decoded read %.2f ms per sample (%s decoded, %s encoded)",
-                m.decodeSeconds() * 1e3, m.decodedReadSeconds() * 1e3, size(m.decodedBytes()), size(m.encodedBytes()));
+                m.decodeSeconds() * 1e3, m.decodedReadSeconds() * 1e3, Sizes.format((long) m.decodedBytes()), Sizes.format((long) m.encodedBytes()));
         if (best == 0 || bestRate < none * WORTH) {
             return new Choice(0, 0, none, none, String.format(Locale.ROOT,
                     "off: %s, so keeping them would give at most %.0f samples/s against %.0f without", costs, bestRate, none));
         }
         return new Choice(best, (long) Math.ceil(lent(m, capacity, best)), bestRate, none, String.format(Locale.ROOT,
                 "%.3g%% of the tier decoded: %s, which gives %.0f samples/s against %.0f without (%d samples on this node, %s held decoded of %s)",
-                best * 100, costs, bestRate, none, m.samples(), size(lent(m, capacity, best)), size(capacity)));
-    }
-
-    static String size(double bytes) {
-        String[] units = {"B", "KiB", "MiB", "GiB", "TiB"};
-        int u = 0;
-        while (bytes >= 1024 && u < units.length - 1) {
-            bytes /= 1024;
-            u++;
-        }
-        return String.format(Locale.ROOT, u == 0 ? "%.0f %s" : "%.1f %s", bytes, units[u]);
+                best * 100, costs, bestRate, none, m.samples(), Sizes.format((long) lent(m, capacity, best)), Sizes.format(capacity)));
     }
 }
