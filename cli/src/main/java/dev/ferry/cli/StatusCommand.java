@@ -167,6 +167,13 @@ final class StatusCommand implements Callable<Integer> {
                         w.path("settling").asLong(), w.path("late_attempts_repaired").asLong());
             }
         }
+        JsonNode dec = s.path("decoded");
+        if (dec.has("entries") && (dec.path("quota_bytes").asLong() > 0 || dec.path("entries").asLong() > 0)) {
+            out.printf(Locale.ROOT, "  decoded       %s held in %d samples of %s lent, %d read back, %d refused, %d corrupt, %d stale%n",
+                    Sizes.format(dec.path("held_bytes").asLong()), dec.path("entries").asLong(), Sizes.format(dec.path("quota_bytes").asLong()),
+                    dec.path("hits").asLong(), dec.path("refused").asLong(), dec.path("corrupt").asLong(), dec.path("stale").asLong());
+            out.printf(Locale.ROOT, "                %s%n", dec.path("why").asText());
+        }
         if (s.path("jobs").size() > 0) {
             out.println();
             out.println("  job / epoch            samples  samples/s  wait p50 ms  wait p99 ms  resident  prefetched  waited      egress   predicted");

@@ -43,6 +43,8 @@ final class DecodedApi {
     /** A decoded sample's bytes at most. */
     static final int MAX_ENTRY_BYTES = 64 << 20;
     static final String DECODE_SECONDS = "x-ferry-decode-seconds";
+    /** Encoded reads measured before their cost is taken as measured. */
+    private static final int ENOUGH = 256;
 
     /** What the loaders of one job measured, summed over their reports. */
     private static final class Measured {
@@ -66,6 +68,10 @@ final class DecodedApi {
     private final double fixedShare;
     private final Map<String, Measured> measured = new ConcurrentHashMap<>();
     private volatile DecodedSplit.Choice choice;
+    /** The CPU this daemon spent on decoded reads (checking, copying): a decoded read's cost beside the loader's. */
+    private static final java.lang.management.ThreadMXBean CPU = java.lang.management.ManagementFactory.getThreadMXBean();
+    private final java.util.concurrent.atomic.LongAdder servedNanos = new java.util.concurrent.atomic.LongAdder();
+    private final java.util.concurrent.atomic.LongAdder served = new java.util.concurrent.atomic.LongAdder();
     /** What an entry adds to a decoded sample's bytes on disk, as the last one stored said (a key of 100 bytes until then). */
     private volatile long entryOverhead = DecodedSamples.entryBytes(new DecodedKey("b", "k".repeat(80), "e".repeat(10), 0, 0, "v"), 0);
 
@@ -182,6 +188,19 @@ final class DecodedApi {
     }
 
     private Reply get(Map<String, List<String>> q) throws S3Error, IOException {
+        long cpu = CPU.getCurrentThreadCpuTime();
+        try {
+            return read(q);
+        } finally {
+            long spent = CPU.getCurrentThreadCpuTime() - cpu;
+            if (cpu >= 0 && spent >= 0) {
+                servedNanos.add(spent);
+                served.increment();
+            }
+        }
+    }
+
+    private Reply read(Map<String, List<String>> q) throws S3Error, IOException {
         DecodedSamples s = samples();
         DecodedKey key = key(q);
         RunningJob run = run(q);
@@ -344,12 +363,19 @@ final class DecodedApi {
         if (decodes == 0 || sized == 0 || n == 0) {
             return null;
         }
-        double perDecodedByte = 0.5e-9; // a decoded read until one is measured: 2 GB/s through the client, and a request
-        double decodedRead = decodedReads > 0 ? decodedReadS / decodedReads : 200e-6 + perDecodedByte * decodedBytes / sized;
+        // a decoded read: the loader's side (a request, and unpacking) as measured, else 2 GB/s and a request; and this
+        // daemon's (the entry read, checked and copied), as measured, else 1 GB/s and a request
+        double decodedSize = decodedBytes / sized;
+        double loaderRead = decodedReads > 0 ? decodedReadS / decodedReads : 200e-6 + 0.5e-9 * decodedSize;
+        long n0 = served.sum();
+        double daemonRead = n0 > 0 ? servedNanos.sum() / 1e9 / n0 : 100e-6 + 1e-9 * decodedSize;
+        double encodedSize = encodedReads > 0 ? encodedBytes / encodedReads : decodedSize;
+        // an encoded read, as measured over enough reads to mean something; else as a decoded read of its bytes (a
+        // request to the same daemon, whose blocks leave by sendfile)
+        double encodedRead = encodedReads >= ENOUGH ? encodedReadS / encodedReads : loaderRead * encodedSize / Math.max(1, decodedSize);
         int cores = Math.min(Runtime.getRuntime().availableProcessors(), Math.max(1, workers));
         double rate = fetchS > 0 ? fetchBytes / fetchS : Double.POSITIVE_INFINITY;
-        return new DecodedSplit.Measures(n, decodeS / decodes, decodedRead, encodedReads == 0 ? 0 : encodedReadS / encodedReads,
-                decodedBytes / sized, encodedReads == 0 ? 0 : encodedBytes / encodedReads, cores, rate);
+        return new DecodedSplit.Measures(n, decodeS / decodes, loaderRead + daemonRead, encodedRead, decodedSize, encodedSize, cores, rate);
     }
 
     /** Lends the tier's room to the decoded samples, or takes it back, in the order that never holds more than the tier. */
