@@ -344,13 +344,12 @@ class DecodedCache:
 
     def encoded(self, samples: int, cpu_s: float, nbytes: int, wall_s: float, threads: int) -> None:
         """Encoded reads made: ``samples`` in them, their CPU seconds and bytes, and their wall time over the
-        ``threads`` they were read on (the rate encoded bytes came at). Not counted in a job's first epoch: its reads
-        fetch from the store (a capped stream costs more CPU per byte than a read from the tier), and what the split
-        weighs is what later epochs' reads cost."""
-        if self.epoch <= 1:
-            return
-        self._add(encoded_reads=samples, encoded_read_s=cpu_s, encoded_bytes=nbytes, fetch_bytes=nbytes,
-                  fetch_s=wall_s / max(1, threads))
+        ``threads`` they were read on (the rate encoded bytes came at, in every epoch). Their CPU is not counted in a
+        job's first epoch: its reads fetch from the store (a capped stream costs more CPU per byte than a read from
+        the tier), and what the split weighs is what later epochs' reads cost."""
+        self._add(fetch_bytes=nbytes, fetch_s=wall_s / max(1, threads))
+        if self.epoch > 1:
+            self._add(encoded_reads=samples, encoded_read_s=cpu_s, encoded_bytes=nbytes)
 
     def _offer(self, sample: Mapping[str, Any], packed: bytes, decode_s: float) -> None:
         if self._offerer is None:
