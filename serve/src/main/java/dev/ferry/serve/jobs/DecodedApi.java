@@ -370,9 +370,9 @@ final class DecodedApi {
         long n0 = served.sum();
         double daemonRead = n0 > 0 ? servedNanos.sum() / 1e9 / n0 : 100e-6 + 1e-9 * decodedSize;
         double encodedSize = encodedReads > 0 ? encodedBytes / encodedReads : decodedSize;
-        // an encoded read, as measured over enough reads to mean something; else as a decoded read of its bytes (a
-        // request to the same daemon, whose blocks leave by sendfile)
-        double encodedRead = encodedReads >= ENOUGH ? encodedReadS / encodedReads : loaderRead * encodedSize / Math.max(1, decodedSize);
+        // an encoded read, as measured over enough reads to mean something; else as the loader's side of a decoded
+        // read (a request to the same daemon: its cost is the request's more than its bytes')
+        double encodedRead = encodedReads >= ENOUGH ? encodedReadS / encodedReads : loaderRead;
         int cores = Math.min(Runtime.getRuntime().availableProcessors(), Math.max(1, workers));
         // the rate one worker's reads came at (its bytes over its reads' time on its threads), not the workers' sum: a
         // share lent to decoded samples is room the daemon's plan prefetch no longer has to stage blocks ahead in, and
