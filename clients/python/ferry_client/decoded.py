@@ -231,6 +231,11 @@ class Decoded:
         self.data, self.cpu_s = data, cpu_s
 
 
+def _keyed(sample: Mapping[str, Any]) -> bool:
+    """A sample that can be kept: its ETag and its range are known (a whole object's, read by no range, is not)."""
+    return bool(sample.get("etag")) and sample.get("length") is not None
+
+
 def _key(sample: Mapping[str, Any]) -> list[Any]:
     return [sample["bucket"], sample["key"], sample.get("etag") or "", sample.get("offset") or 0,
             sample.get("length") if sample.get("length") is not None else -1]
@@ -245,8 +250,8 @@ class DecodedCache:
     :meth:`decoded` says a sample was decoded, measures it and, when the daemon keeps decoded samples, offers it on a
     background thread (past 64 MiB of offers waiting, one is dropped: the loader never waits for them). What was
     measured goes to the daemon every few hundred samples and at :meth:`close`; its answer says whether to keep
-    offering. Samples without an ETag are never kept (nothing would tell a changed object). With ``version`` None
-    it only measures: the daemon's advisor then says what keeping them would give.
+    offering. Samples without an ETag (nothing would tell a changed object) or a range are never kept. With
+    ``version`` None it only measures: the daemon's advisor then says what keeping them would give.
     """
 
     _LOOKUP_BATCH = 4096
@@ -278,7 +283,7 @@ class DecodedCache:
         out: list[bool] = []
         for begin in range(0, len(samples), self._LOOKUP_BATCH):
             batch = samples[begin:begin + self._LOOKUP_BATCH]
-            keyed = [s for s in batch if s.get("etag")]
+            keyed = [s for s in batch if _keyed(s)]
             if not keyed or not self.available:
                 out.extend(False for _ in batch)
                 continue
@@ -293,7 +298,7 @@ class DecodedCache:
                 raise
             self.keep = bool(answer.get("keep"))
             flags = iter(str(answer.get("held", "")))
-            out.extend(bool(s.get("etag")) and next(flags, "0") == "1" for s in batch)
+            out.extend(_keyed(s) and next(flags, "0") == "1" for s in batch)
         return out
 
     def _params(self, sample: Mapping[str, Any]) -> list[tuple[str, object]]:
@@ -328,7 +333,7 @@ class DecodedCache:
     def decoded(self, sample: Mapping[str, Any], value: Any, decode_s: float) -> None:
         """``value`` is the decode of ``sample``, which took ``decode_s``; offered to the daemon when it keeps them."""
         counts: dict[str, float] = {"decodes": 1, "decode_s": decode_s}
-        if self.available and sample.get("etag") and ((self.keep and self.version) or self._sizing > 0):
+        if self.available and _keyed(sample) and ((self.keep and self.version) or self._sizing > 0):
             self._sizing -= 1
             try:
                 packed = pack(value)
