@@ -208,12 +208,9 @@ public final class DecodedSamples implements Closeable {
         List<Entry> out = new ArrayList<>();
         synchronized (lock) {
             quota = Math.max(0, bytes);
-            Iterator<Entry> farthest = byNextUse.descendingIterator();
-            while (used > quota && farthest.hasNext()) {
-                Entry e = farthest.next();
-                farthest.remove();
-                entries.remove(e.id);
-                used -= e.bytes;
+            while (used > quota && !byNextUse.isEmpty()) {
+                Entry e = byNextUse.last(); // the farthest next use
+                removeLocked(e);
                 out.add(e);
             }
         }

@@ -83,6 +83,15 @@ final class ApiJson {
         return v == null || v.isEmpty() || v.get(0).isEmpty() ? null : v.get(0);
     }
 
+    /** The text {@code name} of the query; InvalidArgument when it is missing or empty. */
+    static String requiredText(Map<String, List<String>> query, String name) throws S3Error {
+        String v = text(query, name);
+        if (v == null) {
+            throw S3Error.badRequest("InvalidArgument", name + " is missing from the query");
+        }
+        return v;
+    }
+
     /** {@code v} to {@code digits} decimals, for an answer (NaN and infinities as 0: JSON has neither). */
     static double round(double v, int digits) {
         if (Double.isNaN(v) || Double.isInfinite(v)) {

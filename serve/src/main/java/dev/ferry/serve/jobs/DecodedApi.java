@@ -60,6 +60,39 @@ final class DecodedApi {
         double fetchBytes;
         double fetchSeconds;
         int workers = 1;
+
+        /** Adds a worker's report. {@code entryOverhead}: what an entry adds on disk to each decoded sample's bytes. */
+        synchronized void add(JsonNode r, long entryOverhead) {
+            decodes += r.path("decodes").asLong(0);
+            decodeSeconds += r.path("decode_s").asDouble(0);
+            decodedReads += r.path("decoded_reads").asLong(0);
+            decodedReadSeconds += r.path("decoded_read_s").asDouble(0);
+            encodedReads += r.path("encoded_reads").asLong(0);
+            encodedReadSeconds += r.path("encoded_read_s").asDouble(0);
+            encodedBytes += r.path("encoded_bytes").asDouble(0);
+            // as an entry holds it on disk: its key beside it (the loader's samples have keys of about one length)
+            decodedBytes += r.path("decoded_bytes").asDouble(0) + r.path("decoded_sized").asLong(0) * entryOverhead;
+            decodedSized += r.path("decoded_sized").asLong(0);
+            fetchBytes += r.path("fetch_bytes").asDouble(0);
+            fetchSeconds += r.path("fetch_s").asDouble(0);
+            workers = Math.max(1, r.path("workers").asInt(workers));
+        }
+
+        /** Adds another job's sums, its workers counted {@code ranks} times (its ranks on this node). */
+        synchronized void addTo(Measured total, int ranks) {
+            total.decodes += decodes;
+            total.decodeSeconds += decodeSeconds;
+            total.decodedReads += decodedReads;
+            total.decodedReadSeconds += decodedReadSeconds;
+            total.encodedReads += encodedReads;
+            total.encodedReadSeconds += encodedReadSeconds;
+            total.encodedBytes += encodedBytes;
+            total.decodedBytes += decodedBytes;
+            total.decodedSized += decodedSized;
+            total.fetchBytes += fetchBytes;
+            total.fetchSeconds += fetchSeconds;
+            total.workers += workers * ranks;
+        }
     }
 
     private final Node node;
@@ -143,32 +176,18 @@ final class DecodedApi {
             if (!one.isArray() || one.size() != 5) {
                 throw S3Error.badRequest("InvalidArgument", "each sample of a lookup is [bucket, key, etag, offset, length], not " + one);
             }
-            held.append(s.holds(key(one.get(0).asText(), one.get(1).asText(), one.get(2).asText(), one.get(3).asLong(-1),
+            // a bad field's IllegalArgumentException is answered 400 InvalidArgument (ControlApi.handle)
+            held.append(s.holds(new DecodedKey(one.get(0).asText(), one.get(1).asText(), one.get(2).asText(), one.get(3).asLong(-1),
                     one.get(4).asLong(-1), version)) ? '1' : '0');
         }
         ObjectNode out = ApiJson.JSON.createObjectNode().put("keep", keep()).put("held", held.toString());
         return Reply.json(HttpResponseStatus.OK, out.toString());
     }
 
-    private static DecodedKey key(String bucket, String key, String etag, long offset, long length, String version) throws S3Error {
-        try {
-            return new DecodedKey(bucket, key, etag, offset, length, version);
-        } catch (IllegalArgumentException e) {
-            throw S3Error.badRequest("InvalidArgument", e.getMessage());
-        }
-    }
-
     private static DecodedKey key(Map<String, List<String>> q) throws S3Error {
-        return key(text(q, "bucket"), text(q, "key"), text(q, "etag"), ApiJson.param(q, "offset", Long.MIN_VALUE, 0, Long.MAX_VALUE),
-                ApiJson.param(q, "length", Long.MIN_VALUE, 0, Long.MAX_VALUE), text(q, "version"));
-    }
-
-    private static String text(Map<String, List<String>> q, String name) throws S3Error {
-        String v = ApiJson.text(q, name);
-        if (v == null) {
-            throw S3Error.badRequest("InvalidArgument", name + " is missing from the query");
-        }
-        return v;
+        return new DecodedKey(ApiJson.requiredText(q, "bucket"), ApiJson.requiredText(q, "key"), ApiJson.requiredText(q, "etag"),
+                ApiJson.param(q, "offset", Long.MIN_VALUE, 0, Long.MAX_VALUE), ApiJson.param(q, "length", Long.MIN_VALUE, 0, Long.MAX_VALUE),
+                ApiJson.requiredText(q, "version"));
     }
 
     /** The job's run and epoch the query names, or null when it names none that is registered. */
@@ -177,14 +196,17 @@ final class DecodedApi {
         return name == null ? null : jobs.jobs().get(name);
     }
 
+    /** The epoch the query names (the job's current one when it names none). */
+    private static int epoch(RunningJob run, Map<String, List<String>> q) throws S3Error {
+        return (int) ApiJson.param(q, "epoch", run.current().number, 1, Integer.MAX_VALUE);
+    }
+
     /** When the sample is next read, by the plan of the job the query names; unknown without one. */
     private static long nextUse(RunningJob run, Map<String, List<String>> q) throws S3Error {
         if (run == null) {
             return Long.MAX_VALUE - 1;
         }
-        int epoch = (int) ApiJson.param(q, "epoch", run.current().number, 1, Integer.MAX_VALUE);
-        int index = (int) ApiJson.param(q, "index", -1, -1, Integer.MAX_VALUE);
-        return run.job.nextUse(epoch, index);
+        return run.job.nextUse(epoch(run, q), (int) ApiJson.param(q, "index", -1, -1, Integer.MAX_VALUE));
     }
 
     private Reply get(Map<String, List<String>> q) throws S3Error, IOException {
@@ -213,7 +235,7 @@ final class DecodedApi {
                     + key.offset() + "+" + key.length() + " for " + key.version() + " is held");
         }
         if (run != null) {
-            EpochRecord e = run.epoch((int) ApiJson.param(q, "epoch", run.current().number, 1, Integer.MAX_VALUE));
+            EpochRecord e = run.epoch(epoch(run, q));
             e.decodedSamples.increment();
             e.decodeSecondsSaved.add(hit.decodeSeconds());
         }
@@ -266,22 +288,7 @@ final class DecodedApi {
         // what keeping them would give
         JsonNode r = ApiJson.parse(body);
         String job = r.path("job").asText("");
-        Measured m = measured.computeIfAbsent(job, j -> new Measured());
-        synchronized (m) {
-            m.decodes += r.path("decodes").asLong(0);
-            m.decodeSeconds += r.path("decode_s").asDouble(0);
-            m.decodedReads += r.path("decoded_reads").asLong(0);
-            m.decodedReadSeconds += r.path("decoded_read_s").asDouble(0);
-            m.encodedReads += r.path("encoded_reads").asLong(0);
-            m.encodedReadSeconds += r.path("encoded_read_s").asDouble(0);
-            m.encodedBytes += r.path("encoded_bytes").asDouble(0);
-            // as an entry holds it on disk: its key beside it (the loader's samples have keys of about one length)
-            m.decodedBytes += r.path("decoded_bytes").asDouble(0) + r.path("decoded_sized").asLong(0) * entryOverhead;
-            m.decodedSized += r.path("decoded_sized").asLong(0);
-            m.fetchBytes += r.path("fetch_bytes").asDouble(0);
-            m.fetchSeconds += r.path("fetch_s").asDouble(0);
-            m.workers = Math.max(1, r.path("workers").asInt(m.workers));
-        }
+        measured.computeIfAbsent(job, j -> new Measured()).add(r, entryOverhead);
         if (samples != null && Double.isNaN(fixedShare)) {
             DecodedSplit.Measures measures = measures(null);
             if (measures != null) {
@@ -326,60 +333,37 @@ final class DecodedApi {
      */
     private DecodedSplit.Measures measures(String only) {
         long n = 0;
-        long decodes = 0;
-        long sized = 0;
-        long encodedReads = 0;
-        long decodedReads = 0;
-        double decodeS = 0;
-        double decodedReadS = 0;
-        double encodedReadS = 0;
-        double encodedBytes = 0;
-        double decodedBytes = 0;
-        double fetchBytes = 0;
-        double fetchS = 0;
-        int workers = 0;
+        Measured t = new Measured();
+        t.workers = 0;
         for (Map.Entry<String, Measured> e : measured.entrySet()) {
             if (only != null && !only.equals(e.getKey())) {
                 continue;
             }
             RunningJob run = jobs.jobs().get(e.getKey());
-            Measured m = e.getValue();
-            synchronized (m) {
-                n += run == null ? 0 : run.job.nodeSamples();
-                decodes += m.decodes;
-                decodeS += m.decodeSeconds;
-                decodedReads += m.decodedReads;
-                decodedReadS += m.decodedReadSeconds;
-                encodedReads += m.encodedReads;
-                encodedReadS += m.encodedReadSeconds;
-                encodedBytes += m.encodedBytes;
-                decodedBytes += m.decodedBytes;
-                sized += m.decodedSized;
-                fetchBytes += m.fetchBytes;
-                fetchS += m.fetchSeconds;
-                workers += m.workers * (run == null ? 1 : run.job.ranksOnNode());
-            }
+            n += run == null ? 0 : run.job.nodeSamples();
+            e.getValue().addTo(t, run == null ? 1 : run.job.ranksOnNode());
         }
-        if (decodes == 0 || sized == 0 || n == 0) {
+        if (t.decodes == 0 || t.decodedSized == 0 || n == 0) {
             return null;
         }
         // a decoded read: the loader's side (a request, and unpacking) as measured, else 2 GB/s and a request; and this
         // daemon's (the entry read, checked and copied), as measured, else 1 GB/s and a request
-        double decodedSize = decodedBytes / sized;
-        double loaderRead = decodedReads > 0 ? decodedReadS / decodedReads : 200e-6 + 0.5e-9 * decodedSize;
+        double decodedSize = t.decodedBytes / t.decodedSized;
+        double loaderRead = t.decodedReads > 0 ? t.decodedReadSeconds / t.decodedReads : 200e-6 + 0.5e-9 * decodedSize;
         long n0 = served.sum();
         double daemonRead = n0 > 0 ? servedNanos.sum() / 1e9 / n0 : 100e-6 + 1e-9 * decodedSize;
-        double encodedSize = encodedReads > 0 ? encodedBytes / encodedReads : decodedSize;
+        double encodedSize = t.encodedReads > 0 ? t.encodedBytes / t.encodedReads : decodedSize;
         // an encoded read, as measured over enough reads to mean something; else as the loader's side of a decoded
         // read (a request to the same daemon: its cost is the request's more than its bytes')
-        double encodedRead = encodedReads >= ENOUGH ? encodedReadS / encodedReads : loaderRead;
-        int cores = Math.min(Runtime.getRuntime().availableProcessors(), Math.max(1, workers));
+        double encodedRead = t.encodedReads >= ENOUGH ? t.encodedReadSeconds / t.encodedReads : loaderRead;
+        int cores = Math.min(Runtime.getRuntime().availableProcessors(), Math.max(1, t.workers));
         // the rate one worker's reads came at (its bytes over its reads' time on its threads), not the workers' sum: a
         // share lent to decoded samples is room the daemon's plan prefetch no longer has to stage blocks ahead in, and
         // the encoded reads left then wait on the store more than they did when this was measured. (Summed over the
         // workers, a sweep on a small tier had the split keep 95% decoded, 0.64x the best fixed share; so, 1.12x.)
-        double rate = fetchS > 0 ? fetchBytes / fetchS : Double.POSITIVE_INFINITY;
-        return new DecodedSplit.Measures(n, decodeS / decodes, loaderRead + daemonRead, encodedRead, decodedSize, encodedSize, cores, rate);
+        double rate = t.fetchSeconds > 0 ? t.fetchBytes / t.fetchSeconds : Double.POSITIVE_INFINITY;
+        return new DecodedSplit.Measures(n, t.decodeSeconds / t.decodes, loaderRead + daemonRead, encodedRead, decodedSize, encodedSize,
+                cores, rate);
     }
 
     /** Lends the tier's room to the decoded samples, or takes it back, in the order that never holds more than the tier. */
