@@ -262,7 +262,8 @@ class DecodedCache:
     def __init__(self, client: Any, job: str, epoch: int, version: str | None, workers: int = 1) -> None:
         self.client, self.job, self.epoch, self.version, self.workers = client, job, epoch, version, workers
         self.keep = False  # offer decoded samples: what the daemon's last answer said
-        self.available = True  # False once the daemon says it keeps no decoded samples
+        self.kept_here = True  # False once the daemon says it keeps none (--decoded off): it still takes measures
+        self.packable = True  # False once a decode returned what pack cannot keep
         self._sizing = self._SIZED  # samples still to pack only to tell the daemon their size
         self._sized_told = False
         self._lock = threading.Lock()
@@ -284,7 +285,7 @@ class DecodedCache:
         for begin in range(0, len(samples), self._LOOKUP_BATCH):
             batch = samples[begin:begin + self._LOOKUP_BATCH]
             keyed = [s for s in batch if _keyed(s)]
-            if not keyed or not self.available:
+            if not keyed or not self.kept_here:
                 out.extend(False for _ in batch)
                 continue
             try:
@@ -292,7 +293,7 @@ class DecodedCache:
                     "version": self.version, "samples": [_key(s) for s in keyed]})
             except FerryError as e:
                 if e.status == 409:  # this daemon keeps none (--decoded off, or no tier)
-                    self.available = self.keep = False
+                    self.kept_here = self.keep = False
                     out.extend(False for _ in batch)
                     continue
                 raise
@@ -333,13 +334,13 @@ class DecodedCache:
     def decoded(self, sample: Mapping[str, Any], value: Any, decode_s: float) -> None:
         """``value`` is the decode of ``sample``, which took ``decode_s``; offered to the daemon when it keeps them."""
         counts: dict[str, float] = {"decodes": 1, "decode_s": decode_s}
-        if self.available and _keyed(sample) and ((self.keep and self.version) or self._sizing > 0):
+        if self.packable and _keyed(sample) and ((self.keep and self.version) or self._sizing > 0):
             self._sizing -= 1
             try:
                 packed = pack(value)
             except TypeError as e:
                 log.warning("ferry keeps no decoded samples of this loader: %s", e)
-                self.available = self.keep = False
+                self.packable = self.keep = False
             else:
                 counts.update(decoded_bytes=len(packed), decoded_sized=1)
                 if self.keep and self.version:
@@ -396,18 +397,13 @@ class DecodedCache:
         with self._lock:
             counts, self._counts = self._counts, {}
             self._since_report = 0
-        if not counts or not self.available:
+        if not counts:
             return
         payload: dict[str, Any] = {"job": self.job, "epoch": self.epoch, "workers": self.workers}
         payload.update({k: round(v, 9) if isinstance(v, float) else v for k, v in counts.items()})
-        try:
-            answer = self.client._api("POST", "decoded/report", payload=payload)
-        except FerryError as e:
-            if e.status == 409:
-                self.available = self.keep = False
-                return
-            raise
-        self.keep = bool(answer.get("keep"))
+        # taken by a daemon that keeps none too: its advisor says what keeping them would give
+        answer = self.client._api("POST", "decoded/report", payload=payload)
+        self.keep = self.kept_here and bool(answer.get("keep"))
 
     def close(self) -> None:
         """Waits for the offers queued (a few seconds at most) and sends the last measures."""

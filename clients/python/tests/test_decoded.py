@@ -246,8 +246,8 @@ class DecodedAutoTest(unittest.TestCase):
     def tearDownClass(cls):
         shutil.rmtree(cls.dir, ignore_errors=True)
 
-    def run_two_epochs(self, name, decoder, version="v1", advice=False):
-        daemon = support.FerryDaemon(self.store, os.path.join(self.dir, f"cache-{name}"))
+    def run_two_epochs(self, name, decoder, version="v1", advice=False, args=()):
+        daemon = support.FerryDaemon(self.store, os.path.join(self.dir, f"cache-{name}"), *args)
         client = FerryClient(daemon.url)
         try:
             DecodedDaemonTest.register(self, name, client)
@@ -274,6 +274,15 @@ class DecodedAutoTest(unittest.TestCase):
         self.assertRegex(cpu_bound[0], r"Keeping decoded samples on the tier would give about \d+ samples/s against \d+ now "
                                        r"by ferry's model \(a decode takes [0-9.]+ ms of CPU, a decoded read about [0-9.]+ ms\) "
                                        r"and needs [0-9.]+ ?[KMG]?i?B of it: pass decode_version= to FerryIterableDataset\.$")
+
+    def test_with_the_daemon_keeping_none_the_advisor_says_to_turn_it_on(self):
+        decoder = Decoder(cost_s=0.004)
+        findings = self.run_two_epochs("off", decoder, advice=True, args=("--decoded", "off"))
+        self.assertEqual(decoder.calls, 2 * SHARDS * PER_SHARD, "nothing is kept under --decoded off")
+        cpu_bound = [f for f in findings if f.startswith("Preprocessing is CPU-bound")]
+        self.assertEqual(len(cpu_bound), 1, findings)
+        self.assertRegex(cpu_bound[0], r"Keeping decoded samples on the tier would give about \d+ samples/s .* needs "
+                                       r"[0-9.]+ ?[KMG]?i?B of it: start the daemon with --decoded auto\.$")
 
     def test_a_costly_decode_is_kept(self):
         decoder = Decoder(cost_s=0.004)
