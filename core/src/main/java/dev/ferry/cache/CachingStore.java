@@ -269,6 +269,28 @@ public final class CachingStore extends ForwardingObjectStore {
     }
 
     /**
+     * The object's metadata for a file system's lookup, which a read of the file usually follows: what the tier may
+     * go on with ({@link #head}'s answer without a request); otherwise, unless the last miss in the key's folder
+     * found an object larger than a block, one ranged GET of the first block, whose answer is the metadata and whose
+     * bytes stay in the tier, so that a small file's lookup and its read cost one request between them, not a HEAD
+     * and a GET. The block counts as prefetched (the read then finds it: a hit), the lookup as a reader's miss for
+     * the folder's read-ahead. A miss of the key under way (a reader's, a folder read-ahead's) is waited for and its
+     * answer used. A HEAD when the folder holds large objects, or when no GET was needed or possible (an empty
+     * object, a version's first block already held).
+     */
+    public ObjectMeta lookup(ObjectKey key) throws IOException {
+        if (!isPassThrough() && !closed && local(key, null) == null && misses.mayHoldSmallObjects(key)) {
+            long fetched = misses.lookup(new GetRequest(key, ByteRange.of(0, config.blockSize()), null));
+            ObjectMeta meta = fetched > 0 ? local(key, null) : null;
+            if (meta != null) {
+                blocks.missed(meta, 0);
+                return meta;
+            }
+        }
+        return head(key);
+    }
+
+    /**
      * A read through the tier. One that may go only to local disk ({@link GetRequest#cachedOnly}) is answered when
      * every block it touches is resident and its bytes may leave as they are on disk, as regions of the block files
      * ({@link dev.ferry.store.FileRegionReadable}: a server sends them file-to-socket, a reader copies them), and is

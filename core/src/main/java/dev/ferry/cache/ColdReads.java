@@ -45,6 +45,25 @@ final class ColdReads {
         this.metadata = metadata;
     }
 
+    /** False when the last miss in {@code key}'s folder found an object larger than a block; true otherwise (small, or none yet). */
+    boolean mayHoldSmallObjects(ObjectKey key) {
+        return !Boolean.FALSE.equals(smallFolders.get(MetadataCache.folderOf(key)));
+    }
+
+    /**
+     * A file system's lookup of a key the cache does not know ({@link CachingStore#lookup}): a miss of it under way is
+     * waited for (its answer is the metadata: 0), else the request's blocks are fetched as a prefetch's, whose answer
+     * is the metadata. The bytes fetched; -1 having sent nothing.
+     */
+    long lookup(GetRequest request) throws IOException {
+        CompletableFuture<Void> other = opening.get(request.key());
+        if (other != null) {
+            other.join();
+            return 0;
+        }
+        return prefetch(request, true);
+    }
+
     /**
      * The read as one request upstream, when no other miss of its key is under way; null when the caller should
      * look at the key's metadata again (another reader's miss answered it: this waited for it) or ask with a HEAD

@@ -6,6 +6,7 @@ import dev.ferry.store.ListRequest;
 import dev.ferry.store.MultipartOperations;
 import dev.ferry.store.ObjectContent;
 import dev.ferry.store.ObjectKey;
+import dev.ferry.store.ObjectMeta;
 import dev.ferry.store.ObjectStore;
 import dev.ferry.store.PutBody;
 import dev.ferry.store.StoreException;
@@ -114,6 +115,15 @@ public final class NodeStores {
             return cache == null || onlyLocal(request.key()) ? null : cache.get(request);
         }
         return storeFor(request.key().bucket()).get(request);
+    }
+
+    /**
+     * The object's metadata for a file system's lookup ({@link CachingStore#lookup}): in a folder of small objects,
+     * an unknown key's answer comes with its first block, kept in the local tier for the read that follows, instead
+     * of from a HEAD. A key whose one copy is local, and any key on a node with no local tier: a HEAD's answer.
+     */
+    public ObjectMeta lookup(ObjectKey key) throws IOException {
+        return cache == null || onlyLocal(key) ? storeFor(key.bucket()).head(key) : cache.lookup(key);
     }
 
     /** Whether writes go through write-back, unless the writer asks for them to go through ({@code through}). */

@@ -101,9 +101,13 @@ final class Reads {
         return new Handle(meta, true, null, null);
     }
 
-    /** A file's version as its folder's listing names it ({@code listed}, null when unlisted), else a HEAD's. */
+    /**
+     * A file's version as its folder's listing names it ({@code listed}, null when unlisted), else the door's lookup
+     * ({@link NodeStores#lookup}: in a folder of small files, one GET whose bytes the read that follows finds in the
+     * tier, no HEAD).
+     */
     ObjectMeta described(MountPath loc, FolderEntry listed) throws IOException {
-        return listed != null && listed.meta() != null ? listed.meta() : stores.top().head(loc.object());
+        return listed != null && listed.meta() != null ? listed.meta() : stores.lookup(loc.object());
     }
 
     /**

@@ -7,6 +7,7 @@ import dev.ferry.embedded.EmbeddedStore;
 import dev.ferry.s3client.S3Credentials;
 import dev.ferry.s3client.S3ObjectStore;
 import dev.ferry.s3client.S3StoreConfig;
+import dev.ferry.store.ListRequest;
 import dev.ferry.store.ObjectKey;
 import dev.ferry.store.PutBody;
 import dev.ferry.store.chain.MeterSnapshot;
@@ -219,9 +220,10 @@ class MountListingTest {
                     """.formatted(FILES));
             assertThat(out.trim()).isEqualTo(2 * FILES + " False");
             MeterSnapshot m = paths.meter();
-            assertThat(m.requests(Op.GET)).as("one GET per small file").isEqualTo(2 * FILES);
-            // a name a listing lacks is asked of the store (it may be new): a HEAD, and a LIST for a folder of that name
-            assertThat(m.requests(Op.HEAD)).as("sizes and ETags from the folders' listings; only the missing name").isEqualTo(1);
+            // a name a listing lacks is asked of the store (it may be new): a GET of its first block (404), and a LIST
+            // for a folder of that name
+            assertThat(m.requests(Op.GET)).as("one GET per small file, one for the missing name").isEqualTo(2 * FILES + 1);
+            assertThat(m.requests(Op.HEAD)).as("sizes and ETags from the folders' listings").isZero();
             // the bucket's top (to find tree), tree/ (d1, d2), d1/ and d2/, each at its first lookup; then missing.bin/;
             // and d1/ and d2/ once more, by the local tier at their 4th miss, to read them ahead (FolderReadAhead lists a
             // folder itself: the mount's listing of it is not handed to the tier)
@@ -235,10 +237,47 @@ class MountListingTest {
                             f.write(b'x' * 1000)
                     """);
             MeterSnapshot w = paths.meter();
-            // deep/, dlio/ and train/ listed at their first lookups; then per create a HEAD of the new name and a LIST
-            // for a folder of that name (the creates' lookups do not list train/ again after each write drops it)
-            assertThat(delta(m, w, Op.HEAD)).as("one HEAD per new name").isEqualTo(10);
+            // deep/, dlio/ and train/ listed at their first lookups; then per create one request for the new name (a
+            // GET of its first block: 404) and a LIST for a folder of that name (the creates' lookups do not list
+            // train/ again after each write drops it)
+            assertThat(delta(m, w, Op.GET)).as("one request per new name").isEqualTo(10);
+            assertThat(delta(m, w, Op.HEAD)).isZero();
             assertThat(delta(m, w, Op.LIST)).as("3 folders, then one LIST per new name, none of its folder again").isEqualTo(3 + 10);
+        }
+    }
+
+    @Test
+    void filesOpenedByPath_inAFolderTooLargeToListForALookup_costOneGetEach_andNoHead_inAReadWriteMount() throws Exception {
+        int files = FolderListings.AHEAD_ENTRIES + ListRequest.DEFAULT_MAX_KEYS + 1; // a lookup's listing stops a page past 2,000
+        Path folder = Files.createDirectories(data.getParent().resolve("flat/s")); // a bucket of its own, one folder in it
+        Random random = new Random(50);
+        for (int i = 0; i < files; i++) {
+            Files.write(folder.resolve("s" + i + ".bin"), bytes(random, 1 + random.nextInt(20 << 10)));
+        }
+        Path mp2 = Files.createDirectories(tmp.resolve("mp-flat"));
+        try (Mount flat = Mount.start(config(mp2, "cache-flat", Map.of()), Clock.system(), s -> { })) {
+            assertThat(flat.config().readOnly()).isFalse();
+            // a DataLoader over a file of names in one folder of 3,001 (too many to list for a lookup, and no tree above
+            // it to list ahead): each file looked up, opened and read by path
+            String out = python(mp2, """
+                    import random
+                    from concurrent.futures import ThreadPoolExecutor
+                    rels = [f'flat/s/s{i}.bin' for i in random.Random(1).sample(range(%d), 60)]
+                    def same(rel):
+                        st = os.stat(os.path.join(mp, rel))
+                        with open(os.path.join(mp, rel), 'rb') as a, open(os.path.join(store, rel), 'rb') as b:
+                            theirs = b.read()
+                            return a.read() == theirs and st.st_size == len(theirs)
+                    with ThreadPoolExecutor(4) as pool:
+                        print(sum(pool.map(same, rels)))
+                    """.formatted(files));
+            assertThat(out.trim()).as("files read through the mount equal to the store's").isEqualTo("60");
+            MeterSnapshot m = flat.meter();
+            // the folder is too large to list for a lookup: each lookup's one GET brings the file, and its read
+            // finds it in the tier; the folder read-ahead may fetch others of its files too, never twice
+            assertThat(m.requests(Op.HEAD)).as("no HEAD before a GET").isZero();
+            assertThat(m.requests(Op.GET)).as("one GET per file read, at least").isBetween(60L, (long) files);
+            assertThat(flat.stack().cache().stats().misses()).as("no file fetched again for its read").isZero();
         }
     }
 

@@ -132,6 +132,9 @@ public final class FileObjectStore implements ObjectStore, BucketOperations, Mul
         try {
             // Attributes of the open file: a concurrent replace moves a new inode in, ours stays consistent.
             BasicFileAttributes attrs = Files.readAttributes(file, BasicFileAttributes.class);
+            if (!attrs.isRegularFile()) {
+                throw ObjectNotFoundException.of(key); // a folder opens for reading, and fails only when read
+            }
             ObjectMeta meta = meta(key, attrs);
             long size = channel.size();
             if (size != meta.size()) {

@@ -3,6 +3,7 @@ package dev.ferry.store.file;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.ferry.store.ByteRange;
 import dev.ferry.store.GetRequest;
 import dev.ferry.store.ListRequest;
 import dev.ferry.store.ObjectNotFoundException;
@@ -64,6 +65,16 @@ class FileObjectStoreFoldersTest {
         } finally {
             pool.shutdownNow();
         }
+    }
+
+    @Test
+    void aFoldersName_isNoObject_toAGetAsToAHead() throws Exception {
+        store.put(ObjectKey.of("bkt", "d/a.txt"), PutBody.ofBytes(bytes("in a folder")));
+        ObjectKey folder = ObjectKey.of("bkt", "d");
+        assertThatThrownBy(() -> store.head(folder)).isInstanceOf(ObjectNotFoundException.class);
+        assertThatThrownBy(() -> store.get(GetRequest.whole(folder))).isInstanceOf(ObjectNotFoundException.class);
+        assertThatThrownBy(() -> store.get(GetRequest.range(folder, ByteRange.of(0, 1 << 20))))
+                .as("a mount's lookup of a folder's name").isInstanceOf(ObjectNotFoundException.class);
     }
 
     @Test
