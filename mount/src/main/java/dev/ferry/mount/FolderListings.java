@@ -30,11 +30,16 @@ import java.util.concurrent.atomic.AtomicLong;
  * tier's metadata then grows with the files read, not with the keys listed).
  *
  * <p>The first lookup in a folder no listing describes yet lists it (one LIST page for up to 1,000 names, two at
- * most: {@link #AHEAD_ENTRIES}), shared by the lookups that wait for it, rather than sending a HEAD per file: a reader
- * that opens paths it never listed (a DataLoader over a file of names, an image folder) then costs one LIST per folder,
- * not one HEAD per file. A folder found larger, or written through the mount, is left to HEADs until the TTL has
- * passed. When a kept listing has expired, the next lookup in it lists the folder again (whole, when it had at most
- * {@link #MAX_RELIST_ENTRIES} entries). When a reader lists a folder, its subfolders are listed ahead, a few at once
+ * most: {@link #AHEAD_ENTRIES}), shared by the lookups that wait for it, rather than asking the store per file: a
+ * reader that opens paths it never listed (a DataLoader over a file of names, an image folder) then costs one LIST per
+ * folder, not a request per file. A larger folder goes on being listed in the background ({@link Growing}, up to
+ * {@link #LOOKUP_LISTED_ENTRIES} names), its pages answering lookups as they arrive, the rest asked of the store until
+ * they do: the kernel sends one lookup of a folder at a time (libfuse before 3.16 never asks it for parallel lookups),
+ * so a request per lookup would have every reader of the folder wait for each other's (20,000 files of one folder:
+ * 20 LIST pages in about a second, against 20,000 requests one after another). A folder written through the mount is
+ * left to requests per name until the TTL has passed. When a kept listing has expired, the next lookup in it lists
+ * the folder again: whole, when it had at most {@link #MAX_RELIST_ENTRIES} entries; a larger one grows again in the
+ * background, as a first listing does. When a reader lists a folder, its subfolders are listed ahead, a few at once
  * ({@link #listAhead}): {@code os.walk} then runs at the pace of parallel LISTs. A name a fresh listing lacks is not
  * taken as absent: it is asked of the store (a file created upstream since is found at once). Writes, deletes,
  * renames and mkdir through the mount drop the listings of the folders they touch ({@link #changed}).
@@ -42,6 +47,8 @@ import java.util.concurrent.atomic.AtomicLong;
  * <p>Thread-safe: the kept listings are guarded by their map; listings being made are a concurrent map of futures.
  */
 final class FolderListings {
+    /** A folder lookups list in the background ({@link Growing}) is listed up to this many names (100 pages); larger: requests per name. */
+    static final int LOOKUP_LISTED_ENTRIES = 100 * ListRequest.DEFAULT_MAX_KEYS;
     /** Entries kept in all folders' listings together (about 200 bytes each); least recently used dropped first. */
     static final int MAX_CACHED_ENTRIES = 1_000_000;
     /** An expired listing is listed again on lookup when it had at most this many entries (10 pages); larger: HEAD. */
@@ -75,6 +82,8 @@ final class FolderListings {
     private long listedEntries; // in listings, under its lock
     /** Listings being made for lookups or ahead, by "bucket/prefix": one LIST however many lookups wait. */
     private final Map<String, CompletableFuture<Listing>> listing = new ConcurrentHashMap<>();
+    /** Folders too large for a lookup to wait for their listing, being listed in the background for lookups, by "bucket/prefix". */
+    private final Map<String, Growing> growing = new ConcurrentHashMap<>();
     /** Bumped by every change made through the mount: a listing begun before one is not kept. */
     private final AtomicLong generation = new AtomicLong();
     /**
@@ -112,6 +121,38 @@ final class FolderListings {
                 byName.merge(e.name(), e, (a, b) -> a.meta() != null ? a : b); // a file and a folder of one name: the file
             }
             return new Listing(List.copyOf(entries), byName, at);
+        }
+    }
+
+    /**
+     * A folder's listing for lookups, growing page by page on the ahead pool: the names its pages gave so far answer
+     * lookups (for the TTL from its start, as a kept listing's), a name not reached yet is asked of the store; kept
+     * whole once its last page is in. Thread-safe: one lister appends, lookups read.
+     */
+    private static final class Growing {
+        final long at;
+        final long gen;
+        private final List<FolderEntry> entries;
+        private final Map<String, FolderEntry> byName = new ConcurrentHashMap<>();
+
+        Growing(List<FolderEntry> first, long at, long gen) {
+            this.at = at;
+            this.gen = gen;
+            this.entries = new ArrayList<>(first);
+            first.forEach(this::name);
+        }
+
+        void add(List<FolderEntry> page) {
+            entries.addAll(page);
+            page.forEach(this::name);
+        }
+
+        private void name(FolderEntry e) {
+            byName.merge(e.name(), e, (a, b) -> a.meta() != null ? a : b); // a file and a folder of one name: the file
+        }
+
+        int size() {
+            return entries.size();
         }
     }
 
@@ -169,6 +210,7 @@ final class FolderListings {
                 if (old != null) {
                     listedEntries -= old.entries().size();
                 }
+                growing.remove(id); // its lister stops at its next page
                 if (i <= 0) {
                     break;
                 }
@@ -198,7 +240,7 @@ final class FolderListings {
         }
         if (!fresh(l, clock.nanoTime())) {
             if (l.entries().size() > MAX_RELIST_ENTRIES) {
-                return null;
+                return grownEntry(loc.bucket(), prefix, id, name);
             }
             l = relist(loc.bucket(), prefix, id);
             if (l == null) {
@@ -282,17 +324,64 @@ final class FolderListings {
         if (since != null && clock.nanoTime() - since < ttlNanos) {
             return null;
         }
+        if (growing.containsKey(id)) {
+            return grownEntry(bucket, prefix, id, name);
+        }
         CompletableFuture<Listing> mine = new CompletableFuture<>();
         CompletableFuture<Listing> running = listing.putIfAbsent(id, mine);
         Listing l;
         try {
-            l = running != null ? await(running, id) : runListing(bucket, prefix, id, mine, AHEAD_ENTRIES);
+            l = running != null ? await(running, id) : runListing(bucket, prefix, id, mine, AHEAD_ENTRIES, true);
         } catch (InterruptedIOException e) {
             throw e;
         } catch (IOException listingFailed) {
             return null; // the caller asks the store for the name itself, and reports what that says
         }
-        return l == null ? null : l.byName().get(name);
+        return l != null ? l.byName().get(name) : growing.containsKey(id) ? grownEntry(bucket, prefix, id, name) : null;
+    }
+
+    /**
+     * What the folder's growing listing ({@link Growing}) says of {@code name} so far, starting one (from the first
+     * page, in the background) when none is under way; null when it has not reached the name (or none can be made):
+     * the caller asks the store.
+     */
+    private FolderEntry grownEntry(String bucket, String prefix, String id, String name) {
+        Growing g = growing.get(id);
+        if (g == null && ahead != null) {
+            Growing fresh = new Growing(List.of(), clock.nanoTime(), generation.get());
+            if (growing.putIfAbsent(id, fresh) == null) {
+                grow(bucket, prefix, id, fresh, null);
+            }
+            g = growing.get(id);
+        }
+        return g == null || clock.nanoTime() - g.at >= ttlNanos ? null : g.byName.get(name);
+    }
+
+    /**
+     * Lists the rest of a growing listing ({@code token}: its next page; null: from the first) on the ahead pool,
+     * while it is the folder's and within {@link #LOOKUP_LISTED_ENTRIES}; keeps it whole at its last page, or leaves
+     * the folder to requests per name for the TTL (too large, or the listing failed).
+     */
+    private void grow(String bucket, String prefix, String id, Growing g, String token) {
+        run(() -> {
+            String next = token;
+            try {
+                do {
+                    List<FolderEntry> page = new ArrayList<>();
+                    next = pages.list(bucket, prefix, next, page);
+                    g.add(page);
+                } while (next != null && g.size() <= LOOKUP_LISTED_ENTRIES && growing.get(id) == g);
+                if (next == null) {
+                    keep(id, g.entries, g.at, g.gen);
+                } else if (growing.get(id) == g) {
+                    headsOnly(id, g.at);
+                }
+            } catch (IOException | RuntimeException failed) {
+                headsOnly(id, clock.nanoTime()); // not listed again on every lookup while the store refuses
+            } finally {
+                growing.remove(id, g);
+            }
+        }, List.of(), () -> growing.remove(id, g));
     }
 
     /** Lists a folder again for lookups, once however many wait; null when the listing was not kept. */
@@ -302,7 +391,7 @@ final class FolderListings {
         if (running != null) {
             return await(running, id);
         }
-        return runListing(bucket, prefix, id, mine, MAX_CACHED_ENTRIES);
+        return runListing(bucket, prefix, id, mine, MAX_CACHED_ENTRIES, false);
     }
 
     private static Listing await(CompletableFuture<Listing> f, String id) throws IOException {
@@ -318,7 +407,7 @@ final class FolderListings {
 
     /** Folders being listed now, ahead of a reader or for one. */
     int beingListed() {
-        return listing.size();
+        return listing.size() + growing.size();
     }
 
     /** The listing being made of {@code id} (ahead, or for a lookup), once made; null when none is being made. */
@@ -329,10 +418,11 @@ final class FolderListings {
 
     /**
      * Lists a folder whole (at most {@code maxEntries}), keeps the listing and completes {@code mine} with it (null
-     * when it was not kept: too large, or something changed through the mount meanwhile).
+     * when it was not kept: too large, or something changed through the mount meanwhile). A folder larger than that,
+     * listed {@code forLookups}, goes on growing in the background ({@link Growing}).
      */
-    private Listing runListing(String bucket, String prefix, String id, CompletableFuture<Listing> mine, int maxEntries)
-            throws IOException {
+    private Listing runListing(String bucket, String prefix, String id, CompletableFuture<Listing> mine, int maxEntries,
+            boolean forLookups) throws IOException {
         try {
             long gen = generation.get();
             long at = clock.nanoTime();
@@ -345,6 +435,10 @@ final class FolderListings {
             if (token == null) {
                 keep(id, entries, at, gen);
                 l = kept(id);
+            } else if (forLookups && ahead != null) {
+                Growing g = new Growing(entries, at, gen); // too large to wait for: its lookups read its pages as they come
+                growing.put(id, g);
+                grow(bucket, prefix, id, g, token);
             } else {
                 headsOnly(id, at);
             }
@@ -459,7 +553,7 @@ final class FolderListings {
     private void aheadOne(String bucket, String sub, CompletableFuture<Listing> mine) {
         run(() -> {
             try {
-                runListing(bucket, sub, folderId(bucket, sub), mine, AHEAD_ENTRIES);
+                runListing(bucket, sub, folderId(bucket, sub), mine, AHEAD_ENTRIES, false);
             } catch (IOException | RuntimeException failed) {
                 // a reader that gets there lists it itself
             }
@@ -471,10 +565,18 @@ final class FolderListings {
      * closing, {@code mine} (the listings it would have made) complete with none, for their waiters to list themselves.
      */
     private void run(Runnable work, Collection<CompletableFuture<Listing>> mine) {
-        Runnable none = () -> List.copyOf(mine).forEach(f -> {
-            f.complete(null);
-            listing.values().remove(f);
-        });
+        run(work, mine, () -> { });
+    }
+
+    /** {@link #run(Runnable, Collection)}, with {@code notRun} run too when the pool is closing. */
+    private void run(Runnable work, Collection<CompletableFuture<Listing>> mine, Runnable notRun) {
+        Runnable none = () -> {
+            List.copyOf(mine).forEach(f -> {
+                f.complete(null);
+                listing.values().remove(f);
+            });
+            notRun.run();
+        };
         try {
             ahead.execute(() -> {
                 try {

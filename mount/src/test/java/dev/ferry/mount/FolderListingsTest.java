@@ -6,6 +6,7 @@ import dev.ferry.store.ForwardingObjectStore;
 import dev.ferry.store.ListPage;
 import dev.ferry.store.ListRequest;
 import dev.ferry.store.file.FileObjectStore;
+import dev.ferry.time.Await;
 import dev.ferry.time.ManualClock;
 import java.io.IOException;
 import java.nio.file.Files;
@@ -44,6 +45,43 @@ class FolderListingsTest {
         assertThat(FolderListings.folderAtATime(2, 0)).isFalse();
         // the first page ended in a folder not claimed (kept already): no measure
         assertThat(FolderListings.folderAtATime(100, -1)).isFalse();
+    }
+
+    @Test
+    void aFolderTooLargeForALookupToWaitFor_answersLookupsFromThePagesListedSoFar_andIsKeptWholeInTheEnd(@TempDir Path dir) throws Exception {
+        FileObjectStore store = new FileObjectStore(dir);
+        store.createBucket("bkt");
+        Path folder = Files.createDirectories(dir.resolve("bkt/flat"));
+        int files = 3_500; // 4 pages: a lookup waits for 3 (FolderListings.AHEAD_ENTRIES and a page more)
+        for (int f = 0; f < files; f++) {
+            Files.writeString(folder.resolve(String.format("f%04d.bin", f)), "x".repeat(f % 7));
+        }
+        List<ListRequest> lists = new CopyOnWriteArrayList<>();
+        ForwardingObjectStore recorded = new ForwardingObjectStore(store) {
+            @Override
+            public ListPage list(ListRequest request) throws IOException {
+                lists.add(request);
+                return super.list(request);
+            }
+        };
+        ManualClock clock = new ManualClock();
+        try (ExecutorService ahead = Executors.newVirtualThreadPerTaskExecutor()) {
+            FolderListings listings = new FolderListings(recorded, clock, Duration.ofSeconds(60), ahead, new LocalNames(null));
+            FolderEntry first = listings.listed(MountPath.parse("/bkt/flat/f0006.bin"));
+            assertThat(first).as("named by the pages the lookup waited for").isNotNull();
+            assertThat(first.meta().size()).isEqualTo(6);
+            Await.until("the folder listed whole", Duration.ofSeconds(30), () -> listings.beingListed() == 0);
+            assertThat(lists).as("the folder's 4 pages, once").hasSize(4);
+            FolderEntry last = listings.listed(MountPath.parse("/bkt/flat/f3499.bin"));
+            assertThat(last.meta().size()).as("the last page's name, from the listing kept whole").isEqualTo(3499 % 7);
+            assertThat(listings.listed(MountPath.parse("/bkt/flat/new.bin"))).as("a name it lacks: asked of the store").isNull();
+            assertThat(lists).as("no LIST for lookups in a kept listing").hasSize(4);
+
+            clock.advanceMillis(61_000); // expired: listed again (whole: at most 10 pages) at the next lookup
+            assertThat(listings.listed(MountPath.parse("/bkt/flat/f0100.bin"))).isNotNull();
+            Await.until("the folder listed again", Duration.ofSeconds(30), () -> listings.beingListed() == 0);
+            assertThat(lists).hasSize(8);
+        }
     }
 
     @Test
