@@ -325,9 +325,10 @@ final class BlockIndex {
 
     /**
      * Asks the policy whether a missing block should be kept and, if so, makes room (evicting from high to
-     * low watermark) and reserves it: a placeholder entry, not yet readable, that no eviction touches. Null
-     * when the block is not to be kept; the read then goes on without it. {@code ahead}: fetched ahead of its
-     * access (a prefetch), so the policy is asked with {@link EvictionPolicy#admitAhead}.
+     * low watermark, or only its own room: {@link #admitLocked}) and reserves it: a placeholder entry, not yet
+     * readable, that no eviction touches. Null when the block is not to be kept; the read then goes on without it.
+     * {@code ahead}: fetched ahead of its access (a prefetch), so the policy is asked with
+     * {@link EvictionPolicy#admitAhead}.
      */
     BlockEntry reserve(BlockId id, long length, boolean ahead) {
         if (!reserving) {
@@ -341,6 +342,7 @@ final class BlockIndex {
             }
             long high = (long) (capacity() * config.highWatermark());
             boolean mustEvict = used + length > high;
+            boolean planned = EvictionPolicy.isPlanned(policy.plannedUse(id)); // before admit: MIN's admit consumes the use
             if (!(ahead ? policy.admitAhead(id, length, mustEvict) : policy.admit(id, length, mustEvict))) {
                 // held for its read, unless the policy knows it is never read
                 e = ahead && policy.plannedUse(id) != Long.MAX_VALUE ? holdForOneReadLocked(id, length, deletions) : null;
@@ -348,7 +350,7 @@ final class BlockIndex {
                     counters.bypassed.increment();
                 }
             } else {
-                e = admitLocked(id, length, mustEvict, ahead, deletions);
+                e = admitLocked(id, length, mustEvict, ahead || planned, deletions);
             }
         }
         deleteFiles(deletions);
@@ -356,14 +358,16 @@ final class BlockIndex {
     }
 
     /**
-     * Makes room for an admitted block and reserves it; null when room cannot be made. A prefetch makes just the
-     * room it needs (down to the high watermark, not the low one): its admission weighed one victim, the
-     * farthest, and the ones after it may be needed before the prefetched block.
+     * Makes room for an admitted block and reserves it; null when room cannot be made. A prefetch, and a block a
+     * plan reads (the policy knows its next use), make just the room they need ({@code ownRoom}: down to the high
+     * watermark, not the low one): the admission weighed one victim, the farthest used, and the blocks after it
+     * are read again before long, each fetched again if evicted now (a tier smaller than a node's share lost about
+     * 5% of its room to the batch eviction every later epoch).
      */
-    private BlockEntry admitLocked(BlockId id, long length, boolean mustEvict, boolean ahead, List<Path> deletions) {
+    private BlockEntry admitLocked(BlockId id, long length, boolean mustEvict, boolean ownRoom, List<Path> deletions) {
         boolean couldFit = length <= capacity(); // one that never could evicts nothing for its refusal
         if (couldFit && mustEvict) {
-            double target = ahead ? config.highWatermark() : config.lowWatermark();
+            double target = ownRoom ? config.highWatermark() : config.lowWatermark();
             // a block no plan reads again (a checkpoint read back, a one-off read) makes its room from blocks no plan
             // reads either: the policy weighed one victim, and evicting down to the low watermark would take planned
             // blocks after it

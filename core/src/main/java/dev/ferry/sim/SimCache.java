@@ -6,8 +6,9 @@ import java.util.Map;
 
 /**
  * One simulated local tier: the same protocol as {@code CachingStore} (ask the policy before fetching,
- * evict from the high watermark down to the low one, 95% and 90% as in {@code CacheConfig}'s defaults)
- * over a policy instance of the shipped classes. Not thread-safe.
+ * evict from the high watermark down to the low one, 95% and 90% as in {@code CacheConfig}'s defaults; a block
+ * the policy knows the next use of makes only its own room below the high watermark, as the local tier's
+ * {@code BlockIndex} does) over a policy instance of the shipped classes. Not thread-safe.
  */
 final class SimCache<K> {
     static final double HIGH = 0.95;
@@ -39,11 +40,12 @@ final class SimCache<K> {
         misses++;
         long high = (long) (capacity * HIGH);
         boolean mustEvict = used + weight > high;
+        boolean planned = EvictionPolicy.isPlanned(policy.plannedUse(key)); // before admit: MIN's admit consumes the use
         if (!policy.admit(key, weight, mustEvict)) {
             return false;
         }
         if (mustEvict) {
-            long target = (long) (capacity * LOW);
+            long target = (long) (capacity * (planned ? HIGH : LOW));
             while (used + weight > target) {
                 K victim = policy.victim(resident::containsKey);
                 if (victim == null) {

@@ -47,6 +47,11 @@ public interface EvictionPolicy<K> {
         return -1;
     }
 
+    /** Whether a {@link #plannedUse} names a use: the policy knows the future, and the key is read again in it. */
+    static boolean isPlanned(long plannedUse) {
+        return plannedUse >= 0 && plannedUse != Long.MAX_VALUE;
+    }
+
     /** An entry became resident. */
     void onAdd(K key, long weight);
 
