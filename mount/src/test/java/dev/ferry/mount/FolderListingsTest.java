@@ -47,6 +47,17 @@ class FolderListingsTest {
         assertThat(FolderListings.folderAtATime(100, -1)).isFalse();
     }
 
+    /** {@code store}, with every LIST request it is sent added to {@code lists}. */
+    static ForwardingObjectStore recordingLists(FileObjectStore store, List<ListRequest> lists) {
+        return new ForwardingObjectStore(store) {
+            @Override
+            public ListPage list(ListRequest request) throws IOException {
+                lists.add(request);
+                return super.list(request);
+            }
+        };
+    }
+
     @Test
     void aFolderTooLargeForALookupToWaitFor_answersLookupsFromThePagesListedSoFar_andIsKeptWholeInTheEnd(@TempDir Path dir) throws Exception {
         FileObjectStore store = new FileObjectStore(dir);
@@ -57,13 +68,7 @@ class FolderListingsTest {
             Files.writeString(folder.resolve(String.format("f%04d.bin", f)), "x".repeat(f % 7));
         }
         List<ListRequest> lists = new CopyOnWriteArrayList<>();
-        ForwardingObjectStore recorded = new ForwardingObjectStore(store) {
-            @Override
-            public ListPage list(ListRequest request) throws IOException {
-                lists.add(request);
-                return super.list(request);
-            }
-        };
+        ForwardingObjectStore recorded = recordingLists(store, lists);
         ManualClock clock = new ManualClock();
         try (ExecutorService ahead = Executors.newVirtualThreadPerTaskExecutor()) {
             FolderListings listings = new FolderListings(recorded, clock, Duration.ofSeconds(60), ahead, new LocalNames(null));
@@ -95,13 +100,7 @@ class FolderListingsTest {
             }
         }
         List<ListRequest> lists = new CopyOnWriteArrayList<>();
-        ForwardingObjectStore recorded = new ForwardingObjectStore(store) {
-            @Override
-            public ListPage list(ListRequest request) throws IOException {
-                lists.add(request);
-                return super.list(request);
-            }
-        };
+        ForwardingObjectStore recorded = recordingLists(store, lists);
         try (ExecutorService ahead = Executors.newVirtualThreadPerTaskExecutor()) {
             FolderListings listings = new FolderListings(recorded, new ManualClock(), Duration.ofSeconds(60), ahead, new LocalNames(null));
             // a reader lists t/: its 25 folders, kept; the tree under them is listed ahead
