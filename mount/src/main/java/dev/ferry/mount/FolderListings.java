@@ -44,14 +44,15 @@ import java.util.concurrent.atomic.AtomicLong;
  * taken as absent: it is asked of the store (a file created upstream since is found at once). Writes, deletes,
  * renames and mkdir through the mount drop the listings of the folders they touch ({@link #changed}).
  *
- * <p>Thread-safe: the kept listings are guarded by their map; listings being made are a concurrent map of futures.
+ * <p>Thread-safe: the kept listings are guarded by their map; listings being made are a concurrent map of futures,
+ * growing ones a concurrent map of {@link Growing}.
  */
 final class FolderListings {
     /** A folder lookups list in the background ({@link Growing}) is listed up to this many names (100 pages); larger: requests per name. */
     static final int LOOKUP_LISTED_ENTRIES = 100 * ListRequest.DEFAULT_MAX_KEYS;
     /** Entries kept in all folders' listings together (about 200 bytes each); least recently used dropped first. */
     static final int MAX_CACHED_ENTRIES = 1_000_000;
-    /** An expired listing is listed again on lookup when it had at most this many entries (10 pages); larger: HEAD. */
+    /** An expired listing is listed again on lookup when it had at most this many entries (10 pages); larger: in the background ({@link Growing}). */
     static final int MAX_RELIST_ENTRIES = 10 * ListRequest.DEFAULT_MAX_KEYS;
     /** Subfolders of a folder a reader lists that are listed ahead, at most; see {@link #listAhead}. */
     static final int AHEAD_FOLDERS = 128;
