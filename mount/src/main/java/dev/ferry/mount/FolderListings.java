@@ -88,12 +88,17 @@ final class FolderListings {
     /** Bumped by every change made through the mount: a listing begun before one is not kept. */
     private final AtomicLong generation = new AtomicLong();
     /**
-     * Folders whose lookups go to the store (HEAD) for a TTL, by "bucket/prefix", with when (in {@code clock}'s
-     * nanos): those found too large to list for a lookup, and those written through the mount (a writer's creates would
-     * otherwise list the folder again after each file it adds).
+     * Folders whose lookups go to the store for a TTL, by "bucket/prefix", with when (in {@code clock}'s nanos): those
+     * too large to list for lookups ({@link #LOOKUP_LISTED_ENTRIES}), those whose listing failed, and those written
+     * through the mount (a writer's creates would otherwise list the folder again after each file it adds).
      */
     private final Map<String, Long> headsOnly = new ConcurrentHashMap<>();
-    /** Folders remembered in {@link #headsOnly} at most; past it the memo starts again. */
+    /**
+     * Folders found too large to keep when listed ahead of a reader ({@link #AHEAD_ENTRIES}), with when: not listed
+     * ahead again within the TTL. A lookup in one still lists it for lookups ({@link Growing}).
+     */
+    private final Map<String, Long> tooLargeAhead = new ConcurrentHashMap<>();
+    /** Folders remembered in {@link #headsOnly}, or in {@link #tooLargeAhead}, at most; past it the memo starts again. */
     static final int MAX_HEADS_ONLY = 100_000;
 
     /**
@@ -190,10 +195,24 @@ final class FolderListings {
     }
 
     private void headsOnly(String id, long since) {
-        if (headsOnly.size() >= MAX_HEADS_ONLY) {
-            headsOnly.clear();
+        remember(headsOnly, id, since);
+    }
+
+    private static void remember(Map<String, Long> memo, String id, long since) {
+        if (memo.size() >= MAX_HEADS_ONLY) {
+            memo.clear();
         }
-        headsOnly.put(id, since);
+        memo.put(id, since);
+    }
+
+    /** What a listing is made for, which says what happens when the folder is larger than it lists. */
+    private enum Purpose {
+        /** A lookup waits for it: a larger folder grows in the background ({@link Growing}). */
+        LOOKUP,
+        /** Ahead of a reader: a larger folder is not listed ahead again within the TTL ({@link #tooLargeAhead}). */
+        AHEAD,
+        /** An expired listing again: a larger folder's lookups go to the store for the TTL. */
+        RELIST
     }
 
     /**
@@ -332,7 +351,7 @@ final class FolderListings {
         CompletableFuture<Listing> running = listing.putIfAbsent(id, mine);
         Listing l;
         try {
-            l = running != null ? await(running, id) : runListing(bucket, prefix, id, mine, AHEAD_ENTRIES, true);
+            l = running != null ? await(running, id) : runListing(bucket, prefix, id, mine, AHEAD_ENTRIES, Purpose.LOOKUP);
         } catch (InterruptedIOException e) {
             throw e;
         } catch (IOException listingFailed) {
@@ -392,7 +411,7 @@ final class FolderListings {
         if (running != null) {
             return await(running, id);
         }
-        return runListing(bucket, prefix, id, mine, MAX_CACHED_ENTRIES, false);
+        return runListing(bucket, prefix, id, mine, MAX_CACHED_ENTRIES, Purpose.RELIST);
     }
 
     private static Listing await(CompletableFuture<Listing> f, String id) throws IOException {
@@ -419,11 +438,11 @@ final class FolderListings {
 
     /**
      * Lists a folder whole (at most {@code maxEntries}), keeps the listing and completes {@code mine} with it (null
-     * when it was not kept: too large, or something changed through the mount meanwhile). A folder larger than that,
-     * listed {@code forLookups}, goes on growing in the background ({@link Growing}).
+     * when it was not kept: too large, or something changed through the mount meanwhile). A folder larger than that
+     * is left as its {@link Purpose} says.
      */
     private Listing runListing(String bucket, String prefix, String id, CompletableFuture<Listing> mine, int maxEntries,
-            boolean forLookups) throws IOException {
+            Purpose purpose) throws IOException {
         try {
             long gen = generation.get();
             long at = clock.nanoTime();
@@ -436,10 +455,12 @@ final class FolderListings {
             if (token == null) {
                 keep(id, entries, at, gen);
                 l = kept(id);
-            } else if (forLookups && ahead != null) {
+            } else if (purpose == Purpose.LOOKUP && ahead != null) {
                 Growing g = new Growing(entries, at, gen); // too large to wait for: its lookups read its pages as they come
                 growing.put(id, g);
                 grow(bucket, prefix, id, g, token);
+            } else if (purpose == Purpose.AHEAD) {
+                remember(tooLargeAhead, id, at);
             } else {
                 headsOnly(id, at);
             }
@@ -478,8 +499,9 @@ final class FolderListings {
             String sub = prefix + e.name() + "/";
             String id = folderId(bucket, sub);
             Listing l = kept(id);
-            Long large = headsOnly.get(id);
-            if (l != null && fresh(l, now) || large != null && now - large < ttlNanos) {
+            Long large = tooLargeAhead.get(id);
+            Long heads = headsOnly.get(id);
+            if (l != null && fresh(l, now) || large != null && now - large < ttlNanos || heads != null && now - heads < ttlNanos) {
                 continue; // kept, or found too large to keep (or written through the mount) within the TTL
             }
             CompletableFuture<Listing> mine = new CompletableFuture<>();
@@ -534,7 +556,7 @@ final class FolderListings {
             long at, long gen) {
         String id = folderId(bucket, sub);
         if (entries == null) {
-            headsOnly(id, at);
+            remember(tooLargeAhead, id, at);
         } else {
             keep(id, entries, at, gen);
             for (FolderEntry e : entries) {
@@ -554,7 +576,7 @@ final class FolderListings {
     private void aheadOne(String bucket, String sub, CompletableFuture<Listing> mine) {
         run(() -> {
             try {
-                runListing(bucket, sub, folderId(bucket, sub), mine, AHEAD_ENTRIES, false);
+                runListing(bucket, sub, folderId(bucket, sub), mine, AHEAD_ENTRIES, Purpose.AHEAD);
             } catch (IOException | RuntimeException failed) {
                 // a reader that gets there lists it itself
             }

@@ -257,8 +257,12 @@ class MountListingTest {
         Path mp2 = Files.createDirectories(tmp.resolve("mp-flat"));
         try (Mount flat = Mount.start(config(mp2, "cache-flat", Map.of()), Clock.system(), s -> { })) {
             assertThat(flat.config().readOnly()).isFalse();
-            // a DataLoader over a file of names in one folder of 3,001 (more than a lookup waits to list, and no tree
-            // above it to list ahead): each file looked up, opened and read by path
+            // an ls of the bucket first: s/ is listed ahead of it, found too large to keep, and not listed ahead again;
+            // lookups in it still list it for themselves
+            Tools.sh("ls '" + mp2 + "/flat' >/dev/null");
+            lists(flat, 1);
+            // a DataLoader over a file of names in one folder of 3,001 (more than a lookup waits to list): each file
+            // looked up, opened and read by path
             String out = python(mp2, """
                     import random
                     from concurrent.futures import ThreadPoolExecutor
