@@ -271,8 +271,9 @@ class MainTest {
 
     @Test
     void sim_nodes_partitionNode_readsTheCorpusOnce_andGlobalMultipliesIt_withTheMixInTheJson() throws Exception {
+        // tiers of 1.5 shares: a node's share fits its tier, while the global plan has every node read every shard
         String[] cluster = {"sim", "--nodes", "4", "--dataset-bytes", "256MiB", "--shard-bytes", "4MiB", "--samples-per-shard", "32",
-                "--cache-per-node", "128MiB", "--block-size", "1MiB", "--epochs", "2", "--batch-size", "16", "--json"};
+                "--cache-per-node", "96MiB", "--block-size", "1MiB", "--epochs", "2", "--batch-size", "16", "--json"};
         com.fasterxml.jackson.databind.ObjectMapper json = new com.fasterxml.jackson.databind.ObjectMapper();
         var node = json.readTree(stdout(concat(cluster, "--partition", "node")));
         var global = json.readTree(stdout(concat(cluster, "--partition", "global")));
