@@ -366,6 +366,10 @@ final class FolderListings {
      * the caller asks the store.
      */
     private FolderEntry grownEntry(String bucket, String prefix, String id, String name) {
+        Long since = headsOnly.get(id);
+        if (since != null && clock.nanoTime() - since < ttlNanos) {
+            return null; // too large to list for lookups, its listing failed, or written through the mount: asked of the store
+        }
         Growing g = growing.get(id);
         if (g == null && ahead != null) {
             Growing fresh = new Growing(List.of(), clock.nanoTime(), generation.get());
@@ -378,28 +382,35 @@ final class FolderListings {
     }
 
     /**
-     * Lists the rest of a growing listing ({@code token}: its next page; null: from the first) on the ahead pool,
-     * while it is the folder's and within {@link #LOOKUP_LISTED_ENTRIES}; keeps it whole at its last page, or leaves
-     * the folder to requests per name for the TTL (too large, or the listing failed).
+     * Lists the next page of a growing listing ({@code token}; null: the first) on the ahead pool, then the one after
+     * it as a task of its own (a permit of the pool is held for a page, not for the folder), while the listing is the
+     * folder's and within {@link #LOOKUP_LISTED_ENTRIES}; keeps it whole at its last page, or leaves the folder to
+     * requests per name for the TTL (too large, or the listing failed).
      */
     private void grow(String bucket, String prefix, String id, Growing g, String token) {
         run(() -> {
-            String next = token;
+            String next;
             try {
-                do {
-                    List<FolderEntry> page = new ArrayList<>();
-                    next = pages.list(bucket, prefix, next, page);
-                    g.add(page);
-                } while (next != null && g.size() <= LOOKUP_LISTED_ENTRIES && growing.get(id) == g);
-                if (next == null) {
-                    keep(id, g.entries, g.at, g.gen);
-                } else if (growing.get(id) == g) {
-                    headsOnly(id, g.at);
-                }
+                List<FolderEntry> page = new ArrayList<>();
+                next = pages.list(bucket, prefix, token, page);
+                g.add(page);
             } catch (IOException | RuntimeException failed) {
-                headsOnly(id, clock.nanoTime()); // not listed again on every lookup while the store refuses
-            } finally {
+                if (growing.remove(id, g)) {
+                    headsOnly(id, clock.nanoTime()); // not listed again on every lookup while the store refuses
+                }
+                return;
+            }
+            if (growing.get(id) != g) {
+                return; // changed through the mount meanwhile: dropped
+            }
+            if (next == null) {
+                keep(id, g.entries, g.at, g.gen); // kept before it leaves the map: lookups find one or the other
                 growing.remove(id, g);
+            } else if (g.size() > LOOKUP_LISTED_ENTRIES) {
+                headsOnly(id, g.at);
+                growing.remove(id, g);
+            } else {
+                grow(bucket, prefix, id, g, next);
             }
         }, List.of(), () -> growing.remove(id, g));
     }
@@ -501,8 +512,9 @@ final class FolderListings {
             Listing l = kept(id);
             Long large = tooLargeAhead.get(id);
             Long heads = headsOnly.get(id);
-            if (l != null && fresh(l, now) || large != null && now - large < ttlNanos || heads != null && now - heads < ttlNanos) {
-                continue; // kept, or found too large to keep (or written through the mount) within the TTL
+            if (l != null && fresh(l, now) || large != null && now - large < ttlNanos || heads != null && now - heads < ttlNanos
+                    || growing.containsKey(id)) {
+                continue; // kept, found too large to keep (or written through the mount) within the TTL, or growing
             }
             CompletableFuture<Listing> mine = new CompletableFuture<>();
             if (listing.putIfAbsent(id, mine) == null) {

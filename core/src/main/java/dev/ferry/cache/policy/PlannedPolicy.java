@@ -355,8 +355,7 @@ public final class PlannedPolicy<K> implements EvictionPolicy<K> {
         }
         long farthest = order.last().nextUse();
         if (plans.size() > 1) {
-            // a block no job reads again is worth no eviction at all: the cache evicts down to its low
-            // watermark, so one admission can cost a planned block besides the unplanned one it replaces
+            // a block no job reads again is worth no eviction at all: it would take a planned block's room
             long next = useAfterThisRead(key);
             return next != NEVER && next < farthest;
         }
