@@ -279,15 +279,24 @@ public final class CachingStore extends ForwardingObjectStore {
      * object, a version's first block already held).
      */
     public ObjectMeta lookup(ObjectKey key) throws IOException {
-        if (!isPassThrough() && !closed && local(key, null) == null && misses.mayHoldSmallObjects(key)) {
+        if (isPassThrough()) {
+            return head(key);
+        }
+        ObjectMeta known = local(key, null);
+        if (known != null) {
+            return known;
+        }
+        if (!closed && misses.mayHoldSmallObjects(key)) {
             long fetched = misses.lookup(new GetRequest(key, ByteRange.of(0, config.blockSize()), null));
-            ObjectMeta meta = fetched > 0 ? local(key, null) : null;
+            ObjectMeta meta = local(key, null); // its answer's, or the answer of the miss it waited for
             if (meta != null) {
-                blocks.missed(meta, 0);
+                if (fetched > 0) {
+                    blocks.missed(meta, 0);
+                }
                 return meta;
             }
         }
-        return head(key);
+        return metadata.ask(key, null);
     }
 
     /**

@@ -198,6 +198,12 @@ final class FolderListings {
         remember(headsOnly, id, since);
     }
 
+    /** Whether {@code memo} holds {@code id} from within the TTL before {@code now}. */
+    private boolean recent(Map<String, Long> memo, String id, long now) {
+        Long since = memo.get(id);
+        return since != null && now - since < ttlNanos;
+    }
+
     private static void remember(Map<String, Long> memo, String id, long since) {
         if (memo.size() >= MAX_HEADS_ONLY) {
             memo.clear();
@@ -340,8 +346,7 @@ final class FolderListings {
      * says of {@code name}, or null (not named, or not listed, or the LIST failed: the caller asks the store).
      */
     private FolderEntry lookupListing(String bucket, String prefix, String id, String name) throws IOException {
-        Long since = headsOnly.get(id);
-        if (since != null && clock.nanoTime() - since < ttlNanos) {
+        if (recent(headsOnly, id, clock.nanoTime())) {
             return null;
         }
         if (growing.containsKey(id)) {
@@ -366,8 +371,7 @@ final class FolderListings {
      * the caller asks the store.
      */
     private FolderEntry grownEntry(String bucket, String prefix, String id, String name) {
-        Long since = headsOnly.get(id);
-        if (since != null && clock.nanoTime() - since < ttlNanos) {
+        if (recent(headsOnly, id, clock.nanoTime())) {
             return null; // too large to list for lookups, its listing failed, or written through the mount: asked of the store
         }
         Growing g = growing.get(id);
@@ -510,10 +514,7 @@ final class FolderListings {
             String sub = prefix + e.name() + "/";
             String id = folderId(bucket, sub);
             Listing l = kept(id);
-            Long large = tooLargeAhead.get(id);
-            Long heads = headsOnly.get(id);
-            if (l != null && fresh(l, now) || large != null && now - large < ttlNanos || heads != null && now - heads < ttlNanos
-                    || growing.containsKey(id)) {
+            if (l != null && fresh(l, now) || recent(tooLargeAhead, id, now) || recent(headsOnly, id, now) || growing.containsKey(id)) {
                 continue; // kept, found too large to keep (or written through the mount) within the TTL, or growing
             }
             CompletableFuture<Listing> mine = new CompletableFuture<>();
